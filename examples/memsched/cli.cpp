@@ -1,0 +1,151 @@
+#include "cli.hpp"
+
+#include <charconv>
+#include <fstream>
+#include <iterator>
+#include <unordered_map>
+
+namespace memsched_cli {
+
+parsed_args::parsed_args(const std::vector<std::string>& argv, const option_spec& spec) {
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (a.size() > 2 && a.rfind("--", 0) == 0) {
+      std::string name = a.substr(2), value;
+      const auto eq = name.find('=');
+      const bool inline_value = eq != std::string::npos;
+      if (inline_value) {
+        value = name.substr(eq + 1);
+        name = name.substr(0, eq);
+      }
+      if (spec.flags.count(name) && !inline_value) {
+        flags_.insert(name);
+      } else if (spec.values.count(name)) {
+        if (!inline_value) {
+          if (i + 1 >= argv.size()) throw usage_error("option --" + name + " needs a value");
+          value = argv[++i];
+        }
+        values_[name] = value;
+      } else {
+        throw usage_error("unknown option --" + name);
+      }
+    } else {
+      positional_.push_back(a);
+    }
+  }
+}
+
+std::optional<std::string> parsed_args::get(const std::string& name) const {
+  const auto it = values_.find(name);
+  if (it == values_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<long long> parsed_args::get_int(const std::string& name) const {
+  const auto text = get(name);
+  if (!text) return std::nullopt;
+  long long v = 0;
+  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
+  if (ec != std::errc() || end != text->data() + text->size())
+    throw usage_error("--" + name + " must be an integer, got '" + *text + "'");
+  return v;
+}
+
+std::optional<double> parsed_args::get_double(const std::string& name) const {
+  const auto text = get(name);
+  if (!text) return std::nullopt;
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(*text, &used);
+    if (used != text->size()) throw std::invalid_argument("trailing characters");
+    return v;
+  } catch (const std::exception&) {
+    throw usage_error("--" + name + " must be a number, got '" + *text + "'");
+  }
+}
+
+const std::string& parsed_args::one_positional(const char* what) const {
+  if (positional_.size() != 1)
+    throw usage_error(std::string("expected exactly one ") + what + ", got " + std::to_string(positional_.size()) + " arguments");
+  return positional_.front();
+}
+
+std::map<std::string, subcommand>& subcommands() {
+  static std::map<std::string, subcommand> registry;
+  return registry;
+}
+std::map<std::string, order_algorithm>& order_algorithms() {
+  static std::map<std::string, order_algorithm> registry;
+  return registry;
+}
+std::map<std::string, remat_algorithm>& remat_algorithms() {
+  static std::map<std::string, remat_algorithm> registry;
+  return registry;
+}
+
+json ids_of(const memsched::dataflow_graph& g, const std::vector<std::size_t>& vertices) {
+  json a = json::array();
+  for (auto v : vertices) a.push_back(g[v].id);
+  return a;
+}
+
+std::vector<std::size_t> indices_of(const memsched::dataflow_graph& g, const json& ids, const std::string& what) {
+  if (!ids.is_array()) throw memsched::file_error(what + ": expected an array of node ids");
+  std::unordered_map<std::int64_t, std::size_t> index;
+  for (std::size_t v = 0; v < num_vertices(g); ++v) index.emplace(g[v].id, v);
+  std::vector<std::size_t> out;
+  out.reserve(ids.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (!ids[i].is_number_integer()) throw memsched::file_error(what + "[" + std::to_string(i) + "]: not an integer node id");
+    const auto it = index.find(ids[i].get<std::int64_t>());
+    if (it == index.end()) throw memsched::file_error(what + "[" + std::to_string(i) + "]: unknown node id " + ids[i].dump());
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+json plan_to_json(const memsched::dataflow_graph& g, const memsched::execution_plan& plan) {
+  json steps = json::array();
+  for (const auto& s : plan.steps) steps.push_back({{"op", std::string(to_string(s.op))}, {"node", g[s.node].id}});
+  return steps;
+}
+
+memsched::execution_plan plan_from_json(const memsched::dataflow_graph& g, const json& doc, const std::string& what) {
+  if (!doc.is_object() || !doc.contains("steps") || !doc["steps"].is_array())
+    throw memsched::file_error(what + ": expected an object with a 'steps' array");
+  const json& steps = doc["steps"];
+  json nodes = json::array();
+  memsched::execution_plan plan;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const std::string where = what + ": steps[" + std::to_string(i) + "]";
+    const json& s = steps[i];
+    if (!s.is_object() || !s.contains("op") || !s.contains("node")) throw memsched::file_error(where + ": expected {\"op\", \"node\"}");
+    const std::string op = s["op"].is_string() ? s["op"].get<std::string>() : "";
+    if (op != "compute" && op != "free") throw memsched::file_error(where + ".op must be \"compute\" or \"free\"");
+    nodes.push_back(s["node"]);
+    plan.steps.push_back({op == "compute" ? memsched::plan_op::compute : memsched::plan_op::free, 0});
+  }
+  const auto idx = indices_of(g, nodes, what + ": steps[].node");
+  for (std::size_t i = 0; i < idx.size(); ++i) plan.steps[i].node = idx[i];
+  return plan;
+}
+
+json read_json_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw memsched::file_error(path + ": cannot open the file");
+  try {
+    return json::parse(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
+  } catch (const json::parse_error& e) {
+    throw memsched::file_error(path + ": not valid JSON (" + e.what() + ")");
+  }
+}
+
+void write_json_file(const std::string& path, const json& doc) {
+  std::ofstream out(path, std::ios::binary);
+  out << doc.dump(1) << '\n';
+  if (!out) throw memsched::file_error(path + ": cannot write the file");
+}
+
+void print_json(const json& doc, bool one_line) { std::cout << (one_line ? doc.dump() : doc.dump(2)) << '\n'; }
+
+}  // namespace memsched_cli

@@ -1,0 +1,116 @@
+#pragma once
+// Shared plumbing of the memsched tool: argument parsing, the subcommand and algorithm registries,
+// graph loading and JSON output. Subcommands and algorithms register themselves from their own
+// files (static registration), so adding one means adding a file.
+
+#include <memsched/memsched.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace memsched_cli {
+
+using json = nlohmann::json;
+
+/// A command-line mistake: printed with the subcommand's usage, exit code 2.
+struct usage_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Options of a subcommand: `--name VALUE` for value options, `--name` for flags, the rest positional.
+struct option_spec {
+  std::set<std::string> values;
+  std::set<std::string> flags;
+  void merge(const option_spec& other) {
+    values.insert(other.values.begin(), other.values.end());
+    flags.insert(other.flags.begin(), other.flags.end());
+  }
+};
+
+class parsed_args {
+ public:
+  parsed_args(const std::vector<std::string>& argv, const option_spec& spec);
+  [[nodiscard]] const std::vector<std::string>& positional() const { return positional_; }
+  [[nodiscard]] bool has(const std::string& flag) const { return flags_.count(flag) != 0 || values_.count(flag) != 0; }
+  [[nodiscard]] std::optional<std::string> get(const std::string& name) const;
+  [[nodiscard]] std::string get_or(const std::string& name, const std::string& fallback) const {
+    return get(name).value_or(fallback);
+  }
+  [[nodiscard]] std::optional<long long> get_int(const std::string& name) const;
+  [[nodiscard]] std::optional<double> get_double(const std::string& name) const;
+  /// The single positional argument (the graph file), or a usage_error.
+  [[nodiscard]] const std::string& one_positional(const char* what) const;
+
+ private:
+  std::vector<std::string> positional_;
+  std::set<std::string> flags_;
+  std::map<std::string, std::string> values_;
+};
+
+struct subcommand {
+  std::string name;
+  std::string summary;  ///< One line for `memsched --help`.
+  std::function<std::string()> usage;  ///< Full text for `memsched NAME --help` (built late: algorithms register too).
+  std::function<int(const std::vector<std::string>& args)> run;
+};
+
+std::map<std::string, subcommand>& subcommands();
+
+struct register_subcommand {
+  explicit register_subcommand(subcommand s) { subcommands().emplace(s.name, std::move(s)); }
+};
+
+/// An algorithm of `memsched order --algo NAME`.
+struct order_algorithm {
+  std::string name;
+  std::string usage;     ///< Lines describing its own options, for `memsched order --help`.
+  option_spec options;   ///< Its own options, beyond the subcommand's.
+  std::function<memsched::order_result(const memsched::dataflow_graph&, const parsed_args&)> run;
+};
+std::map<std::string, order_algorithm>& order_algorithms();
+struct register_order_algorithm {
+  explicit register_order_algorithm(order_algorithm a) { order_algorithms().emplace(a.name, std::move(a)); }
+};
+
+/// An algorithm of `memsched remat --algo NAME`: plans for a graph within a budget.
+struct remat_algorithm {
+  std::string name;
+  std::string usage;
+  option_spec options;
+  /// Returns the plan result; `extra` receives algorithm-specific JSON fields (bound, backend, ...).
+  std::function<memsched::remat_result(const memsched::dataflow_graph&, std::int64_t budget, const parsed_args&, json& extra)> run;
+};
+std::map<std::string, remat_algorithm>& remat_algorithms();
+struct register_remat_algorithm {
+  explicit register_remat_algorithm(remat_algorithm a) { remat_algorithms().emplace(a.name, std::move(a)); }
+};
+
+/// Reads a graph file, recognised by its extension (.json, .graphml, .dot).
+memsched::dataflow_graph load_graph(const std::string& path);
+
+/// Node ids of a list of vertex indices.
+json ids_of(const memsched::dataflow_graph& g, const std::vector<std::size_t>& vertices);
+/// Vertex indices of a JSON array of node ids; throws naming `what` on an unknown id.
+std::vector<std::size_t> indices_of(const memsched::dataflow_graph& g, const json& ids, const std::string& what);
+
+/// Plan steps as [{"op": "compute", "node": id}, ...] and back.
+json plan_to_json(const memsched::dataflow_graph& g, const memsched::execution_plan& plan);
+memsched::execution_plan plan_from_json(const memsched::dataflow_graph& g, const json& doc, const std::string& what);
+
+/// Reads a whole JSON file; throws memsched::file_error naming it.
+json read_json_file(const std::string& path);
+/// Writes `doc` to `path` (pretty-printed); throws memsched::file_error naming it.
+void write_json_file(const std::string& path, const json& doc);
+
+/// Prints `doc` on one line when --json was given, indented otherwise.
+void print_json(const json& doc, bool one_line);
+
+}  // namespace memsched_cli

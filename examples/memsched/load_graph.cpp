@@ -1,0 +1,7 @@
+#include "cli.hpp"
+
+namespace memsched_cli {
+
+memsched::dataflow_graph load_graph(const std::string& path) { return memsched::read_graph(path); }
+
+}  // namespace memsched_cli

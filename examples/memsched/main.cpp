@@ -1,0 +1,46 @@
+// memsched: memory-aware scheduling of dataflow graphs from the command line.
+// Each subcommand lives in its own cmd_*.cpp file and registers itself.
+
+#include "cli.hpp"
+
+#include <exception>
+#include <iostream>
+
+int main(int argc, char** argv) {
+  using namespace memsched_cli;
+  const std::string program = "memsched";
+  auto overview = [&](std::ostream& os) {
+    os << "usage: memsched <command> [options]   (memsched <command> --help for details)\n\ncommands:\n";
+    for (const auto& [name, cmd] : subcommands()) os << "  " << name << std::string(name.size() < 10 ? 10 - name.size() : 1, ' ') << cmd.summary << '\n';
+  };
+  if (argc < 2) {
+    overview(std::cerr);
+    return 2;
+  }
+  const std::string name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help") {
+    overview(std::cout);
+    return 0;
+  }
+  const auto it = subcommands().find(name);
+  if (it == subcommands().end()) {
+    std::cerr << "memsched: unknown command '" << name << "'\n";
+    overview(std::cerr);
+    return 2;
+  }
+  std::vector<std::string> args(argv + 2, argv + argc);
+  for (const auto& a : args)
+    if (a == "--help" || a == "-h") {
+      std::cout << it->second.usage();
+      return 0;
+    }
+  try {
+    return it->second.run(args);
+  } catch (const usage_error& e) {
+    std::cerr << "memsched " << name << ": " << e.what() << "\n\n" << it->second.usage();
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "memsched " << name << ": error: " << e.what() << '\n';
+    return 1;
+  }
+}

@@ -1,0 +1,289 @@
+#pragma once
+// memory_graph: the compact, validated form of a dataflow graph that every memsched algorithm runs
+// on. Generic entry points convert the user's Boost graph and property maps into it once (O(n + m)),
+// so validation, in-edges and the topological order are computed in one place.
+
+#include <memsched/core/errors.hpp>
+#include <memsched/graph/concepts.hpp>
+#include <memsched/graph/node_maps.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace memsched {
+
+/// Everything needed to build a memory_graph from plain vectors. `cost`, `workspace` and `ids` may be
+/// left empty (cost 1, workspace 0, id = index); `outputs` nullopt means every vertex without consumers.
+struct memory_graph_data {
+  std::size_t num_nodes = 0;
+  std::vector<std::pair<std::size_t, std::size_t>> edges;  ///< (producer, consumer) pairs.
+  std::vector<std::int64_t> bytes;
+  std::vector<double> cost;
+  std::vector<std::int64_t> workspace;
+  std::optional<std::vector<std::size_t>> outputs;
+  std::vector<std::int64_t> ids;
+};
+
+/// A validated DAG with per-vertex sizes, costs and workspaces, stored as two CSR adjacency arrays
+/// (successors and predecessors, each sorted, duplicates merged) plus a topological order.
+/// Vertices are 0..size()-1. Immutable after construction.
+class memory_graph {
+ public:
+  using vertex = std::uint32_t;
+
+  memory_graph() = default;
+
+  /// Validates and builds. `context` prefixes error messages (the calling function or file).
+  /// O((n + m) log m). Throws graph_error on an out-of-range vertex, a self loop, a negative
+  /// size or workspace, sizes whose sum overflows 64 bits, a negative or non-finite cost, a bad
+  /// output, or more than 2^32-1 vertices; cycle_error (a boost::not_a_dag) on a cycle, naming a
+  /// vertex on it.
+  explicit memory_graph(memory_graph_data data, std::string_view context = "memory_graph") {
+    build(std::move(data), context);
+  }
+
+  [[nodiscard]] std::size_t size() const noexcept { return bytes_.size(); }
+  [[nodiscard]] bool empty() const noexcept { return bytes_.empty(); }
+  [[nodiscard]] std::size_t num_edges() const noexcept { return succ_list_.size(); }
+
+  [[nodiscard]] std::span<const vertex> successors(std::size_t v) const noexcept {
+    return {succ_list_.data() + succ_offsets_[v], succ_list_.data() + succ_offsets_[v + 1]};
+  }
+  [[nodiscard]] std::span<const vertex> predecessors(std::size_t v) const noexcept {
+    return {pred_list_.data() + pred_offsets_[v], pred_list_.data() + pred_offsets_[v + 1]};
+  }
+  [[nodiscard]] std::size_t out_degree(std::size_t v) const noexcept { return succ_offsets_[v + 1] - succ_offsets_[v]; }
+  [[nodiscard]] std::size_t in_degree(std::size_t v) const noexcept { return pred_offsets_[v + 1] - pred_offsets_[v]; }
+
+  [[nodiscard]] std::int64_t bytes(std::size_t v) const noexcept { return bytes_[v]; }
+  [[nodiscard]] std::int64_t workspace(std::size_t v) const noexcept { return workspace_[v]; }
+  [[nodiscard]] double cost(std::size_t v) const noexcept { return cost_[v]; }
+  [[nodiscard]] std::int64_t id(std::size_t v) const noexcept { return ids_[v]; }
+  /// True for graph outputs: they stay resident to the end of an ordering.
+  [[nodiscard]] bool is_output(std::size_t v) const noexcept { return is_output_[v] != 0; }
+  [[nodiscard]] std::span<const vertex> outputs() const noexcept { return outputs_; }
+
+  [[nodiscard]] const std::vector<std::int64_t>& all_bytes() const noexcept { return bytes_; }
+  [[nodiscard]] const std::vector<std::int64_t>& all_workspace() const noexcept { return workspace_; }
+  [[nodiscard]] const std::vector<double>& all_costs() const noexcept { return cost_; }
+  [[nodiscard]] const std::vector<std::int64_t>& all_ids() const noexcept { return ids_; }
+
+  /// A topological order (Kahn's algorithm, smallest index first among ready vertices).
+  [[nodiscard]] const std::vector<vertex>& topological_order() const noexcept { return topo_; }
+  /// Sum of bytes + workspace over all vertices (fits in int64, checked at construction).
+  [[nodiscard]] std::int64_t total_bytes() const noexcept { return total_bytes_; }
+  [[nodiscard]] double total_cost() const noexcept { return total_cost_; }
+
+  /// "node 17" (its id), with " (vertex 3)" added when the id differs from the index.
+  [[nodiscard]] std::string label(std::size_t v) const {
+    std::string s = "node " + std::to_string(ids_[v]);
+    if (ids_[v] < 0 || static_cast<std::size_t>(ids_[v]) != v) s += " (vertex " + std::to_string(v) + ")";
+    return s;
+  }
+
+  /// The same graph data as plain vectors (edges in CSR order).
+  [[nodiscard]] memory_graph_data data() const {
+    memory_graph_data d{size(), {}, bytes_, cost_, workspace_, std::vector<std::size_t>(outputs_.begin(), outputs_.end()), ids_};
+    d.edges.reserve(num_edges());
+    for (std::size_t u = 0; u < size(); ++u)
+      for (vertex v : successors(u)) d.edges.emplace_back(u, v);
+    return d;
+  }
+
+ private:
+  void build(memory_graph_data d, std::string_view context) {
+    const std::string where = std::string(context) + ": ";
+    const std::size_t n = d.num_nodes;
+    if (n >= std::numeric_limits<vertex>::max()) throw graph_error(where + "more than 2^32-2 vertices");
+    if (d.bytes.size() != n) throw graph_error(where + "bytes has " + std::to_string(d.bytes.size()) + " entries for " + std::to_string(n) + " vertices");
+    if (d.cost.empty()) d.cost.assign(n, 1.0);
+    if (d.workspace.empty()) d.workspace.assign(n, 0);
+    if (d.ids.empty()) {
+      d.ids.resize(n);
+      for (std::size_t v = 0; v < n; ++v) d.ids[v] = static_cast<std::int64_t>(v);
+    }
+    if (d.cost.size() != n || d.workspace.size() != n || d.ids.size() != n)
+      throw graph_error(where + "cost, workspace and ids must have one entry per vertex");
+    bytes_ = std::move(d.bytes);
+    cost_ = std::move(d.cost);
+    workspace_ = std::move(d.workspace);
+    ids_ = std::move(d.ids);
+
+    total_bytes_ = 0;
+    total_cost_ = 0;
+    for (std::size_t v = 0; v < n; ++v) {
+      if (bytes_[v] < 0) throw graph_error(where + label(v) + ": negative bytes (" + std::to_string(bytes_[v]) + ")");
+      if (workspace_[v] < 0)
+        throw graph_error(where + label(v) + ": negative workspace (" + std::to_string(workspace_[v]) + ")");
+      if (!std::isfinite(cost_[v]) || cost_[v] < 0)
+        throw graph_error(where + label(v) + ": cost must be a finite number >= 0");
+      if (__builtin_add_overflow(total_bytes_, bytes_[v], &total_bytes_) ||
+          __builtin_add_overflow(total_bytes_, workspace_[v], &total_bytes_))
+        throw graph_error(where + "the sum of bytes and workspace overflows 64 bits at " + label(v));
+      total_cost_ += cost_[v];
+    }
+
+    for (auto [u, v] : d.edges) {
+      if (u >= n || v >= n)
+        throw graph_error(where + "edge (" + std::to_string(u) + ", " + std::to_string(v) + ") names a vertex >= " + std::to_string(n));
+      if (u == v) throw graph_error(where + label(u) + ": self loop");
+    }
+    std::sort(d.edges.begin(), d.edges.end());
+    d.edges.erase(std::unique(d.edges.begin(), d.edges.end()), d.edges.end());
+    fill_csr(d.edges, n, succ_offsets_, succ_list_);
+    for (auto& e : d.edges) std::swap(e.first, e.second);
+    std::sort(d.edges.begin(), d.edges.end());
+    fill_csr(d.edges, n, pred_offsets_, pred_list_);
+
+    is_output_.assign(n, 0);
+    if (d.outputs) {
+      for (std::size_t o : *d.outputs) {
+        if (o >= n) throw graph_error(where + "output " + std::to_string(o) + " is not a vertex");
+        is_output_[o] = 1;
+      }
+    } else {
+      for (std::size_t v = 0; v < n; ++v) is_output_[v] = out_degree(v) == 0;
+    }
+    outputs_.clear();
+    for (std::size_t v = 0; v < n; ++v)
+      if (is_output_[v]) outputs_.push_back(static_cast<vertex>(v));
+
+    compute_topological_order(where);
+  }
+
+  static void fill_csr(const std::vector<std::pair<std::size_t, std::size_t>>& sorted_edges, std::size_t n,
+                       std::vector<std::uint32_t>& offsets, std::vector<vertex>& list) {
+    offsets.assign(n + 1, 0);
+    list.resize(sorted_edges.size());
+    for (auto [u, v] : sorted_edges) ++offsets[u + 1];
+    for (std::size_t i = 0; i < n; ++i) offsets[i + 1] += offsets[i];
+    for (std::size_t i = 0; i < sorted_edges.size(); ++i) list[i] = static_cast<vertex>(sorted_edges[i].second);
+  }
+
+  void compute_topological_order(const std::string& where) {
+    const std::size_t n = size();
+    std::vector<std::uint32_t> indegree(n);
+    // A min-heap of ready vertices gives the smallest-index-first order, deterministic across graph types.
+    std::vector<vertex> heap;
+    for (std::size_t v = 0; v < n; ++v) {
+      indegree[v] = static_cast<std::uint32_t>(in_degree(v));
+      if (indegree[v] == 0) heap.push_back(static_cast<vertex>(v));
+    }
+    std::make_heap(heap.begin(), heap.end(), std::greater<>());
+    topo_.clear();
+    topo_.reserve(n);
+    while (!heap.empty()) {
+      std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+      vertex u = heap.back();
+      heap.pop_back();
+      topo_.push_back(u);
+      for (vertex v : successors(u))
+        if (--indegree[v] == 0) {
+          heap.push_back(v);
+          std::push_heap(heap.begin(), heap.end(), std::greater<>());
+        }
+    }
+    if (topo_.size() == n) return;
+    // Every unplaced vertex has an unplaced predecessor, so walking predecessors must revisit one.
+    std::size_t start = 0;
+    while (indegree[start] == 0) ++start;
+    std::vector<char> seen(n, 0);
+    std::size_t v = start;
+    while (!seen[v]) {
+      seen[v] = 1;
+      for (vertex p : predecessors(v))
+        if (indegree[p] != 0) {
+          v = p;
+          break;
+        }
+    }
+    throw cycle_error(where + "the graph has a cycle through " + label(v), v);
+  }
+
+  std::vector<std::uint32_t> succ_offsets_{0}, pred_offsets_{0};
+  std::vector<vertex> succ_list_, pred_list_;
+  std::vector<std::int64_t> bytes_, workspace_, ids_;
+  std::vector<double> cost_;
+  std::vector<char> is_output_;
+  std::vector<vertex> outputs_, topo_;
+  std::int64_t total_bytes_ = 0;
+  double total_cost_ = 0;
+};
+
+/// Builds the memory_graph of any Boost graph through its property maps. O((n + m) log m).
+/// Throws graph_error when the index map is not a bijection onto 0..n-1, and everything the
+/// memory_graph constructor throws (self loops, negative sizes, overflow, cycles).
+template <schedulable_graph G, class IndexMap, class IdMap, class BytesMap, class CostMap, class WorkspaceMap>
+[[nodiscard]] memory_graph make_memory_graph(const G& g,
+                                             const node_maps<IndexMap, IdMap, BytesMap, CostMap, WorkspaceMap>& maps,
+                                             std::string_view context = "make_memory_graph") {
+  memory_graph_data d;
+  d.num_nodes = static_cast<std::size_t>(num_vertices(g));
+  const std::size_t n = d.num_nodes;
+  d.bytes.assign(n, 0);
+  d.cost.assign(n, 1.0);
+  d.workspace.assign(n, 0);
+  d.ids.assign(n, 0);
+  std::vector<char> seen(n, 0);
+  auto index_of = [&](auto v) {
+    const auto i = static_cast<std::size_t>(get(maps.index, v));
+    if (i >= n) throw graph_error(std::string(context) + ": vertex index " + std::to_string(i) + " is not below num_vertices " + std::to_string(n));
+    return i;
+  };
+  for (auto [it, end] = vertices(g); it != end; ++it) {
+    const std::size_t i = index_of(*it);
+    if (seen[i]) throw graph_error(std::string(context) + ": two vertices have index " + std::to_string(i));
+    seen[i] = 1;
+    d.ids[i] = static_cast<std::int64_t>(get(maps.id, *it));
+    d.bytes[i] = static_cast<std::int64_t>(get(maps.bytes, *it));
+    d.cost[i] = static_cast<double>(get(maps.cost, *it));
+    d.workspace[i] = static_cast<std::int64_t>(get(maps.workspace, *it));
+  }
+  for (auto [it, end] = vertices(g); it != end; ++it) {
+    const std::size_t i = index_of(*it);
+    if constexpr (bidirectional_graph<G>) {
+      for (auto [e, e_end] = in_edges(*it, g); e != e_end; ++e) d.edges.emplace_back(index_of(source(*e, g)), i);
+    } else {
+      for (auto [e, e_end] = out_edges(*it, g); e != e_end; ++e) d.edges.emplace_back(i, index_of(target(*e, g)));
+    }
+  }
+  d.outputs = maps.outputs;
+  return memory_graph(std::move(d), context);
+}
+
+/// The memory_graph of a graph with memsched::node bundles and a built-in vertex index.
+template <schedulable_graph G>
+  requires requires(const G& g) { default_node_maps(g); }
+[[nodiscard]] memory_graph make_memory_graph(const G& g, std::string_view context = "make_memory_graph") {
+  return make_memory_graph(g, default_node_maps(g), context);
+}
+
+/// What the generic entry points accept: a memory_graph, or a Boost graph with node maps (or with
+/// memsched::node bundles and a built-in index when no maps are given).
+template <class G, class... Maps>
+concept memory_graph_source =
+    (std::is_same_v<G, memory_graph> && sizeof...(Maps) == 0) ||
+    (schedulable_graph<G> && requires(const G& g, const Maps&... maps) { make_memory_graph(g, maps...); });
+
+namespace detail {
+/// A memory_graph argument is passed through by reference; anything else is converted once.
+template <class G, class... Maps>
+decltype(auto) to_memory_graph(const G& g, const Maps&... maps) {
+  if constexpr (std::is_same_v<G, memory_graph>)
+    return (g);
+  else
+    return make_memory_graph(g, maps...);
+}
+}  // namespace detail
+
+}  // namespace memsched

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the Debian packages memsched needs to build, test and benchmark. Idempotent: when
+# everything is present it only checks (well under a second). Run as root (or with sudo available).
+set -euo pipefail
+
+packages=(
+  g++ cmake ninja-build pkg-config
+  libboost-graph-dev libeigen3-dev doctest-dev libbenchmark-dev nlohmann-json3-dev
+  coinor-libcbc-dev libglpk-dev libgecode-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}" >&2
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs the whole test suite (ctest). The README's test command.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
+bash "$root/scripts/build.sh" -DMEMSCHED_BUILD_TESTS=ON -DMEMSCHED_BUILD_EXAMPLES=ON "$@"
+ctest --test-dir "$build" --output-on-failure --parallel "${JOBS:-$(nproc)}" --timeout 600

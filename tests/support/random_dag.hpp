@@ -1,0 +1,145 @@
+#pragma once
+// Test support: small random DAGs, the same graph as several Boost graph types, and brute force
+// over all topological orders.
+
+#include <memsched/graph/dataflow_graph.hpp>
+#include <memsched/graph/memory_graph.hpp>
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/compressed_sparse_row_graph.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <utility>
+#include <vector>
+
+namespace memsched::testing {
+
+/// A random DAG on n vertices: edge i -> j (i < j) with probability p, then vertices relabelled by
+/// a random permutation so that indices are not a topological order. Bytes in [1, max_bytes],
+/// cost in [1, 10], workspace 0 unless `with_workspace`. Deterministic for a seed.
+inline memory_graph_data random_dag(std::size_t n, double p, std::uint64_t seed, std::int64_t max_bytes = 100,
+                                    bool with_workspace = false) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::size_t> label(n);
+  for (std::size_t i = 0; i < n; ++i) label[i] = i;
+  std::shuffle(label.begin(), label.end(), rng);
+  std::bernoulli_distribution edge(p);
+  std::uniform_int_distribution<std::int64_t> size(1, max_bytes), ws(0, max_bytes / 2);
+  std::uniform_int_distribution<int> cost(1, 10);
+  memory_graph_data d;
+  d.num_nodes = n;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = i + 1; j < n; ++j)
+      if (edge(rng)) d.edges.emplace_back(label[i], label[j]);
+  d.bytes.resize(n);
+  d.cost.resize(n);
+  d.workspace.assign(n, 0);
+  for (std::size_t v = 0; v < n; ++v) {
+    d.bytes[v] = size(rng);
+    d.cost[v] = cost(rng);
+    if (with_workspace) d.workspace[v] = ws(rng);
+  }
+  return d;
+}
+
+/// Calls f(order) for every topological order of g (as a vector of vertex indices). Exponential:
+/// for graphs up to ~10 vertices.
+inline void for_each_topological_order(const memory_graph& g, const std::function<void(const std::vector<std::size_t>&)>& f) {
+  const std::size_t n = g.size();
+  std::vector<std::uint32_t> indegree(n);
+  for (std::size_t v = 0; v < n; ++v) indegree[v] = static_cast<std::uint32_t>(g.in_degree(v));
+  std::vector<std::size_t> order;
+  std::vector<char> used(n, 0);
+  std::function<void()> extend = [&] {
+    if (order.size() == n) {
+      f(order);
+      return;
+    }
+    for (std::size_t v = 0; v < n; ++v) {
+      if (used[v] || indegree[v] != 0) continue;
+      used[v] = 1;
+      order.push_back(v);
+      for (auto s : g.successors(v)) --indegree[s];
+      extend();
+      for (auto s : g.successors(v)) ++indegree[s];
+      order.pop_back();
+      used[v] = 0;
+    }
+  };
+  extend();
+}
+
+/// The same graph as memsched::dataflow_graph (bundled node data, ids = 1000 + index).
+inline dataflow_graph to_dataflow_graph(const memory_graph_data& d) {
+  dataflow_graph g(d.num_nodes);
+  for (std::size_t v = 0; v < d.num_nodes; ++v) {
+    g[v].id = 1000 + static_cast<std::int64_t>(v);
+    g[v].bytes = d.bytes[v];
+    g[v].cost = d.cost.empty() ? 1.0 : d.cost[v];
+    g[v].workspace = d.workspace.empty() ? 0 : d.workspace[v];
+  }
+  for (auto [u, v] : d.edges) add_edge(u, v, g);
+  g[boost::graph_bundle].outputs = d.outputs;
+  return g;
+}
+
+/// The three Boost graph types every generic algorithm is tested on.
+using vecs_graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, node>;
+using lists_graph = boost::adjacency_list<boost::listS, boost::listS, boost::bidirectionalS,
+                                          boost::property<boost::vertex_index_t, std::size_t, node>>;
+using csr_graph = boost::compressed_sparse_row_graph<boost::directedS, node>;
+
+/// A graph of type G holding `d`, and the node maps an algorithm reads it through.
+template <class G>
+struct typed_graph {
+  std::optional<std::vector<std::size_t>> outputs;  // declared first: make() sets it
+  G graph;
+  explicit typed_graph(const memory_graph_data& d) : outputs(d.outputs), graph(make(d)) {}
+  [[nodiscard]] auto maps() const {
+    if constexpr (std::is_same_v<G, lists_graph>) {
+      auto m = default_node_maps(graph, get(boost::vertex_index, graph));
+      m.outputs = outputs;
+      return m;
+    } else {
+      auto m = default_node_maps(graph);
+      m.outputs = outputs;
+      return m;
+    }
+  }
+
+ private:
+  static void fill(node& n, const memory_graph_data& d, std::size_t v) {
+    n.id = static_cast<std::int64_t>(v);
+    n.bytes = d.bytes[v];
+    n.cost = d.cost.empty() ? 1.0 : d.cost[v];
+    n.workspace = d.workspace.empty() ? 0 : d.workspace[v];
+  }
+  static G make(const memory_graph_data& d) {
+    if constexpr (std::is_same_v<G, csr_graph>) {
+      auto edges = d.edges;
+      std::sort(edges.begin(), edges.end());
+      G g(boost::edges_are_sorted, edges.begin(), edges.end(), d.num_nodes);
+      for (std::size_t v = 0; v < d.num_nodes; ++v) fill(g[v], d, v);
+      return g;
+    } else if constexpr (std::is_same_v<G, lists_graph>) {
+      G g;
+      std::vector<typename G::vertex_descriptor> vs;
+      for (std::size_t v = 0; v < d.num_nodes; ++v) {
+        vs.push_back(add_vertex(g));
+        put(boost::vertex_index, g, vs.back(), v);
+        fill(g[vs.back()], d, v);
+      }
+      for (auto [u, v] : d.edges) add_edge(vs[u], vs[v], g);
+      return g;
+    } else {
+      G g(d.num_nodes);
+      for (std::size_t v = 0; v < d.num_nodes; ++v) fill(g[v], d, v);
+      for (auto [u, v] : d.edges) add_edge(u, v, g);
+      return g;
+    }
+  }
+};
+
+}  // namespace memsched::testing
