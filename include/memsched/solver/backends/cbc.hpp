@@ -1,0 +1,318 @@
+#pragma once
+// memsched::cbc_backend: solves a milp_model with COIN-OR CBC (branch and cut) and its LP
+// relaxation with Clp. Needs the CMake target memsched::cbc (Debian: coinor-libcbc-dev).
+//
+//   memsched::milp_model m;  ...
+//   const auto r = memsched::cbc_backend{}.solve(m, {.time_limit = std::chrono::seconds(10)});
+//
+// Solves are serialised with a process-wide mutex (CBC keeps global state); Clp, Cbc and Cgl
+// print nothing unless options.verbosity > 0.
+
+#include <memsched/core/status.hpp>
+#include <memsched/solver/concepts.hpp>
+#include <memsched/solver/detail/backend_support.hpp>
+#include <memsched/solver/milp_model.hpp>
+#include <memsched/solver/solver_options.hpp>
+
+#include <coin/CbcEventHandler.hpp>
+#include <coin/CbcModel.hpp>
+#include <coin/CbcSolver.hpp>
+#include <coin/ClpSimplex.hpp>
+#include <coin/CoinError.hpp>
+#include <coin/CoinFinite.hpp>
+#include <coin/CoinMessageHandler.hpp>
+#include <coin/CoinPackedMatrix.hpp>
+#include <coin/OsiClpSolverInterface.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace memsched {
+
+namespace detail {
+
+/// The process-wide lock around every CBC/Clp solve.
+inline std::mutex& cbc_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+/// Column-ordered data of a milp_model in COIN form, always as a minimisation (the objective is
+/// negated for maximise): infinite bounds become COIN_DBL_MAX.
+struct coin_problem {
+  CoinPackedMatrix matrix;
+  std::vector<double> col_lower, col_upper, objective, row_lower, row_upper;
+  double sign = 1;  ///< model objective = sign * COIN objective + offset.
+
+  explicit coin_problem(const milp_model& model) {
+    const auto& vars = model.variables();
+    const auto& rows = model.constraints();
+    const std::size_t n = vars.size();
+    sign = model.sense == objective_sense::maximize ? -1.0 : 1.0;
+    auto clamp = [](double x) { return std::max(-COIN_DBL_MAX, std::min(COIN_DBL_MAX, x)); };
+    col_lower.resize(n);
+    col_upper.resize(n);
+    objective.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      col_lower[i] = clamp(vars[i].lower);
+      col_upper[i] = clamp(vars[i].upper);
+      objective[i] = sign * vars[i].objective;
+    }
+    // Row-ordered triplets in one go (duplicate terms in a row are summed).
+    std::vector<CoinBigIndex> starts;
+    std::vector<int> indices;
+    std::vector<double> elements;
+    starts.reserve(rows.size() + 1);
+    indices.reserve(model.num_nonzeros());
+    elements.reserve(model.num_nonzeros());
+    row_lower.resize(rows.size());
+    row_upper.resize(rows.size());
+    std::vector<long> position(n, -1);
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      starts.push_back(static_cast<CoinBigIndex>(indices.size()));
+      const std::size_t row_begin = indices.size();
+      for (const auto& t : rows[r].terms) {
+        const long p = position[t.variable];
+        if (p >= static_cast<long>(row_begin)) {
+          elements[static_cast<std::size_t>(p)] += t.coefficient;
+        } else {
+          position[t.variable] = static_cast<long>(indices.size());
+          indices.push_back(static_cast<int>(t.variable));
+          elements.push_back(t.coefficient);
+        }
+      }
+      row_lower[r] = clamp(rows[r].lower);
+      row_upper[r] = clamp(rows[r].upper);
+    }
+    starts.push_back(static_cast<CoinBigIndex>(indices.size()));
+    matrix = CoinPackedMatrix(false, static_cast<int>(n), static_cast<int>(rows.size()), static_cast<CoinBigIndex>(indices.size()),
+                              elements.data(), indices.data(), starts.data(), nullptr);
+  }
+};
+
+/// Watches a CBC search: reports improving incumbents of the top-level model and stops the
+/// search once the wall-clock deadline has passed (CBC's own limit overshoots).
+class cbc_watchdog : public CbcEventHandler {
+ public:
+  cbc_watchdog(solve_session& session, double sign, double offset) : session_(&session), sign_(sign), offset_(offset) {}
+  CbcEventHandler* clone() const override { return new cbc_watchdog(*this); }
+
+  CbcAction event(CbcEvent which) override {
+    if (session_->deadline_passed() || session_->callback_failed()) return stop;
+    if (model_ == nullptr || model_->parentModel() != nullptr) return noAction;
+    if (which == beforeSolution1 || which == beforeSolution2) return noAction;
+    const double best = model_->getMinimizationObjValue();
+    if (model_->bestSolution() != nullptr && std::abs(best) < 1e300) {
+      double bound = model_->getBestPossibleObjValue();
+      bound = std::abs(bound) < 1e300 ? sign_ * bound + offset_ : std::numeric_limits<double>::quiet_NaN();
+      if (!session_->report(sign_ * best + offset_, bound)) return stop;
+    }
+    return noAction;
+  }
+
+ private:
+  solve_session* session_;
+  double sign_;
+  double offset_;
+};
+
+inline int cbc_no_callback(CbcModel*, int) { return 0; }
+
+inline std::string cbc_number(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", x);
+  return buf;
+}
+
+}  // namespace detail
+
+/// CBC 2.10 (branch and cut over Clp) as a milp_backend, and Clp as its lp_backend.
+/// Options: time_limit (wall clock: `-timeMode elapsed -sec` plus a watchdog that stops the search
+/// at the deadline), relative_gap (`-ratioGap`), threads (`-threads`, only the tree search is
+/// parallel; results are deterministic only with 1 thread), verbosity (CBC's `-log` level),
+/// on_incumbent (from a CbcEventHandler on the top-level model). The start solution goes in
+/// through setMIPStart and is also used directly when CBC returns nothing better.
+/// Status: proven optimal -> optimal; stopped with a solution -> feasible; stopped without one ->
+/// time_limit; proven infeasible -> infeasible; unbounded LP relaxation -> error "unbounded".
+struct cbc_backend {
+  static constexpr std::string_view name = "cbc";
+
+  /// Solves `model` with CBC. Blocks other CBC solves in the process. Throws only what
+  /// options.on_incumbent throws; every solver failure is status `error`.
+  [[nodiscard]] solver_result solve(const milp_model& model, const solver_options& options) const {
+    solver_result result;
+    detail::solve_session session(model, options);
+    if (auto bad = detail::check_milp_model(model, "cbc_backend::solve")) {
+      result.message = std::move(*bad);
+      result.seconds = session.seconds();
+      return result;
+    }
+    {
+      std::lock_guard lock(detail::cbc_mutex());
+      try {
+        run_cbc(model, options, session, result);
+      } catch (const CoinError& e) {
+        result = {};
+        result.status = solve_status::error;
+        result.message = "cbc: " + e.className() + "::" + e.methodName() + ": " + e.message();
+      } catch (const std::bad_alloc&) {
+        result = {};
+        result.status = solve_status::error;
+        result.message = "cbc: out of memory";
+      }
+    }
+    session.rethrow_callback_error();
+    if (result.message.rfind("unbounded", 0) == 0) result.seconds = session.seconds();
+    else session.finish(result);
+    return result;
+  }
+
+  /// Solves the LP relaxation of `model` with Clp (dual simplex; integrality dropped, the start
+  /// ignored). Status optimal, infeasible, time_limit, or error ("unbounded ..." when the LP is
+  /// unbounded). Never throws.
+  [[nodiscard]] solver_result solve_relaxation(const milp_model& model, const solver_options& options) const {
+    solver_result result;
+    detail::solve_session session(model, options);
+    if (auto bad = detail::check_milp_model(model, "cbc_backend::solve_relaxation")) {
+      result.message = std::move(*bad);
+      result.seconds = session.seconds();
+      return result;
+    }
+    std::lock_guard lock(detail::cbc_mutex());
+    try {
+      const detail::coin_problem p(model);
+      ClpSimplex clp;
+      clp.setLogLevel(options.verbosity > 0 ? std::min(options.verbosity, 4) : 0);
+      clp.messageHandler()->setLogLevel(options.verbosity > 0 ? std::min(options.verbosity, 4) : 0);
+      clp.loadProblem(p.matrix, p.col_lower.data(), p.col_upper.data(), p.objective.data(), p.row_lower.data(), p.row_upper.data());
+      if (session.has_deadline()) clp.setMaximumWallSeconds(std::max(session.seconds_left(), 1e-3));
+      clp.dual();
+      const int status = clp.status();
+      if (status == 0) {
+        result.status = solve_status::optimal;
+        const double* x = clp.primalColumnSolution();
+        result.values.assign(x, x + model.num_variables());
+        result.objective = model.objective_value(result.values);
+        result.bound = result.objective;
+      } else if (status == 1) {
+        result.status = solve_status::infeasible;
+      } else if (status == 2) {
+        result.status = solve_status::error;
+        result.message = "unbounded: the LP relaxation is unbounded";
+      } else if (status == 3) {
+        result.status = solve_status::time_limit;
+        result.message = "clp: stopped on a limit";
+      } else {
+        result.status = solve_status::error;
+        result.message = "clp: status " + std::to_string(status);
+      }
+    } catch (const CoinError& e) {
+      result = {};
+      result.message = "clp: " + e.className() + "::" + e.methodName() + ": " + e.message();
+    } catch (const std::bad_alloc&) {
+      result = {};
+      result.message = "clp: out of memory";
+    }
+    result.seconds = session.seconds();
+    return result;
+  }
+
+ private:
+  static void run_cbc(const milp_model& model, const solver_options& options, detail::solve_session& session, solver_result& result) {
+    const std::size_t n = model.num_variables();
+    const detail::coin_problem p(model);
+    const int log = options.verbosity > 0 ? std::min(options.verbosity, 4) : 0;
+
+    OsiClpSolverInterface solver;
+    solver.messageHandler()->setLogLevel(log);
+    solver.getModelPtr()->messageHandler()->setLogLevel(log);
+    solver.loadProblem(p.matrix, p.col_lower.data(), p.col_upper.data(), p.objective.data(), p.row_lower.data(), p.row_upper.data());
+    solver.setObjSense(1.0);
+    for (std::size_t i = 0; i < n; ++i)
+      if (model.variables()[i].type != variable_type::continuous) solver.setInteger(static_cast<int>(i));
+
+    std::vector<std::pair<std::string, double>> mip_start;
+    if (model.start) {
+      // setMIPStart matches by column name: give every column a name of our own.
+      solver.setIntParam(OsiNameDiscipline, 1);
+      mip_start.reserve(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        std::string col = "x" + std::to_string(i);
+        solver.setColName(static_cast<int>(i), col);
+        mip_start.emplace_back(std::move(col), (*model.start)[i]);
+      }
+    }
+
+    CbcModel cbc(solver);
+    cbc.messageHandler()->setLogLevel(log);
+    detail::cbc_watchdog watchdog(session, p.sign, model.objective_offset);
+    cbc.passInEventHandler(&watchdog);
+    CbcSolverUsefulData data;
+    data.noPrinting_ = log == 0;
+    data.useSignalHandler_ = false;
+    CbcMain0(cbc, data);
+    if (!mip_start.empty()) cbc.setMIPStart(mip_start);
+
+    std::vector<std::string> args = {"memsched", "-log", std::to_string(log), "-slog", std::to_string(log)};
+    if (session.has_deadline()) {
+      const double left = session.seconds_left();
+      if (left <= 0) {
+        result.status = solve_status::time_limit;
+        result.message = "time limit reached before the search started";
+        return;
+      }
+      args.insert(args.end(), {"-timeMode", "elapsed", "-sec", detail::cbc_number(left)});
+    }
+    args.insert(args.end(), {"-ratioGap", detail::cbc_number(std::max(options.relative_gap, 0.0))});
+    if (options.threads > 1) args.insert(args.end(), {"-threads", std::to_string(options.threads)});
+    args.insert(args.end(), {"-solve", "-quit"});
+    std::vector<const char*> argv;
+    for (const auto& a : args) argv.push_back(a.c_str());
+    CbcMain1(static_cast<int>(argv.size()), argv.data(), cbc, detail::cbc_no_callback, data);
+
+    const double* x = cbc.bestSolution();
+    // (getSolutionCount() stays 0 when preprocessing alone solved the model.)
+    const bool have = x != nullptr && std::abs(cbc.getMinimizationObjValue()) < 1e300;
+    if (have) {
+      result.values.assign(x, x + n);
+      // CBC's solution may sit a hair outside integrality: round integer columns.
+      for (std::size_t i = 0; i < n; ++i)
+        if (model.variables()[i].type != variable_type::continuous) result.values[i] = std::round(result.values[i]);
+      result.objective = model.objective_value(result.values);
+    }
+    const double best_possible = cbc.getBestPossibleObjValue();
+    if (std::abs(best_possible) < 1e300) result.bound = p.sign * best_possible + model.objective_offset;
+
+    const bool stopped = cbc.status() == 1 || cbc.status() == 5 || session.deadline_passed() || session.callback_failed();
+    if (!have && (cbc.isProvenInfeasible() || (cbc.status() == 0 && cbc.secondaryStatus() == 1))) {
+      result.status = solve_status::infeasible;
+      result.bound = std::numeric_limits<double>::quiet_NaN();
+    } else if (cbc.isContinuousUnbounded() || (cbc.secondaryStatus() == 7 && !have)) {
+      result.status = solve_status::error;
+      result.values.clear();
+      result.bound = std::numeric_limits<double>::quiet_NaN();
+      result.message = "unbounded: the LP relaxation is unbounded (the MILP is unbounded or infeasible)";
+    } else if (have && !stopped && cbc.isProvenOptimal()) {
+      result.status = solve_status::optimal;
+      if (!std::isfinite(result.bound)) result.bound = result.objective;
+    } else if (have) {
+      result.status = solve_status::feasible;
+    } else if (stopped) {
+      result.status = solve_status::time_limit;
+    } else {
+      result.status = solve_status::error;
+      result.message = "cbc: no solution, status " + std::to_string(cbc.status()) + "/" + std::to_string(cbc.secondaryStatus());
+    }
+  }
+};
+
+static_assert(lp_backend<cbc_backend>);
+
+}  // namespace memsched
