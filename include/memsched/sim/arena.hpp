@@ -1,0 +1,244 @@
+#pragma once
+// Static memory planning: an offset in one arena for every tensor of an order, so that tensors live
+// at the same time never overlap. Two strategies: greedy by size (TensorFlow Lite's arena planner;
+// Pisarchyk and Lee, "Efficient Memory Management for Deep Neural Net Inference", 2020) and
+// first fit in order of allocation (a classic heap allocator replayed over the order).
+
+#include <memsched/core/errors.hpp>
+#include <memsched/core/status.hpp>
+#include <memsched/graph/memory_graph.hpp>
+#include <memsched/sim/simulate_order.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace memsched {
+
+/// How plan_arena places tensors.
+enum class arena_strategy {
+  greedy_by_size,  ///< Largest first; each into the smallest gap among time-overlapping tensors (TFLite).
+  first_fit,       ///< In order of allocation, each at the lowest offset free at that step.
+};
+
+/// "greedy-by-size" or "first-fit". O(1), never throws.
+[[nodiscard]] constexpr std::string_view to_string(arena_strategy s) noexcept {
+  return s == arena_strategy::greedy_by_size ? "greedy-by-size" : "first-fit";
+}
+
+/// Offsets of every tensor of an order in one arena.
+///
+/// Lifetimes follow the model of simulate_order, in steps (positions in the order), both ends
+/// included: the output of the vertex run at step k lives from k to the step of its last consumer;
+/// graph outputs live to the last step; a non-output sink lives at step k only. The workspace of the
+/// vertex run at step k is a separate buffer living at step k only. So the bytes live at step k are
+/// exactly the transient of simulate_order at step k, and arena_bytes >= peak_bytes.
+struct [[nodiscard]] arena_plan {
+  arena_strategy strategy = arena_strategy::greedy_by_size;
+  std::vector<std::int64_t> offset;            ///< Per vertex: offset of its output tensor (0 when it has 0 bytes).
+  std::vector<std::int64_t> workspace_offset;  ///< Per vertex: offset of its workspace (0 when it has none).
+  std::vector<std::size_t> first_step;         ///< Per vertex: step where its output is allocated.
+  std::vector<std::size_t> last_step;          ///< Per vertex: last step where its output is resident.
+  std::int64_t arena_bytes = 0;                ///< max over buffers of offset + size.
+  std::int64_t peak_bytes = 0;                 ///< Peak of the order (simulate_order): a lower bound on arena_bytes.
+  double fragmentation = 0;                    ///< arena_bytes / peak_bytes - 1 (0 when the peak is 0).
+  solve_status status = solve_status::feasible;  ///< optimal when arena_bytes == peak_bytes.
+};
+
+/// The verdict of check_arena.
+struct arena_check {
+  bool valid = true;
+  std::string error;  ///< Empty when valid; otherwise names the two overlapping tensors.
+};
+
+namespace detail {
+
+/// One buffer to place: a vertex's output tensor or its workspace.
+struct arena_buffer {
+  std::size_t node = 0;
+  bool workspace = false;
+  std::int64_t size = 0;
+  std::size_t first = 0, last = 0;  // inclusive steps
+};
+
+/// The buffers of a valid order, with lifetimes as documented on arena_plan. Zero-size buffers are
+/// left out: they take no room and may share any offset. O(n + m).
+inline std::vector<arena_buffer> arena_buffers(const memory_graph& g, std::span<const std::size_t> order,
+                                               std::vector<std::size_t>& first, std::vector<std::size_t>& last) {
+  const std::size_t n = g.size();
+  first.assign(n, 0);
+  last.assign(n, 0);
+  for (std::size_t k = 0; k < order.size(); ++k) first[order[k]] = k;
+  for (std::size_t v = 0; v < n; ++v) {
+    last[v] = first[v];
+    if (g.is_output(v)) last[v] = n - 1;
+    for (auto s : g.successors(v)) last[v] = std::max(last[v], first[s]);
+  }
+  std::vector<arena_buffer> buffers;
+  buffers.reserve(n);
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const std::size_t v = order[k];
+    if (g.bytes(v) > 0) buffers.push_back({v, false, g.bytes(v), first[v], last[v]});
+    if (g.workspace(v) > 0) buffers.push_back({v, true, g.workspace(v), k, k});
+  }
+  return buffers;
+}
+
+inline std::string buffer_label(const memory_graph& g, const arena_buffer& b) {
+  return (b.workspace ? "the workspace of " : "the output of ") + g.label(b.node);
+}
+
+/// Greedy by size: largest first (ties: earlier allocation, output before workspace, smaller
+/// index); each goes into the smallest gap, among the already placed buffers whose lifetime
+/// overlaps its own, that fits it, or above them all. O(B^2 log B) for B buffers.
+inline void place_greedy_by_size(std::vector<arena_buffer>& buffers, std::vector<std::int64_t>& offsets) {
+  std::vector<std::size_t> by_size(buffers.size());
+  for (std::size_t i = 0; i < by_size.size(); ++i) by_size[i] = i;
+  std::sort(by_size.begin(), by_size.end(), [&](std::size_t a, std::size_t b) {
+    const auto& x = buffers[a];
+    const auto& y = buffers[b];
+    if (x.size != y.size) return x.size > y.size;
+    if (x.first != y.first) return x.first < y.first;
+    if (x.workspace != y.workspace) return !x.workspace;
+    return x.node < y.node;
+  });
+  offsets.assign(buffers.size(), 0);
+  std::vector<std::size_t> placed, overlapping;
+  placed.reserve(buffers.size());
+  for (std::size_t i : by_size) {
+    const auto& b = buffers[i];
+    overlapping.clear();
+    for (std::size_t j : placed)
+      if (buffers[j].first <= b.last && b.first <= buffers[j].last) overlapping.push_back(j);
+    std::sort(overlapping.begin(), overlapping.end(), [&](std::size_t x, std::size_t y) { return offsets[x] < offsets[y]; });
+    std::int64_t current = 0, best = -1, best_gap = std::numeric_limits<std::int64_t>::max();
+    for (std::size_t j : overlapping) {
+      if (offsets[j] >= current) {
+        const std::int64_t gap = offsets[j] - current;
+        if (gap >= b.size && gap < best_gap) {
+          best = current;
+          best_gap = gap;
+        }
+      }
+      current = std::max(current, offsets[j] + buffers[j].size);
+    }
+    offsets[i] = best >= 0 ? best : current;
+    placed.push_back(i);
+  }
+}
+
+/// First fit in order of allocation: step by step, release the buffers whose life ended at the
+/// previous step, then place the step's output and then its workspace at the lowest offset where
+/// they fit. O(B * L) for B buffers and at most L live at once.
+inline void place_first_fit(const std::vector<arena_buffer>& buffers, std::size_t steps, std::vector<std::int64_t>& offsets) {
+  offsets.assign(buffers.size(), 0);
+  std::vector<std::vector<std::size_t>> ending(steps + 1);
+  std::map<std::int64_t, std::int64_t> live;  // offset -> end of the live buffers
+  std::size_t next = 0;
+  for (std::size_t k = 0; k < steps; ++k) {
+    if (k > 0)
+      for (std::size_t i : ending[k - 1]) live.erase(offsets[i]);
+    for (; next < buffers.size() && buffers[next].first == k; ++next) {
+      const auto& b = buffers[next];
+      std::int64_t at = 0;
+      for (auto [start, end] : live) {
+        if (start - at >= b.size) break;
+        at = std::max(at, end);
+      }
+      offsets[next] = at;
+      live.emplace(at, at + b.size);
+      ending[b.last].push_back(next);
+    }
+  }
+}
+
+}  // namespace detail
+
+/// Checks that `plan` places every tensor of `order` inside [0, plan.arena_bytes) and that no two
+/// tensors (outputs or workspaces, lifetimes as documented on arena_plan, recomputed from the
+/// order) live at the same step overlap. Zero-size tensors are ignored. O(n log n + m). Never
+/// throws for a bad plan (the verdict names two overlapping tensors); throws invalid_order for a
+/// bad order and what make_memory_graph throws for a bad graph.
+template <class G, class... Maps>
+  requires memory_graph_source<G, Maps...>
+[[nodiscard]] arena_check check_arena(const G& graph, std::span<const std::size_t> order, const arena_plan& plan,
+                                      const Maps&... maps) {
+  const memory_graph& g = detail::to_memory_graph(graph, maps...);
+  detail::check_order(g, order, "check_arena");
+  if (plan.offset.size() != g.size() || plan.workspace_offset.size() != g.size())
+    return {false, "the plan has " + std::to_string(plan.offset.size()) + " offsets and " +
+                       std::to_string(plan.workspace_offset.size()) + " workspace offsets for " + std::to_string(g.size()) +
+                       " vertices"};
+  std::vector<std::size_t> first, last;
+  const auto buffers = detail::arena_buffers(g, order, first, last);
+  auto offset_of = [&](const detail::arena_buffer& b) { return b.workspace ? plan.workspace_offset[b.node] : plan.offset[b.node]; };
+  std::vector<std::vector<std::size_t>> ending(order.size() + 1);
+  std::map<std::int64_t, std::size_t> live;  // offset -> buffer
+  std::size_t next = 0;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    if (k > 0)
+      for (std::size_t i : ending[k - 1]) live.erase(offset_of(buffers[i]));
+    for (; next < buffers.size() && buffers[next].first == k; ++next) {
+      const auto& b = buffers[next];
+      const std::int64_t at = offset_of(b);
+      if (at < 0 || at > plan.arena_bytes - b.size)
+        return {false, detail::buffer_label(g, b) + " at offset " + std::to_string(at) + " (" + std::to_string(b.size) +
+                           " bytes) is outside the arena of " + std::to_string(plan.arena_bytes) + " bytes"};
+      auto clash = [&](std::size_t other) {
+        return arena_check{false, detail::buffer_label(g, b) + " at offset " + std::to_string(at) + " overlaps " +
+                                      detail::buffer_label(g, buffers[other]) + " at offset " +
+                                      std::to_string(offset_of(buffers[other])) + " at step " + std::to_string(k)};
+      };
+      auto above = live.lower_bound(at);
+      if (above != live.end() && above->first < at + b.size) return clash(above->second);
+      if (above != live.begin()) {
+        auto below = std::prev(above);
+        if (below->first + buffers[below->second].size > at) return clash(below->second);
+      }
+      live.emplace(at, next);
+      ending[b.last].push_back(next);
+    }
+  }
+  return {};
+}
+
+/// Places every tensor of `order` (output tensors and workspaces, lifetimes as documented on
+/// arena_plan) in one arena with `strategy`. Returns the offsets, the arena size (>= the order's
+/// peak), the peak and the fragmentation arena / peak - 1. Deterministic.
+/// O(B^2 log B) for greedy_by_size and O(B * L) for first_fit, B = number of non-empty tensors and
+/// workspaces, L = most of them live at once. Throws invalid_order when `order` is not a
+/// topological order of every vertex; what make_memory_graph throws for a bad graph.
+template <class G, class... Maps>
+  requires memory_graph_source<G, Maps...>
+[[nodiscard]] arena_plan plan_arena(const G& graph, std::span<const std::size_t> order, arena_strategy strategy,
+                                    const Maps&... maps) {
+  const memory_graph& g = detail::to_memory_graph(graph, maps...);
+  detail::check_order(g, order, "plan_arena");
+  arena_plan plan;
+  plan.strategy = strategy;
+  auto buffers = detail::arena_buffers(g, order, plan.first_step, plan.last_step);
+  std::vector<std::int64_t> offsets;
+  if (strategy == arena_strategy::greedy_by_size)
+    detail::place_greedy_by_size(buffers, offsets);
+  else
+    detail::place_first_fit(buffers, order.size(), offsets);
+  plan.offset.assign(g.size(), 0);
+  plan.workspace_offset.assign(g.size(), 0);
+  for (std::size_t i = 0; i < buffers.size(); ++i) {
+    (buffers[i].workspace ? plan.workspace_offset : plan.offset)[buffers[i].node] = offsets[i];
+    plan.arena_bytes = std::max(plan.arena_bytes, offsets[i] + buffers[i].size);
+  }
+  plan.peak_bytes = detail::order_peak_unchecked(g, order);
+  plan.fragmentation = plan.peak_bytes > 0 ? static_cast<double>(plan.arena_bytes) / static_cast<double>(plan.peak_bytes) - 1.0 : 0.0;
+  plan.status = plan.arena_bytes == plan.peak_bytes ? solve_status::optimal : solve_status::feasible;
+  return plan;
+}
+
+}  // namespace memsched

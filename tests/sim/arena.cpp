@@ -1,0 +1,186 @@
+#include <memsched/graph/read_graph.hpp>
+#include <memsched/order/dfs.hpp>
+#include <memsched/order/greedy.hpp>
+#include <memsched/order/kahn.hpp>
+#include <memsched/sim/arena.hpp>
+#include <memsched/sim/simulate_order.hpp>
+
+#include "../support/random_dag.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <random>
+#include <string>
+
+using namespace memsched;
+using namespace memsched::testing;
+
+namespace {
+
+constexpr arena_strategy both[] = {arena_strategy::greedy_by_size, arena_strategy::first_fit};
+
+// Independent overlap check: every pair of non-empty buffers whose step ranges intersect must be
+// disjoint in memory. Lifetimes recomputed here from the order the obvious way.
+bool naive_disjoint(const memory_graph& g, const std::vector<std::size_t>& order, const arena_plan& p) {
+  const std::size_t n = g.size();
+  std::vector<std::size_t> pos(n);
+  for (std::size_t k = 0; k < n; ++k) pos[order[k]] = k;
+  struct buf {
+    std::int64_t lo, hi;
+    std::size_t from, to;
+  };
+  std::vector<buf> bufs;
+  for (std::size_t v = 0; v < n; ++v) {
+    std::size_t to = g.is_output(v) ? n - 1 : pos[v];
+    for (auto s : g.successors(v)) to = std::max(to, pos[s]);
+    if (g.bytes(v) > 0) bufs.push_back({p.offset[v], p.offset[v] + g.bytes(v), pos[v], to});
+    if (g.workspace(v) > 0) bufs.push_back({p.workspace_offset[v], p.workspace_offset[v] + g.workspace(v), pos[v], pos[v]});
+  }
+  for (const auto& a : bufs) {
+    if (a.lo < 0 || a.hi > p.arena_bytes) return false;
+    for (const auto& b : bufs)
+      if (&a != &b && a.from <= b.to && b.from <= a.to && a.lo < b.hi && b.lo < a.hi) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("plan_arena by hand: first fit fragments where greedy by size does not") {
+  // Chain 0 (10) -> 1 (10) -> 2 (20). Lifetimes [0, 1], [1, 2], [2, 2]; peak 30 at step 2.
+  const memory_graph g(memory_graph_data{.num_nodes = 3, .edges = {{0, 1}, {1, 2}}, .bytes = {10, 10, 20}});
+  const std::vector<std::size_t> order{0, 1, 2};
+  const arena_plan ff = plan_arena(g, order, arena_strategy::first_fit);
+  // First fit: 0 at 0, 1 at 10; at step 2, 0 is released but its 10-byte hole cannot take 2: 2 at 20.
+  CHECK(ff.offset == std::vector<std::int64_t>{0, 10, 20});
+  CHECK(ff.arena_bytes == 40);
+  CHECK(ff.peak_bytes == 30);
+  CHECK(ff.fragmentation == doctest::Approx(1.0 / 3.0));
+  CHECK(ff.status == solve_status::feasible);
+  CHECK(ff.first_step == std::vector<std::size_t>{0, 1, 2});
+  CHECK(ff.last_step == std::vector<std::size_t>{1, 2, 2});
+  // Greedy by size: 2 (20) at 0; 0 does not meet 2 in time: at 0; 1 meets both: above them, at 20.
+  const arena_plan gs = plan_arena(g, order, arena_strategy::greedy_by_size);
+  CHECK(gs.offset == std::vector<std::int64_t>{0, 20, 0});
+  CHECK(gs.arena_bytes == 30);
+  CHECK(gs.fragmentation == 0);
+  CHECK(gs.status == solve_status::optimal);
+  CHECK(check_arena(g, order, ff).valid);
+  CHECK(check_arena(g, order, gs).valid);
+}
+
+TEST_CASE("plan_arena: workspaces are buffers of one step; greedy by size takes the smallest gap") {
+  // 0 (8, output) and 1 (30) are sources; 2 (4, workspace 6) reads 1; 3 (2) reads 2 and is an output.
+  const memory_graph g(memory_graph_data{.num_nodes = 4,
+                                         .edges = {{1, 2}, {2, 3}},
+                                         .bytes = {8, 30, 4, 2},
+                                         .workspace = {0, 0, 6, 0},
+                                         .outputs = std::vector<std::size_t>{0, 3}});
+  const std::vector<std::size_t> order{0, 1, 2, 3};
+  // Steps: 0 [0, 3]; 1 [1, 2]; 2 [2, 3]; ws(2) [2, 2]; 3 [3, 3]. Peak at step 2: 8 + 30 + 4 + 6 = 48.
+  const arena_plan gs = plan_arena(g, order, arena_strategy::greedy_by_size);
+  // Sizes: 1 (30) at 0; 0 (8) above it at 30; ws(2) (6) above both at 38; 2 (4) at 44; 3 (2) meets 0
+  // and 2 only, which leave the gaps [0, 30) and [38, 44): the smaller one wins.
+  CHECK(gs.offset == std::vector<std::int64_t>{30, 0, 44, 38});
+  CHECK(gs.workspace_offset == std::vector<std::int64_t>{0, 0, 38, 0});
+  CHECK(gs.arena_bytes == 48);
+  CHECK(gs.peak_bytes == 48);
+  const arena_plan ff = plan_arena(g, order, arena_strategy::first_fit);
+  // First fit: 0 at 0, 1 at 8, 2 at 38, its workspace at 42; step 3: 1 and ws released, 3 at 8.
+  CHECK(ff.offset == std::vector<std::int64_t>{0, 8, 38, 8});
+  CHECK(ff.workspace_offset == std::vector<std::int64_t>{0, 0, 42, 0});
+  CHECK(ff.arena_bytes == 48);
+  for (auto s : both) CHECK(check_arena(g, order, plan_arena(g, order, s)).valid);
+}
+
+TEST_CASE("check_arena finds overlaps and buffers outside the arena") {
+  const memory_graph g(memory_graph_data{.num_nodes = 3, .edges = {{0, 1}, {1, 2}}, .bytes = {10, 10, 20}, .workspace = {0, 5, 0}});
+  const std::vector<std::size_t> order{0, 1, 2};
+  arena_plan p = plan_arena(g, order, arena_strategy::first_fit);
+  REQUIRE(check_arena(g, order, p).valid);
+  arena_plan bad = p;
+  bad.offset[1] = 5;  // overlaps 0, live at step 1
+  arena_check c = check_arena(g, order, bad);
+  CHECK_FALSE(c.valid);
+  CHECK(c.error.find("the output of node 1") != std::string::npos);
+  CHECK(c.error.find("the output of node 0") != std::string::npos);
+  bad = p;
+  bad.workspace_offset[1] = p.offset[0] + 3;
+  c = check_arena(g, order, bad);
+  CHECK_FALSE(c.valid);
+  CHECK(c.error.find("the workspace of node 1") != std::string::npos);
+  bad = p;
+  bad.arena_bytes -= 1;
+  c = check_arena(g, order, bad);
+  CHECK_FALSE(c.valid);
+  CHECK(c.error.find("outside the arena") != std::string::npos);
+  bad = p;
+  bad.offset.pop_back();
+  CHECK_FALSE(check_arena(g, order, bad).valid);
+  // 0 and 2 never live at the same time: sharing an offset is fine.
+  bad = p;
+  bad.offset[2] = bad.offset[0];
+  bad.arena_bytes = std::max(bad.arena_bytes, bad.offset[2] + 20);
+  CHECK(check_arena(g, order, bad).valid == (bad.offset[2] + 20 <= bad.offset[1] || bad.offset[2] >= bad.offset[1] + 10));
+  CHECK_THROWS_AS((void)plan_arena(g, std::vector<std::size_t>{1, 0, 2}, arena_strategy::first_fit), invalid_order);
+  CHECK_THROWS_AS((void)check_arena(g, std::vector<std::size_t>{0, 1}, p), invalid_order);
+}
+
+TEST_CASE_TEMPLATE("plan_arena on every order of random DAGs: valid, arena >= peak, on every graph type", G, vecs_graph,
+                   lists_graph, csr_graph) {
+  int plans = 0;
+  for (std::uint64_t seed = 0; seed < 40; ++seed) {
+    const std::size_t n = 1 + seed % 7;
+    auto d = random_dag(n, 0.3, seed, seed % 3 == 0 ? 4 : 100, seed % 2 == 0);
+    if (seed % 5 == 0) d.bytes[0] = 0;  // an empty tensor
+    const memory_graph g(d);
+    const typed_graph<G> tg(d);
+    CAPTURE(seed);
+    for_each_topological_order(g, [&](const std::vector<std::size_t>& order) {
+      for (auto s : both) {
+        ++plans;
+        const arena_plan p = plan_arena(tg.graph, order, s, tg.maps());
+        REQUIRE(p.peak_bytes == order_peak(g, order));
+        REQUIRE(p.arena_bytes >= p.peak_bytes);
+        REQUIRE(check_arena(g, order, p).valid);
+        REQUIRE(naive_disjoint(g, order, p));
+        REQUIRE(p.fragmentation >= 0);
+      }
+    });
+  }
+  CHECK(plans > 500);
+}
+
+TEST_CASE("check_arena agrees with a naive pairwise check on randomly shifted plans") {
+  std::mt19937_64 rng(3);
+  int bad = 0;
+  for (std::uint64_t seed = 0; seed < 300; ++seed) {
+    const auto d = random_dag(2 + seed % 10, 0.3, seed, 20, seed % 2 == 0);
+    const memory_graph g(d);
+    const auto order = kahn_order(g).order;
+    arena_plan p = plan_arena(g, order, both[seed % 2]);
+    const std::size_t v = rng() % g.size();
+    (rng() % 2 ? p.offset[v] : p.workspace_offset[v]) += static_cast<std::int64_t>(rng() % 30) - 15;
+    if (rng() % 4 == 0) p.arena_bytes += 10;
+    CAPTURE(seed);
+    const bool valid = check_arena(g, order, p).valid;
+    CHECK(valid == naive_disjoint(g, order, p));
+    bad += !valid;
+  }
+  CHECK(bad > 50);
+}
+
+TEST_CASE("plan_arena on the bundled real graphs, for the three baseline orders") {
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(MEMSCHED_TEST_DATA_DIR)) {
+    if (entry.path().extension() != ".json") continue;
+    CAPTURE(entry.path().string());
+    const memory_graph g = make_memory_graph(read_graph(entry.path()));
+    for (const auto& order : {kahn_order(g).order, dfs_order(g).order, greedy_order(g).order})
+      for (auto s : both) {
+        const arena_plan p = plan_arena(g, order, s);
+        CHECK(p.arena_bytes >= p.peak_bytes);
+        CHECK(check_arena(g, order, p).valid);
+      }
+  }
+}
