@@ -3,169 +3,123 @@
 
 #include <memsched/core/errors.hpp>
 #include <memsched/graph/dataflow_graph.hpp>
-#include <memsched/graph/memory_graph.hpp>
+#include <memsched/graph/detail/graph_record.hpp>
 
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
-#include <sstream>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace memsched {
 
 namespace detail {
 
-/// Maps file ids to vertex indices, with errors that name the file and the field.
-class id_table {
- public:
-  explicit id_table(std::string source) : source_(std::move(source)) {}
-  void add(std::int64_t id, std::size_t index, std::string_view field) {
-    if (!index_.emplace(id, index).second) fail(std::string(field) + ": duplicate node id " + std::to_string(id));
-  }
-  [[nodiscard]] std::size_t at(const nlohmann::json& id, std::string_view field) const {
-    if (!id.is_number_integer()) fail(std::string(field) + ": node id must be an integer, got " + id.dump());
-    const auto it = index_.find(id.get<std::int64_t>());
-    if (it == index_.end()) fail(std::string(field) + ": unknown node id " + id.dump());
-    return it->second;
-  }
-  [[noreturn]] void fail(const std::string& what) const { throw file_error(source_ + ": " + what); }
-  [[nodiscard]] const std::string& source() const { return source_; }
-
- private:
-  std::string source_;
-  std::unordered_map<std::int64_t, std::size_t> index_;
-};
-
-inline std::int64_t json_size(const nlohmann::json& value, const id_table& ids, const std::string& field) {
+/// A JSON node id (or grad_of, edge end, output, order entry): an integer that fits in int64.
+inline std::int64_t json_id(const nlohmann::json& value, const std::string& source, const std::string& field) {
   if (value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-    ids.fail(field + " = " + value.dump() + " does not fit in 63 bits");
-  if (!value.is_number_integer()) ids.fail(field + " must be an integer >= 0, got " + value.dump());
-  const auto n = value.get<std::int64_t>();
-  if (n < 0) ids.fail(field + " must be >= 0, got " + std::to_string(n));
-  return n;
+    fail_file(source, field + ": node id " + value.dump() + " does not fit in 64 bits");
+  if (!value.is_number_integer()) fail_file(source, field + ": node id must be an integer, got " + value.dump());
+  return value.get<std::int64_t>();
 }
 
-inline std::vector<std::size_t> json_id_list(const nlohmann::json& doc, const char* key, const id_table& ids) {
-  const auto& list = doc.at(key);
-  if (!list.is_array()) ids.fail(std::string(key) + " must be an array of node ids");
-  std::vector<std::size_t> out;
+/// A JSON size (bytes, workspace): an integer that fits in int64 (the sign is checked later).
+inline std::int64_t json_size(const nlohmann::json& value, const std::string& source, const std::string& field) {
+  if (value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+    fail_file(source, field + " = " + value.dump() + " does not fit in 64 bits");
+  if (!value.is_number_integer()) fail_file(source, field + " must be an integer >= 0, got " + value.dump());
+  return value.get<std::int64_t>();
+}
+
+inline std::vector<std::int64_t> json_id_list(const nlohmann::json& list, const char* key, const std::string& source) {
+  if (!list.is_array()) fail_file(source, std::string("'") + key + "' must be an array of node ids, got " + list.dump());
+  std::vector<std::int64_t> out;
   out.reserve(list.size());
-  for (std::size_t i = 0; i < list.size(); ++i) out.push_back(ids.at(list[i], std::string(key) + "[" + std::to_string(i) + "]"));
+  for (std::size_t i = 0; i < list.size(); ++i) out.push_back(json_id(list[i], source, std::string(key) + "[" + std::to_string(i) + "]"));
   return out;
+}
+
+inline std::string json_string(const nlohmann::json& object, const char* key, const std::string& source, const std::string& where) {
+  const auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return {};
+  if (!it->is_string()) fail_file(source, where + key + " must be a string, got " + it->dump());
+  return it->get<std::string>();
+}
+
+/// The graph_record of a parsed JSON document (types checked here, meaning in build_dataflow_graph).
+inline graph_record json_record(const nlohmann::json& doc, const std::string& source) {
+  using nlohmann::json;
+  if (!doc.is_object()) fail_file(source, "the top level must be a JSON object");
+  graph_record r;
+  r.name = json_string(doc, "name", source, "");
+  r.kind = json_string(doc, "kind", source, "");
+  const auto nodes = doc.find("nodes");
+  if (nodes == doc.end() || !nodes->is_array()) fail_file(source, "missing field 'nodes' (an array of node objects)");
+  r.nodes.reserve(nodes->size());
+  for (std::size_t i = 0; i < nodes->size(); ++i) {
+    const json& n = (*nodes)[i];
+    const std::string where = "nodes[" + std::to_string(i) + "]";
+    if (!n.is_object()) fail_file(source, where + " must be an object");
+    if (!n.contains("id")) fail_file(source, where + ": missing field 'id'");
+    node v;
+    v.id = json_id(n.at("id"), source, where + ".id");
+    const std::string named = node_label(v.id) + ": ";
+    if (!n.contains("bytes")) fail_file(source, named + "missing field 'bytes'");
+    v.bytes = json_size(n.at("bytes"), source, named + "bytes");
+    if (n.contains("workspace") && !n.at("workspace").is_null())
+      v.workspace = json_size(n.at("workspace"), source, named + "workspace");
+    if (n.contains("cost") && !n.at("cost").is_null()) {
+      if (!n.at("cost").is_number()) fail_file(source, named + "cost must be a number >= 0, got " + n.at("cost").dump());
+      v.cost = n.at("cost").get<double>();
+    }
+    v.name = json_string(n, "name", source, named);
+    v.op = json_string(n, "op", source, named);
+    if (n.contains("backward") && !n.at("backward").is_null()) {
+      if (!n.at("backward").is_boolean()) fail_file(source, named + "backward must be true or false, got " + n.at("backward").dump());
+      v.backward = n.at("backward").get<bool>();
+    }
+    if (n.contains("grad_of") && !n.at("grad_of").is_null()) v.grad_of = json_id(n.at("grad_of"), source, named + "grad_of");
+    r.nodes.push_back(std::move(v));
+  }
+  if (const auto edges = doc.find("edges"); edges != doc.end() && !edges->is_null()) {
+    if (!edges->is_array()) fail_file(source, "'edges' must be an array of [producer, consumer] pairs");
+    r.edges.reserve(edges->size());
+    for (std::size_t i = 0; i < edges->size(); ++i) {
+      const json& e = (*edges)[i];
+      const std::string where = "edges[" + std::to_string(i) + "]";
+      if (!e.is_array() || e.size() != 2) fail_file(source, where + " must be a [producer, consumer] pair, got " + e.dump());
+      r.edges.emplace_back(json_id(e[0], source, where), json_id(e[1], source, where));
+    }
+  }
+  if (const auto outputs = doc.find("outputs"); outputs != doc.end() && !outputs->is_null())
+    r.outputs = json_id_list(*outputs, "outputs", source);
+  if (const auto order = doc.find("order"); order != doc.end() && !order->is_null())
+    r.order = json_id_list(*order, "order", source);
+  return r;
 }
 
 }  // namespace detail
 
 /// Parses a graph in memsched JSON; `source` names the input in error messages. O((n + m) log m).
-/// Throws file_error, naming the source and the field or node, for text that is not JSON, a missing
-/// or ill-typed field, a negative or non-integer size, sizes whose sum overflows 64 bits, a
-/// duplicate or unknown node id, a self loop, a cycle (naming a node on it), an `order` that is not
-/// a topological order of all nodes, or an `outputs` entry that is not a node. Unknown fields are
-/// ignored; duplicate edges are merged.
+/// Throws file_error, whose message starts with `source` and names the field or node, for text that
+/// is not JSON, a missing or ill-typed field, a negative or non-integer size, sizes whose sum
+/// overflows 64 bits, a duplicate or unknown node id, a self loop, a cycle (naming a node on it), an
+/// `order` that is not a topological order of all nodes, or an `outputs` entry that is not a node.
+/// Unknown fields are ignored; duplicate edges and outputs are merged.
 [[nodiscard]] inline dataflow_graph parse_json_graph(std::string_view text, const std::string& source = "<json>") {
-  using nlohmann::json;
-  json doc;
+  nlohmann::json doc;
   try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
+    doc = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
     throw file_error(source + ": not valid JSON (" + e.what() + ")");
   }
-  detail::id_table ids(source);
-  if (!doc.is_object()) ids.fail("the top level must be a JSON object");
-  if (!doc.contains("nodes") || !doc["nodes"].is_array()) ids.fail("missing field 'nodes' (an array)");
-  const json& nodes = doc["nodes"];
-  if (nodes.empty()) ids.fail("'nodes' is empty: a graph needs at least one node");
-
-  dataflow_graph g(nodes.size());
-  auto& info = g[boost::graph_bundle];
-  info.name = doc.value("name", std::string());
-  if (doc.contains("kind") && doc["kind"].is_string()) info.kind = doc["kind"].get<std::string>();
-  std::int64_t total = 0;
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    const json& n = nodes[i];
-    const std::string where = "nodes[" + std::to_string(i) + "]";
-    if (!n.is_object()) ids.fail(where + " must be an object");
-    if (!n.contains("id")) ids.fail(where + ": missing field 'id'");
-    if (!n["id"].is_number_integer()) ids.fail(where + ".id must be an integer, got " + n["id"].dump());
-    node& v = g[i];
-    v.id = n["id"].get<std::int64_t>();
-    const std::string named = "node " + std::to_string(v.id);
-    ids.add(v.id, i, where);
-    if (!n.contains("bytes")) ids.fail(named + ": missing field 'bytes'");
-    v.bytes = detail::json_size(n["bytes"], ids, named + ": bytes");
-    if (n.contains("workspace")) v.workspace = detail::json_size(n["workspace"], ids, named + ": workspace");
-    if (__builtin_add_overflow(total, v.bytes, &total) || __builtin_add_overflow(total, v.workspace, &total))
-      ids.fail(named + ": the sum of bytes and workspace over all nodes overflows 64 bits");
-    if (n.contains("cost")) {
-      if (!n["cost"].is_number()) ids.fail(named + ": cost must be a number >= 0, got " + n["cost"].dump());
-      v.cost = n["cost"].get<double>();
-      if (!(v.cost >= 0) || v.cost == std::numeric_limits<double>::infinity())
-        ids.fail(named + ": cost must be a finite number >= 0, got " + n["cost"].dump());
-    }
-    if (n.contains("name") && n["name"].is_string()) v.name = n["name"].get<std::string>();
-    if (n.contains("op") && n["op"].is_string()) v.op = n["op"].get<std::string>();
-    if (n.contains("backward") && n["backward"].is_boolean()) v.backward = n["backward"].get<bool>();
-    if (n.contains("grad_of") && !n["grad_of"].is_null()) {
-      if (!n["grad_of"].is_number_integer()) ids.fail(named + ": grad_of must be a node id");
-      v.grad_of = n["grad_of"].get<std::int64_t>();
-    }
-  }
-  for (std::size_t i = 0; i < nodes.size(); ++i)
-    if (g[i].grad_of) (void)ids.at(json(*g[i].grad_of), "node " + std::to_string(g[i].id) + ": grad_of");
-
-  if (doc.contains("edges")) {
-    const json& edges = doc["edges"];
-    if (!edges.is_array()) ids.fail("'edges' must be an array of [producer, consumer] pairs");
-    std::vector<std::pair<std::size_t, std::size_t>> pairs;
-    pairs.reserve(edges.size());
-    for (std::size_t i = 0; i < edges.size(); ++i) {
-      const std::string where = "edges[" + std::to_string(i) + "]";
-      if (!edges[i].is_array() || edges[i].size() != 2) ids.fail(where + " must be a [producer, consumer] pair");
-      const std::size_t u = ids.at(edges[i][0], where), v = ids.at(edges[i][1], where);
-      if (u == v) ids.fail(where + ": self loop on node " + std::to_string(g[u].id));
-      pairs.emplace_back(u, v);
-    }
-    std::sort(pairs.begin(), pairs.end());
-    pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-    for (auto [u, v] : pairs) add_edge(u, v, g);
-  }
-  if (doc.contains("outputs") && !doc["outputs"].is_null()) {
-    auto outputs = detail::json_id_list(doc, "outputs", ids);
-    std::sort(outputs.begin(), outputs.end());
-    outputs.erase(std::unique(outputs.begin(), outputs.end()), outputs.end());
-    info.outputs = std::move(outputs);
-  }
-  // Cycles and everything else the memory model needs are checked once, by memory_graph.
-  try {
-    (void)make_memory_graph(g, source);
-  } catch (const cycle_error& e) {
-    throw file_error(e.what());
-  } catch (const graph_error& e) {
-    throw file_error(e.what());
-  }
-  if (doc.contains("order") && !doc["order"].is_null()) {
-    info.order = detail::json_id_list(doc, "order", ids);
-    std::vector<char> done(nodes.size(), 0);
-    for (std::size_t k = 0; k < info.order.size(); ++k) {
-      const std::size_t v = info.order[k];
-      if (done[v]) ids.fail("order[" + std::to_string(k) + "]: node " + std::to_string(g[v].id) + " appears twice");
-      for (auto [e, end] = in_edges(v, g); e != end; ++e)
-        if (!done[boost::source(*e, g)])
-          ids.fail("order[" + std::to_string(k) + "]: node " + std::to_string(g[v].id) + " comes before its input node " +
-                   std::to_string(g[boost::source(*e, g)].id));
-      done[v] = 1;
-    }
-    if (info.order.size() != nodes.size())
-      ids.fail("order lists " + std::to_string(info.order.size()) + " of " + std::to_string(nodes.size()) + " nodes");
-  }
-  return g;
+  return detail::build_dataflow_graph(detail::json_record(doc, source), source);
 }
 
 /// Reads a graph file in memsched JSON. Throws file_error naming the path when it cannot be opened,
@@ -177,9 +131,12 @@ inline std::vector<std::size_t> json_id_list(const nlohmann::json& doc, const ch
   return parse_json_graph(text, path.string());
 }
 
-/// The graph as a memsched JSON document (version 1). O(n + m). Never throws but std::bad_alloc.
+/// The graph as a memsched JSON document (version 1): every node's id, bytes and cost, the other
+/// node fields when set, the edges as [producer id, consumer id], `outputs` when explicit and `order`
+/// when set. O(n + m). Throws graph_error when `outputs` or `order` holds a non-vertex.
 [[nodiscard]] inline nlohmann::json to_json(const dataflow_graph& g) {
   using nlohmann::json;
+  detail::check_graph_lists(g, "to_json");
   const auto& info = g[boost::graph_bundle];
   json doc = json::object();
   doc["format"] = "memsched-graph";
@@ -201,7 +158,7 @@ inline std::vector<std::size_t> json_id_list(const nlohmann::json& doc, const ch
   }
   doc["nodes"] = std::move(nodes);
   json edges = json::array();
-  for (auto [e, end] = boost::edges(g); e != end; ++e) edges.push_back({g[boost::source(*e, g)].id, g[target(*e, g)].id});
+  for (auto [e, end] = boost::edges(g); e != end; ++e) edges.push_back({g[boost::source(*e, g)].id, g[boost::target(*e, g)].id});
   doc["edges"] = std::move(edges);
   auto ids_of = [&](const std::vector<std::size_t>& list) {
     json a = json::array();
@@ -213,10 +170,13 @@ inline std::vector<std::size_t> json_id_list(const nlohmann::json& doc, const ch
   return doc;
 }
 
-/// Writes the graph as memsched JSON. Throws file_error when the file cannot be written.
+/// Writes the graph as memsched JSON. O(n + m). Throws file_error naming the path when the file
+/// cannot be written, graph_error as to_json.
 inline void write_json_graph(const std::filesystem::path& path, const dataflow_graph& g) {
+  const std::string text = to_json(g).dump(1) + '\n';
   std::ofstream out(path, std::ios::binary);
-  out << to_json(g).dump(1) << '\n';
+  out << text;
+  out.flush();
   if (!out) throw file_error(path.string() + ": cannot write the file");
 }
 

@@ -1,0 +1,76 @@
+#pragma once
+// Reading and writing graphs as Graphviz DOT through Boost.Graph's read_graphviz/write_graphviz_dp
+// and dynamic_properties. The DOT node name is the node id; attribute names: see
+// docs/graph-format.md and detail/attribute_graph.hpp.
+
+#include <memsched/core/errors.hpp>
+#include <memsched/graph/dataflow_graph.hpp>
+#include <memsched/graph/detail/attribute_graph.hpp>
+#include <memsched/graph/detail/graph_record.hpp>
+
+#include <boost/graph/graphviz.hpp>
+
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+namespace memsched {
+
+/// Parses a graph in Graphviz DOT (a `digraph`); `source` names the input in messages. Node names
+/// must be integers (the node ids). Node attributes `bytes` (required), `name`, `op`, `cost`,
+/// `workspace`, `backward`, `grad_of`, `output`, `order_position`; graph attributes `name`, `kind`;
+/// others (label, shape, ...) are ignored. O((n + m) log m). Throws file_error, whose message starts
+/// with `source`, for text that is not a DOT digraph, a node name that is not an integer, and
+/// everything parse_json_graph rejects (same checks, same validation).
+[[nodiscard]] inline dataflow_graph parse_dot_graph(std::string_view text, const std::string& source = "<dot>") {
+  detail::attribute_graph raw;
+  auto dp = detail::attribute_properties(raw, "node_id");
+  try {
+    if (!boost::read_graphviz(std::string(text), raw, dp, "node_id"))
+      throw file_error(source + ": not a valid DOT digraph");
+  } catch (const file_error&) {
+    throw;
+  } catch (const boost::undirected_graph_error&) {
+    throw file_error(source + ": not a DOT digraph (an undirected graph: use 'digraph' and '->')");
+  } catch (const std::exception& e) {
+    throw file_error(source + ": not valid DOT (" + e.what() + ")");
+  }
+  return detail::build_dataflow_graph(detail::record_from_attributes(raw, source, detail::attribute_format::dot), source);
+}
+
+/// Reads a DOT file. Throws file_error naming the path when it cannot be opened, and everything
+/// parse_dot_graph throws.
+[[nodiscard]] inline dataflow_graph read_dot_graph(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw file_error(path.string() + ": cannot open the file");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parse_dot_graph(text, path.string());
+}
+
+/// Writes the graph as a DOT digraph: node names are the ids, the attributes above as node
+/// attributes (`output` only with explicit outputs, `order_position` only with an order, `grad_of`
+/// only when a node has one), `name` and `kind` as graph attributes; costs with enough digits to
+/// read back exactly. O(n + m). Throws graph_error when the graph's outputs or order hold a
+/// non-vertex.
+inline void write_dot_graph(std::ostream& out, const dataflow_graph& g) {
+  detail::check_graph_lists(g, "write_dot_graph");
+  const auto dp = detail::written_properties(g, "node_id");
+  boost::write_graphviz_dp(out, g, dp, "node_id");
+}
+
+/// Writes the graph to a DOT file. Throws file_error naming the path when it cannot be written,
+/// graph_error as the stream overload.
+inline void write_dot_graph(const std::filesystem::path& path, const dataflow_graph& g) {
+  std::ostringstream text;
+  write_dot_graph(text, g);
+  std::ofstream out(path, std::ios::binary);
+  out << text.str();
+  out.flush();
+  if (!out) throw file_error(path.string() + ": cannot write the file");
+}
+
+}  // namespace memsched

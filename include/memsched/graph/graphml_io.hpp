@@ -1,0 +1,104 @@
+#pragma once
+// Reading and writing graphs as GraphML through Boost.Graph's read_graphml/write_graphml and
+// dynamic_properties. Attribute names: see docs/graph-format.md and detail/attribute_graph.hpp.
+
+#include <memsched/core/errors.hpp>
+#include <memsched/graph/dataflow_graph.hpp>
+#include <memsched/graph/detail/attribute_graph.hpp>
+#include <memsched/graph/detail/graph_record.hpp>
+
+#include <boost/any.hpp>
+#include <boost/graph/graphml.hpp>
+
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace memsched {
+
+namespace detail {
+
+/// Boost's GraphML parser hands every attribute over as text with its declared type; this builder
+/// keeps the text (in an attribute_graph, through dynamic_properties) so that the conversion, not
+/// boost::lexical_cast, reports bad values, naming the node.
+class graphml_builder final : public boost::mutate_graph {
+ public:
+  graphml_builder(attribute_graph& g, boost::dynamic_properties& dp) : g_(g), dp_(dp) {}
+  [[nodiscard]] bool is_directed() const override { return true; }
+  boost::any do_add_vertex() override { return boost::any(add_vertex(g_)); }
+  std::pair<boost::any, bool> do_add_edge(boost::any source, boost::any target) override {
+    const auto [e, added] = add_edge(boost::any_cast<std::size_t>(source), boost::any_cast<std::size_t>(target), g_);
+    return {boost::any(e), added};
+  }
+  void set_graph_property(const std::string& name, const std::string& value, const std::string&) override {
+    boost::put(name, dp_, &g_, value);
+  }
+  void set_vertex_property(const std::string& name, boost::any vertex, const std::string& value, const std::string&) override {
+    boost::put(name, dp_, boost::any_cast<std::size_t>(vertex), value);
+  }
+  void set_edge_property(const std::string&, boost::any, const std::string&, const std::string&) override {}
+
+ private:
+  attribute_graph& g_;
+  boost::dynamic_properties& dp_;
+};
+
+}  // namespace detail
+
+/// Parses a graph in GraphML (the first graph of the document); `source` names the input in
+/// messages. Node attributes `bytes` (required), `id`, `name`, `op`, `cost`, `workspace`,
+/// `backward`, `grad_of`, `output`, `order_position`; graph attributes `name`, `kind`; others are
+/// ignored. Without `id` attributes the nodes are numbered 0, 1, ... in file order.
+/// O((n + m) log m). Throws file_error, whose message starts with `source`, for text that is not
+/// GraphML and for everything parse_json_graph rejects (same checks, same validation).
+[[nodiscard]] inline dataflow_graph parse_graphml_graph(std::string_view text, const std::string& source = "<graphml>") {
+  detail::attribute_graph raw;
+  auto dp = detail::attribute_properties(raw, "id");
+  try {
+    std::istringstream in{std::string(text)};
+    detail::graphml_builder builder(raw, dp);
+    boost::read_graphml(in, builder, 0);
+  } catch (const file_error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw file_error(source + ": not valid GraphML (" + e.what() + ")");
+  }
+  return detail::build_dataflow_graph(detail::record_from_attributes(raw, source, detail::attribute_format::graphml), source);
+}
+
+/// Reads a GraphML file. Throws file_error naming the path when it cannot be opened, and everything
+/// parse_graphml_graph throws.
+[[nodiscard]] inline dataflow_graph read_graphml_graph(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw file_error(path.string() + ": cannot open the file");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parse_graphml_graph(text, path.string());
+}
+
+/// Writes the graph as GraphML: nodes "n<index>" with the attributes above (`output` only when
+/// the graph has explicit outputs, `order_position` only when it has an order, `grad_of` only when
+/// a node has one); costs are written with enough digits to read back exactly. O(n + m).
+/// Throws graph_error when the graph's outputs or order hold a non-vertex.
+inline void write_graphml_graph(std::ostream& out, const dataflow_graph& g) {
+  detail::check_graph_lists(g, "write_graphml_graph");
+  const auto dp = detail::written_properties(g, "id");
+  boost::write_graphml(out, g, get(boost::vertex_index, g), dp, true);
+}
+
+/// Writes the graph to a GraphML file. Throws file_error naming the path when it cannot be written,
+/// graph_error as the stream overload.
+inline void write_graphml_graph(const std::filesystem::path& path, const dataflow_graph& g) {
+  std::ostringstream text;
+  write_graphml_graph(text, g);
+  std::ofstream out(path, std::ios::binary);
+  out << text.str();
+  out.flush();
+  if (!out) throw file_error(path.string() + ": cannot write the file");
+}
+
+}  // namespace memsched
