@@ -154,6 +154,11 @@ struct cbc_backend {
       result.seconds = session.seconds();
       return result;
     }
+    if (model.num_variables() == 0) {
+      result = detail::solve_without_variables(model);
+      result.seconds = session.seconds();
+      return result;
+    }
     {
       std::lock_guard lock(detail::cbc_mutex());
       try {
@@ -182,6 +187,11 @@ struct cbc_backend {
     detail::solve_session session(model, options);
     if (auto bad = detail::check_milp_model(model, "cbc_backend::solve_relaxation")) {
       result.message = std::move(*bad);
+      result.seconds = session.seconds();
+      return result;
+    }
+    if (model.num_variables() == 0) {
+      result = detail::solve_without_variables(model);
       result.seconds = session.seconds();
       return result;
     }

@@ -51,6 +51,20 @@ using solver_clock = std::chrono::steady_clock;
   return std::nullopt;
 }
 
+/// The answer for a model without variables: optimal (objective = offset) when every row admits
+/// 0, else infeasible. O(rows).
+[[nodiscard]] inline solver_result solve_without_variables(const milp_model& model) {
+  solver_result r;
+  for (const auto& c : model.constraints())
+    if (c.lower > 1e-9 || c.upper < -1e-9) {
+      r.status = solve_status::infeasible;
+      return r;
+    }
+  r.status = solve_status::optimal;
+  r.objective = r.bound = model.objective_offset;
+  return r;
+}
+
 /// True when `a` is a strictly better objective than `b` under `sense` (relative tolerance 1e-9).
 [[nodiscard]] inline bool better_objective(double a, double b, objective_sense sense) noexcept {
   const double tol = 1e-9 * std::max(1.0, std::abs(b));
