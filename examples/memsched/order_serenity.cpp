@@ -1,0 +1,94 @@
+// memsched order GRAPH --algo serenity [--budget BYTES] [--soft-budget paper|bounded|off] [--no-divide]
+//   [--rewrite] [--time-limit S] [--attempt-time-limit S] [--max-states N] [--max-bytes N] [--threads N]
+
+#include "cli.hpp"
+
+#include <memsched/order/serenity.hpp>
+
+#if __has_include(<memsched/graph/identity_rewrite.hpp>)
+#include <memsched/graph/identity_rewrite.hpp>
+#define MEMSCHED_CLI_HAVE_REWRITE 1
+#endif
+
+namespace memsched_cli {
+namespace {
+
+memsched::serenity_options serenity_options_of(const parsed_args& args) {
+  memsched::serenity_options o;
+  if (auto b = args.get_int("budget")) {
+    if (*b < 0) throw usage_error("--budget must be >= 0");
+    o.budget = *b;
+  }
+  const std::string soft = args.get_or("soft-budget", "off");
+  if (soft == "off") o.soft_budget = memsched::soft_budget_mode::off;
+  else if (soft == "paper") o.soft_budget = memsched::soft_budget_mode::paper;
+  else if (soft == "bounded") o.soft_budget = memsched::soft_budget_mode::bounded;
+  else throw usage_error("--soft-budget must be off, paper or bounded, got '" + soft + "'");
+  o.divide = !args.has("no-divide");
+  if (auto t = args.get_double("time-limit")) {
+    if (*t < 0) throw usage_error("--time-limit must be >= 0");
+    o.time_limit = std::chrono::duration<double>(*t);
+  }
+  if (auto t = args.get_double("attempt-time-limit")) {
+    if (*t <= 0) throw usage_error("--attempt-time-limit must be > 0");
+    o.attempt_time_limit = std::chrono::duration<double>(*t);
+  }
+  if (auto s = args.get_int("max-states")) {
+    if (*s <= 0) throw usage_error("--max-states must be > 0");
+    o.max_states = static_cast<std::uint64_t>(*s);
+  }
+  if (auto s = args.get_int("max-bytes")) {
+    if (*s <= 0) throw usage_error("--max-bytes must be > 0");
+    o.max_bytes = static_cast<std::uint64_t>(*s);
+  }
+  if (auto t = args.get_int("threads")) {
+    if (*t < 0) throw usage_error("--threads must be >= 0");
+    o.threads = static_cast<unsigned>(*t);
+  }
+  return o;
+}
+
+memsched::order_result run_serenity(const memsched::dataflow_graph& g, const parsed_args& args) {
+  const memsched::serenity_options o = serenity_options_of(args);
+  if (args.has("rewrite")) {
+#ifdef MEMSCHED_CLI_HAVE_REWRITE
+    const auto rw = memsched::rewrite_identities(g);
+    memsched::order_result r = memsched::serenity_order(rw.graph, o);
+    // Map the rewritten graph's order back to the original vertices (rewritten-only vertices dropped).
+    std::vector<std::size_t> order;
+    std::vector<char> seen(num_vertices(g), 0);
+    for (std::size_t v : r.order) {
+      const std::size_t orig = rw.original[v];
+      if (orig < seen.size() && !seen[orig]) {
+        seen[orig] = 1;
+        order.push_back(orig);
+      }
+    }
+    r.order = std::move(order);
+    return r;
+#else
+    throw usage_error("--rewrite needs memsched/graph/identity_rewrite.hpp, which this build lacks");
+#endif
+  }
+  return memsched::serenity_order(g, o);
+}
+
+const register_order_algorithm serenity{
+    {"serenity",
+     "    Peak-memory-optimal order (Serenity, MLSys 2020): dynamic programming over signatures,\n"
+     "    divide and conquer at single-node cuts, soft budgeting. Options:\n"
+     "      --budget BYTES            only orders with peak <= BYTES (status infeasible if none)\n"
+     "      --soft-budget MODE        off (default), paper (Algorithm 2 as published), bounded\n"
+     "      --no-divide               do not split at single-node cuts\n"
+     "      --rewrite                 rewrite identity ops first (graph/identity_rewrite.hpp)\n"
+     "      --time-limit S            stop the proof after S seconds (status feasible)\n"
+     "      --attempt-time-limit S    time limit T of one soft-budget attempt (default 1)\n"
+     "      --max-states N            cap on stored partial schedules per search\n"
+     "      --max-bytes N             cap on search memory (default 4 GiB)\n"
+     "      --threads N               threads over segments (0: all cores; default 1)\n",
+     {{"budget", "soft-budget", "time-limit", "attempt-time-limit", "max-states", "max-bytes", "threads"},
+      {"no-divide", "rewrite"}},
+     run_serenity}};
+
+}  // namespace
+}  // namespace memsched_cli
