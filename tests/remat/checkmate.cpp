@@ -1,0 +1,271 @@
+#include <memsched/remat/checkmate.hpp>
+#include <memsched/sim/simulate_order.hpp>
+#include <memsched/sim/simulate_plan.hpp>
+
+#ifdef MEMSCHED_HAVE_CBC
+#include <memsched/solver/backends/cbc.hpp>
+#endif
+#ifdef MEMSCHED_HAVE_GLPK
+#include <memsched/solver/backends/glpk.hpp>
+#endif
+
+#include "../support/brute_force_plans.hpp"
+#include "../support/random_dag.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+using namespace memsched;
+using namespace memsched::testing;
+
+namespace {
+
+std::int64_t min_possible(const memory_graph& g) {
+  std::int64_t lb = 0;
+  for (std::size_t v = 0; v < g.size(); ++v) {
+    std::int64_t need = g.bytes(v) + g.workspace(v);
+    for (auto p : g.predecessors(v)) need += g.bytes(p);
+    lb = std::max(lb, need);
+  }
+  return lb;
+}
+
+/// Budgets from the no-remat peak down to below anything feasible.
+std::vector<std::int64_t> budgets_for(const memory_graph& g, const std::vector<std::size_t>& order) {
+  const std::int64_t peak = simulate_order(g, order).peak_bytes, lb = min_possible(g);
+  std::vector<std::int64_t> b{peak, lb + (peak - lb) * 2 / 3, lb + (peak - lb) / 3, lb, lb - 1};
+  std::sort(b.begin(), b.end());
+  b.erase(std::unique(b.begin(), b.end()), b.end());
+  return b;
+}
+
+/// The MILP optimum by enumerating every R and S of a tiny model (FREE and U follow from them).
+double enumerate_model_optimum(const memory_graph& g, const checkmate_model& cm) {
+  const std::size_t n = cm.order.size();
+  std::vector<std::pair<std::size_t, std::size_t>> cells;  // (t, i), i < t
+  for (std::size_t t = 0; t < n; ++t)
+    for (std::size_t i = 0; i < t; ++i) cells.emplace_back(t, i);
+  const std::size_t bits = 2 * cells.size();
+  REQUIRE(bits <= 20);
+  double best = INFINITY;
+  for (std::uint64_t mask = 0; mask < (std::uint64_t{1} << bits); ++mask) {
+    std::vector<std::vector<char>> r(n), s(n + 1);
+    for (std::size_t t = 0; t < n; ++t) {
+      r[t].assign(t + 1, 0);
+      r[t][t] = 1;
+      s[t].assign(n, 0);
+    }
+    s[n].assign(n, 0);
+    for (std::size_t i = 0; i < n; ++i) s[n][i] = cm.output[i];
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      r[cells[c].first][cells[c].second] = mask >> (2 * c) & 1;
+      s[cells[c].first][cells[c].second] = mask >> (2 * c + 1) & 1;
+    }
+    const auto x = memsched::detail::complete_checkmate_assignment(g, cm, r, s);
+    if (cm.model.first_violation(x)) continue;
+    best = std::min(best, cm.cost_of_objective(cm.model.objective_value(x)));
+    // Every feasible assignment decodes into a valid plan within the budget that costs no more.
+    const auto plan = decode_checkmate_solution(g, cm, x);
+    const auto sim = simulate_plan(g, plan);
+    CHECK(sim.peak_bytes <= cm.budget_units * cm.memory_unit);
+    CHECK(sim.total_cost <= cm.cost_of_objective(cm.model.objective_value(x)) + 1e-9);
+  }
+  return best;
+}
+
+}  // namespace
+
+TEST_CASE("brute force plans: staged optimum >= unrestricted optimum, both valid") {
+  for (std::uint64_t seed = 0; seed < 12; ++seed) {
+    const memory_graph g(random_dag(2 + seed % 5, 0.45, seed));
+    const auto order = g.topological_order();
+    const std::vector<std::size_t> o(order.begin(), order.end());
+    for (std::int64_t b : budgets_for(g, o)) {
+      const auto free_plan = brute_force_min_cost_plan(g, b);
+      const auto staged = brute_force_min_cost_staged_plan(g, o, b);
+      if (!has_solution(staged.status)) continue;
+      REQUIRE(has_solution(free_plan.status));
+      CHECK(free_plan.cost <= staged.cost + 1e-9);
+      for (const auto* r : {&free_plan, &staged}) {
+        const auto sim = simulate_plan(g, r->plan);
+        CHECK(sim.peak_bytes <= b);
+        CHECK(sim.total_cost == doctest::Approx(r->cost));
+      }
+    }
+  }
+}
+
+TEST_CASE("brute force plans: a chain that must recompute, by hand") {
+  // 0 -> 1 -> 2 and 0 -> 2 ... a diamond 0 -> {1, 2} -> 3 with a big 0: budget forces recomputing 0.
+  memory_graph_data d{.num_nodes = 4, .edges = {{0, 1}, {0, 2}, {1, 3}, {2, 3}}, .bytes = {10, 10, 10, 1}, .cost = {5, 1, 1, 1}};
+  const memory_graph g(d);
+  // Without recomputation: computing 2 holds 0, 1, 2 = 30; computing 3 holds 1, 2, 3 = 21.
+  CHECK(brute_force_min_cost_plan(g, 30).cost == 8);
+  // With 21 the only way would be to compute 1 and 2 without 0 resident: impossible.
+  CHECK(brute_force_min_cost_plan(g, 29).status == solve_status::infeasible);
+}
+
+TEST_CASE("checkmate model: enumerating R and S finds the staged brute-force optimum") {
+  int feasible = 0, infeasible = 0;
+  for (std::uint64_t seed = 0; seed < 30; ++seed) {
+    const std::size_t n = 2 + seed % 3;  // up to 4 vertices: 2^12 assignments
+    auto d = random_dag(n, 0.5, seed + 100, 50, seed % 4 == 3);
+    if (seed % 5 == 4) d.outputs = std::vector<std::size_t>{0};
+    const memory_graph g(d);
+    memory_graph gg(d);
+    for_each_topological_order(g, [&](const std::vector<std::size_t>& order) {
+      for (std::int64_t b : budgets_for(g, order)) {
+        const auto cm = build_checkmate_model(g, b, order);
+        const double model_opt = enumerate_model_optimum(g, cm);
+        const auto staged = brute_force_min_cost_staged_plan(g, order, b);
+        if (has_solution(staged.status)) {
+          ++feasible;
+          CHECK(model_opt == doctest::Approx(staged.cost));
+        } else {
+          ++infeasible;
+          CHECK(std::isinf(model_opt));
+        }
+      }
+    });
+  }
+  CHECK(feasible > 50);
+  CHECK(infeasible > 10);
+}
+
+TEST_CASE("checkmate model: memory scaled by the gcd, costs by a power of two") {
+  memory_graph_data d{.num_nodes = 3, .edges = {{0, 1}, {1, 2}}, .bytes = {40, 80, 120}, .cost = {3e12, 1, 0}};
+  const memory_graph g(d);
+  const std::vector<std::size_t> order{0, 1, 2};
+  const auto cm = build_checkmate_model(g, 199, order);
+  CHECK(cm.memory_unit == 40);
+  CHECK(cm.budget_units == 4);
+  CHECK(cm.cost_scale * 3e12 >= 1024);
+  CHECK(cm.cost_scale * 3e12 < 2048);
+  CHECK(cm.R[2][2] == checkmate_model::constant);
+  // R: 0 + 1 + 2, S: same; U: 1 + 2 + 3; FREE: stage 2 has edge (0, 1) with consumer 1 < 2.
+  CHECK(cm.model.num_variables() == 3 + 3 + 6 + 1);
+  CHECK_THROWS_AS((void)build_checkmate_model(g, 100, std::vector<std::size_t>{1, 0, 2}), invalid_order);
+  CHECK_THROWS_AS((void)build_checkmate_model(g, -1, order), std::invalid_argument);
+}
+
+TEST_CASE("checkmate encoder: staged optimal plans are feasible assignments of the same cost; decoding round-trips") {
+  for (std::uint64_t seed = 0; seed < 25; ++seed) {
+    const std::size_t n = 3 + seed % 5;  // up to 7
+    const memory_graph g(random_dag(n, 0.4, seed + 7, 100, seed % 3 == 0));
+    const auto topo = g.topological_order();
+    const std::vector<std::size_t> order(topo.begin(), topo.end());
+    for (std::int64_t b : budgets_for(g, order)) {
+      const auto staged = brute_force_min_cost_staged_plan(g, order, b);
+      if (!has_solution(staged.status)) continue;
+      const auto cm = build_checkmate_model(g, b, order);
+      const auto x = encode_checkmate_plan(g, cm, staged.plan);
+      REQUIRE(x);
+      CHECK_MESSAGE(!cm.model.first_violation(*x), *cm.model.first_violation(*x));
+      CHECK(cm.cost_of_objective(cm.model.objective_value(*x)) == doctest::Approx(staged.cost));
+      const auto plan = decode_checkmate_solution(g, cm, *x);
+      const auto sim = simulate_plan(g, plan);
+      CHECK(sim.peak_bytes <= b);
+      CHECK(sim.total_cost == doctest::Approx(staged.cost));
+    }
+    // A plan whose first computations follow another order does not encode.
+    const auto cm = build_checkmate_model(g, 1'000'000, order);
+    std::vector<std::size_t> other = order;
+    bool different = false;
+    for (std::size_t k = 0; k + 1 < n && !different; ++k) {
+      bool edge = false;
+      for (auto s : g.successors(other[k]))
+        if (s == other[k + 1]) edge = true;
+      if (!edge) {
+        std::swap(other[k], other[k + 1]);
+        different = true;
+      }
+    }
+    if (different) CHECK(!encode_checkmate_plan(g, cm, plan_from_computes(g, std::span<const std::size_t>(other))));
+  }
+}
+
+#if defined(MEMSCHED_HAVE_CBC) || defined(MEMSCHED_HAVE_GLPK)
+
+namespace {
+
+template <class Backend>
+void check_milp_against_brute_force(const Backend& backend, std::uint64_t seeds) {
+  int feasible = 0, infeasible = 0;
+  for (std::uint64_t seed = 0; seed < seeds; ++seed) {
+    const std::size_t n = 3 + seed % 5;  // 3..7
+    auto d = random_dag(n, 0.4, seed + 1000, 100, seed % 4 == 1);
+    if (seed % 6 == 5) d.outputs = std::vector<std::size_t>{0, n - 1};
+    const memory_graph g(d);
+    const auto topo = g.topological_order();
+    const std::vector<std::size_t> order(topo.begin(), topo.end());
+    for (std::int64_t b : budgets_for(g, order)) {
+      const auto staged = brute_force_min_cost_staged_plan(g, order, b);
+      const auto free_plan = brute_force_min_cost_plan(g, b);
+      const auto r = checkmate_milp(g, b, backend, checkmate_options{.order = order});
+      CAPTURE(seed);
+      CAPTURE(b);
+      if (!has_solution(staged.status)) {
+        ++infeasible;
+        CHECK(r.status == solve_status::infeasible);
+        continue;
+      }
+      ++feasible;
+      REQUIRE(r.status == solve_status::optimal);
+      const auto sim = simulate_plan(g, r.plan);
+      CHECK(sim.peak_bytes <= b);
+      CHECK(r.peak_bytes == sim.peak_bytes);
+      CHECK(r.total_cost == doctest::Approx(staged.cost));
+      CHECK(free_plan.cost <= r.total_cost + 1e-9);
+      REQUIRE(r.cost_bound);
+      CHECK(*r.cost_bound <= r.total_cost + 1e-6);
+    }
+  }
+  CHECK(feasible > 20);
+  CHECK(infeasible > 3);
+}
+
+}  // namespace
+
+#ifdef MEMSCHED_HAVE_CBC
+TEST_CASE("checkmate_milp with CBC: optimum equals the staged brute force on random DAGs up to 7 nodes") {
+  check_milp_against_brute_force(cbc_backend{}, 30);
+}
+
+TEST_CASE_TEMPLATE("checkmate_milp with CBC over Boost graph types, with a start plan and LNS", G, vecs_graph, lists_graph, csr_graph) {
+  const auto d = random_dag(7, 0.35, 77);
+  const typed_graph<G> tg(d);
+  const memory_graph g(d);
+  const auto topo = g.topological_order();
+  const std::vector<std::size_t> order(topo.begin(), topo.end());
+  // The smallest budget with a staged plan.
+  std::int64_t b = 0;
+  brute_force_plan staged;
+  for (std::int64_t candidate : budgets_for(g, order)) {
+    staged = brute_force_min_cost_staged_plan(g, order, candidate);
+    b = candidate;
+    if (has_solution(staged.status)) break;
+  }
+  REQUIRE(has_solution(staged.status));
+  int incumbents = 0;
+  const auto r = checkmate_milp(tg.graph, b, cbc_backend{},
+                                checkmate_options{.order = order,
+                                                  .time_limit = std::chrono::seconds(20),
+                                                  .start_plans = {staged.plan},
+                                                  .lns_window = 3,
+                                                  .lns_round_seconds = 2,
+                                                  .on_incumbent = [&](const solver_progress&) { ++incumbents; }},
+                                tg.maps());
+  CHECK(r.status == solve_status::optimal);
+  CHECK(r.stats.start_source == "plan 0");
+  CHECK(r.total_cost == doctest::Approx(staged.cost));
+  CHECK(incumbents >= 1);
+  CHECK(simulate_plan(g, r.plan).peak_bytes <= b);
+}
+#endif
+
+#ifdef MEMSCHED_HAVE_GLPK
+TEST_CASE("checkmate_milp with GLPK: optimum equals the staged brute force") { check_milp_against_brute_force(glpk_backend{}, 20); }
+#endif
+
+#endif
