@@ -53,7 +53,9 @@ class graphml_builder final : public boost::mutate_graph {
 /// Parses a graph in GraphML (the first graph of the document); `source` names the input in
 /// messages. Node attributes `bytes` (required), `id`, `name`, `op`, `cost`, `workspace`,
 /// `backward`, `grad_of`, `output`, `order_position`; graph attributes `name`, `kind`; others are
-/// ignored. Without `id` attributes the nodes are numbered 0, 1, ... in file order.
+/// ignored. Without `id` attributes the nodes are numbered 0, 1, ... in file order (Boost's parser
+/// creates a node for an edge end that names no <node>; it has no `bytes` unless the key has a
+/// <default>, which is then the error reported).
 /// O((n + m) log m). Throws file_error, whose message starts with `source`, for text that is not
 /// GraphML and for everything parse_json_graph rejects (same checks, same validation).
 [[nodiscard]] inline dataflow_graph parse_graphml_graph(std::string_view text, const std::string& source = "<graphml>") {
@@ -65,6 +67,8 @@ class graphml_builder final : public boost::mutate_graph {
     boost::read_graphml(in, builder, 0);
   } catch (const file_error&) {
     throw;
+  } catch (const boost::undirected_graph_error&) {
+    throw file_error(source + ": not a directed GraphML graph (edgedefault=\"undirected\"): dataflow edges need a direction");
   } catch (const std::exception& e) {
     throw file_error(source + ": not valid GraphML (" + e.what() + ")");
   }

@@ -1,0 +1,110 @@
+#pragma once
+// Helpers of the graph file tests: catching a reader's error message, comparing two graphs by node
+// id (independent of vertex numbering), a temporary directory, and the test data files.
+
+#include <memsched/core/errors.hpp>
+#include <memsched/graph/dataflow_graph.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace memsched::testing {
+
+/// The message of the file_error `f` throws; "NO ERROR" or "WRONG EXCEPTION: ..." otherwise.
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    (void)f();
+  } catch (const file_error& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string("WRONG EXCEPTION: ") + e.what();
+  }
+  return "NO ERROR";
+}
+
+/// A graph described by ids only: equal for the same graph whatever the vertex numbering.
+struct canonical_graph {
+  using node_fields = std::tuple<std::string, std::string, std::int64_t, double, std::int64_t, bool, std::optional<std::int64_t>>;
+  std::string name, kind;
+  std::map<std::int64_t, node_fields> nodes;
+  std::set<std::pair<std::int64_t, std::int64_t>> edges;
+  std::optional<std::set<std::int64_t>> outputs;
+  std::vector<std::int64_t> order;
+  bool operator==(const canonical_graph&) const = default;
+};
+
+inline canonical_graph canonical(const dataflow_graph& g) {
+  canonical_graph c;
+  const auto& info = g[boost::graph_bundle];
+  c.name = info.name;
+  c.kind = info.kind;
+  for (std::size_t v = 0; v < num_vertices(g); ++v) {
+    const node& x = g[v];
+    c.nodes[x.id] = {x.name, x.op, x.bytes, x.cost, x.workspace, x.backward, x.grad_of};
+  }
+  for (auto [e, end] = edges(g); e != end; ++e) c.edges.emplace(g[source(*e, g)].id, g[target(*e, g)].id);
+  if (info.outputs) {
+    c.outputs.emplace();
+    for (auto v : *info.outputs) c.outputs->insert(g[v].id);
+  }
+  for (auto v : info.order) c.order.push_back(g[v].id);
+  return c;
+}
+
+/// A fresh directory under the system temp directory, removed with its contents at scope exit.
+class temp_dir {
+ public:
+  temp_dir() {
+    static std::atomic<int> counter{0};
+    path_ = std::filesystem::temp_directory_path() /
+            ("memsched_io_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  temp_dir(const temp_dir&) = delete;
+  temp_dir& operator=(const temp_dir&) = delete;
+  ~temp_dir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  [[nodiscard]] std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+  /// Writes `text` to the file `name` in this directory and returns its path.
+  std::filesystem::path write(const std::string& name, const std::string& text) const {
+    const auto p = path_ / name;
+    std::ofstream(p, std::ios::binary) << text;
+    return p;
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+/// Every .json graph of tests/data/{checkmate,moccasin,torch}, sorted.
+inline std::vector<std::filesystem::path> data_graphs() {
+  std::vector<std::filesystem::path> files;
+  for (const char* folder : {"checkmate", "moccasin", "torch"})
+    for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / folder))
+      if (entry.is_regular_file() && entry.path().extension() == ".json") files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+inline bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace memsched::testing

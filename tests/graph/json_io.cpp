@@ -1,0 +1,228 @@
+#include <memsched/graph/json_io.hpp>
+#include <memsched/graph/memory_graph.hpp>
+
+#include "io_test_support.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <limits>
+#include <string>
+#include <vector>
+
+using namespace memsched;
+using namespace memsched::testing;
+using nlohmann::json;
+
+namespace {
+
+// Nodes 7 -> 3 -> 12, 7 -> 12, ids not in order, with every optional field somewhere.
+const char* const good = R"({
+  "format": "memsched-graph", "version": 1, "name": "g", "kind": "training", "source": "hand",
+  "nodes": [
+    {"id": 7, "name": "x", "op": "input", "bytes": 100, "cost": 0, "extra": [1, 2]},
+    {"id": 3, "op": "relu", "bytes": 40, "cost": 2.5, "workspace": 8},
+    {"id": 12, "bytes": 0, "backward": true, "grad_of": 3}
+  ],
+  "edges": [[7, 3], [3, 12], [7, 12], [7, 3]],
+  "inputs": [7], "loss_id": 3
+})";
+
+}  // namespace
+
+TEST_CASE("parse_json_graph reads every field; ids keep their file values; duplicates merge") {
+  const dataflow_graph g = parse_json_graph(good, "good.json");
+  REQUIRE(num_vertices(g) == 3);
+  CHECK(num_edges(g) == 3);  // [7, 3] twice: merged
+  CHECK(g[boost::graph_bundle].name == "g");
+  CHECK(g[boost::graph_bundle].kind == "training");
+  CHECK(!g[boost::graph_bundle].outputs);  // default: the sinks
+  CHECK(g[boost::graph_bundle].order.empty());
+  // Vertices are numbered in file order.
+  CHECK(g[0].id == 7);
+  CHECK(g[0].name == "x");
+  CHECK(g[0].op == "input");
+  CHECK(g[0].bytes == 100);
+  CHECK(g[0].cost == 0.0);
+  CHECK(g[1].id == 3);
+  CHECK(g[1].cost == 2.5);
+  CHECK(g[1].workspace == 8);
+  CHECK(g[1].name.empty());
+  CHECK(g[2].id == 12);
+  CHECK(g[2].cost == 1.0);  // default cost
+  CHECK(g[2].backward);
+  CHECK(g[2].grad_of == std::optional<std::int64_t>(3));
+  CHECK(!g[0].backward);
+  CHECK(!g[0].grad_of);
+  CHECK(edge(0, 1, g).second);
+  CHECK(edge(1, 2, g).second);
+  CHECK(edge(0, 2, g).second);
+  CHECK(!edge(1, 0, g).second);
+  const memory_graph m = make_memory_graph(g);
+  CHECK(m.outputs().size() == 1);
+  CHECK(m.is_output(2));
+}
+
+TEST_CASE("outputs and order are read by id, outputs merged") {
+  const dataflow_graph g = parse_json_graph(R"({"nodes": [{"id": -5, "bytes": 1}, {"id": 9, "bytes": 2}, {"id": 4, "bytes": 3}],
+      "edges": [[-5, 9], [-5, 4]], "outputs": [4, -5, 4], "order": [-5, 4, 9]})");
+  REQUIRE(g[boost::graph_bundle].outputs);
+  CHECK(*g[boost::graph_bundle].outputs == std::vector<std::size_t>{0, 2});
+  CHECK(g[boost::graph_bundle].order == std::vector<std::size_t>{0, 2, 1});
+  const dataflow_graph empty_outputs = parse_json_graph(R"({"nodes": [{"id": 1, "bytes": 1}], "outputs": []})");
+  REQUIRE(empty_outputs[boost::graph_bundle].outputs);
+  CHECK(empty_outputs[boost::graph_bundle].outputs->empty());
+}
+
+TEST_CASE("extreme values are exact: int64 ids and sizes, doubles") {
+  const std::int64_t big = std::numeric_limits<std::int64_t>::max() - 10;
+  json doc = {{"nodes",
+               {{{"id", std::numeric_limits<std::int64_t>::min()}, {"bytes", big}, {"cost", 0.1}},
+                {{"id", std::numeric_limits<std::int64_t>::max()}, {"bytes", 10}, {"cost", 1e-300}, {"workspace", 0}}}},
+              {"edges", {{std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max()}}}};
+  const dataflow_graph g = parse_json_graph(doc.dump());
+  CHECK(g[0].id == std::numeric_limits<std::int64_t>::min());
+  CHECK(g[0].bytes == big);
+  CHECK(g[1].id == std::numeric_limits<std::int64_t>::max());
+  CHECK(g[1].cost == 1e-300);
+  const dataflow_graph back = parse_json_graph(to_json(g).dump());
+  CHECK(canonical(back) == canonical(g));
+  CHECK(back[0].cost == 0.1);
+}
+
+TEST_CASE("to_json and write_json_graph round-trip every test graph exactly") {
+  temp_dir dir;
+  for (const auto& path : data_graphs()) {
+    CAPTURE(path);
+    const dataflow_graph g = read_json_graph(path);
+    std::ifstream in(path);
+    const json raw = json::parse(in);
+    CHECK(num_vertices(g) == raw["nodes"].size());
+    CHECK(num_edges(g) <= raw["edges"].size());
+    CHECK(g[boost::graph_bundle].outputs.has_value() == raw.contains("outputs"));
+    CHECK(g[boost::graph_bundle].order.size() == (raw.contains("order") ? raw["order"].size() : 0));
+    for (std::size_t i = 0; i < num_vertices(g); ++i) {
+      CHECK(g[i].id == raw["nodes"][i]["id"].get<std::int64_t>());
+      CHECK(g[i].bytes == raw["nodes"][i]["bytes"].get<std::int64_t>());
+      CHECK(g[i].cost == raw["nodes"][i].value("cost", 1.0));
+    }
+    const auto copy = dir / "copy.json";
+    write_json_graph(copy, g);
+    const dataflow_graph back = read_json_graph(copy);
+    CHECK(canonical(back) == canonical(g));
+    CHECK(to_json(back) == to_json(g));  // same vertex numbering too
+  }
+}
+
+TEST_CASE("every bad JSON input gives one file_error naming the file and the field or node") {
+  struct bad_case {
+    const char* text;
+    const char* expected;  // a fragment of the message
+  };
+  const std::string max = std::to_string(std::numeric_limits<std::int64_t>::max());
+  const std::string half = std::to_string(std::numeric_limits<std::int64_t>::max() / 2 + 1);
+  const std::vector<bad_case> cases = {
+      {"", "not valid JSON"},
+      {"{\"nodes\": [", "not valid JSON"},
+      {"nodes: []", "not valid JSON"},
+      {"[1, 2]", "top level must be a JSON object"},
+      {"{}", "missing field 'nodes'"},
+      {R"({"nodes": 3})", "missing field 'nodes'"},
+      {R"({"nodes": []})", "no nodes"},
+      {R"({"nodes": [5]})", "nodes[0] must be an object"},
+      {R"({"nodes": [{"bytes": 1}]})", "nodes[0]: missing field 'id'"},
+      {R"({"nodes": [{"id": "a", "bytes": 1}]})", "nodes[0].id: node id must be an integer, got \"a\""},
+      {R"({"nodes": [{"id": 1.5, "bytes": 1}]})", "nodes[0].id: node id must be an integer"},
+      {R"({"nodes": [{"id": 18446744073709551615, "bytes": 1}]})", "does not fit in 64 bits"},
+      {R"({"nodes": [{"id": 1, "bytes": 1}, {"id": 1, "bytes": 2}]})", "nodes[1]: duplicate node id 1"},
+      {R"({"nodes": [{"id": 1, "bytes": 1}, {"id": 2}]})", "node 2: missing field 'bytes'"},
+      {R"({"nodes": [{"id": 1, "bytes": -1}]})", "node 1: bytes must be >= 0, got -1"},
+      {R"({"nodes": [{"id": 1, "bytes": 1.5}]})", "node 1: bytes must be an integer >= 0, got 1.5"},
+      {R"({"nodes": [{"id": 1, "bytes": 1e3}]})", "node 1: bytes must be an integer >= 0"},
+      {R"({"nodes": [{"id": 1, "bytes": "12"}]})", "node 1: bytes must be an integer >= 0, got \"12\""},
+      {R"({"nodes": [{"id": 1, "bytes": null}]})", "node 1: bytes must be an integer >= 0, got null"},
+      {R"({"nodes": [{"id": 1, "bytes": 18446744073709551615}]})", "node 1: bytes = 18446744073709551615 does not fit in 64 bits"},
+      {R"({"nodes": [{"id": 1, "bytes": 99999999999999999999}]})", "node 1: bytes must be an integer >= 0"},
+      {R"({"nodes": [{"id": 1, "bytes": 1, "workspace": -4}]})", "node 1: workspace must be >= 0, got -4"},
+      {R"({"nodes": [{"id": 1, "bytes": 1, "workspace": 0.5}]})", "node 1: workspace must be an integer >= 0"},
+      {R"({"nodes": [{"id": 1, "bytes": 1, "cost": -1}]})", "node 1: cost must be a finite number >= 0"},
+      {R"({"nodes": [{"id": 1, "bytes": 1, "cost": "fast"}]})", "node 1: cost must be a number >= 0, got \"fast\""},
+      {R"({"nodes": [{"id": 1, "bytes": 1, "name": 5}]})", "node 1: name must be a string"},
+      {R"({"nodes": [{"id": 1, "bytes": 1, "op": []}]})", "node 1: op must be a string"},
+      {R"({"nodes": [{"id": 1, "bytes": 1, "backward": "yes"}]})", "node 1: backward must be true or false"},
+      {R"({"nodes": [{"id": 1, "bytes": 1, "grad_of": 2}]})", "node 1: grad_of: unknown node id 2"},
+      {R"({"nodes": [{"id": 1, "bytes": 1, "grad_of": "x"}]})", "node 1: grad_of: node id must be an integer"},
+      {R"({"name": 3, "nodes": [{"id": 1, "bytes": 1}]})", "name must be a string"},
+      {R"({"nodes": [{"id": 1, "bytes": 1}], "edges": {}})", "'edges' must be an array"},
+      {R"({"nodes": [{"id": 1, "bytes": 1}], "edges": [[1]]})", "edges[0] must be a [producer, consumer] pair, got [1]"},
+      {R"({"nodes": [{"id": 1, "bytes": 1}], "edges": [[1, 2, 3]]})", "edges[0] must be a [producer, consumer] pair"},
+      {R"({"nodes": [{"id": 1, "bytes": 1}, {"id": 2, "bytes": 1}], "edges": [[1, 2], [2, 9]]})", "edges[1]: unknown node id 9"},
+      {R"({"nodes": [{"id": 1, "bytes": 1}], "edges": [[1, "2"]]})", "edges[0]: node id must be an integer, got \"2\""},
+      {R"({"nodes": [{"id": 1, "bytes": 1}, {"id": 2, "bytes": 1}], "edges": [[1, 2], [2, 2]]})", "edges[1]: self loop on node 2"},
+      {R"({"nodes": [{"id": 1, "bytes": 1}], "outputs": 1})", "'outputs' must be an array of node ids"},
+      {R"({"nodes": [{"id": 1, "bytes": 1}], "outputs": [1, 5]})", "outputs[1]: unknown node id 5"},
+      {R"({"nodes": [{"id": 1, "bytes": 1}], "outputs": [true]})", "outputs[0]: node id must be an integer"},
+      {R"({"nodes": [{"id": 1, "bytes": 1}], "order": "1"})", "'order' must be an array of node ids"},
+      {R"({"nodes": [{"id": 1, "bytes": 1}, {"id": 2, "bytes": 1}], "order": [1]})", "order lists 1 of the 2 nodes"},
+      {R"({"nodes": [{"id": 1, "bytes": 1}, {"id": 2, "bytes": 1}], "order": []})", "order lists 0 of the 2 nodes"},
+      {R"({"nodes": [{"id": 1, "bytes": 1}, {"id": 2, "bytes": 1}], "order": [1, 1, 2]})", "order[1]: node 1 appears twice"},
+      {R"({"nodes": [{"id": 1, "bytes": 1}, {"id": 2, "bytes": 1}], "order": [1, 3]})", "order[1]: unknown node id 3"},
+      {R"({"nodes": [{"id": 1, "bytes": 1}, {"id": 2, "bytes": 1}], "edges": [[1, 2]], "order": [2, 1]})",
+       "order[0]: node 2 comes before its input node 1"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.text);
+    const std::string message = error_of([&] { return parse_json_graph(c.text, "bad.json"); });
+    CHECK(starts_with(message, "bad.json: "));
+    CHECK_MESSAGE(contains(message, c.expected), message);
+  }
+  // Sizes whose sum overflows 64 bits: each fits, the total does not.
+  const std::string overflow =
+      R"({"nodes": [{"id": 1, "bytes": )" + half + R"(}, {"id": 2, "bytes": 1}, {"id": 3, "bytes": )" + half + "}]}";
+  const std::string message = error_of([&] { return parse_json_graph(overflow, "sum.json"); });
+  CHECK(starts_with(message, "sum.json: node 3: "));
+  CHECK(contains(message, "overflows 64 bits"));
+  CHECK(contains(error_of([&] {
+                   return parse_json_graph(R"({"nodes": [{"id": 1, "bytes": )" + max + R"(, "workspace": 1}]})", "ws.json");
+                 }),
+                 "ws.json: node 1: the sum of bytes and workspace over all nodes overflows 64 bits"));
+}
+
+TEST_CASE("a cycle is reported with a node on it") {
+  // 0 -> 10 -> 20 -> 30 -> 10, 30 -> 40: the cycle is 10, 20, 30.
+  const char* text = R"({"nodes": [{"id": 0, "bytes": 1}, {"id": 10, "bytes": 1}, {"id": 20, "bytes": 1},
+      {"id": 30, "bytes": 1}, {"id": 40, "bytes": 1}], "edges": [[0, 10], [10, 20], [20, 30], [30, 10], [30, 40]]})";
+  const std::string message = error_of([&] { return parse_json_graph(text, "cycle.json"); });
+  CHECK(starts_with(message, "cycle.json: "));
+  CHECK(contains(message, "cycle"));
+  CHECK((contains(message, "node 10") || contains(message, "node 20") || contains(message, "node 30")));
+  CHECK(!contains(message, "node 0 "));
+  CHECK(!contains(message, "node 40"));
+}
+
+TEST_CASE("read_json_graph names the path; write_json_graph reports unwritable paths") {
+  temp_dir dir;
+  const auto missing = dir / "missing.json";
+  const std::string message = error_of([&] { return read_json_graph(missing); });
+  CHECK(starts_with(message, missing.string() + ": "));
+  CHECK(contains(message, "cannot open"));
+  const auto bad = dir.write("bad.json", R"({"nodes": [{"id": 1}]})");
+  CHECK(error_of([&] { return read_json_graph(bad); }) == bad.string() + ": node 1: missing field 'bytes'");
+  const dataflow_graph g = parse_json_graph(good);
+  const auto unwritable = dir / "no_such_dir" / "g.json";
+  CHECK(starts_with(error_of([&] {
+                      write_json_graph(unwritable, g);
+                      return 0;
+                    }),
+                    unwritable.string() + ": cannot write"));
+}
+
+TEST_CASE("to_json refuses outputs or order that are not vertices") {
+  dataflow_graph g = parse_json_graph(good);
+  g[boost::graph_bundle].outputs = std::vector<std::size_t>{7};
+  CHECK_THROWS_AS((void)to_json(g), graph_error);
+  g[boost::graph_bundle].outputs.reset();
+  g[boost::graph_bundle].order = {0, 1, 3};
+  CHECK_THROWS_AS((void)to_json(g), graph_error);
+}
