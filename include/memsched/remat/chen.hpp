@@ -1,0 +1,205 @@
+#pragma once
+// Chen, Xu, Zhang, Guestrin, "Training Deep Nets with Sublinear Memory Cost" (2016): the sqrt(n)
+// and greedy checkpoint selections, on a training graph whose forward part is a chain, and the
+// search over the greedy segment size b for the cheapest plan within a memory budget.
+// The selections take a candidate list, so Checkmate's generalizations to non-linear graphs
+// (checkpoint_generalizations.hpp) reuse them. Plans come from checkpoint_plan.hpp. As in
+// Checkmate's fixed-checkpoint S matrix, the forward values after the last checkpoint (the last
+// segment) are kept: recomputing them right at the start of the backward phase would cost time
+// and save no memory.
+
+#include <memsched/remat/checkpoint_plan.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace memsched {
+
+/// Chen's sqrt(n) selection (as in Checkmate): with k = floor(sqrt(|candidates|)) (at least 1),
+/// checkpoints every candidate at position i with (i + 1) % k == 0, i.e. the ends of about
+/// sqrt(n) segments. O(|candidates|), never throws but std::bad_alloc.
+[[nodiscard]] inline std::vector<std::size_t> sqrtn_checkpoints(std::span<const std::size_t> candidates) {
+  std::vector<std::size_t> out;
+  if (candidates.empty()) return out;
+  const auto k = std::max<std::size_t>(1, static_cast<std::size_t>(std::sqrt(static_cast<double>(candidates.size()))));
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    if ((i + 1) % k == 0) out.push_back(candidates[i]);
+  return out;
+}
+
+/// Chen's greedy selection with segment size b: walks `forward_order` accumulating bytes; at a
+/// candidate (is_candidate[v] != 0) where the running total exceeds b, checkpoints it and resets
+/// the total. O(|forward_order|). Precondition: every entry of forward_order is a vertex of g and
+/// is_candidate has one entry per vertex.
+[[nodiscard]] inline std::vector<std::size_t> greedy_checkpoints(const memory_graph& g, std::span<const std::uint32_t> forward_order,
+                                                                 const std::vector<char>& is_candidate, std::int64_t b) {
+  std::vector<std::size_t> out;
+  std::int64_t running = 0;
+  for (auto v : forward_order) {
+    running += g.bytes(v);
+    if (is_candidate[v] && running > b) {
+      out.push_back(v);
+      running = 0;
+    }
+  }
+  return out;
+}
+
+namespace detail {
+
+/// keep-mask of `checkpoints` plus every forward vertex after the last one in forward order.
+inline std::vector<char> keep_with_tail(const memory_graph& g, const training_split& split, std::span<const std::size_t> checkpoints) {
+  std::vector<char> keep(g.size(), 0);
+  for (auto v : checkpoints) keep[v] = 1;
+  const auto& order = split.forward_order;
+  std::size_t k = order.size();
+  while (k > 0 && !keep[order[k - 1]]) --k;
+  for (; k < order.size(); ++k) keep[order[k]] = 1;
+  return keep;
+}
+
+/// True when the forward vertices form one directed path (Chen's setting).
+inline bool forward_is_chain(const memory_graph& g, const std::vector<char>& fwd, const training_split& split) {
+  std::size_t edges = 0;
+  for (auto v : split.forward_order) {
+    std::size_t in = 0, out = 0;
+    for (auto p : g.predecessors(v)) in += fwd[p] ? 1 : 0;
+    for (auto s : g.successors(v)) out += fwd[s] ? 1 : 0;
+    if (in > 1 || out > 1) return false;
+    edges += in;
+  }
+  return split.forward_order.empty() || edges + 1 == split.forward_order.size();
+}
+
+inline std::vector<std::size_t> as_indices(std::span<const std::uint32_t> order) { return {order.begin(), order.end()}; }
+
+/// The plan for a fixed checkpoint list (with the tail kept).
+inline remat_result fixed_checkpoints_strategy(const memory_graph& g, const std::vector<char>& fwd, const training_split& split,
+                                               std::span<const std::size_t> checkpoints, std::int64_t budget,
+                                               std::chrono::steady_clock::time_point start) {
+  const auto keep = keep_with_tail(g, split, checkpoints);
+  const auto seq = checkpoint_sequence(g, fwd, split, keep);
+  return finish_plan(g, seq, budget, start);
+}
+
+/// The budgets b tried by the greedy search: 0 and a geometric grid over the forward sizes.
+inline std::vector<std::int64_t> greedy_grid(const memory_graph& g, const training_split& split, std::size_t count) {
+  std::int64_t lo = std::numeric_limits<std::int64_t>::max(), total = 0;
+  for (auto v : split.forward_order) {
+    if (g.bytes(v) > 0) lo = std::min(lo, g.bytes(v));
+    total += g.bytes(v);
+  }
+  std::vector<std::int64_t> grid{0};
+  if (total <= 0 || count == 0) return grid;
+  if (lo > total) lo = total;
+  const double a = std::log(static_cast<double>(lo)), z = std::log(static_cast<double>(total));
+  for (std::size_t i = 0; i < count; ++i) {
+    const double t = count == 1 ? 1.0 : static_cast<double>(i) / static_cast<double>(count - 1);
+    grid.push_back(static_cast<std::int64_t>(std::exp(a + (z - a) * t)));
+  }
+  std::sort(grid.begin(), grid.end());
+  grid.erase(std::unique(grid.begin(), grid.end()), grid.end());
+  return grid;
+}
+
+/// The cheapest greedy plan within the budget over the grid of b (ties: lower peak); when none
+/// fits, the lowest-peak one, marked infeasible.
+inline remat_result greedy_search_strategy(const memory_graph& g, const std::vector<char>& fwd, const training_split& split,
+                                           const std::vector<char>& is_candidate, std::int64_t budget,
+                                           const remat_heuristic_options& options, std::chrono::steady_clock::time_point start) {
+  std::vector<char> best_keep, last_keep;
+  std::int64_t best_peak = 0;
+  double best_cost = 0;
+  bool best_fits = false;
+  for (std::int64_t b : greedy_grid(g, split, options.greedy_budgets)) {
+    const auto cps = greedy_checkpoints(g, split.forward_order, is_candidate, b);
+    auto keep = keep_with_tail(g, split, cps);
+    if (keep == last_keep) continue;
+    last_keep = keep;
+    const auto seq = checkpoint_sequence(g, fwd, split, keep);
+    const auto [peak, cost] = sequence_peak_cost(g, seq);
+    const bool fits = peak <= budget;
+    const bool better = best_keep.empty() || (fits && !best_fits) ||
+                        (fits == best_fits && (fits ? (cost < best_cost || (cost == best_cost && peak < best_peak)) : peak < best_peak));
+    if (better) {
+      best_keep = std::move(keep);
+      best_peak = peak;
+      best_cost = cost;
+      best_fits = fits;
+    }
+  }
+  const auto seq = checkpoint_sequence(g, fwd, split, best_keep);
+  return finish_plan(g, seq, budget, start);
+}
+
+/// Shared prologue of the strategies: graph, forward mask, split.
+struct strategy_input {
+  std::vector<char> forward;
+  training_split split;
+};
+inline strategy_input prepare_strategy(const memory_graph& g, std::vector<char> fwd, std::string_view context) {
+  strategy_input in{std::move(fwd), {}};
+  in.split = split_training(g, in.forward, context);
+  return in;
+}
+
+}  // namespace detail
+
+/// Chen's sqrt(n) strategy on a training graph whose forward part is a chain: checkpoints the ends
+/// of about sqrt(n) segments of the forward chain (sqrtn_checkpoints over all forward vertices in
+/// order) and returns the cheapest plan for them. `unsupported` when the forward part is not a
+/// chain (use ap_sqrtn_plan or linearized_sqrtn_plan), `infeasible` when the plan's peak exceeds
+/// `budget`. O((n + m) log n). Throws graph_error when a forward node reads a backward node.
+template <class G, class... Maps>
+  requires memory_graph_source<G, Maps...>
+[[nodiscard]] remat_result chen_sqrtn_plan(const G& graph, std::int64_t budget, const remat_heuristic_options& options,
+                                           const Maps&... maps) {
+  const auto start = std::chrono::steady_clock::now();
+  const memory_graph& g = detail::to_memory_graph(graph, maps...);
+  const auto in = detail::prepare_strategy(g, detail::resolve_forward(graph, g, options.forward, "chen_sqrtn_plan", maps...),
+                                           "chen_sqrtn_plan");
+  if (!detail::forward_is_chain(g, in.forward, in.split)) return detail::unsupported_result(start);
+  const auto cps = sqrtn_checkpoints(detail::as_indices(in.split.forward_order));
+  return detail::fixed_checkpoints_strategy(g, in.forward, in.split, cps, budget, start);
+}
+
+/// Chen's greedy strategy with a given segment size `segment_bytes` (b) on a chain: see
+/// greedy_checkpoints. `unsupported` off chains, `infeasible` over budget. O((n + m) log n).
+/// Throws graph_error when a forward node reads a backward node.
+template <class G, class... Maps>
+  requires memory_graph_source<G, Maps...>
+[[nodiscard]] remat_result chen_greedy_plan(const G& graph, std::int64_t segment_bytes, std::int64_t budget,
+                                            const remat_heuristic_options& options, const Maps&... maps) {
+  const auto start = std::chrono::steady_clock::now();
+  const memory_graph& g = detail::to_memory_graph(graph, maps...);
+  const auto in = detail::prepare_strategy(g, detail::resolve_forward(graph, g, options.forward, "chen_greedy_plan", maps...),
+                                           "chen_greedy_plan");
+  if (!detail::forward_is_chain(g, in.forward, in.split)) return detail::unsupported_result(start);
+  const auto cps = greedy_checkpoints(g, in.split.forward_order, in.forward, segment_bytes);
+  return detail::fixed_checkpoints_strategy(g, in.forward, in.split, cps, budget, start);
+}
+
+/// Chen's greedy strategy with the search over b: tries b = 0 and options.greedy_budgets values
+/// on a geometric grid up to the total forward size and returns the cheapest plan within `budget`
+/// (ties: lower peak). `unsupported` off chains; `infeasible` (with the lowest peak found) when no
+/// b fits. O(options.greedy_budgets * (n + m)) after the O((n + m) log n) conversion.
+template <class G, class... Maps>
+  requires memory_graph_source<G, Maps...>
+[[nodiscard]] remat_result chen_greedy_search(const G& graph, std::int64_t budget, const remat_heuristic_options& options,
+                                              const Maps&... maps) {
+  const auto start = std::chrono::steady_clock::now();
+  const memory_graph& g = detail::to_memory_graph(graph, maps...);
+  const auto in = detail::prepare_strategy(g, detail::resolve_forward(graph, g, options.forward, "chen_greedy_search", maps...),
+                                           "chen_greedy_search");
+  if (!detail::forward_is_chain(g, in.forward, in.split)) return detail::unsupported_result(start);
+  return detail::greedy_search_strategy(g, in.forward, in.split, in.forward, budget, options, start);
+}
+
+}  // namespace memsched

@@ -1,0 +1,56 @@
+#pragma once
+// Test support for remat/: chain and random training graphs, and the shared training graphs.
+
+#include <memsched/graph/json_io.hpp>
+#include <memsched/remat/training_graph.hpp>
+
+#include "../support/random_dag.hpp"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace memsched::testing {
+
+/// The forward chain x -> f1 -> ... -> f(n-1) (x an input), bytes and costs from the seed.
+inline dataflow_graph forward_chain(std::size_t n, std::uint64_t seed = 0, bool equal = false) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<std::int64_t> size(1, 100);
+  std::uniform_int_distribution<int> cost(1, 10);
+  dataflow_graph f(n);
+  for (std::size_t v = 0; v < n; ++v) {
+    f[v].id = static_cast<std::int64_t>(v);
+    f[v].op = v == 0 ? "input" : "conv2d";
+    f[v].bytes = equal ? 100 : size(rng);
+    f[v].cost = v == 0 ? 0.0 : (equal ? 1.0 : cost(rng));
+    if (v > 0) add_edge(v - 1, v, f);
+  }
+  return f;
+}
+
+/// The training graph of forward_chain(n).
+inline dataflow_graph chain_training_graph(std::size_t n, std::uint64_t seed = 0, bool equal = false) {
+  return make_training_graph(forward_chain(n, seed, equal));
+}
+
+/// The training graph of a random forward DAG (random_dag ids renumbered topologically).
+inline dataflow_graph random_training_graph(std::size_t n, double p, std::uint64_t seed) {
+  dataflow_graph f = to_dataflow_graph(random_dag(n, p, seed));
+  for (std::size_t v = 0; v < n; ++v) f[v].op = (v % 3 == 0) ? "mul" : "relu";
+  return make_training_graph(f);
+}
+
+/// Every shared training graph under tests/data (checkmate/*_training.json, torch/*.training.json).
+inline std::vector<std::filesystem::path> shared_training_graphs() {
+  std::vector<std::filesystem::path> out;
+  const std::filesystem::path root(MEMSCHED_TEST_DATA_DIR);
+  for (const char* sub : {"checkmate", "torch"})
+    for (const auto& e : std::filesystem::directory_iterator(root / sub)) {
+      const std::string f = e.path().filename().string();
+      if (f.find("training") != std::string::npos) out.push_back(e.path());
+    }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace memsched::testing
