@@ -107,7 +107,8 @@ inline void glpk_prepare(glpk_run& run) {
     }
     glpk_bounds(rows[r].lower, rows[r].upper, run.row_type[r], run.row_lb[r], run.row_ub[r]);
   }
-  if (run.integer && m.start && m.start->size() == n) {
+  // glp_ios_heur_sol does not check rows: offer only a start that satisfies the model.
+  if (run.integer && run.session->valid_start_objective()) {
     run.start.assign(n + 1, 0.0);
     for (std::size_t i = 0; i < n; ++i)
       run.start[i + 1] = run.kind[i] == GLP_IV ? std::round((*m.start)[i]) : (*m.start)[i];

@@ -1,0 +1,541 @@
+// One conformance suite for every MILP backend that was built (MEMSCHED_HAVE_<X>), plus the
+// skeleton backend, which must answer `unsupported` everywhere.
+#include <memsched/solver/concepts.hpp>
+#include <memsched/solver/milp_model.hpp>
+#include <memsched/solver/skeleton_backend.hpp>
+#include <memsched/solver/solver_options.hpp>
+#ifdef MEMSCHED_HAVE_CBC
+#include <memsched/solver/backends/cbc.hpp>
+#endif
+#ifdef MEMSCHED_HAVE_GLPK
+#include <memsched/solver/backends/glpk.hpp>
+#endif
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+using namespace memsched;
+using namespace std::chrono_literals;
+
+#ifdef MEMSCHED_HAVE_CBC
+#define MEMSCHED_CBC_TYPE cbc_backend,
+#else
+#define MEMSCHED_CBC_TYPE
+#endif
+#ifdef MEMSCHED_HAVE_GLPK
+#define MEMSCHED_GLPK_TYPE glpk_backend,
+#else
+#define MEMSCHED_GLPK_TYPE
+#endif
+#define MEMSCHED_MILP_BACKENDS MEMSCHED_CBC_TYPE MEMSCHED_GLPK_TYPE skeleton_backend
+
+namespace {
+
+template <class B>
+constexpr bool real_backend = !std::is_same_v<B, skeleton_backend>;
+
+/// Checks what every answer with a solution must satisfy: one value per variable, the model's
+/// constraints, an objective that matches the values, and a bound on the right side.
+void check_solution(const milp_model& m, const solver_result& r, double gap = 1e-4) {
+  REQUIRE(has_solution(r.status));
+  REQUIRE(r.values.size() == m.num_variables());
+  const auto violation = m.first_violation(r.values);
+  CHECK_MESSAGE(!violation, violation.value_or(""));
+  CHECK(r.objective == doctest::Approx(m.objective_value(r.values)).epsilon(1e-7));
+  if (std::isfinite(r.bound)) {
+    const double slack = 1e-6 * std::max(1.0, std::abs(r.objective));
+    if (m.sense == objective_sense::minimize) CHECK(r.bound <= r.objective + slack);
+    else CHECK(r.bound >= r.objective - slack);
+  }
+  if (r.status == solve_status::optimal && std::isfinite(r.bound))
+    CHECK(std::abs(r.bound - r.objective) <= gap * std::max(1.0, std::abs(r.objective)) + 1e-6);
+}
+
+/// The same model with every variable continuous (what solve_relaxation solves).
+milp_model relaxed(milp_model m) {
+  for (auto& v : m.variables()) v.type = variable_type::continuous;
+  m.start.reset();
+  return m;
+}
+
+/// Brute-force optimum of a pure integer model with small finite domains: nullopt if infeasible.
+std::optional<double> brute_force(const milp_model& m) {
+  const std::size_t n = m.num_variables();
+  std::vector<double> x(n);
+  std::optional<double> best;
+  std::function<void(std::size_t)> go = [&](std::size_t i) {
+    if (i == n) {
+      if (m.first_violation(x, 1e-9)) return;
+      const double z = m.objective_value(x);
+      if (!best || (m.sense == objective_sense::minimize ? z < *best : z > *best)) best = z;
+      return;
+    }
+    for (double v = std::ceil(m.variables()[i].lower); v <= m.variables()[i].upper; v += 1) {
+      x[i] = v;
+      go(i + 1);
+    }
+  };
+  go(0);
+  return best;
+}
+
+/// A random 0-1 multi-dimensional knapsack: n items, k capacity rows at half the total weight.
+/// With n = 250 and k = 10 neither CBC nor GLPK proves optimality within seconds.
+milp_model multi_knapsack(int n, int k, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> w(1, 1000);
+  milp_model m;
+  m.sense = objective_sense::maximize;
+  std::vector<double> profit(static_cast<std::size_t>(n), 0.0);
+  for (int i = 0; i < n; ++i) m.add_binary(0, "item" + std::to_string(i));
+  for (int r = 0; r < k; ++r) {
+    std::vector<linear_term> terms;
+    double total = 0;
+    for (int i = 0; i < n; ++i) {
+      const double a = w(rng);
+      total += a;
+      profit[static_cast<std::size_t>(i)] += a / k;
+      terms.push_back({static_cast<std::size_t>(i), a});
+    }
+    m.add_less_equal(std::move(terms), total / 2, "capacity" + std::to_string(r));
+  }
+  for (int i = 0; i < n; ++i) m.variables()[static_cast<std::size_t>(i)].objective = profit[static_cast<std::size_t>(i)] + w(rng) / 2;
+  return m;
+}
+
+/// A feasible start for a multi_knapsack: items in index order while they fit.
+std::vector<double> greedy_start(const milp_model& m) {
+  std::vector<double> x(m.num_variables(), 0.0);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    x[i] = 1;
+    if (m.first_violation(x)) x[i] = 0;
+  }
+  return x;
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("milp backend: names and concepts", B, MEMSCHED_MILP_BACKENDS) {
+  static_assert(milp_backend<B>);
+  static_assert(lp_backend<B>);
+  CHECK(!std::string_view(B::name).empty());
+}
+
+TEST_CASE_TEMPLATE("milp backend: binary knapsack (maximize)", B, MEMSCHED_MILP_BACKENDS) {
+  // Items (weight, value): (3,10) (4,13) (2,7) (5,15) (1,2); capacity 9.
+  // Best by hand: {0,1,2} (weight 9, value 30); {1,3} and {2,3,4}-like sets reach at most 28.
+  milp_model m;
+  m.sense = objective_sense::maximize;
+  const double w[] = {3, 4, 2, 5, 1}, v[] = {10, 13, 7, 15, 2};
+  std::vector<linear_term> cap;
+  for (int i = 0; i < 5; ++i) cap.push_back({m.add_binary(v[i]), w[i]});
+  m.add_less_equal(cap, 9);
+  const auto r = B{}.solve(m, {});
+  if constexpr (!real_backend<B>) {
+    CHECK(r.status == solve_status::unsupported);
+    CHECK(!r.message.empty());
+  } else {
+    CHECK(r.status == solve_status::optimal);
+    check_solution(m, r);
+    CHECK(r.objective == doctest::Approx(30));  // {0,1,2}: 3+4+2 = 9, 10+13+7 = 30
+    CHECK(r.objective == doctest::Approx(*brute_force(m)));
+  }
+}
+
+TEST_CASE_TEMPLATE("milp backend: assignment with equality rows", B, MEMSCHED_MILP_BACKENDS) {
+  // 3 workers x 3 jobs; the cheapest perfect matching costs 2 + 1 + 2 = 5 (0->1, 1->0, 2->2).
+  const double cost[3][3] = {{4, 2, 8}, {1, 5, 7}, {3, 6, 2}};
+  milp_model m;
+  std::size_t x[3][3];
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) x[i][j] = m.add_binary(cost[i][j]);
+  for (int i = 0; i < 3; ++i) m.add_equal({{x[i][0], 1}, {x[i][1], 1}, {x[i][2], 1}}, 1, "worker");
+  for (int j = 0; j < 3; ++j) m.add_equal({{x[0][j], 1}, {x[1][j], 1}, {x[2][j], 1}}, 1, "job");
+  const auto r = B{}.solve(m, {});
+  if constexpr (!real_backend<B>) {
+    CHECK(r.status == solve_status::unsupported);
+  } else {
+    CHECK(r.status == solve_status::optimal);
+    check_solution(m, r);
+    CHECK(r.objective == doctest::Approx(5));
+    CHECK(r.values[x[0][1]] == 1);
+    CHECK(r.values[x[1][0]] == 1);
+    CHECK(r.values[x[2][2]] == 1);
+  }
+}
+
+TEST_CASE_TEMPLATE("milp backend: integer optimum differs from the LP optimum", B, MEMSCHED_MILP_BACKENDS) {
+  // max 5x + 4y  s.t. 6x + 4y <= 24, x + 2y <= 6, x, y integer in [0, 10].
+  // LP optimum (3, 1.5) = 21; integer optimum (4, 0) = 20.
+  milp_model m;
+  m.sense = objective_sense::maximize;
+  const auto x = m.add_integer(0, 10, 5), y = m.add_integer(0, 10, 4);
+  m.add_less_equal({{x, 6}, {y, 4}}, 24);
+  m.add_less_equal({{x, 1}, {y, 2}}, 6);
+  const auto r = B{}.solve(m, {});
+  const auto lp = B{}.solve_relaxation(m, {});
+  if constexpr (!real_backend<B>) {
+    CHECK(r.status == solve_status::unsupported);
+    CHECK(lp.status == solve_status::unsupported);
+  } else {
+    REQUIRE(r.status == solve_status::optimal);
+    check_solution(m, r);
+    CHECK(r.objective == doctest::Approx(20));
+    CHECK(r.values[x] == 4);
+    CHECK(r.values[y] == 0);
+    REQUIRE(lp.status == solve_status::optimal);
+    check_solution(relaxed(m), lp);
+    CHECK(lp.objective == doctest::Approx(21));
+    CHECK(lp.values[x] == doctest::Approx(3));
+    CHECK(lp.values[y] == doctest::Approx(1.5));
+    CHECK(lp.bound == doctest::Approx(21));
+  }
+}
+
+TEST_CASE_TEMPLATE("milp backend: mixed model with free, negative and ranged parts and an offset", B, MEMSCHED_MILP_BACKENDS) {
+  // min 2a - 3b + c + 10  with a integer in [-5, 5], b continuous in [-inf, 4], c free continuous,
+  // rows: -2 <= a + b <= 3 (ranged), c - a >= 1.5, c >= -20 via a row, b - c <= 0.
+  // b <= min(4, 3 - a, c); c >= max(a + 1.5, -20, b). Objective wants a small, b large, c small.
+  // For a given a: b = min(4, 3 - a) and c = max(a + 1.5, b) -> enumerate a in [-5, 5]:
+  // a=-5: b=4, c=4 -> -10 -12 +4 = -18;  a=-1: b=4, c=4 -> -2-12+4=-10; a=1: b=2, c=2.5 -> 2-6+2.5=-1.5
+  // so a=-5 gives -18, +10 offset = -8.
+  milp_model m;
+  m.objective_offset = 10;
+  const auto a = m.add_integer(-5, 5, 2), b = m.add_continuous(-infinity, 4, -3), c = m.add_continuous(-infinity, infinity, 1);
+  m.add_constraint({{a, 1}, {b, 1}}, -2, 3, "ranged");
+  m.add_greater_equal({{c, 1}, {a, -1}}, 1.5);
+  m.add_greater_equal({{c, 1}}, -20);
+  m.add_less_equal({{b, 1}, {c, -1}}, 0);
+  const auto r = B{}.solve(m, {});
+  if constexpr (!real_backend<B>) {
+    CHECK(r.status == solve_status::unsupported);
+  } else {
+    REQUIRE(r.status == solve_status::optimal);
+    check_solution(m, r);
+    CHECK(r.objective == doctest::Approx(-8));
+    CHECK(r.values[a] == -5);
+    CHECK(r.values[b] == doctest::Approx(4));
+  }
+}
+
+TEST_CASE_TEMPLATE("milp backend: duplicate terms in a row are summed", B, MEMSCHED_MILP_BACKENDS) {
+  // max x  s.t. x + x <= 7 (written as two terms), x integer: x = 3.
+  milp_model m;
+  m.sense = objective_sense::maximize;
+  const auto x = m.add_integer(0, 100, 1);
+  m.add_less_equal({{x, 1}, {x, 1}}, 7);
+  const auto r = B{}.solve(m, {});
+  if constexpr (real_backend<B>) {
+    REQUIRE(r.status == solve_status::optimal);
+    CHECK(r.values[x] == 3);
+  }
+}
+
+TEST_CASE_TEMPLATE("milp backend: random small integer programs against brute force", B, MEMSCHED_MILP_BACKENDS) {
+  if constexpr (real_backend<B>) {
+    std::mt19937 rng(2024);
+    std::uniform_int_distribution<int> coef(-6, 6), rhs(-4, 12), dom(0, 3);
+    int infeasible = 0, solved = 0;
+    for (int trial = 0; trial < 60; ++trial) {
+      CAPTURE(trial);
+      milp_model m;
+      m.sense = trial % 2 ? objective_sense::maximize : objective_sense::minimize;
+      const int n = 3 + trial % 3;
+      for (int i = 0; i < n; ++i) {
+        const int lo = -dom(rng) / 2;
+        m.add_integer(lo, lo + 1 + dom(rng), coef(rng));
+      }
+      for (int k = 0; k < 3; ++k) {
+        std::vector<linear_term> t;
+        for (int i = 0; i < n; ++i)
+          if (const int c = coef(rng); c != 0) t.push_back({static_cast<std::size_t>(i), static_cast<double>(c)});
+        if (k == 2) m.add_equal(std::move(t), rhs(rng) / 2);
+        else m.add_less_equal(std::move(t), rhs(rng));
+      }
+      const auto expected = brute_force(m);
+      const auto r = B{}.solve(m, {});
+      if (!expected) {
+        CHECK(r.status == solve_status::infeasible);
+        ++infeasible;
+      } else {
+        REQUIRE(r.status == solve_status::optimal);
+        check_solution(m, r);
+        CHECK(r.objective == doctest::Approx(*expected));
+        ++solved;
+      }
+    }
+    CHECK(infeasible > 3);  // the generator exercises both outcomes
+    CHECK(solved > 20);
+  }
+}
+
+TEST_CASE_TEMPLATE("milp backend: infeasible models", B, MEMSCHED_MILP_BACKENDS) {
+  SUBCASE("LP infeasible") {
+    milp_model m;
+    const auto x = m.add_continuous(0, 10), y = m.add_integer(0, 10);
+    m.add_greater_equal({{x, 1}, {y, 1}}, 3);
+    m.add_less_equal({{x, 1}, {y, 1}}, 2);
+    const auto r = B{}.solve(m, {});
+    const auto lp = B{}.solve_relaxation(m, {});
+    if constexpr (real_backend<B>) {
+      CHECK(r.status == solve_status::infeasible);
+      CHECK(r.values.empty());
+      CHECK(lp.status == solve_status::infeasible);
+    } else {
+      CHECK(r.status == solve_status::unsupported);
+    }
+  }
+  SUBCASE("integer infeasible, LP feasible") {
+    // 2x + 2y = 3 has no integer solution; the LP has many.
+    milp_model m;
+    const auto x = m.add_integer(0, 5, 1), y = m.add_integer(0, 5, 1);
+    m.add_equal({{x, 2}, {y, 2}}, 3);
+    const auto r = B{}.solve(m, {});
+    const auto lp = B{}.solve_relaxation(m, {});
+    if constexpr (real_backend<B>) {
+      CHECK(r.status == solve_status::infeasible);
+      REQUIRE(lp.status == solve_status::optimal);
+      CHECK(lp.objective == doctest::Approx(1.5));
+    }
+  }
+  SUBCASE("integer domain without an integer") {
+    milp_model m;
+    m.add_integer(0.2, 0.8, 1);
+    const auto r = B{}.solve(m, {});
+    if constexpr (real_backend<B>) CHECK(r.status == solve_status::infeasible);
+  }
+}
+
+TEST_CASE_TEMPLATE("milp backend: unbounded models give error \"unbounded\"", B, MEMSCHED_MILP_BACKENDS) {
+  // max x + y  s.t. x - y >= 1, x integer >= 0, y continuous >= 0: unbounded.
+  milp_model m;
+  m.sense = objective_sense::maximize;
+  const auto x = m.add_integer(0, infinity, 1), y = m.add_continuous(0, infinity, 1);
+  m.add_greater_equal({{x, 1}, {y, -1}}, 1);
+  const auto r = B{}.solve(m, {});
+  const auto lp = B{}.solve_relaxation(m, {});
+  if constexpr (real_backend<B>) {
+    CHECK(r.status == solve_status::error);
+    CHECK(r.message.rfind("unbounded", 0) == 0);
+    CHECK(lp.status == solve_status::error);
+    CHECK(lp.message.rfind("unbounded", 0) == 0);
+  } else {
+    CHECK(r.status == solve_status::unsupported);
+  }
+  SUBCASE("minimize a free variable") {
+    milp_model f;
+    f.add_continuous(-infinity, infinity, 1);
+    const auto rf = B{}.solve(f, {});
+    if constexpr (real_backend<B>) {
+      CHECK(rf.status == solve_status::error);
+      CHECK(rf.message.rfind("unbounded", 0) == 0);
+    }
+  }
+}
+
+TEST_CASE_TEMPLATE("milp backend: degenerate and bad models", B, MEMSCHED_MILP_BACKENDS) {
+  if constexpr (real_backend<B>) {
+    SUBCASE("no variables") {
+      milp_model m;
+      m.objective_offset = 4;
+      auto r = B{}.solve(m, {});
+      CHECK(r.status == solve_status::optimal);
+      CHECK(r.objective == 4);
+      m.add_constraint({}, 1, 2);  // 0 in [1, 2]: infeasible
+      r = B{}.solve(m, {});
+      CHECK(r.status == solve_status::infeasible);
+    }
+    SUBCASE("no constraints") {
+      milp_model m;
+      m.add_integer(-3, 7, 2);
+      m.add_binary(-1);
+      const auto r = B{}.solve(m, {});
+      REQUIRE(r.status == solve_status::optimal);
+      CHECK(r.objective == doctest::Approx(-7));
+    }
+    SUBCASE("start of the wrong size") {
+      milp_model m;
+      m.add_binary(1);
+      m.start = std::vector<double>{1, 0};
+      const auto r = B{}.solve(m, {});
+      CHECK(r.status == solve_status::error);
+      CHECK(r.message.find("start") != std::string::npos);
+    }
+    SUBCASE("NaN in the model") {
+      milp_model m;
+      m.add_binary(1);
+      m.variables()[0].objective = std::nan("");
+      const auto r = B{}.solve(m, {});
+      CHECK(r.status == solve_status::error);
+      CHECK(!r.message.empty());
+    }
+  }
+}
+
+TEST_CASE_TEMPLATE("milp backend: LP relaxation of a knapsack", B, MEMSCHED_MILP_BACKENDS) {
+  if constexpr (real_backend<B>) {
+    const auto m = multi_knapsack(60, 3, 5);
+    const auto lp = B{}.solve_relaxation(m, {});
+    REQUIRE(lp.status == solve_status::optimal);
+    check_solution(relaxed(m), lp);
+    const auto ip = B{}.solve(m, {.time_limit = 2s});
+    REQUIRE(has_solution(ip.status));
+    check_solution(m, ip);
+    CHECK(lp.objective >= ip.objective - 1e-6);  // the relaxation bounds the maximum
+    if (std::isfinite(ip.bound)) CHECK(ip.bound <= lp.objective + 1e-6);
+  }
+}
+
+TEST_CASE_TEMPLATE("milp backend: a start solution is used", B, MEMSCHED_MILP_BACKENDS) {
+  if constexpr (real_backend<B>) {
+    auto m = multi_knapsack(250, 10, 7);
+    const auto start = greedy_start(m);
+    REQUIRE(!m.first_violation(start));
+    const double start_objective = m.objective_value(start);
+    m.start = start;
+    SUBCASE("tiny time limit: at least the start comes back") {
+      const auto r = B{}.solve(m, {.time_limit = 0.02s});
+      REQUIRE(r.status == solve_status::feasible);
+      check_solution(m, r);
+      CHECK(r.objective >= start_objective - 1e-9);
+    }
+    SUBCASE("zero time limit") {
+      const auto r = B{}.solve(m, {.time_limit = 0s});
+      REQUIRE(r.status == solve_status::feasible);
+      CHECK(r.objective == doctest::Approx(start_objective));
+    }
+    SUBCASE("without a start a zero time limit finds nothing") {
+      m.start.reset();
+      const auto r = B{}.solve(m, {.time_limit = 0s});
+      CHECK(r.status == solve_status::time_limit);
+      CHECK(r.values.empty());
+    }
+    SUBCASE("an infeasible start is ignored") {
+      milp_model small;
+      small.sense = objective_sense::maximize;
+      const auto x = small.add_integer(0, 10, 5), y = small.add_integer(0, 10, 4);
+      small.add_less_equal({{x, 6}, {y, 4}}, 24);
+      small.add_less_equal({{x, 1}, {y, 2}}, 6);
+      small.start = std::vector<double>{10, 10};
+      const auto r = B{}.solve(small, {});
+      REQUIRE(r.status == solve_status::optimal);
+      CHECK(r.objective == doctest::Approx(20));
+    }
+    SUBCASE("an optimal start on a small model stays optimal") {
+      milp_model small;
+      small.sense = objective_sense::maximize;
+      const auto x = small.add_integer(0, 10, 5), y = small.add_integer(0, 10, 4);
+      small.add_less_equal({{x, 6}, {y, 4}}, 24);
+      small.add_less_equal({{x, 1}, {y, 2}}, 6);
+      small.start = std::vector<double>{4, 0};
+      const auto r = B{}.solve(small, {});
+      REQUIRE(r.status == solve_status::optimal);
+      CHECK(r.objective == doctest::Approx(20));
+    }
+  }
+}
+
+TEST_CASE_TEMPLATE("milp backend: incumbent callback reports improving objectives", B, MEMSCHED_MILP_BACKENDS) {
+  if constexpr (real_backend<B>) {
+    const auto m = multi_knapsack(250, 10, 11);
+    std::vector<solver_progress> seen;
+    const auto r = B{}.solve(m, {.time_limit = 1s, .on_incumbent = [&](const solver_progress& p) { seen.push_back(p); }});
+    REQUIRE(has_solution(r.status));
+    check_solution(m, r);
+    REQUIRE(!seen.empty());
+    for (std::size_t i = 1; i < seen.size(); ++i) {
+      CHECK(seen[i].objective > seen[i - 1].objective);  // maximize: strictly improving
+      CHECK(seen[i].seconds >= seen[i - 1].seconds);
+    }
+    for (const auto& p : seen) {
+      CHECK(p.seconds >= 0);
+      CHECK(p.seconds <= r.seconds + 1e-9);
+      if (!std::isnan(p.bound)) CHECK(p.bound >= p.objective - 1e-6);
+    }
+    CHECK(seen.back().objective == doctest::Approx(r.objective).epsilon(1e-9));
+  }
+}
+
+TEST_CASE_TEMPLATE("milp backend: an exception from the callback propagates", B, MEMSCHED_MILP_BACKENDS) {
+  if constexpr (real_backend<B>) {
+    const auto m = multi_knapsack(80, 4, 3);
+    const solver_options options{.time_limit = 5s, .on_incumbent = [](const solver_progress&) { throw std::runtime_error("stop here"); }};
+    CHECK_THROWS_WITH_AS((void)B{}.solve(m, options), "stop here", std::runtime_error);
+    // The backend is still usable afterwards.
+    const auto r = B{}.solve(multi_knapsack(20, 2, 3), {});
+    CHECK(r.status == solve_status::optimal);
+  }
+}
+
+TEST_CASE_TEMPLATE("milp backend: the time limit is honoured within 10%", B, MEMSCHED_MILP_BACKENDS) {
+  if constexpr (real_backend<B>) {
+    const auto m = multi_knapsack(250, 10, 7);
+    const double limit = 1.0;
+    // On a loaded machine one run can be descheduled past the limit: the best of three runs must
+    // be within 10%, and no run may overshoot by half.
+    double best = 1e9;
+    for (int attempt = 0; attempt < 3 && best > 1.1 * limit; ++attempt) {
+      const auto r = B{}.solve(m, {.time_limit = std::chrono::duration<double>(limit)});
+      // The model is hard enough that the limit stops the search (not an early optimum).
+      REQUIRE(r.status == solve_status::feasible);
+      check_solution(m, r);
+      CHECK(std::isfinite(r.bound));
+      CHECK(r.seconds >= 0.9 * limit);
+      CHECK(r.seconds <= 1.5 * limit);
+      best = std::min(best, r.seconds);
+    }
+    CHECK(best <= 1.1 * limit);
+  }
+}
+
+TEST_CASE_TEMPLATE("milp backend: relative gap stops early with a proven gap", B, MEMSCHED_MILP_BACKENDS) {
+  if constexpr (real_backend<B>) {
+    const auto m = multi_knapsack(250, 10, 7);
+    const auto r = B{}.solve(m, {.time_limit = 20s, .relative_gap = 0.05});
+    REQUIRE(r.status == solve_status::optimal);
+    check_solution(m, r, 0.05);
+    REQUIRE(std::isfinite(r.bound));
+    CHECK((r.bound - r.objective) / r.objective <= 0.05 + 1e-9);
+    CHECK(r.seconds < 10);
+  }
+}
+
+TEST_CASE_TEMPLATE("milp backend: deterministic results", B, MEMSCHED_MILP_BACKENDS) {
+  if constexpr (real_backend<B>) {
+    const auto m = multi_knapsack(30, 3, 21);
+    const auto a = B{}.solve(m, {});
+    const auto b = B{}.solve(m, {});
+    REQUIRE(a.status == solve_status::optimal);
+    REQUIRE(b.status == solve_status::optimal);
+    CHECK(a.objective == b.objective);
+    CHECK(a.values == b.values);
+    CHECK(a.objective == doctest::Approx(B{}.solve(m, {}).objective));
+  }
+}
+
+TEST_CASE_TEMPLATE("milp backend: solves from two threads at once", B, MEMSCHED_MILP_BACKENDS) {
+  if constexpr (real_backend<B>) {
+    const auto m = multi_knapsack(30, 3, 21);
+    const auto expected = B{}.solve(m, {});
+    REQUIRE(expected.status == solve_status::optimal);
+    solver_result r1, r2;
+    std::thread t1([&] { r1 = B{}.solve(m, {}); });
+    std::thread t2([&] { r2 = B{}.solve(m, {}); });
+    t1.join();
+    t2.join();
+    CHECK(r1.status == solve_status::optimal);
+    CHECK(r2.status == solve_status::optimal);
+    CHECK(r1.objective == doctest::Approx(expected.objective));
+    CHECK(r2.objective == doctest::Approx(expected.objective));
+  }
+}
