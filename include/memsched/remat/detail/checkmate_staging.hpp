@@ -11,6 +11,7 @@
 #include <memsched/sim/plan_from_computes.hpp>
 #include <memsched/sim/simulate_order.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -133,6 +134,26 @@ inline std::vector<std::vector<char>> cheapest_r_for_s(const memory_graph& g, st
     }
   }
   return r;
+}
+
+using checkmate_clock = std::chrono::steady_clock;
+
+inline double seconds_since(checkmate_clock::time_point t0) {
+  return std::chrono::duration<double>(checkmate_clock::now() - t0).count();
+}
+
+/// A necessary condition for any plan: every vertex fits with its inputs. nullopt or the message.
+inline std::optional<std::string> checkmate_obviously_infeasible(const memory_graph& g, std::int64_t budget) {
+  for (std::size_t v = 0; v < g.size(); ++v) {
+    std::int64_t need = g.bytes(v) + g.workspace(v);
+    for (auto p : g.predecessors(v)) need += g.bytes(p);
+    if (need > budget)
+      return g.label(v) + " needs " + std::to_string(need) + " bytes with its inputs, more than the budget " + std::to_string(budget);
+  }
+  std::int64_t outs = 0;
+  for (auto o : g.outputs()) outs += g.bytes(o);
+  if (outs > budget) return "the outputs alone need " + std::to_string(outs) + " bytes";
+  return std::nullopt;
 }
 
 }  // namespace memsched::detail

@@ -1,0 +1,385 @@
+#pragma once
+// The MILP of Checkmate (Jain et al., MLSys 2020) for one input topological order: the model, its
+// index maps, and the conversions between plans and assignments. checkmate_milp (checkmate.hpp)
+// solves it; checkmate_lp_rounding (checkmate_lp_rounding.hpp) rounds its LP relaxation.
+//
+// Stage t (t = 0..n-1) of the plan computes, in input-order position order, a subset of the first
+// t+1 vertices of the order, ending with o_t (frontier advancing); values may be kept across stages
+// (checkpoints). Variables (positions i, k, stages t):
+//   R[t][i]  (i <= t)  o_i is computed in stage t; R[t][t] = 1 is a constant, not a variable;
+//   S[t][i]  (i <  t)  o_i is resident at the start of stage t (S[0] is empty);
+//   FREE[t][e]  (edge e = (i, k), k < t)  o_i is freed right after o_k is computed in stage t;
+//   U[t][k]  (k <= t)  memory units resident after o_k's slot in stage t (continuous, in [0, budget]).
+// Constraints: R[t][k] <= R[t][j] + S[t][j] for every input j of k; S[t][i] <= R[t-1][i] +
+// S[t-1][i]; every output resident after the last stage; FREE linearised with the paper's hazard
+// count; U[t][0] = sum M S[t][*] + M_0 R[t][0], U[t][k] = U[t][k-1] + M_k R[t][k] - sum_i M_i
+// FREE[t][(i, k-1)]; U[t][k] + W_k R[t][k] <= budget. Objective: sum cost x R.
+// Reductions: memory in units of the gcd of all sizes and workspaces; R[t][t] and S[t+1][t] (trivial
+// carry) are constants; FREE[t][(i, t)] and FREE[t][t][t] happen after the last slot of stage t and
+// never enter U (the paper's elimination of FREE[t][k][k]: a recomputation k < t that nobody reads
+// is never optimal, so it needs no free); FREE[t][(i, k)] is fixed to 0 (not created) when o_t reads
+// o_i, or when t is the last stage and o_i is an output.
+
+#include <memsched/core/errors.hpp>
+#include <memsched/core/status.hpp>
+#include <memsched/graph/memory_graph.hpp>
+#include <memsched/remat/detail/checkmate_staging.hpp>
+#include <memsched/sim/execution_plan.hpp>
+#include <memsched/sim/plan_from_computes.hpp>
+#include <memsched/sim/simulate_plan.hpp>
+#include <memsched/solver/milp_model.hpp>
+#include <memsched/solver/solver_options.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <numeric>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace memsched {
+
+/// Checkmate's MILP for one graph, budget and input order, with the maps from (stage, position) to
+/// model variables so callers can inspect or extend the model. Positions index `order`.
+struct checkmate_model {
+  static constexpr std::size_t constant = std::numeric_limits<std::size_t>::max();  ///< Not a variable.
+
+  milp_model model;
+  std::vector<std::size_t> order;     ///< Input order: position -> vertex.
+  std::vector<std::size_t> position;  ///< Vertex -> position.
+  std::int64_t memory_unit = 1;       ///< Bytes per model memory unit (gcd of sizes and workspaces).
+  std::int64_t budget_units = 0;      ///< floor(budget / memory_unit).
+  double cost_scale = 1;              ///< Model objective = cost_scale x total cost (a power of two).
+  std::vector<std::vector<std::size_t>> R;     ///< R[t][i], i <= t; R[t][t] is `constant` (= 1).
+  std::vector<std::vector<std::size_t>> S;     ///< S[t][i], i < t.
+  std::vector<std::vector<std::size_t>> U;     ///< U[t][k], k <= t.
+  std::vector<std::pair<std::size_t, std::size_t>> edges;  ///< (producer, consumer) positions, by consumer.
+  std::vector<std::vector<std::size_t>> FREE;  ///< FREE[t][e] for the edges with consumer < t; `constant` = 0.
+  std::vector<char> output;                    ///< By position.
+
+  /// Value of R[t][i] in an assignment (1 for the constant diagonal).
+  [[nodiscard]] bool r(const std::vector<double>& x, std::size_t t, std::size_t i) const {
+    return R[t][i] == constant ? true : x[R[t][i]] > 0.5;
+  }
+  /// Value of S[t][i] in an assignment; S[n][i] is 1 exactly for outputs.
+  [[nodiscard]] bool s(const std::vector<double>& x, std::size_t t, std::size_t i) const {
+    if (t == order.size()) return output[i] != 0;
+    return S[t][i] != constant && x[S[t][i]] > 0.5;
+  }
+  /// Converts a model objective value back to a total cost.
+  [[nodiscard]] double cost_of_objective(double objective) const { return objective / cost_scale; }
+};
+
+/// Options of build_checkmate_model.
+struct checkmate_model_options {
+  bool scale_memory = true;  ///< Divide sizes, workspaces and the budget by their gcd.
+  bool scale_cost = true;    ///< Scale costs by a power of two so that the largest is in [1024, 2048).
+};
+
+namespace detail {
+
+inline std::int64_t checkmate_memory_unit(const memory_graph& g) {
+  std::int64_t unit = 0;
+  for (std::size_t v = 0; v < g.size(); ++v) unit = std::gcd(std::gcd(unit, g.bytes(v)), g.workspace(v));
+  return unit == 0 ? 1 : unit;
+}
+
+}  // namespace detail
+
+/// Builds Checkmate's MILP (see the file comment) for `order`, a topological order of g (vertex
+/// indices). O(n^2 + n m) variables and constraints; O(n^2 m) time in the worst case.
+/// Throws invalid_order when `order` is not a topological order, std::invalid_argument on a
+/// negative budget.
+[[nodiscard]] inline checkmate_model build_checkmate_model(const memory_graph& g, std::int64_t budget,
+                                                           std::span<const std::size_t> order,
+                                                           const checkmate_model_options& options = {}) {
+  if (budget < 0) throw std::invalid_argument("build_checkmate_model: negative budget");
+  detail::check_checkmate_order(g, order, "build_checkmate_model");
+  const std::size_t n = g.size();
+  checkmate_model cm;
+  constexpr std::size_t constant = checkmate_model::constant;
+  cm.order.assign(order.begin(), order.end());
+  cm.position = detail::positions_of(order);
+  cm.memory_unit = options.scale_memory ? detail::checkmate_memory_unit(g) : 1;
+  cm.budget_units = budget / cm.memory_unit;
+  double max_cost = 0;
+  for (std::size_t v = 0; v < n; ++v) max_cost = std::max(max_cost, g.cost(v));
+  if (options.scale_cost && max_cost > 0) {
+    int e = 0;
+    std::frexp(max_cost, &e);           // max_cost in [2^(e-1), 2^e)
+    cm.cost_scale = std::ldexp(1.0, 11 - e);  // largest scaled cost in [1024, 2048)
+  }
+  const auto& pos = cm.position;
+  std::vector<double> M(n), W(n), C(n);
+  cm.output.assign(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t v = order[i];
+    M[i] = static_cast<double>(g.bytes(v) / cm.memory_unit);
+    W[i] = static_cast<double>(g.workspace(v) / cm.memory_unit);
+    C[i] = g.cost(v) * cm.cost_scale;
+    cm.output[i] = g.is_output(v);
+  }
+  // Edges by position, sorted by consumer; users[i]: consumer positions of i, ascending.
+  std::vector<std::vector<std::size_t>> users(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    std::vector<std::size_t> ins;
+    for (auto p : g.predecessors(order[k])) ins.push_back(pos[p]);
+    std::sort(ins.begin(), ins.end());
+    for (std::size_t i : ins) {
+      cm.edges.emplace_back(i, k);
+      users[i].push_back(k);
+    }
+  }
+  std::vector<std::size_t> edges_before(n + 1, 0);  // number of edges with consumer < k
+  for (const auto& e : cm.edges) ++edges_before[e.second + 1];
+  for (std::size_t k = 0; k < n; ++k) edges_before[k + 1] += edges_before[k];
+
+  milp_model& m = cm.model;
+  const double B = static_cast<double>(cm.budget_units);
+  cm.R.resize(n);
+  cm.S.resize(n);
+  cm.U.resize(n);
+  cm.FREE.resize(n);
+  double offset = 0;
+  for (std::size_t i = 0; i < n; ++i) offset += C[i];
+  m.objective_offset = offset;
+  for (std::size_t t = 0; t < n; ++t) {
+    cm.R[t].assign(t + 1, constant);
+    for (std::size_t i = 0; i < t; ++i) cm.R[t][i] = m.add_binary(C[i]);
+    cm.S[t].assign(t, constant);
+    for (std::size_t i = 0; i < t; ++i) cm.S[t][i] = m.add_binary();
+    cm.U[t].assign(t + 1, constant);
+    for (std::size_t k = 0; k <= t; ++k) cm.U[t][k] = m.add_continuous(0, B);
+  }
+  // A linear expression with a constant, for constraints that mention the constant diagonal.
+  struct expr {
+    std::vector<linear_term> terms;
+    double constant = 0;
+  };
+  auto add_r = [&](expr& e, std::size_t t, std::size_t i, double c) {
+    if (cm.R[t][i] == constant)
+      e.constant += c;
+    else
+      e.terms.push_back({cm.R[t][i], c});
+  };
+  auto add_s = [&](expr& e, std::size_t t, std::size_t i, double c) {
+    if (t == n)
+      e.constant += cm.output[i] ? c : 0.0;
+    else
+      e.terms.push_back({cm.S[t][i], c});
+  };
+  auto row = [&](expr e, double lower, double upper) {
+    if (e.terms.empty()) return;
+    m.add_constraint(std::move(e.terms), lower - e.constant, upper - e.constant);
+  };
+
+  for (std::size_t t = 0; t < n; ++t) {
+    // Dependencies: R[t][k] <= R[t][j] + S[t][j] for each input j of k, k <= t.
+    for (std::size_t e = 0; e < edges_before[t + 1]; ++e) {
+      const auto [j, k] = cm.edges[e];
+      expr x;
+      add_r(x, t, k, 1);
+      add_r(x, t, j, -1);
+      add_s(x, t, j, -1);
+      row(std::move(x), -infinity, 0);
+    }
+    // Checkpoints carried: S[t][i] <= R[t-1][i] + S[t-1][i] (trivial for i = t-1).
+    if (t >= 1)
+      for (std::size_t i = 0; i + 1 < t; ++i) {
+        expr x;
+        add_s(x, t, i, 1);
+        add_r(x, t - 1, i, -1);
+        add_s(x, t - 1, i, -1);
+        row(std::move(x), -infinity, 0);
+      }
+    // FREE[t][(i, k)] for k < t, with the hazard count of the paper.
+    cm.FREE[t].assign(edges_before[t], constant);
+    for (std::size_t e = 0; e < edges_before[t]; ++e) {
+      const auto [i, k] = cm.edges[e];
+      const bool frontier_reads = std::binary_search(users[i].begin(), users[i].end(), t);
+      const bool last_and_output = t + 1 == n && cm.output[i];
+      if (frontier_reads || last_and_output) continue;  // FREE = 0: o_i is still needed
+      const std::size_t f = m.add_binary();
+      cm.FREE[t][e] = f;
+      // hazards = (1 - R[t][k]) + S[t+1][i] + sum of R[t][j] over users j of i with k < j < t.
+      expr h;
+      h.constant = 1;
+      add_r(h, t, k, -1);
+      double max_hazards = 1;
+      if (t + 1 < n) {
+        add_s(h, t + 1, i, 1);
+        max_hazards += 1;
+      }
+      for (std::size_t j : users[i])
+        if (j > k && j < t) {
+          add_r(h, t, j, 1);
+          max_hazards += 1;
+        }
+      // 1 - FREE <= hazards  and  max_hazards (1 - FREE) >= hazards.
+      expr lo = h;
+      lo.terms.push_back({f, 1});
+      row(std::move(lo), 1, infinity);
+      expr hi = h;
+      hi.terms.push_back({f, max_hazards});
+      row(std::move(hi), -infinity, max_hazards);
+    }
+    // Memory: the U chain, and U + workspace <= budget.
+    for (std::size_t k = 0; k <= t; ++k) {
+      expr x;
+      x.terms.push_back({cm.U[t][k], 1});
+      if (k == 0) {
+        for (std::size_t i = 0; i < t; ++i)
+          if (M[i] != 0) add_s(x, t, i, -M[i]);
+      } else {
+        x.terms.push_back({cm.U[t][k - 1], -1});
+        for (std::size_t e = edges_before[k - 1]; e < edges_before[k]; ++e)
+          if (cm.FREE[t][e] != constant && M[cm.edges[e].first] != 0) x.terms.push_back({cm.FREE[t][e], M[cm.edges[e].first]});
+      }
+      if (M[k] != 0) add_r(x, t, k, -M[k]);
+      row(std::move(x), 0, 0);
+      if (W[k] != 0) {
+        expr w;
+        w.terms.push_back({cm.U[t][k], 1});
+        add_r(w, t, k, W[k]);
+        row(std::move(w), -infinity, B);
+      }
+    }
+  }
+  // Outputs resident after the last stage: R[n-1][i] + S[n-1][i] >= 1.
+  for (std::size_t i = 0; i + 1 < n; ++i)
+    if (cm.output[i]) {
+      expr x;
+      add_r(x, n - 1, i, 1);
+      add_s(x, n - 1, i, 1);
+      row(std::move(x), 1, infinity);
+    }
+  return cm;
+}
+
+/// Decodes an assignment of a Checkmate model into an execution plan (the paper's Algorithm 1):
+/// stage by stage, the computations R[t][*] in position order, skipping a computation of a value
+/// that is a checkpoint of the stage (already resident); recomputations nobody reads are dropped
+/// and every value is freed right after its last use (as early as possible), so the plan's peak
+/// and cost are at most what the assignment accounts for. O(n^2 + plan length).
+/// Precondition: `x` satisfies the model (model.first_violation(x) is nullopt).
+[[nodiscard]] inline execution_plan decode_checkmate_solution(const memory_graph& g, const checkmate_model& cm,
+                                                              const std::vector<double>& x) {
+  const std::size_t n = cm.order.size();
+  std::vector<std::vector<char>> r(n);
+  for (std::size_t t = 0; t < n; ++t) {
+    r[t].assign(t + 1, 0);
+    for (std::size_t i = 0; i <= t; ++i) r[t][i] = cm.r(x, t, i) && !(i < t && cm.s(x, t, i));
+  }
+  return detail::staged_plan(g, cm.order, r);
+}
+
+namespace detail {
+
+/// The full assignment of a Checkmate model for given R (r[t][i], i <= t) and S (s[t][i], i < t;
+/// s[n] = outputs): FREE by its definition, U by its recurrence. O(n^2 + n m).
+inline std::vector<double> complete_checkmate_assignment(const memory_graph& g, const checkmate_model& cm,
+                                                         const std::vector<std::vector<char>>& r,
+                                                         const std::vector<std::vector<char>>& s) {
+  const std::size_t n = cm.order.size();
+  std::vector<double> x(cm.model.num_variables(), 0.0);
+  for (std::size_t t = 0; t < n; ++t) {
+    for (std::size_t i = 0; i < t; ++i) {
+      x[cm.R[t][i]] = r[t][i];
+      x[cm.S[t][i]] = s[t][i];
+    }
+  }
+  auto R = [&](std::size_t t, std::size_t i) { return r[t][i] != 0; };
+  auto Sx = [&](std::size_t t, std::size_t i) { return s[t][i] != 0; };
+  // FREE by its definition, U by its recurrence.
+  std::vector<std::vector<std::size_t>> users(n);
+  for (const auto& [i, k] : cm.edges) users[i].push_back(k);
+  std::vector<double> M(n);
+  for (std::size_t i = 0; i < n; ++i) M[i] = static_cast<double>(g.bytes(cm.order[i]) / cm.memory_unit);
+  for (std::size_t t = 0; t < n; ++t) {
+    std::vector<double> freed_after(t + 1, 0.0);
+    for (std::size_t e = 0; e < cm.FREE[t].size(); ++e) {
+      if (cm.FREE[t][e] == checkmate_model::constant) continue;
+      const auto [i, k] = cm.edges[e];
+      bool f = R(t, k) && !Sx(t + 1, i);
+      for (std::size_t j : users[i])
+        if (j > k && j <= t && R(t, j)) f = false;
+      x[cm.FREE[t][e]] = f;
+      if (f) freed_after[k] += M[i];
+    }
+    double u = 0;
+    for (std::size_t i = 0; i < t; ++i)
+      if (Sx(t, i)) u += M[i];
+    for (std::size_t k = 0; k <= t; ++k) {
+      if (k > 0) u -= freed_after[k - 1];
+      if (R(t, k)) u += M[k];
+      x[cm.U[t][k]] = u;
+    }
+  }
+  return x;
+}
+
+}  // namespace detail
+
+/// Encodes an execution plan as an assignment of a Checkmate model, for a start solution. The plan
+/// must compute the vertices for the first time in the model's input order (else nullopt). Its
+/// computations are re-staged: stage t holds those after the first computation of o_{t-1} up to
+/// the first computation of o_t, sorted into position order with duplicates merged; computations
+/// after the first computation of the last vertex are dropped. S is the smallest set of checkpoints
+/// that the re-staged computations need, FREE and U follow. The re-staged plan may use more memory
+/// than `plan`: check the assignment with cm.model.first_violation. O(n^2 + n m + plan length).
+[[nodiscard]] inline std::optional<std::vector<double>> encode_checkmate_plan(const memory_graph& g, const checkmate_model& cm,
+                                                                             const execution_plan& plan) {
+  const std::size_t n = cm.order.size();
+  if (n != g.size()) return std::nullopt;
+  std::vector<std::vector<char>> r(n);
+  for (std::size_t t = 0; t < n; ++t) r[t].assign(t + 1, 0);
+  std::vector<char> seen(n, 0);
+  std::size_t stage = 0;  // the stage the next computation belongs to
+  for (const auto& step : plan.steps) {
+    if (step.op != plan_op::compute) continue;
+    if (step.node >= n) return std::nullopt;
+    if (stage == n) break;  // after the last first computation: dropped
+    const std::size_t i = cm.position[step.node];
+    if (!seen[i]) {
+      if (i != stage) return std::nullopt;  // first computations out of input order
+      seen[i] = 1;
+      r[stage][i] = 1;
+      ++stage;
+    } else {
+      r[stage][i] = 1;
+    }
+  }
+  if (stage != n) return std::nullopt;
+  // Smallest checkpoints: walk stages backwards with the set of positions needed at the stage end.
+  std::vector<std::vector<char>> s(n + 1);
+  s[n].assign(n, 0);
+  for (std::size_t i = 0; i < n; ++i) s[n][i] = cm.output[i];
+  std::vector<char> need(n, 0);
+  for (std::size_t t = n; t-- > 0;) {
+    need = s[t + 1];
+    need.resize(n, 0);
+    for (std::size_t k = t + 1; k-- > 0;) {
+      if (!r[t][k]) continue;
+      if (!need[k] && k != t) {  // a computation nobody needs: drop it
+        r[t][k] = 0;
+        continue;
+      }
+      need[k] = 0;
+      for (auto p : g.predecessors(cm.order[k])) need[cm.position[p]] = 1;
+    }
+    s[t].assign(n, 0);
+    for (std::size_t i = 0; i < t; ++i) s[t][i] = need[i];
+    for (std::size_t i = t; i < n; ++i)
+      if (need[i]) return std::nullopt;  // a value needed before its first computation: not a valid plan
+  }
+  return detail::complete_checkmate_assignment(g, cm, r, s);
+}
+
+}  // namespace memsched
