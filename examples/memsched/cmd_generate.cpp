@@ -1,0 +1,101 @@
+// memsched generate randwire|darts|random-layered [options] --out FILE.json
+
+#include "cli.hpp"
+
+#include <memsched/graph/darts.hpp>
+#include <memsched/graph/json_io.hpp>
+#include <memsched/graph/random_layered.hpp>
+#include <memsched/graph/randwire.hpp>
+
+namespace memsched_cli {
+namespace {
+
+std::string generate_usage() {
+  return "usage: memsched generate KIND [options] --out FILE.json [--json]\n\n"
+         "Writes a generated graph (memsched graph JSON) and prints {\"kind\", \"nodes\", \"edges\", \"out\"}.\n\n"
+         "kinds and options (defaults in brackets):\n"
+         "  randwire        RandWire network (Xie et al. 2019) of WS random stages\n"
+         "    --stages N [3] --nodes N [32] --k K [4] --p P [0.75] --seed S [0] --channels C [78]\n"
+         "    --resolution R [224] --classes N [1000] --compact (one node per RandWire node)\n"
+         "    --no-stem-head (start at a C x R/4 x R/4 input, end at the last stage)\n"
+         "  darts           DARTS-V2 CIFAR network (Liu et al. 2019)\n"
+         "    --cells N [20] --channels C [36] --resolution R [32] --stem-multiplier M [3] --classes N [10]\n"
+         "  random-layered  random layered DAG (Gagrani et al. 2022 App. A, Moccasin's RL graphs)\n"
+         "    --nodes N [100] --width W [0.27] --width-variation V [0.75] --edge-density D [0.2]\n"
+         "    --skip-density S [0.14] --seed S [0] --min-bytes B [10] --max-bytes B [8000] --byte-step B [10]\n"
+         "    --min-cost C [1] --max-cost C [1000]\n";
+}
+
+template <class T>
+void set_int(const parsed_args& a, const char* name, T& field) {
+  if (auto v = a.get_int(name)) {
+    if (*v < 0) throw usage_error(std::string("--") + name + " must be >= 0");
+    field = static_cast<T>(*v);
+  }
+}
+void set_double(const parsed_args& a, const char* name, double& field) {
+  if (auto v = a.get_double(name)) field = *v;
+}
+
+int run_generate(const std::vector<std::string>& argv) {
+  const option_spec spec{{"out", "stages", "nodes", "k", "p", "seed", "channels", "resolution", "classes", "cells", "stem-multiplier", "width",
+                          "width-variation", "edge-density", "skip-density", "min-bytes", "max-bytes", "byte-step", "min-cost", "max-cost"},
+                         {"json", "compact", "no-stem-head"}};
+  const parsed_args args(argv, spec);
+  const std::string& kind = args.one_positional("graph kind");
+  const auto out = args.get("out");
+  if (!out) throw usage_error("--out FILE.json is required");
+  memsched::dataflow_graph g;
+  try {
+    if (kind == "randwire") {
+      memsched::randwire_options o;
+      set_int(args, "stages", o.stages);
+      set_int(args, "nodes", o.nodes);
+      set_int(args, "k", o.k);
+      set_double(args, "p", o.p);
+      set_int(args, "seed", o.seed);
+      set_int(args, "channels", o.channels);
+      set_int(args, "resolution", o.resolution);
+      set_int(args, "classes", o.classes);
+      o.expand_ops = !args.has("compact");
+      o.stem_and_head = !args.has("no-stem-head");
+      g = memsched::make_randwire(o);
+    } else if (kind == "darts") {
+      memsched::darts_options o;
+      set_int(args, "cells", o.cells);
+      set_int(args, "channels", o.channels);
+      set_int(args, "resolution", o.resolution);
+      set_int(args, "stem-multiplier", o.stem_multiplier);
+      set_int(args, "classes", o.classes);
+      g = memsched::make_darts_network(o);
+    } else if (kind == "random-layered") {
+      memsched::random_layered_options o;
+      set_int(args, "nodes", o.nodes);
+      set_double(args, "width", o.width);
+      set_double(args, "width-variation", o.width_variation);
+      set_double(args, "edge-density", o.edge_density);
+      set_double(args, "skip-density", o.skip_density);
+      set_int(args, "seed", o.seed);
+      set_int(args, "min-bytes", o.min_bytes);
+      set_int(args, "max-bytes", o.max_bytes);
+      set_int(args, "byte-step", o.byte_step);
+      set_int(args, "min-cost", o.min_cost);
+      set_int(args, "max-cost", o.max_cost);
+      g = memsched::make_random_layered(o);
+    } else {
+      throw usage_error("unknown graph kind '" + kind + "' (randwire, darts, random-layered)");
+    }
+  } catch (const std::invalid_argument& e) {
+    if (dynamic_cast<const usage_error*>(&e) == nullptr) throw usage_error(e.what());
+    throw;
+  }
+  memsched::write_json_graph(*out, g);
+  print_json(json{{"kind", kind}, {"name", g[boost::graph_bundle].name}, {"nodes", num_vertices(g)}, {"edges", num_edges(g)}, {"out", *out}},
+             args.has("json"));
+  return 0;
+}
+
+const register_subcommand generate_command{{"generate", "write a generated graph (randwire, darts, random-layered)", generate_usage, run_generate}};
+
+}  // namespace
+}  // namespace memsched_cli
