@@ -5,6 +5,7 @@
 #include <memsched/remat/checkpoint_generalizations.hpp>
 #include <memsched/remat/checkpoint_plan.hpp>
 #include <memsched/remat/chen.hpp>
+#include <memsched/remat/revolve.hpp>
 
 #include <array>
 #include <chrono>
@@ -15,13 +16,14 @@
 namespace memsched {
 
 /// The heuristics of remat/: checkpoint-all, Chen's sqrt(n) and greedy (chains only), their
-/// articulation-point and linearized generalizations. Greedy ones search over the segment size.
-enum class remat_heuristic { checkpoint_all, chen_sqrtn, chen_greedy, ap_sqrtn, ap_greedy, linearized_sqrtn, linearized_greedy };
+/// articulation-point and linearized generalizations, and revolve (over the articulation points).
+/// Greedy ones search over the segment size, revolve over the number of snapshots.
+enum class remat_heuristic { checkpoint_all, chen_sqrtn, chen_greedy, ap_sqrtn, ap_greedy, linearized_sqrtn, linearized_greedy, revolve };
 
 /// Every heuristic, in the order above.
-inline constexpr std::array<remat_heuristic, 7> all_remat_heuristics{
+inline constexpr std::array<remat_heuristic, 8> all_remat_heuristics{
     remat_heuristic::checkpoint_all,   remat_heuristic::chen_sqrtn,       remat_heuristic::chen_greedy, remat_heuristic::ap_sqrtn,
-    remat_heuristic::ap_greedy,        remat_heuristic::linearized_sqrtn, remat_heuristic::linearized_greedy};
+    remat_heuristic::ap_greedy,        remat_heuristic::linearized_sqrtn, remat_heuristic::linearized_greedy, remat_heuristic::revolve};
 
 /// The tool's name of a heuristic ("checkpoint-all", "chen-sqrtn", ...). O(1), never throws.
 [[nodiscard]] constexpr std::string_view to_string(remat_heuristic h) noexcept {
@@ -33,6 +35,7 @@ inline constexpr std::array<remat_heuristic, 7> all_remat_heuristics{
     case remat_heuristic::ap_greedy: return "ap-greedy";
     case remat_heuristic::linearized_sqrtn: return "linearized-sqrtn";
     case remat_heuristic::linearized_greedy: return "linearized-greedy";
+    case remat_heuristic::revolve: return "revolve";
   }
   return "";
 }
@@ -58,13 +61,15 @@ template <class G, class... Maps>
     case remat_heuristic::ap_greedy: return ap_greedy_search(graph, budget, options, maps...);
     case remat_heuristic::linearized_sqrtn: return linearized_sqrtn_plan(graph, budget, options, maps...);
     case remat_heuristic::linearized_greedy: return linearized_greedy_search(graph, budget, options, maps...);
+    case remat_heuristic::revolve: return revolve_plan(graph, budget, options, maps...);
   }
   return {};
 }
 
 /// The cheapest valid plan within `budget` over every heuristic (ties: lower peak, then the
 /// earlier heuristic in all_remat_heuristics); status `feasible`, or `infeasible` with an empty
-/// plan when none fits. Deterministic. O(options.greedy_budgets * (n + m) + (n + m) log n).
+/// plan when none fits. Deterministic. O(options.greedy_budgets * (n + m) + (n + m) log n) plus
+/// revolve's snapshot search.
 /// Throws graph_error when a forward node reads a backward node or options.forward has the wrong
 /// size; what make_memory_graph throws for a bad graph.
 template <class G, class... Maps>

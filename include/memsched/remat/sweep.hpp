@@ -1,0 +1,85 @@
+#pragma once
+// Budget sweeps: every applicable heuristic at each of a list of memory budgets, with its peak,
+// total cost and overhead (the data of Checkmate's Figure 5).
+
+#include <memsched/order/peak_lower_bound.hpp>
+#include <memsched/remat/best_heuristic.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace memsched {
+
+/// Options of remat_sweep (plain aggregate).
+struct sweep_options {
+  /// The budgets, in bytes. Empty: num_budgets budgets evenly spaced from the peak lower bound to
+  /// the no-remat (checkpoint-all) peak, both included.
+  std::vector<std::int64_t> budgets;
+  std::size_t num_budgets = 10;
+  /// The heuristics to run; empty: all of them. Those that do not apply to the graph (chen-* off
+  /// chains) are left out of the rows.
+  std::vector<remat_heuristic> heuristics;
+  remat_heuristic_options heuristic_options;
+};
+
+/// One heuristic at one budget.
+struct sweep_entry {
+  remat_heuristic heuristic = remat_heuristic::checkpoint_all;
+  solve_status status = solve_status::infeasible;  ///< feasible, or infeasible (over budget).
+  std::int64_t peak_bytes = 0;  ///< Peak of the strategy's plan (also when over budget).
+  double total_cost = 0;
+  double overhead = 0;          ///< total_cost / (sum of costs) - 1.
+  double seconds = 0;
+};
+
+/// Every heuristic at one budget.
+struct sweep_row {
+  std::int64_t budget = 0;
+  std::vector<sweep_entry> entries;
+};
+
+/// The sweep, with the two ends of the budget range.
+struct [[nodiscard]] sweep_result {
+  std::int64_t lower_bound = 0;    ///< peak_lower_bound of the graph: no plan needs less.
+  std::int64_t no_remat_peak = 0;  ///< Peak of checkpoint-all.
+  std::vector<sweep_row> rows;
+};
+
+/// Runs every applicable heuristic at every budget. O(budgets * heuristics * cost of one).
+/// Throws graph_error when a forward node reads a backward node, options.heuristic_options.forward
+/// has the wrong size, or a budget is negative; what make_memory_graph throws for a bad graph.
+template <class G, class... Maps>
+  requires memory_graph_source<G, Maps...>
+[[nodiscard]] sweep_result remat_sweep(const G& graph, const sweep_options& options, const Maps&... maps) {
+  const memory_graph& g = detail::to_memory_graph(graph, maps...);
+  remat_heuristic_options hopts = options.heuristic_options;
+  hopts.forward = detail::resolve_forward(graph, g, hopts.forward, "remat_sweep", maps...);
+  sweep_result out;
+  out.lower_bound = peak_lower_bound(g);
+  out.no_remat_peak = checkpoint_all_plan(g, unlimited_budget, hopts).peak_bytes;
+  std::vector<std::int64_t> budgets = options.budgets;
+  if (budgets.empty()) {
+    const std::size_t k = std::max<std::size_t>(options.num_budgets, 1);
+    const std::int64_t lo = std::min(out.lower_bound, out.no_remat_peak), hi = out.no_remat_peak;
+    for (std::size_t i = 0; i < k; ++i) {
+      const double t = k == 1 ? 1.0 : static_cast<double>(i) / static_cast<double>(k - 1);
+      budgets.push_back(lo + static_cast<std::int64_t>(t * static_cast<double>(hi - lo)));
+    }
+  }
+  std::vector<remat_heuristic> hs = options.heuristics;
+  if (hs.empty()) hs.assign(all_remat_heuristics.begin(), all_remat_heuristics.end());
+  for (std::int64_t b : budgets) {
+    if (b < 0) throw graph_error("remat_sweep: budget " + std::to_string(b) + " is negative");
+    sweep_row row{b, {}};
+    for (auto h : hs) {
+      const remat_result r = run_remat_heuristic(g, h, b, hopts);
+      if (r.status == solve_status::unsupported) continue;
+      row.entries.push_back({h, r.status, r.peak_bytes, r.total_cost, r.overhead, r.seconds});
+    }
+    out.rows.push_back(std::move(row));
+  }
+  return out;
+}
+
+}  // namespace memsched

@@ -1,0 +1,50 @@
+#include <memsched/remat/best_heuristic.hpp>
+
+#include "support.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace memsched;
+using namespace memsched::testing;
+
+TEST_CASE("best_heuristic_plan: the cheapest heuristic plan within the budget") {
+  for (std::uint64_t seed = 0; seed < 8; ++seed) {
+    const dataflow_graph t = seed % 2 ? chain_training_graph(15 + seed, seed) : random_training_graph(11, 0.3, seed);
+    const std::int64_t peak = checkpoint_all_plan(t).peak_bytes;
+    for (double frac : {1.0, 0.85, 0.7, 0.5, 0.3}) {
+      const auto budget = static_cast<std::int64_t>(frac * static_cast<double>(peak));
+      const remat_result best = best_heuristic_plan(t, budget);
+      double cheapest = -1;
+      for (auto h : all_remat_heuristics) {
+        const remat_result r = run_remat_heuristic(t, h, budget, {});
+        if (r.status == solve_status::feasible && (cheapest < 0 || r.total_cost < cheapest)) cheapest = r.total_cost;
+      }
+      CAPTURE(seed);
+      CAPTURE(frac);
+      if (cheapest < 0) {
+        CHECK(best.status == solve_status::infeasible);
+        CHECK(best.plan.steps.empty());
+        continue;
+      }
+      REQUIRE(best.status == solve_status::feasible);
+      CHECK(best.total_cost == cheapest);
+      const plan_simulation sim = simulate_plan(t, best.plan);
+      CHECK(sim.peak_bytes == best.peak_bytes);
+      CHECK(sim.peak_bytes <= budget);
+      if (frac == 1.0) CHECK(best.overhead == 0.0);
+    }
+  }
+}
+
+TEST_CASE_TEMPLATE("best_heuristic_plan through every graph type", G, vecs_graph, lists_graph, csr_graph) {
+  const dataflow_graph t = random_training_graph(9, 0.35, 4);
+  const memory_graph g = make_memory_graph(t);
+  const typed_graph<G> tg(g.data());
+  const remat_heuristic_options opts{.forward = forward_vertices(t)};
+  const std::int64_t budget = checkpoint_all_plan(t).peak_bytes * 8 / 10;
+  const remat_result a = best_heuristic_plan(t, budget);
+  const remat_result b = best_heuristic_plan(tg.graph, budget, opts, tg.maps());
+  CHECK(a.status == b.status);
+  CHECK(a.plan == b.plan);
+  CHECK(a.total_cost == b.total_cost);
+}
