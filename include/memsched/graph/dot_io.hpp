@@ -51,13 +51,30 @@ namespace memsched {
   return parse_dot_graph(text, path.string());
 }
 
+namespace detail {
+/// Boost writes `"` as `\"` and reads `\"` back as `"`, leaving other backslashes alone: a string
+/// ending in a backslash, or with a backslash before a quote, would not read back.
+inline void check_dot_text(const std::string& text, const std::string& what) {
+  if ((!text.empty() && text.back() == '\\') || text.find("\\\"") != std::string::npos)
+    throw graph_error("write_dot_graph: " + what + " '" + text +
+                      "' ends with a backslash or has one before a quote: DOT cannot hold it (use JSON or GraphML)");
+}
+}  // namespace detail
+
 /// Writes the graph as a DOT digraph: node names are the ids, the attributes above as node
 /// attributes (`output` only with explicit outputs, `order_position` only with an order, `grad_of`
 /// only when a node has one), `name` and `kind` as graph attributes; costs with enough digits to
 /// read back exactly. O(n + m). Throws graph_error when the graph's outputs or order hold a
-/// non-vertex.
+/// non-vertex, or when a name, op or kind ends with a backslash or has one before a quote (Boost's
+/// DOT escaping cannot represent it).
 inline void write_dot_graph(std::ostream& out, const dataflow_graph& g) {
   detail::check_graph_lists(g, "write_dot_graph");
+  detail::check_dot_text(g[boost::graph_bundle].name, "the graph name");
+  detail::check_dot_text(g[boost::graph_bundle].kind, "the graph kind");
+  for (std::size_t v = 0; v < num_vertices(g); ++v) {
+    detail::check_dot_text(g[v].name, "node " + std::to_string(g[v].id) + ": name");
+    detail::check_dot_text(g[v].op, "node " + std::to_string(g[v].id) + ": op");
+  }
   const auto dp = detail::written_properties(g, "node_id");
   boost::write_graphviz_dp(out, g, dp, "node_id");
 }
