@@ -226,8 +226,8 @@ TEST_CASE("rewrite_identities: graphs without the pattern are unchanged") {
 }
 
 TEST_CASE("rewrite_identities: on random small graphs the best peak never gets worse (brute force)") {
-  // A random DAG; a concat (bytes = sum of its inputs) of 2-3 random vertices feeding a conv (and
-  // sometimes relu -> conv) whose output feeds a random later vertex.
+  // A random DAG; a concat (bytes = sum of its inputs) of random vertices feeding a conv or a
+  // depthwise conv (sometimes through a relu) whose output feeds a sink.
   std::mt19937_64 rng(11);
   std::size_t checked = 0;
   for (std::uint64_t seed = 0; seed < 30; ++seed) {
@@ -251,14 +251,22 @@ TEST_CASE("rewrite_identities: on random small graphs the best peak never gets w
       head = add_vertex(relu, g);
       add_edge(c, head, g);
     }
-    node conv{.id = 102, .name = "conv", .op = "conv2d", .bytes = static_cast<std::int64_t>(1 + rng() % 60), .cost = 9};
+    // Every third graph: a depthwise conv (output no larger than its input, as with stride >= 1).
+    const bool depthwise = seed % 3 == 2;
+    node conv{.id = 102,
+              .name = "conv",
+              .op = depthwise ? "depthwise_conv2d" : "conv2d",
+              .bytes = static_cast<std::int64_t>(1 + rng() % static_cast<std::uint64_t>(depthwise ? cat.bytes : 60)),
+              .cost = 9};
     const auto y = add_vertex(conv, g);
     add_edge(head, y, g);
     node sink{.id = 103, .name = "sink", .op = "add", .bytes = 1, .cost = 1};
     const auto z = add_vertex(sink, g);
     add_edge(y, z, g);
     const auto r = rewrite_identities(g);
-    REQUIRE(r.concat_conv_rewrites == 1);
+    REQUIRE(r.concat_conv_rewrites + r.concat_depthwise_rewrites == 1);
+    CHECK(r.concat_depthwise_rewrites == (depthwise ? 1u : 0u));
+    CHECK(total_cost(r.graph) == doctest::Approx(total_cost(g) - (depthwise ? 0.0 : cat.cost)));
     check_mapping(g, r);
     CHECK(best_peak(r.graph) <= best_peak(g));
     ++checked;
