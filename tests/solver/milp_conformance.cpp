@@ -13,6 +13,13 @@
 
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -121,6 +128,35 @@ std::vector<double> greedy_start(const milp_model& m) {
     if (m.first_violation(x)) x[i] = 0;
   }
   return x;
+}
+
+/// Runs `f` with the process's stdout and stderr (file descriptors 1 and 2) sent to a file and
+/// returns what was written there.
+template <class F>
+std::string captured_output(F&& f) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::cout.flush();
+  char path[] = "/tmp/memsched_milp_output_XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  const int saved_out = dup(1), saved_err = dup(2);
+  dup2(fd, 1);
+  dup2(fd, 2);
+  f();
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::cout.flush();
+  std::cerr.flush();
+  dup2(saved_out, 1);
+  dup2(saved_err, 2);
+  close(saved_out);
+  close(saved_err);
+  close(fd);
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::remove(path);
+  return text;
 }
 
 }  // namespace
@@ -537,5 +573,28 @@ TEST_CASE_TEMPLATE("milp backend: solves from two threads at once", B, MEMSCHED_
     CHECK(r2.status == solve_status::optimal);
     CHECK(r1.objective == doctest::Approx(expected.objective));
     CHECK(r2.objective == doctest::Approx(expected.objective));
+  }
+}
+
+TEST_CASE_TEMPLATE("milp backend: silent unless verbose", B, MEMSCHED_MILP_BACKENDS) {
+  if constexpr (real_backend<B>) {
+    auto m = multi_knapsack(60, 3, 9);
+    m.start = greedy_start(m);
+    milp_model infeasible;
+    infeasible.add_integer(0, 5, 1);
+    infeasible.add_greater_equal({{0, 1}}, 7);
+    milp_model unbounded;
+    unbounded.add_continuous(-infinity, 0, 1);
+    unbounded.add_integer(0, infinity, -1);
+    const std::string quiet = captured_output([&] {
+      (void)B{}.solve(m, {.time_limit = 0.5s});
+      (void)B{}.solve_relaxation(m, {});
+      (void)B{}.solve(infeasible, {});
+      (void)B{}.solve(unbounded, {});
+      (void)B{}.solve_relaxation(unbounded, {});
+    });
+    CHECK_MESSAGE(quiet.empty(), quiet.substr(0, 2000));
+    const std::string loud = captured_output([&] { (void)B{}.solve(m, {.time_limit = 0.2s, .verbosity = 1}); });
+    CHECK(!loud.empty());
   }
 }

@@ -17,7 +17,9 @@
 #include <coin/CbcEventHandler.hpp>
 #include <coin/CbcModel.hpp>
 #include <coin/CbcSolver.hpp>
+#include <coin/ClpEventHandler.hpp>
 #include <coin/ClpSimplex.hpp>
+#include <coin/ClpSolve.hpp>
 #include <coin/CoinError.hpp>
 #include <coin/CoinFinite.hpp>
 #include <coin/CoinMessageHandler.hpp>
@@ -28,10 +30,13 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <thread>
 #include <vector>
 
 namespace memsched {
@@ -123,7 +128,101 @@ class cbc_watchdog : public CbcEventHandler {
   double offset_;
 };
 
-inline int cbc_no_callback(CbcModel*, int) { return 0; }
+/// Stops a Clp solve (an LP relaxation, or the root LP inside CbcMain1) once the wall-clock
+/// deadline has passed; checked at every simplex iteration and factorisation. `armed` (when not
+/// null) switches it off once branch and bound starts, where a stopped node LP would mislead CBC.
+class clp_deadline_handler : public ClpEventHandler {
+ public:
+  clp_deadline_handler(const solve_session& session, const std::atomic<bool>* armed) : session_(&session), armed_(armed) {}
+  ClpEventHandler* clone() const override { return new clp_deadline_handler(*this); }
+  int event(Event which) override {
+    if (which != endOfIteration && which != endOfFactorization && which != startOfCrossover) return -1;
+    if (armed_ != nullptr && !armed_->load(std::memory_order_relaxed)) return -1;
+    return session_->deadline_passed() ? 0 : -1;  // 0: Clp stops with status 5
+  }
+
+ private:
+  const solve_session* session_;
+  const std::atomic<bool>* armed_;
+};
+
+/// Stops a CBC solve at the wall-clock deadline where CBC's own checks come late: between the
+/// phases of CbcMain1 (after the root LP, after preprocessing, before branch and bound) and,
+/// from a watchdog thread, by raising the branch-and-bound model's event flag (what CBC's own
+/// SIGINT handler does) every 20 ms once the deadline has passed.
+class cbc_interrupter {
+ public:
+  explicit cbc_interrupter(solve_session& session) : session_(session) {
+    if (session.has_deadline()) thread_ = std::thread([this] { watch(); });
+  }
+  cbc_interrupter(const cbc_interrupter&) = delete;
+  cbc_interrupter& operator=(const cbc_interrupter&) = delete;
+  ~cbc_interrupter() {
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  /// The stage callback of CbcMain1 (see CbcStopNow::callBack): 1 after the root LP, 2 after
+  /// preprocessing, 3 before branch and bound, 4 after it. Nonzero stops CbcMain1.
+  int stage(CbcModel* model, int where) {
+    root_lp_.store(false, std::memory_order_relaxed);  // the root LP is over
+    std::lock_guard lock(mutex_);
+    if (where == 3) branch_model_ = model;
+    if (where >= 4) branch_model_ = nullptr;
+    if (where <= 3 && (session_.deadline_passed() || session_.callback_failed())) {
+      branch_model_ = nullptr;
+      stopped_ = true;
+      return 1;
+    }
+    return 0;
+  }
+  /// True until CbcMain1 has solved the root LP (arms the clp_deadline_handler).
+  [[nodiscard]] const std::atomic<bool>* root_lp() const noexcept { return &root_lp_; }
+
+  /// True when stage() stopped CbcMain1 (CBC's status then means nothing).
+  [[nodiscard]] bool stopped() {
+    std::lock_guard lock(mutex_);
+    return stopped_;
+  }
+
+  /// The interrupter of the solve in progress (CbcMain1 takes a plain function; solves are
+  /// serialised by cbc_mutex()).
+  static cbc_interrupter*& active() {
+    static cbc_interrupter* current = nullptr;
+    return current;
+  }
+  static int callback(CbcModel* model, int where) { return active() ? active()->stage(model, where) : 0; }
+
+ private:
+  void watch() {
+    std::unique_lock lock(mutex_);
+    while (!done_) {
+      const double left = session_.seconds_left();
+      if (left > 0) {
+        wake_.wait_for(lock, std::chrono::duration<double>(left));
+        continue;
+      }
+      if (branch_model_ != nullptr) {
+        branch_model_->sayEventHappened();
+        if (CbcModel* h = branch_model_->heuristicModel()) h->sayEventHappened();
+      }
+      wake_.wait_for(lock, std::chrono::milliseconds(20));
+    }
+  }
+
+  solve_session& session_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool done_ = false;
+  bool stopped_ = false;
+  std::atomic<bool> root_lp_{true};
+  CbcModel* branch_model_ = nullptr;
+  std::thread thread_;
+};
 
 inline std::string cbc_number(double x) {
   char buf[64];
@@ -202,7 +301,11 @@ struct cbc_backend {
       clp.setLogLevel(options.verbosity > 0 ? std::min(options.verbosity, 4) : 0);
       clp.messageHandler()->setLogLevel(options.verbosity > 0 ? std::min(options.verbosity, 4) : 0);
       clp.loadProblem(p.matrix, p.col_lower.data(), p.col_upper.data(), p.objective.data(), p.row_lower.data(), p.row_upper.data());
-      if (session.has_deadline()) clp.setMaximumWallSeconds(std::max(session.seconds_left(), 1e-3));
+      const detail::clp_deadline_handler deadline(session, nullptr);
+      if (session.has_deadline()) {
+        clp.setMaximumWallSeconds(std::max(session.seconds_left(), 1e-3));
+        clp.passInEventHandler(&deadline);
+      }
       clp.dual();
       const int status = clp.status();
       if (status == 0) {
@@ -216,7 +319,7 @@ struct cbc_backend {
       } else if (status == 2) {
         result.status = solve_status::error;
         result.message = "unbounded: the LP relaxation is unbounded";
-      } else if (status == 3) {
+      } else if (status == 3 || status == 5) {
         result.status = solve_status::time_limit;
         result.message = "clp: stopped on a limit";
       } else {
@@ -245,6 +348,21 @@ struct cbc_backend {
     solver.getModelPtr()->messageHandler()->setLogLevel(log);
     solver.loadProblem(p.matrix, p.col_lower.data(), p.col_upper.data(), p.objective.data(), p.row_lower.data(), p.row_upper.data());
     solver.setObjSense(1.0);
+    // Under a time limit, the root LP by dual simplex: Clp's automatic choice may run its idiot
+    // crash, which nothing interrupts (4 s on a 20,000-column set cover).
+    if (session.has_deadline()) {
+      ClpSolve root;
+      root.setSolveType(ClpSolve::useDual);
+      root.setPresolveType(ClpSolve::presolveOn);
+      solver.setSolveOptions(root);
+    }
+    // CbcMain1's root LP (Clp) does not look at -sec: give Clp the deadline itself.
+    detail::cbc_interrupter interrupter(session);
+    const detail::clp_deadline_handler root_deadline(session, interrupter.root_lp());
+    if (session.has_deadline()) {
+      solver.getModelPtr()->setMaximumWallSeconds(std::max(session.seconds_left(), 1e-3));
+      solver.getModelPtr()->passInEventHandler(&root_deadline);
+    }
     for (std::size_t i = 0; i < n; ++i)
       if (model.variables()[i].type != variable_type::continuous) solver.setInteger(static_cast<int>(i));
 
@@ -285,7 +403,23 @@ struct cbc_backend {
     args.insert(args.end(), {"-solve", "-quit"});
     std::vector<const char*> argv;
     for (const auto& a : args) argv.push_back(a.c_str());
-    CbcMain1(static_cast<int>(argv.size()), argv.data(), cbc, detail::cbc_no_callback, data);
+    bool stopped_between_phases = false;
+    {
+      detail::cbc_interrupter::active() = &interrupter;
+      try {
+        CbcMain1(static_cast<int>(argv.size()), argv.data(), cbc, detail::cbc_interrupter::callback, data);
+      } catch (...) {
+        detail::cbc_interrupter::active() = nullptr;
+        throw;
+      }
+      detail::cbc_interrupter::active() = nullptr;
+      stopped_between_phases = interrupter.stopped();
+    }
+    if (stopped_between_phases) {
+      result.status = solve_status::time_limit;
+      result.message = "cbc: stopped at the deadline before branch and bound";
+      return;
+    }
 
     const double* x = cbc.bestSolution();
     // (getSolutionCount() stays 0 when preprocessing alone solved the model.)
@@ -301,7 +435,8 @@ struct cbc_backend {
     if (std::abs(best_possible) < 1e300) result.bound = p.sign * best_possible + model.objective_offset;
 
     const bool stopped = cbc.status() == 1 || cbc.status() == 5 || session.deadline_passed() || session.callback_failed();
-    if (!have && (cbc.isProvenInfeasible() || (cbc.status() == 0 && cbc.secondaryStatus() == 1))) {
+    // After the deadline a stopped LP can look infeasible: only an undisturbed run proves it.
+    if (!have && !stopped && (cbc.isProvenInfeasible() || (cbc.status() == 0 && cbc.secondaryStatus() == 1))) {
       result.status = solve_status::infeasible;
       result.bound = std::numeric_limits<double>::quiet_NaN();
     } else if (cbc.isContinuousUnbounded() || (cbc.secondaryStatus() == 7 && !have)) {
