@@ -1,0 +1,326 @@
+#pragma once
+// Internals of remat/moccasin.hpp: the staged time domain, the retention-interval CP model, and the
+// conversions between schedules (compute events), CP assignments and execution plans.
+
+#include <memsched/graph/memory_graph.hpp>
+#include <memsched/sim/execution_plan.hpp>
+#include <memsched/solver/cp_model.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <numeric>
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace memsched {
+
+/// The retention-interval model of Moccasin (Bartan et al., ICML 2023) over the staged time domain
+/// of an input order o_0..o_{n-1}: stage j has j + 1 time slots, slot i of stage j computes o_i
+/// (i <= j), and the last slot of stage j computes o_j for the first time. A vertex v has up to
+/// `intervals[v].size()` retention intervals [start, end): it is computed at `start` and resident
+/// until just before `end` (end - 1 is its last use). Memory is in units of `byte_unit` bytes,
+/// costs in units of `cost_unit`.
+struct moccasin_model {
+  /// Variables of one retention interval (presence is a constant 1 for the first interval).
+  struct interval_vars {
+    std::size_t presence = 0, start = 0, length = 0, end = 0;
+    std::size_t cp_interval = 0;  ///< Index of the interval in `model`.
+    std::optional<std::size_t> workspace_end;  ///< start + 1, the end of the workspace task (workspace > 0).
+  };
+  cp_model model;
+  std::vector<std::size_t> order;     ///< The input order (vertex indices).
+  std::vector<std::size_t> position;  ///< position[v]: index of v in `order`.
+  std::int64_t slots = 0;             ///< Number of time slots, n (n + 1) / 2; every end is <= slots.
+  std::int64_t byte_unit = 1;         ///< gcd of the sizes and workspaces.
+  std::int64_t budget_units = 0;      ///< floor(budget / byte_unit).
+  double cost_unit = 1;               ///< Real cost of one objective unit.
+  std::vector<std::vector<interval_vars>> intervals;  ///< Per vertex, in time order.
+  std::size_t capacity = 0;           ///< The memory capacity variable (units).
+  int phase = 2;                      ///< 1: minimise max(peak, budget); 2: minimise cost within the budget.
+
+  /// The slot where stage `stage` computes the vertex at input position `pos` (pos <= stage).
+  [[nodiscard]] static std::int64_t slot(std::size_t stage, std::size_t pos) noexcept {
+    return static_cast<std::int64_t>(stage * (stage + 1) / 2 + pos);
+  }
+};
+
+namespace detail {
+
+/// Compute events (slot, vertex), sorted by slot.
+using moccasin_schedule = std::vector<std::pair<std::int64_t, std::size_t>>;
+
+inline std::vector<std::size_t> moccasin_positions(std::size_t n, const std::vector<std::size_t>& order) {
+  std::vector<std::size_t> pos(n);
+  for (std::size_t k = 0; k < order.size(); ++k) pos[order[k]] = k;
+  return pos;
+}
+
+/// Builds the model. `counts[v]` >= 1 intervals per vertex (clamped to the stages after v's own).
+/// `capacity_upper` bounds the phase-1 capacity variable (units).
+inline moccasin_model build_moccasin_model(const memory_graph& g, const std::vector<std::size_t>& order, std::int64_t budget,
+                                           int phase, std::vector<unsigned> counts, std::int64_t capacity_upper_bytes) {
+  moccasin_model mm;
+  const std::size_t n = g.size();
+  mm.order = order;
+  mm.position = moccasin_positions(n, order);
+  mm.phase = phase;
+  mm.slots = moccasin_model::slot(n, 0);  // n (n + 1) / 2
+  std::int64_t unit = 0;
+  for (std::size_t v = 0; v < n; ++v) unit = std::gcd(unit, std::gcd(g.bytes(v), g.workspace(v)));
+  mm.byte_unit = unit == 0 ? 1 : unit;
+  mm.budget_units = budget / mm.byte_unit;
+  // Costs: integers as they are when small enough, otherwise scaled to a resolution that fits.
+  double max_cost = 0, total = 0;
+  bool integral = true;
+  unsigned max_count = 1;
+  for (auto c : counts) max_count = std::max(max_count, c);
+  for (std::size_t v = 0; v < n; ++v) {
+    max_cost = std::max(max_cost, g.cost(v));
+    total += g.cost(v);
+    integral = integral && g.cost(v) == std::floor(g.cost(v));
+  }
+  const double room = 1e9 / std::max<double>(1.0, static_cast<double>(n) * max_count);
+  mm.cost_unit = (integral && max_cost <= room) ? 1.0 : std::max(max_cost, 1e-300) / std::min(1e6, room);
+  auto cost_units = [&](std::size_t v) -> std::int64_t {
+    if (g.cost(v) <= 0) return 0;
+    return std::max<std::int64_t>(1, std::llround(g.cost(v) / mm.cost_unit));
+  };
+
+  cp_model& m = mm.model;
+  const std::int64_t H = mm.slots;
+  const std::int64_t cap_hi = std::max(mm.budget_units, (capacity_upper_bytes + mm.byte_unit - 1) / mm.byte_unit);
+  mm.capacity = phase == 1 ? m.add_variable(mm.budget_units, cap_hi, "capacity") : m.add_constant(mm.budget_units, "capacity");
+  const std::size_t one = m.add_constant(1, "one");
+  mm.intervals.resize(n);
+  cp_cumulative memory{{}, 0, mm.capacity};
+  cp_all_different distinct_starts;
+  std::vector<std::size_t> lengths;
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t v = order[k];
+    const std::size_t later_stages = n - 1 - k;
+    const unsigned count = static_cast<unsigned>(std::min<std::size_t>(std::max(1u, counts[v]), 1 + later_stages));
+    // Ends: just after a slot of v or of a consumer, or the end of time.
+    std::vector<std::int64_t> ends{H};
+    for (std::size_t j = k; j < n; ++j) ends.push_back(moccasin_model::slot(j, k) + 1);
+    for (auto w : g.successors(v))
+      for (std::size_t j = mm.position[w]; j < n; ++j) ends.push_back(moccasin_model::slot(j, mm.position[w]) + 1);
+    std::vector<std::int64_t> later;
+    for (std::size_t j = k + 1; j < n; ++j) later.push_back(moccasin_model::slot(j, k));
+    for (unsigned c = 0; c < count; ++c) {
+      moccasin_model::interval_vars iv;
+      const std::string name = "v" + std::to_string(g.id(v)) + "_" + std::to_string(c);
+      iv.presence = c == 0 ? one : m.add_boolean("a_" + name);
+      iv.start = c == 0 ? m.add_constant(moccasin_model::slot(k, k), "s_" + name) : m.add_variable(later, "s_" + name);
+      iv.end = m.add_variable(ends, "e_" + name);
+      iv.length = m.add_variable(1, H, "l_" + name);
+      iv.cp_interval = m.add_interval({iv.start, iv.length, iv.end, c == 0 ? std::nullopt : std::optional<std::size_t>(iv.presence), name});
+      lengths.push_back(iv.length);
+      if (g.bytes(v) > 0) memory.tasks.push_back({iv.cp_interval, g.bytes(v) / mm.byte_unit});
+      if (g.workspace(v) > 0) {
+        const std::size_t we = m.add_variable(1, H, "w_" + name);
+        m.add(cp_linear{{{we, 1}, {iv.start, -1}}, 1, 1, {}});
+        const std::size_t wi = m.add_interval({iv.start, one, we, c == 0 ? std::nullopt : std::optional<std::size_t>(iv.presence), "ws_" + name});
+        memory.tasks.push_back({wi, g.workspace(v) / mm.byte_unit});
+        iv.workspace_end = we;
+        lengths.push_back(we);
+      }
+      distinct_starts.variables.push_back(iv.start);
+      distinct_starts.presence.push_back(iv.presence);
+      if (c > 0) {
+        const auto& prev = mm.intervals[v].back();
+        m.add(cp_clause{{{iv.presence, false}, {prev.presence, true}}});  // a_c -> a_{c-1}
+        m.add(cp_linear{{{iv.start, 1}, {prev.end, -1}}, 0, cp_model::max_value, {{iv.presence, true}}});  // after the previous
+        // Absent intervals sit at their earliest slot with length 1 (no symmetric assignments).
+        m.add(cp_linear{{{iv.start, 1}}, later.front(), later.front(), {{iv.presence, false}}});
+        m.add(cp_linear{{{iv.end, 1}}, later.front() + 1, later.front() + 1, {{iv.presence, false}}});
+        m.add(cp_linear{{{iv.length, 1}}, 1, 1, {{iv.presence, false}}});
+        m.objective.push_back({iv.presence, cost_units(v)});
+      }
+      mm.intervals[v].push_back(iv);
+    }
+    // Outputs: the last present interval lasts to the end of time.
+    if (g.is_output(v)) {
+      const auto& ivs = mm.intervals[v];
+      for (std::size_t c = 0; c < ivs.size(); ++c) {
+        std::vector<cp_literal> when{{ivs[c].presence, true}};
+        if (c + 1 < ivs.size()) when.push_back({ivs[c + 1].presence, false});
+        m.add(cp_linear{{{ivs[c].end, 1}}, H, H, when});
+      }
+    }
+  }
+  // Every present interval of v has, for each input u, an interval of u resident at its start.
+  for (std::size_t v = 0; v < n; ++v)
+    for (const auto& iv : mm.intervals[v])
+      for (auto u : g.predecessors(v)) {
+        cp_cover c{iv.cp_interval, {}};
+        for (const auto& ivu : mm.intervals[u]) c.candidates.push_back(ivu.cp_interval);
+        m.add(std::move(c));
+      }
+  if (!memory.tasks.empty()) m.add(std::move(memory));
+  m.add(std::move(distinct_starts));
+  if (phase == 1) {
+    m.objective = {{mm.capacity, 1}};
+    m.objective_offset = 0;
+  } else {
+    std::int64_t base = 0;
+    for (std::size_t v = 0; v < n; ++v) base += cost_units(v);
+    m.objective_offset = base;
+  }
+  // Search hints: vertex by vertex in input order (extra intervals first), lengths and capacity last.
+  // LNS groups: one per vertex (in input order), neighbours along the graph's edges.
+  m.groups.assign(n, {});
+  m.group_neighbours.assign(n, {});
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t v = order[k];
+    const auto& ivs = mm.intervals[v];
+    for (std::size_t c = 1; c < ivs.size(); ++c) {
+      m.branch_order.push_back(ivs[c].presence);
+      m.branch_order.push_back(ivs[c].start);
+    }
+    for (const auto& iv : ivs) {
+      if (iv.presence != one) m.groups[k].push_back(iv.presence);
+      if (iv.start != ivs[0].start) m.groups[k].push_back(iv.start);
+      m.groups[k].push_back(iv.end);
+      m.groups[k].push_back(iv.length);
+    }
+    for (auto u : g.predecessors(v)) m.group_neighbours[k].push_back(mm.position[u]);
+    for (auto w : g.successors(v)) m.group_neighbours[k].push_back(mm.position[w]);
+  }
+  // Ends after every presence and start: the smallest end that covers the uses is the best one.
+  for (std::size_t k = 0; k < n; ++k)
+    for (const auto& iv : mm.intervals[order[k]]) m.branch_order.push_back(iv.end);
+  m.branch_order.insert(m.branch_order.end(), lengths.begin(), lengths.end());
+  m.branch_order.push_back(mm.capacity);
+  return mm;
+}
+
+/// The schedule of a CP assignment: present intervals' (start, vertex), sorted.
+template <class Values>
+moccasin_schedule decode_moccasin(const moccasin_model& mm, const Values& values) {
+  moccasin_schedule s;
+  for (std::size_t v = 0; v < mm.intervals.size(); ++v)
+    for (const auto& iv : mm.intervals[v])
+      if (values[iv.presence] != 0) s.emplace_back(static_cast<std::int64_t>(values[iv.start]), v);
+  std::sort(s.begin(), s.end());
+  return s;
+}
+
+/// The vertices of a schedule, in time order (for plan_from_computes).
+inline std::vector<std::size_t> schedule_computes(const moccasin_schedule& s) {
+  std::vector<std::size_t> c;
+  c.reserve(s.size());
+  for (const auto& e : s) c.push_back(e.second);
+  return c;
+}
+
+/// The CP assignment of a schedule (tight ends: just after the last use), and its peak in units.
+/// nullopt when the schedule does not fit the model (a slot outside the domain, too many
+/// intervals, an input not resident).
+inline std::optional<std::pair<std::vector<std::int64_t>, std::int64_t>> encode_moccasin(const memory_graph& g, const moccasin_model& mm,
+                                                                                        const moccasin_schedule& s) {
+  const std::size_t n = g.size();
+  std::vector<std::int64_t> vals(mm.model.num_variables(), 0);
+  for (std::size_t i = 0; i < vals.size(); ++i) vals[i] = mm.model.variables()[i].lower;
+  std::vector<std::size_t> count(n, 0);
+  std::vector<std::vector<std::int64_t>> ends(n);  // per vertex, per instance: end
+  std::vector<std::vector<std::int64_t>> starts(n);
+  for (const auto& [t, v] : s) {
+    const std::size_t k = mm.position[v];
+    // Slot t must be a slot of v: t = slot(j, k) for some stage j >= k.
+    std::size_t j = k;
+    while (j < g.size() && moccasin_model::slot(j, k) < t) ++j;
+    if (j >= g.size() || moccasin_model::slot(j, k) != t) return std::nullopt;
+    if (count[v] == 0 && j != k) return std::nullopt;
+    if (count[v] >= mm.intervals[v].size()) return std::nullopt;
+    for (auto u : g.predecessors(v)) {
+      if (count[u] == 0) return std::nullopt;
+      ends[u].back() = std::max(ends[u].back(), t + 1);
+    }
+    if (count[v] > 0 && ends[v].back() > t) return std::nullopt;  // still resident: cannot recompute
+    ++count[v];
+    starts[v].push_back(t);
+    ends[v].push_back(t + 1);
+  }
+  for (std::size_t v = 0; v < n; ++v) {
+    if (count[v] == 0) return std::nullopt;
+    if (g.is_output(v)) ends[v].back() = mm.slots;
+  }
+  // Inputs resident at use: the instance current at time t ends after t (checked by construction:
+  // each use extends the current instance). A recompute after a use is fine.
+  std::vector<std::pair<std::int64_t, std::int64_t>> delta;  // (time, +/- units)
+  for (std::size_t v = 0; v < n; ++v) {
+    const auto& ivs = mm.intervals[v];
+    for (std::size_t c = 0; c < ivs.size(); ++c) {
+      const auto& iv = ivs[c];
+      if (c < count[v]) {
+        vals[iv.presence] = 1;
+        vals[iv.start] = starts[v][c];
+        vals[iv.end] = ends[v][c];
+        vals[iv.length] = ends[v][c] - starts[v][c];
+        const std::int64_t b = g.bytes(v) / mm.byte_unit, w = g.workspace(v) / mm.byte_unit;
+        delta.emplace_back(starts[v][c], b + w);
+        delta.emplace_back(starts[v][c] + 1, -w);
+        delta.emplace_back(ends[v][c], -b);
+      } else {
+        const std::int64_t first = mm.model.variables()[iv.start].lower;
+        vals[iv.presence] = 0;
+        vals[iv.start] = first;
+        vals[iv.end] = first + 1;
+        vals[iv.length] = 1;
+      }
+    }
+  }
+  for (const auto& ivs : mm.intervals)
+    for (const auto& iv : ivs)
+      if (iv.workspace_end) vals[*iv.workspace_end] = vals[iv.start] + 1;
+  std::sort(delta.begin(), delta.end());
+  std::int64_t load = 0, peak = 0;
+  for (std::size_t i = 0; i < delta.size();) {
+    const std::int64_t t = delta[i].first;
+    while (i < delta.size() && delta[i].first == t) load += delta[i++].second;
+    peak = std::max(peak, load);
+  }
+  vals[mm.capacity] = mm.phase == 1 ? std::max(peak, mm.budget_units) : mm.budget_units;
+  return std::make_pair(std::move(vals), peak);
+}
+
+/// The staged schedule of a plan whose first computations follow `order`: recomputations between
+/// two first computations go to that stage, sorted by input position (which may change its
+/// memory: callers check the peak). nullopt when the first computations do not follow the order
+/// or a vertex is recomputed twice in a stage.
+inline std::optional<moccasin_schedule> moccasin_schedule_of_plan(const memory_graph& g, const std::vector<std::size_t>& order,
+                                                                  const execution_plan& plan) {
+  const std::size_t n = g.size();
+  const auto pos = moccasin_positions(n, order);
+  std::vector<char> computed(n, 0);
+  moccasin_schedule s;
+  std::vector<std::size_t> pending;  // recomputations waiting for the next first computation
+  std::size_t next = 0;              // stage of the next first computation
+  for (const auto& step : plan.steps) {
+    if (step.op != plan_op::compute || step.node >= n) continue;
+    const std::size_t v = step.node;
+    if (computed[v]) {
+      pending.push_back(v);
+      continue;
+    }
+    if (next >= n || order[next] != v) return std::nullopt;
+    // Recomputations of the stage go in input-order position order (still topological).
+    std::vector<std::size_t> seen;
+    for (auto u : pending) seen.push_back(pos[u]);
+    std::sort(seen.begin(), seen.end());
+    if (std::adjacent_find(seen.begin(), seen.end()) != seen.end()) return std::nullopt;
+    for (auto p : seen) s.emplace_back(moccasin_model::slot(next, p), order[p]);
+    s.emplace_back(moccasin_model::slot(next, next), v);
+    pending.clear();
+    computed[v] = 1;
+    ++next;
+  }
+  if (next != n) return std::nullopt;
+  return s;  // recomputations after the last first computation are dropped (they cannot help)
+}
+
+}  // namespace detail
+}  // namespace memsched
