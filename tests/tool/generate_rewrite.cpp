@@ -1,0 +1,101 @@
+// `memsched generate` and `memsched rewrite`: runs the built tool (MEMSCHED_TOOL_PATH) and checks
+// its files and JSON against the library.
+
+#include <memsched/graph/darts.hpp>
+#include <memsched/graph/identity_rewrite.hpp>
+#include <memsched/graph/json_io.hpp>
+#include <memsched/graph/random_layered.hpp>
+#include <memsched/graph/randwire.hpp>
+#include <memsched/order/kahn.hpp>
+
+#include "../graph/io_test_support.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+using namespace memsched;
+using namespace memsched::testing;
+using nlohmann::json;
+
+namespace {
+
+struct run_result {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+run_result run_tool(const std::string& args, const temp_dir& dir) {
+  const auto err_file = dir / "stderr.txt";
+  const std::string command = std::string(MEMSCHED_TOOL_PATH) + " " + args + " 2>" + err_file.string();
+  run_result r;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buffer[4096];
+  std::size_t got = 0;
+  while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) r.out.append(buffer, got);
+  const int status = ::pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(err_file);
+  r.err.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("memsched generate writes the library's graphs") {
+  const temp_dir dir;
+  struct item {
+    std::string args;
+    dataflow_graph expected;
+  };
+  const std::vector<item> items{
+      {"randwire --seed 3 --stages 2", make_randwire({.stages = 2, .seed = 3})},
+      {"randwire --compact --no-stem-head --channels 32", make_randwire({.channels = 32, .expand_ops = false, .stem_and_head = false})},
+      {"darts --cells 8", make_darts_network({.cells = 8})},
+      {"random-layered --nodes 250 --width 0.43 --seed 2", make_random_layered({.nodes = 250, .width = 0.43, .seed = 2})},
+  };
+  for (const auto& it : items) {
+    const auto out = dir / "g.json";
+    const run_result r = run_tool("generate " + it.args + " --out " + out.string() + " --json", dir);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    const json doc = json::parse(r.out);
+    CHECK(doc.at("nodes") == num_vertices(it.expected));
+    CHECK(doc.at("edges") == num_edges(it.expected));
+    CHECK(to_json(read_json_graph(out)) == to_json(it.expected));
+  }
+  CHECK(run_tool("generate nonsense --out " + (dir / "x.json").string(), dir).exit_code == 2);
+  const run_result bad = run_tool("generate randwire --k 3 --out " + (dir / "x.json").string(), dir);
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("k must be even") != std::string::npos);
+  CHECK(run_tool("generate darts", dir).exit_code == 2);  // --out is required
+}
+
+TEST_CASE("memsched rewrite reports the rewrites and the Kahn peaks before and after") {
+  const temp_dir dir;
+  const std::string path = std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/unet.inference.json";
+  const auto out = dir / "unet_rw.json";
+  const run_result r = run_tool("rewrite " + path + " --out " + out.string() + " --json", dir);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const json doc = json::parse(r.out);
+  const dataflow_graph g = read_json_graph(path);
+  const auto lib = rewrite_identities(g);
+  CHECK(doc.at("concat_conv_rewrites") == 4);
+  CHECK(doc.at("concat_depthwise_rewrites") == 0);
+  CHECK(doc.at("kahn_peak_before") == kahn_order(g).peak_bytes);
+  CHECK(doc.at("kahn_peak_after") == kahn_order(lib.graph).peak_bytes);
+  CHECK(doc.at("kahn_peak_after").get<std::int64_t>() < doc.at("kahn_peak_before").get<std::int64_t>());
+  CHECK(to_json(read_json_graph(out)) == to_json(lib.graph));
+  REQUIRE(doc.at("original").size() == num_vertices(lib.graph));
+  for (std::size_t v = 0; v < num_vertices(lib.graph); ++v) CHECK(doc["original"][v] == g[lib.original[v]].id);
+  // --no-channel-wise: nothing applies to U-Net.
+  const run_result none = run_tool("rewrite " + path + " --no-channel-wise --out " + out.string() + " --json", dir);
+  REQUIRE(none.exit_code == 0);
+  CHECK(json::parse(none.out).at("concats_removed") == 0);
+}
