@@ -23,7 +23,7 @@ std::string simulate_usage() {
          "  --order FILE     the order to simulate\n"
          "  --plan FILE      the plan (compute/free steps, recomputation allowed) to simulate\n"
          "  --arena NAME     tensor placement for arena_bytes: greedy-by-size (default, as TFLite) or\n"
-         "                   first-fit (orders only; null for plans)\n"
+         "                   first-fit\n"
          "  --onchip BYTES   on-chip capacity: offchip_bytes = bytes moved off and back on chip under\n"
          "                   Belady eviction (orders only; null without this option or for plans)\n"
          "  --json           one-line JSON\n";
@@ -123,6 +123,8 @@ int simulate_plan_file(const memsched::dataflow_graph& graph, const memsched::me
   } catch (const memsched::invalid_plan& e) {
     return invalid(e.what(), one_line);
   }
+  const auto strategy = parse_strategy(args.get_or("arena", "greedy-by-size"));
+  const memsched::plan_arena_layout arena = memsched::plan_arena(g, plan, strategy);
   json out = {{"valid", true},
               {"kind", "plan"},
               {"peak_bytes", sim.peak_bytes},
@@ -131,9 +133,9 @@ int simulate_plan_file(const memsched::dataflow_graph& graph, const memsched::me
               {"computes", sim.computes},
               {"total_cost", sim.total_cost},
               {"overhead", sim.overhead},
-              {"arena", nullptr},
-              {"arena_bytes", nullptr},
-              {"fragmentation", nullptr},
+              {"arena", std::string(to_string(strategy))},
+              {"arena_bytes", arena.arena_bytes},
+              {"fragmentation", arena.fragmentation},
               {"offchip_bytes", nullptr},
               {"offchip", nullptr}};
   json timeline = json::array();
@@ -141,7 +143,10 @@ int simulate_plan_file(const memsched::dataflow_graph& graph, const memsched::me
   for (std::size_t k = 0; k < plan.steps.size(); ++k) {
     const auto& s = plan.steps[k];
     json step = {{"step", k}, {"op", std::string(to_string(s.op))}, {"node", g.id(s.node)}, {"live_before", live}};
-    if (s.op == memsched::plan_op::compute) step["transient"] = live + g.bytes(s.node) + g.workspace(s.node);
+    if (s.op == memsched::plan_op::compute) {
+      step["transient"] = live + g.bytes(s.node) + g.workspace(s.node);
+      step["offset"] = arena.offset[k];
+    }
     step["live_after"] = sim.live_after[k];
     live = sim.live_after[k];
     timeline.push_back(std::move(step));

@@ -3,7 +3,9 @@
 #include <memsched/order/greedy.hpp>
 #include <memsched/order/kahn.hpp>
 #include <memsched/sim/arena.hpp>
+#include <memsched/sim/plan_from_computes.hpp>
 #include <memsched/sim/simulate_order.hpp>
+#include <memsched/sim/simulate_plan.hpp>
 
 #include "../support/random_dag.hpp"
 
@@ -182,5 +184,102 @@ TEST_CASE("plan_arena on the bundled real graphs, for the three baseline orders"
         CHECK(p.arena_bytes >= p.peak_bytes);
         CHECK(check_arena(g, order, p).valid);
       }
+  }
+}
+
+namespace {
+
+// Pairwise check of a plan layout: copies live over [compute step, step before their free].
+bool naive_plan_disjoint(const memory_graph& g, const execution_plan& plan, const plan_arena_layout& l) {
+  struct buf {
+    std::int64_t lo, hi;
+    std::size_t from, to;
+  };
+  std::vector<buf> bufs;
+  const std::size_t steps = plan.steps.size();
+  for (std::size_t k = 0; k < steps; ++k) {
+    if (plan.steps[k].op != plan_op::compute) continue;
+    const std::size_t v = plan.steps[k].node;
+    std::size_t to = steps - 1;
+    for (std::size_t j = k + 1; j < steps; ++j)
+      if (plan.steps[j].node == v && plan.steps[j].op == plan_op::free) {
+        to = j - 1;
+        break;
+      }
+    if (g.bytes(v) > 0) bufs.push_back({l.offset[k], l.offset[k] + g.bytes(v), k, to});
+    if (g.workspace(v) > 0) bufs.push_back({l.workspace_offset[k], l.workspace_offset[k] + g.workspace(v), k, k});
+  }
+  for (const auto& a : bufs) {
+    if (a.lo < 0 || a.hi > l.arena_bytes) return false;
+    for (const auto& b : bufs)
+      if (&a != &b && a.from <= b.to && b.from <= a.to && a.lo < b.hi && b.lo < a.hi) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("plan_arena of an execution plan, by hand: a recomputed tensor is a new copy") {
+  using P = plan_op;
+  // 0 (10) -> 1 (20) -> 2 (30) -> 3 (5) and 0 -> 3. Recompute 0 for 3.
+  const memory_graph g(memory_graph_data{.num_nodes = 4, .edges = {{0, 1}, {1, 2}, {2, 3}, {0, 3}}, .bytes = {10, 20, 30, 5}});
+  const execution_plan plan{{{P::compute, 0}, {P::compute, 1}, {P::free, 0}, {P::compute, 2}, {P::free, 1},
+                             {P::compute, 0}, {P::compute, 3}, {P::free, 0}, {P::free, 2}}};
+  // Copies: 0 [0, 1], 1 [1, 3], 2 [3, 7], 0' [5, 6], 3 [6, 8]. Peak 50 (steps 3 and 5).
+  const plan_arena_layout ff = plan_arena(g, plan, arena_strategy::first_fit);
+  // First fit: 0 at 0, 1 at 10; step 3: 0 released, 2 (30) does not fit in [0, 10): at 30;
+  // step 5: 1 released: 0' at 0; step 6: 3 at 10.
+  CHECK(ff.offset == std::vector<std::int64_t>{0, 10, 0, 30, 0, 0, 10, 0, 0});
+  CHECK(ff.arena_bytes == 60);
+  CHECK(ff.peak_bytes == 50);
+  CHECK(ff.fragmentation == doctest::Approx(0.2));
+  // Greedy by size: 2 at 0; 1 meets 2: at 30; 0 meets 1 only: at 0; 0' meets 2: at 30; 3 meets 2 and 0':
+  // at 40.
+  const plan_arena_layout gs = plan_arena(g, plan, arena_strategy::greedy_by_size);
+  CHECK(gs.offset == std::vector<std::int64_t>{0, 30, 0, 0, 0, 30, 40, 0, 0});
+  CHECK(gs.arena_bytes == 50);
+  CHECK(gs.status == solve_status::optimal);
+  CHECK(check_arena(g, plan, ff).valid);
+  CHECK(check_arena(g, plan, gs).valid);
+  plan_arena_layout bad = gs;
+  bad.offset[5] = 5;  // 0' onto 2
+  const arena_check c = check_arena(g, plan, bad);
+  CHECK_FALSE(c.valid);
+  CHECK(c.error.find("overlaps") != std::string::npos);
+  CHECK_THROWS_AS((void)plan_arena(g, execution_plan{{{P::compute, 1}}}, arena_strategy::first_fit), invalid_plan);
+}
+
+TEST_CASE_TEMPLATE("plan_arena on plans: valid, >= the plan's peak, and equal to the order's arena for plain orders", G,
+                   vecs_graph, lists_graph, csr_graph) {
+  std::mt19937_64 rng(9);
+  for (std::uint64_t seed = 0; seed < 80; ++seed) {
+    const std::size_t n = 2 + seed % 10;
+    const auto d = random_dag(n, 0.3, seed, seed % 3 == 0 ? 4 : 100, seed % 2 == 0);
+    const memory_graph g(d);
+    const typed_graph<G> tg(d);
+    CAPTURE(seed);
+    const auto order = greedy_order(g).order;
+    // Recompute sources (always possible) at random points.
+    std::vector<std::size_t> computes;
+    for (auto v : order) {
+      for (auto p : g.predecessors(v))
+        if (g.in_degree(p) == 0 && rng() % 3 == 0) computes.push_back(p);
+      computes.push_back(v);
+    }
+    const execution_plan plan = plan_from_computes(g, computes);
+    REQUIRE(check_plan(g, plan).valid);
+    const execution_plan plain = plan_from_computes(g, order);
+    for (auto s : both) {
+      const plan_arena_layout l = plan_arena(tg.graph, plan, s, tg.maps());
+      CHECK(l.peak_bytes == simulate_plan(g, plan).peak_bytes);
+      CHECK(l.arena_bytes >= l.peak_bytes);
+      CHECK(check_arena(g, plan, l).valid);
+      CHECK(naive_plan_disjoint(g, plan, l));
+      // The plan of a plain order has the same copies, lifetimes and so the same arena.
+      const plan_arena_layout p = plan_arena(g, plain, s);
+      const arena_plan o = plan_arena(g, order, s);
+      CHECK(p.arena_bytes == o.arena_bytes);
+      CHECK(p.peak_bytes == o.peak_bytes);
+    }
   }
 }

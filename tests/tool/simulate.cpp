@@ -156,6 +156,8 @@ TEST_CASE("memsched simulate --plan: recomputation, cost and overhead") {
   CHECK(doc["peak_step"] == 4);
   CHECK(doc["total_cost"] == 11.0);
   CHECK(doc["overhead"].get<double>() == doctest::Approx(0.1));
+  CHECK(doc["arena_bytes"].get<std::int64_t>() >= 60);
+  CHECK(doc["offchip_bytes"].is_null());
   REQUIRE(doc["timeline"].size() == 9);
   CHECK(doc["timeline"][2]["op"] == "free");
   CHECK(doc["timeline"][2]["live_after"] == 20);

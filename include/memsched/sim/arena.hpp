@@ -1,13 +1,16 @@
 #pragma once
-// Static memory planning: an offset in one arena for every tensor of an order, so that tensors live
-// at the same time never overlap. Two strategies: greedy by size (TensorFlow Lite's arena planner;
-// Pisarchyk and Lee, "Efficient Memory Management for Deep Neural Net Inference", 2020) and
-// first fit in order of allocation (a classic heap allocator replayed over the order).
+// Static memory planning: an offset in one arena for every tensor of an order (or of an execution
+// plan with recomputation), so that tensors live at the same time never overlap. Two strategies:
+// greedy by size (TensorFlow Lite's arena planner; Pisarchyk and Lee, "Efficient Memory Management
+// for Deep Neural Net Inference", 2020) and first fit in order of allocation (a classic heap
+// allocator replayed over the steps).
 
 #include <memsched/core/errors.hpp>
 #include <memsched/core/status.hpp>
 #include <memsched/graph/memory_graph.hpp>
+#include <memsched/sim/execution_plan.hpp>
 #include <memsched/sim/simulate_order.hpp>
+#include <memsched/sim/simulate_plan.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -52,6 +55,22 @@ struct [[nodiscard]] arena_plan {
   solve_status status = solve_status::feasible;  ///< optimal when arena_bytes == peak_bytes.
 };
 
+/// Offsets of every tensor computed by an execution plan (with recomputation) in one arena.
+///
+/// Lifetimes in plan steps, both ends included: the tensor allocated by the compute at step k
+/// lives from k to the step before the `free` of that copy (to the last step if it is never
+/// freed); its workspace lives at step k only. The bytes live at a compute step are then exactly
+/// the transient of simulate_plan there, so arena_bytes >= peak_bytes.
+struct [[nodiscard]] plan_arena_layout {
+  arena_strategy strategy = arena_strategy::greedy_by_size;
+  std::vector<std::int64_t> offset;            ///< Per plan step: offset of the tensor a compute allocates (0 for frees and empty tensors).
+  std::vector<std::int64_t> workspace_offset;  ///< Per plan step: offset of the compute's workspace (0 when none).
+  std::int64_t arena_bytes = 0;                ///< max over buffers of offset + size.
+  std::int64_t peak_bytes = 0;                 ///< Peak of the plan (simulate_plan).
+  double fragmentation = 0;                    ///< arena_bytes / peak_bytes - 1 (0 when the peak is 0).
+  solve_status status = solve_status::feasible;  ///< optimal when arena_bytes == peak_bytes.
+};
+
 /// The verdict of check_arena.
 struct arena_check {
   bool valid = true;
@@ -65,8 +84,68 @@ struct arena_buffer {
   std::size_t node = 0;
   bool workspace = false;
   std::int64_t size = 0;
-  std::size_t first = 0, last = 0;  // inclusive steps
+  std::size_t first = 0, last = 0;  // inclusive steps; buffers are listed by `first`
 };
+
+inline std::string buffer_label(const memory_graph& g, const arena_buffer& b) {
+  return (b.workspace ? "the workspace of " : "the output of ") + g.label(b.node);
+}
+
+/// The buffers of a valid plan, with lifetimes as documented on plan_arena_layout. O(steps).
+inline std::vector<arena_buffer> plan_arena_buffers(const memory_graph& g, const execution_plan& plan) {
+  const std::size_t steps = plan.steps.size();
+  std::vector<arena_buffer> buffers;
+  std::vector<std::size_t> open(g.size(), 0);  // buffer index + 1 of the resident copy of each vertex
+  for (std::size_t k = 0; k < steps; ++k) {
+    const auto [op, v] = plan.steps[k];
+    if (op == plan_op::free) {
+      if (open[v] != 0) buffers[open[v] - 1].last = k - 1;  // a compute precedes every free: k >= 1
+      open[v] = 0;
+      continue;
+    }
+    if (g.bytes(v) > 0) {
+      buffers.push_back({v, false, g.bytes(v), k, steps - 1});
+      open[v] = buffers.size();
+    }
+    if (g.workspace(v) > 0) buffers.push_back({v, true, g.workspace(v), k, k});
+  }
+  return buffers;
+}
+
+/// Checks that buffers live at the same step are disjoint and inside [0, arena_bytes), by a sweep
+/// over the steps with the live buffers ordered by offset. O(B log B).
+template <class OffsetOf>
+arena_check check_buffers(const memory_graph& g, const std::vector<arena_buffer>& buffers, std::size_t steps,
+                          std::int64_t arena_bytes, OffsetOf offset_of) {
+  std::vector<std::vector<std::size_t>> ending(steps + 1);
+  std::map<std::int64_t, std::size_t> live;  // offset -> buffer
+  std::size_t next = 0;
+  for (std::size_t k = 0; k < steps; ++k) {
+    if (k > 0)
+      for (std::size_t i : ending[k - 1]) live.erase(offset_of(i));
+    for (; next < buffers.size() && buffers[next].first == k; ++next) {
+      const auto& b = buffers[next];
+      const std::int64_t at = offset_of(next);
+      if (at < 0 || at > arena_bytes - b.size)
+        return {false, buffer_label(g, b) + " at offset " + std::to_string(at) + " (" + std::to_string(b.size) +
+                           " bytes) is outside the arena of " + std::to_string(arena_bytes) + " bytes"};
+      auto clash = [&](std::size_t other) {
+        return arena_check{false, buffer_label(g, b) + " at offset " + std::to_string(at) + " overlaps " +
+                                      buffer_label(g, buffers[other]) + " at offset " + std::to_string(offset_of(other)) +
+                                      " at step " + std::to_string(k)};
+      };
+      auto above = live.lower_bound(at);
+      if (above != live.end() && above->first < at + b.size) return clash(above->second);
+      if (above != live.begin()) {
+        auto below = std::prev(above);
+        if (below->first + buffers[below->second].size > at) return clash(below->second);
+      }
+      live.emplace(at, next);
+      ending[b.last].push_back(next);
+    }
+  }
+  return {};
+}
 
 /// The buffers of a valid order, with lifetimes as documented on arena_plan. Zero-size buffers are
 /// left out: they take no room and may share any offset. O(n + m).
@@ -89,10 +168,6 @@ inline std::vector<arena_buffer> arena_buffers(const memory_graph& g, std::span<
     if (g.workspace(v) > 0) buffers.push_back({v, true, g.workspace(v), k, k});
   }
   return buffers;
-}
-
-inline std::string buffer_label(const memory_graph& g, const arena_buffer& b) {
-  return (b.workspace ? "the workspace of " : "the output of ") + g.label(b.node);
 }
 
 /// Greedy by size: largest first (ties: earlier allocation, output before workspace, smaller
@@ -178,35 +253,9 @@ template <class G, class... Maps>
                        " vertices"};
   std::vector<std::size_t> first, last;
   const auto buffers = detail::arena_buffers(g, order, first, last);
-  auto offset_of = [&](const detail::arena_buffer& b) { return b.workspace ? plan.workspace_offset[b.node] : plan.offset[b.node]; };
-  std::vector<std::vector<std::size_t>> ending(order.size() + 1);
-  std::map<std::int64_t, std::size_t> live;  // offset -> buffer
-  std::size_t next = 0;
-  for (std::size_t k = 0; k < order.size(); ++k) {
-    if (k > 0)
-      for (std::size_t i : ending[k - 1]) live.erase(offset_of(buffers[i]));
-    for (; next < buffers.size() && buffers[next].first == k; ++next) {
-      const auto& b = buffers[next];
-      const std::int64_t at = offset_of(b);
-      if (at < 0 || at > plan.arena_bytes - b.size)
-        return {false, detail::buffer_label(g, b) + " at offset " + std::to_string(at) + " (" + std::to_string(b.size) +
-                           " bytes) is outside the arena of " + std::to_string(plan.arena_bytes) + " bytes"};
-      auto clash = [&](std::size_t other) {
-        return arena_check{false, detail::buffer_label(g, b) + " at offset " + std::to_string(at) + " overlaps " +
-                                      detail::buffer_label(g, buffers[other]) + " at offset " +
-                                      std::to_string(offset_of(buffers[other])) + " at step " + std::to_string(k)};
-      };
-      auto above = live.lower_bound(at);
-      if (above != live.end() && above->first < at + b.size) return clash(above->second);
-      if (above != live.begin()) {
-        auto below = std::prev(above);
-        if (below->first + buffers[below->second].size > at) return clash(below->second);
-      }
-      live.emplace(at, next);
-      ending[b.last].push_back(next);
-    }
-  }
-  return {};
+  return detail::check_buffers(g, buffers, order.size(), plan.arena_bytes, [&](std::size_t i) {
+    return buffers[i].workspace ? plan.workspace_offset[buffers[i].node] : plan.offset[buffers[i].node];
+  });
 }
 
 /// Places every tensor of `order` (output tensors and workspaces, lifetimes as documented on
@@ -239,6 +288,62 @@ template <class G, class... Maps>
   plan.fragmentation = plan.peak_bytes > 0 ? static_cast<double>(plan.arena_bytes) / static_cast<double>(plan.peak_bytes) - 1.0 : 0.0;
   plan.status = plan.arena_bytes == plan.peak_bytes ? solve_status::optimal : solve_status::feasible;
   return plan;
+}
+
+/// Checks a layout of `plan`'s tensors as check_arena does for orders: every copy (lifetimes as
+/// documented on plan_arena_layout, recomputed from the plan) inside [0, layout.arena_bytes) and
+/// no two live at the same step overlapping. O(steps log steps). Never throws for a bad layout;
+/// throws invalid_plan for an invalid plan and what make_memory_graph throws for a bad graph.
+template <class G, class... Maps>
+  requires memory_graph_source<G, Maps...>
+[[nodiscard]] arena_check check_arena(const G& graph, const execution_plan& plan, const plan_arena_layout& layout,
+                                      const Maps&... maps) {
+  const memory_graph& g = detail::to_memory_graph(graph, maps...);
+  const plan_check verdict = detail::check_plan(g, plan, nullptr);
+  if (!verdict.valid) throw invalid_plan("check_arena: " + verdict.error, verdict.step.value_or(plan.steps.size()));
+  const std::size_t steps = plan.steps.size();
+  if (layout.offset.size() != steps || layout.workspace_offset.size() != steps)
+    return {false, "the layout has " + std::to_string(layout.offset.size()) + " offsets and " +
+                       std::to_string(layout.workspace_offset.size()) + " workspace offsets for " + std::to_string(steps) +
+                       " plan steps"};
+  const auto buffers = detail::plan_arena_buffers(g, plan);
+  return detail::check_buffers(g, buffers, steps, layout.arena_bytes, [&](std::size_t i) {
+    return buffers[i].workspace ? layout.workspace_offset[buffers[i].first] : layout.offset[buffers[i].first];
+  });
+}
+
+/// Places every tensor copy of an execution plan (recomputations are separate copies; lifetimes as
+/// documented on plan_arena_layout) in one arena with `strategy`. Returns per-step offsets, the
+/// arena size (>= the plan's peak), the peak and the fragmentation. Deterministic. Complexity as
+/// the order version with B = non-empty copies and workspaces. Throws invalid_plan naming the
+/// first violated rule when the plan is not valid; what make_memory_graph throws for a bad graph.
+template <class G, class... Maps>
+  requires memory_graph_source<G, Maps...>
+[[nodiscard]] plan_arena_layout plan_arena(const G& graph, const execution_plan& plan, arena_strategy strategy,
+                                           const Maps&... maps) {
+  const memory_graph& g = detail::to_memory_graph(graph, maps...);
+  plan_simulation sim;
+  const plan_check verdict = detail::check_plan(g, plan, &sim);
+  if (!verdict.valid) throw invalid_plan("plan_arena: " + verdict.error, verdict.step.value_or(plan.steps.size()));
+  plan_arena_layout layout;
+  layout.strategy = strategy;
+  auto buffers = detail::plan_arena_buffers(g, plan);
+  std::vector<std::int64_t> offsets;
+  if (strategy == arena_strategy::greedy_by_size)
+    detail::place_greedy_by_size(buffers, offsets);
+  else
+    detail::place_first_fit(buffers, plan.steps.size(), offsets);
+  layout.offset.assign(plan.steps.size(), 0);
+  layout.workspace_offset.assign(plan.steps.size(), 0);
+  for (std::size_t i = 0; i < buffers.size(); ++i) {
+    (buffers[i].workspace ? layout.workspace_offset : layout.offset)[buffers[i].first] = offsets[i];
+    layout.arena_bytes = std::max(layout.arena_bytes, offsets[i] + buffers[i].size);
+  }
+  layout.peak_bytes = sim.peak_bytes;
+  layout.fragmentation =
+      layout.peak_bytes > 0 ? static_cast<double>(layout.arena_bytes) / static_cast<double>(layout.peak_bytes) - 1.0 : 0.0;
+  layout.status = layout.arena_bytes == layout.peak_bytes ? solve_status::optimal : solve_status::feasible;
+  return layout;
 }
 
 }  // namespace memsched
