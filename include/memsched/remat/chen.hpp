@@ -109,23 +109,26 @@ inline std::vector<std::int64_t> greedy_grid(const memory_graph& g, const traini
   return grid;
 }
 
-/// The cheapest greedy plan within the budget over the grid of b (ties: lower peak); when none
-/// fits, the lowest-peak one, marked infeasible.
+/// The cheapest greedy plan within the budget over the grid of b (ties: lower peak), refined by
+/// bisecting b between the best feasible grid value and the next one (peaks grow with b, roughly);
+/// when none fits, the lowest-peak one, marked infeasible.
 inline remat_result greedy_search_strategy(const memory_graph& g, const std::vector<char>& fwd, const training_split& split,
                                            const std::vector<char>& is_candidate, std::int64_t budget,
                                            const remat_heuristic_options& options, std::chrono::steady_clock::time_point start) {
   std::vector<char> best_keep, last_keep;
-  std::int64_t best_peak = 0;
+  bool last_keep_fits = false;
+  std::int64_t best_peak = 0, best_b = -1;
   double best_cost = 0;
   bool best_fits = false;
-  for (std::int64_t b : greedy_grid(g, split, options.greedy_budgets)) {
+  auto consider = [&](std::int64_t b) {
     const auto cps = greedy_checkpoints(g, split.forward_order, is_candidate, b);
     auto keep = keep_with_tail(g, split, cps);
-    if (keep == last_keep) continue;
+    if (keep == last_keep) return last_keep_fits;
     last_keep = keep;
     const auto seq = checkpoint_sequence(g, fwd, split, keep);
     const auto [peak, cost] = sequence_peak_cost(g, seq);
     const bool fits = peak <= budget;
+    last_keep_fits = fits;
     const bool better = best_keep.empty() || (fits && !best_fits) ||
                         (fits == best_fits && (fits ? (cost < best_cost || (cost == best_cost && peak < best_peak)) : peak < best_peak));
     if (better) {
@@ -133,6 +136,22 @@ inline remat_result greedy_search_strategy(const memory_graph& g, const std::vec
       best_peak = peak;
       best_cost = cost;
       best_fits = fits;
+      best_b = b;
+    }
+    return fits;
+  };
+  const auto grid = greedy_grid(g, split, options.greedy_budgets);
+  for (std::int64_t b : grid) consider(b);
+  if (best_fits) {
+    // Bisect between the best b and the next grid value for a larger b that still fits.
+    auto it = std::upper_bound(grid.begin(), grid.end(), best_b);
+    if (it != grid.end()) {
+      std::int64_t lo = best_b, hi = *it;
+      for (int step = 0; step < 12 && hi - lo > 1; ++step) {
+        const std::int64_t mid = lo + (hi - lo) / 2;
+        if (consider(mid)) lo = mid;
+        else hi = mid;
+      }
     }
   }
   const auto seq = checkpoint_sequence(g, fwd, split, best_keep);
@@ -188,8 +207,9 @@ template <class G, class... Maps>
 
 /// Chen's greedy strategy with the search over b: tries b = 0 and options.greedy_budgets values
 /// on a geometric grid up to the total forward size and returns the cheapest plan within `budget`
-/// (ties: lower peak). `unsupported` off chains; `infeasible` (with the lowest peak found) when no
-/// b fits. O(options.greedy_budgets * (n + m)) after the O((n + m) log n) conversion.
+/// (ties: lower peak), refined by up to 12 bisection steps on b above the best grid value.
+/// `unsupported` off chains; `infeasible` (with the lowest peak found) when no b fits.
+/// O((options.greedy_budgets + 12) * (n + m)) after the O((n + m) log n) conversion.
 template <class G, class... Maps>
   requires memory_graph_source<G, Maps...>
 [[nodiscard]] remat_result chen_greedy_search(const G& graph, std::int64_t budget, const remat_heuristic_options& options,

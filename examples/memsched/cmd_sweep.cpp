@@ -1,0 +1,111 @@
+// memsched sweep GRAPH [--budgets B1,B2,...] [--num-budgets N] [--algos A,B,...] [--csv FILE] [--json]
+
+#include "cli.hpp"
+#include "remat_budget.hpp"
+
+#include <memsched/remat/sweep.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace memsched_cli {
+namespace {
+
+std::string sweep_usage() {
+  return "usage: memsched sweep GRAPH [--budgets B1,B2,...] [--num-budgets N] [--algos A,B,...] [--csv FILE] [--json]\n\n"
+         "Runs every applicable rematerialization heuristic (or those of --algos) on the training graph\n"
+         "GRAPH at each budget (bytes or percentages of the no-remat peak, e.g. 90%,80%,70%; default:\n"
+         "--num-budgets (10) budgets from the peak lower bound to the no-remat peak) and prints, per\n"
+         "budget, each heuristic's peak, total cost and overhead, or \"infeasible\".\n"
+         "--csv writes budget,algorithm,status,peak_bytes,total_cost,overhead,seconds rows.\n";
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+int run_sweep(const std::vector<std::string>& argv) {
+  const option_spec spec{{"budgets", "num-budgets", "algos", "csv"}, {"json"}};
+  const parsed_args args(argv, spec);
+  const std::string& path = args.one_positional("graph file");
+  const auto graph = load_graph(path);
+  memsched::sweep_options options;
+  if (auto n = args.get_int("num-budgets")) {
+    if (*n < 1) throw usage_error("--num-budgets must be at least 1");
+    options.num_budgets = static_cast<std::size_t>(*n);
+  }
+  if (auto list = args.get("budgets")) {
+    std::optional<std::int64_t> peak;
+    auto no_remat = [&] {
+      if (!peak) peak = memsched::checkpoint_all_plan(graph).peak_bytes;
+      return *peak;
+    };
+    for (const auto& b : split_list(*list)) options.budgets.push_back(parse_budget(b, no_remat, "budgets"));
+    if (options.budgets.empty()) throw usage_error("--budgets is empty");
+  }
+  if (auto list = args.get("algos")) {
+    for (const auto& a : split_list(*list)) {
+      const auto h = memsched::parse_remat_heuristic(a);
+      if (!h) throw usage_error("unknown heuristic '" + a + "' in --algos");
+      options.heuristics.push_back(*h);
+    }
+  }
+  const memsched::sweep_result sweep = memsched::remat_sweep(graph, options);
+  if (auto csv = args.get("csv")) {
+    std::ofstream out(*csv);
+    out << "budget,algorithm,status,peak_bytes,total_cost,overhead,seconds\n";
+    for (const auto& row : sweep.rows)
+      for (const auto& e : row.entries) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%.17g", e.total_cost);
+        out << row.budget << ',' << to_string(e.heuristic) << ',' << to_string(e.status) << ',' << e.peak_bytes << ',' << buf
+            << ',' << e.overhead << ',' << e.seconds << '\n';
+      }
+    if (!out) throw memsched::file_error(*csv + ": cannot write the file");
+  }
+  if (args.has("json")) {
+    json rows = json::array();
+    for (const auto& row : sweep.rows) {
+      json entries = json::array();
+      for (const auto& e : row.entries)
+        entries.push_back({{"algorithm", std::string(to_string(e.heuristic))},
+                           {"status", std::string(to_string(e.status))},
+                           {"peak_bytes", e.peak_bytes},
+                           {"total_cost", e.total_cost},
+                           {"overhead", e.overhead},
+                           {"seconds", e.seconds}});
+      rows.push_back({{"budget", row.budget}, {"entries", std::move(entries)}});
+    }
+    print_json({{"lower_bound", sweep.lower_bound}, {"no_remat_peak", sweep.no_remat_peak}, {"rows", std::move(rows)}}, true);
+    return 0;
+  }
+  std::cout << "no-remat peak " << sweep.no_remat_peak << " bytes, lower bound " << sweep.lower_bound << " bytes\n";
+  for (const auto& row : sweep.rows) {
+    char pct[32];
+    std::snprintf(pct, sizeof pct, "%.1f%%",
+                  sweep.no_remat_peak > 0 ? 100.0 * static_cast<double>(row.budget) / static_cast<double>(sweep.no_remat_peak) : 0.0);
+    std::cout << "budget " << row.budget << " (" << pct << " of no-remat peak)\n";
+    for (const auto& e : row.entries) {
+      char line[160];
+      if (e.status == memsched::solve_status::feasible)
+        std::snprintf(line, sizeof line, "  %-18s overhead %8.4f%%  peak %lld\n", std::string(to_string(e.heuristic)).c_str(),
+                      100.0 * e.overhead, static_cast<long long>(e.peak_bytes));
+      else
+        std::snprintf(line, sizeof line, "  %-18s infeasible         (peak %lld)\n", std::string(to_string(e.heuristic)).c_str(),
+                      static_cast<long long>(e.peak_bytes));
+      std::cout << line;
+    }
+  }
+  return 0;
+}
+
+const register_subcommand sweep_command{{"sweep", "rematerialization heuristics over a range of memory budgets", sweep_usage, run_sweep}};
+
+}  // namespace
+}  // namespace memsched_cli

@@ -1,0 +1,42 @@
+// memsched train GRAPH [--out TRAINING.json]
+
+#include "cli.hpp"
+
+#include <memsched/remat/training_graph.hpp>
+
+namespace memsched_cli {
+namespace {
+
+std::string train_usage() {
+  return "usage: memsched train GRAPH [--out TRAINING.json] [--grad-cost-factor X] [--no-bilinear-operands]\n"
+         "                      [--no-input-dependencies] [--no-next-output-dependencies]\n\n"
+         "Builds the training graph (forward + loss + gradients) of the forward graph GRAPH by Checkmate's\n"
+         "rule (see docs/remat.md) and writes it as memsched JSON to --out, or to standard output.\n";
+}
+
+int run_train(const std::vector<std::string>& argv) {
+  const option_spec spec{{"out", "grad-cost-factor"}, {"no-bilinear-operands", "no-input-dependencies", "no-next-output-dependencies"}};
+  const parsed_args args(argv, spec);
+  const std::string& path = args.one_positional("graph file");
+  memsched::training_graph_options options;
+  if (auto f = args.get_double("grad-cost-factor")) {
+    if (!(*f >= 0)) throw usage_error("--grad-cost-factor must be >= 0");
+    options.grad_cost_factor = *f;
+  }
+  options.bilinear_operands = !args.has("no-bilinear-operands");
+  options.input_dependencies = !args.has("no-input-dependencies");
+  options.next_output_dependencies = !args.has("no-next-output-dependencies");
+  const auto graph = load_graph(path);
+  const auto training = memsched::make_training_graph(graph, options);
+  if (auto out = args.get("out")) {
+    memsched::write_json_graph(*out, training);
+  } else {
+    std::cout << memsched::to_json(training).dump(1) << '\n';
+  }
+  return 0;
+}
+
+const register_subcommand train_command{{"train", "build the training graph (forward + backward) of a forward graph", train_usage, run_train}};
+
+}  // namespace
+}  // namespace memsched_cli

@@ -1,0 +1,92 @@
+// The rematerialization heuristics of memsched/remat as `memsched remat --algo NAME` algorithms.
+
+#include "cli.hpp"
+
+#include <memsched/remat/best_heuristic.hpp>
+#include <memsched/remat/revolve.hpp>
+
+namespace memsched_cli {
+namespace {
+
+memsched::remat_heuristic_options heuristic_options(const parsed_args& args) {
+  memsched::remat_heuristic_options o;
+  if (auto k = args.get_int("greedy-budgets")) {
+    if (*k < 1) throw usage_error("--greedy-budgets must be at least 1");
+    o.greedy_budgets = static_cast<std::size_t>(*k);
+  }
+  return o;
+}
+
+std::optional<std::int64_t> segment_bytes(const parsed_args& args) {
+  auto b = args.get_int("segment-bytes");
+  if (b && *b < 0) throw usage_error("--segment-bytes must be >= 0");
+  return b;
+}
+
+const option_spec greedy_options{{"segment-bytes", "greedy-budgets"}, {}};
+const char* greedy_usage =
+    "    --segment-bytes B  fixed segment size b (default: search b for the cheapest plan in budget)\n"
+    "    --greedy-budgets N values of b tried by the search (default 24)\n";
+
+void register_all() {
+  using memsched::remat_heuristic;
+  struct info {
+    remat_heuristic h;
+    const char* text;
+  };
+  const info infos[] = {
+      {remat_heuristic::checkpoint_all, "    Keep every forward value for the backward pass (no recomputation; overhead 0).\n"},
+      {remat_heuristic::chen_sqrtn, "    Chen et al. 2016: checkpoint the ends of ~sqrt(n) segments (forward chains only).\n"},
+      {remat_heuristic::chen_greedy, "    Chen et al. 2016 greedy segments of b bytes (forward chains only).\n"},
+      {remat_heuristic::ap_sqrtn, "    sqrt(n) over the articulation points of the forward graph (Checkmate).\n"},
+      {remat_heuristic::ap_greedy, "    Greedy over the articulation points of the forward graph (Checkmate).\n"},
+      {remat_heuristic::linearized_sqrtn, "    sqrt(n) over all forward nodes in topological order (Checkmate).\n"},
+      {remat_heuristic::linearized_greedy, "    Greedy over all forward nodes in topological order (Checkmate).\n"},
+      {remat_heuristic::revolve,
+       "    Griewank-Walther binomial checkpointing over the articulation points.\n"
+       "    --snapshots S      fixed number of snapshots (default: the most that fit the budget)\n"},
+  };
+  for (const auto& i : infos) {
+    const remat_heuristic h = i.h;
+    const bool greedy = h == remat_heuristic::chen_greedy || h == remat_heuristic::ap_greedy || h == remat_heuristic::linearized_greedy;
+    remat_algorithm a;
+    a.name = std::string(to_string(h));
+    a.usage = std::string(i.text) + (greedy ? greedy_usage : "");
+    if (greedy) a.options = greedy_options;
+    if (h == remat_heuristic::revolve) a.options = {{"snapshots"}, {}};
+    a.run = [h](const memsched::dataflow_graph& g, std::int64_t budget, const parsed_args& args, json& extra) {
+      const auto opts = heuristic_options(args);
+      if (h == remat_heuristic::revolve) {
+        if (auto s = args.get_int("snapshots")) {
+          if (*s < 1) throw usage_error("--snapshots must be at least 1");
+          extra["snapshots"] = *s;
+          return memsched::revolve_plan_with_snapshots(g, static_cast<std::size_t>(*s), budget, opts);
+        }
+      }
+      if (const auto b = segment_bytes(args)) {
+        extra["segment_bytes"] = *b;
+        switch (h) {
+          case remat_heuristic::chen_greedy: return memsched::chen_greedy_plan(g, *b, budget, opts);
+          case remat_heuristic::ap_greedy: return memsched::ap_greedy_plan(g, *b, budget, opts);
+          case remat_heuristic::linearized_greedy: return memsched::linearized_greedy_plan(g, *b, budget, opts);
+          default: break;
+        }
+      }
+      return memsched::run_remat_heuristic(g, h, budget, opts);
+    };
+    register_remat_algorithm{std::move(a)};
+  }
+  remat_algorithm best;
+  best.name = "best-heuristic";
+  best.usage = "    The cheapest plan within the budget over all the heuristics above.\n";
+  best.options = {{"greedy-budgets"}, {}};
+  best.run = [](const memsched::dataflow_graph& g, std::int64_t budget, const parsed_args& args, json&) {
+    return memsched::best_heuristic_plan(g, budget, heuristic_options(args));
+  };
+  register_remat_algorithm{std::move(best)};
+}
+
+const bool registered = (register_all(), true);
+
+}  // namespace
+}  // namespace memsched_cli

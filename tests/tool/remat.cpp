@@ -1,0 +1,195 @@
+// `memsched train`, `remat`, `revolve` and `sweep`: runs the built tool (MEMSCHED_TOOL_PATH) and
+// checks its output against the library and the shared graphs.
+
+#include <memsched/graph/json_io.hpp>
+#include <memsched/remat/best_heuristic.hpp>
+#include <memsched/remat/revolve.hpp>
+#include <memsched/remat/training_graph.hpp>
+#include <memsched/sim/simulate_plan.hpp>
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <string>
+
+using namespace memsched;
+using nlohmann::json;
+
+namespace {
+
+struct scratch_dir {
+  std::filesystem::path path;
+  scratch_dir() {
+    path = std::filesystem::temp_directory_path() / ("memsched_remat_tool_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(path);
+  }
+  ~scratch_dir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+struct run_result {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+run_result run_tool(const std::string& args, const scratch_dir& dir) {
+  const auto err_file = dir.path / "stderr.txt";
+  const std::string command = std::string(MEMSCHED_TOOL_PATH) + " " + args + " 2>" + err_file.string();
+  run_result r;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buffer[4096];
+  std::size_t got = 0;
+  while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) r.out.append(buffer, got);
+  const int status = ::pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(err_file);
+  r.err.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return r;
+}
+
+const std::filesystem::path data_dir(MEMSCHED_TEST_DATA_DIR);
+
+}  // namespace
+
+TEST_CASE("memsched train writes the shared training graphs") {
+  const scratch_dir dir;
+  for (const char* name : {"resnet18", "transformer", "unet"}) {
+    CAPTURE(name);
+    const auto out = dir.path / "t.json";
+    const run_result r = run_tool("train " + (data_dir / "torch" / (std::string(name) + ".inference.json")).string() + " --out " + out.string(), dir);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    const dataflow_graph built = read_json_graph(out);
+    const dataflow_graph expected = read_json_graph(data_dir / "torch" / (std::string(name) + ".training.json"));
+    REQUIRE(num_vertices(built) == num_vertices(expected));
+    for (std::size_t v = 0; v < num_vertices(built); ++v) {
+      CHECK(built[v].id == expected[v].id);
+      CHECK(built[v].bytes == expected[v].bytes);
+      CHECK(built[v].cost == expected[v].cost);
+      CHECK(built[v].op == expected[v].op);
+      CHECK(built[v].grad_of == expected[v].grad_of);
+    }
+    std::set<std::pair<std::int64_t, std::int64_t>> a, b;
+    for (auto [e, end] = boost::edges(built); e != end; ++e) a.emplace(built[source(*e, built)].id, built[target(*e, built)].id);
+    for (auto [e, end] = boost::edges(expected); e != end; ++e)
+      b.emplace(expected[source(*e, expected)].id, expected[target(*e, expected)].id);
+    CHECK(a == b);
+    CHECK(*built[boost::graph_bundle].outputs == *expected[boost::graph_bundle].outputs);
+  }
+  CHECK(run_tool("train", dir).exit_code == 2);
+  CHECK(run_tool("train /nonexistent.json", dir).exit_code == 1);
+}
+
+TEST_CASE("memsched remat: JSON, plans the simulator accepts, infeasible -> exit 2") {
+  const scratch_dir dir;
+  const auto path = data_dir / "torch" / "resnet18.training.json";
+  const dataflow_graph g = read_json_graph(path);
+  const std::int64_t peak = checkpoint_all_plan(g).peak_bytes;
+  for (auto h : all_remat_heuristics) {
+    CAPTURE(to_string(h));
+    const std::int64_t budget = peak * 85 / 100;
+    const auto out = dir.path / "plan.json";
+    const run_result r = run_tool("remat " + path.string() + " --budget " + std::to_string(budget) + " --algo " +
+                                      std::string(to_string(h)) + " --json --out " + out.string(),
+                                  dir);
+    const remat_result lib = run_remat_heuristic(g, h, budget, {});
+    if (lib.status == solve_status::unsupported) {
+      CHECK(r.exit_code == 2);
+      continue;
+    }
+    const json doc = json::parse(r.out);
+    CHECK(doc.at("algorithm") == std::string(to_string(h)));
+    CHECK(doc.at("status") == std::string(to_string(lib.status)));
+    CHECK(doc.at("peak_bytes") == lib.peak_bytes);
+    CHECK(doc.at("budget") == budget);
+    CHECK(doc.at("overhead").get<double>() == doctest::Approx(lib.overhead));
+    if (lib.status == solve_status::feasible) {
+      CHECK(r.exit_code == 0);
+      CHECK(doc.at("steps").size() == lib.plan.steps.size());
+      // The written plan, read back by node id, passes the simulator with the reported numbers.
+      std::ifstream in(out);
+      const json written = json::parse(in);
+      execution_plan plan;
+      for (const auto& s : written.at("steps"))
+        plan.steps.push_back({s.at("op") == "compute" ? plan_op::compute : plan_op::free, s.at("node").get<std::size_t>()});
+      const plan_simulation sim = simulate_plan(g, plan);  // ids are indices in this graph
+      CHECK(sim.peak_bytes == doc.at("peak_bytes").get<std::int64_t>());
+      CHECK(sim.peak_bytes <= budget);
+    } else {
+      CHECK(r.exit_code == 2);
+      CHECK(doc.at("steps").empty());
+    }
+  }
+  // checkpoint-all at the no-remat peak: overhead exactly 0; one byte less: infeasible, exit 2.
+  const run_result ok = run_tool("remat " + path.string() + " --budget " + std::to_string(peak) + " --algo checkpoint-all --json", dir);
+  CHECK(ok.exit_code == 0);
+  CHECK(json::parse(ok.out).at("overhead") == 0.0);
+  const run_result no = run_tool("remat " + path.string() + " --budget " + std::to_string(peak - 1) + " --algo checkpoint-all --json", dir);
+  CHECK(no.exit_code == 2);
+  CHECK(json::parse(no.out).at("status") == "infeasible");
+  // Percent budgets, fixed-parameter options, and usage errors.
+  CHECK(run_tool("remat " + path.string() + " --budget 100% --algo revolve --snapshots 3 --json", dir).exit_code == 0);
+  CHECK(run_tool("remat " + path.string() + " --budget 100% --algo best-heuristic --json", dir).exit_code == 0);
+  CHECK(run_tool("remat " + path.string() + " --budget 95% --algo ap-greedy --segment-bytes 1000000 --json", dir).exit_code != 1);
+  CHECK(run_tool("remat " + path.string() + " --algo ap-greedy", dir).exit_code == 2);  // no budget
+  CHECK(run_tool("remat " + path.string() + " --budget 5 --algo nope", dir).exit_code == 2);
+  CHECK(run_tool("remat " + path.string() + " --budget lots --algo ap-greedy", dir).exit_code == 2);
+}
+
+TEST_CASE("memsched revolve prints the schedule and t(l, s)") {
+  const scratch_dir dir;
+  const run_result r = run_tool("revolve --steps 100 --snaps 5 --json", dir);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const json doc = json::parse(r.out);
+  CHECK(doc.at("forward_steps") == 316);
+  const revolve_schedule sched = revolve_actions(100, 5);
+  REQUIRE(doc.at("actions").size() == sched.actions.size());
+  for (std::size_t i = 0; i < sched.actions.size(); ++i) {
+    CHECK(doc["actions"][i].at("op") == std::string(to_string(sched.actions[i].op)));
+    CHECK(doc["actions"][i].at("state") == sched.actions[i].state);
+  }
+  const run_result text = run_tool("revolve --steps 10 --snaps 3", dir);
+  CHECK(text.exit_code == 0);
+  CHECK(text.out.find("forward steps: 15") != std::string::npos);
+  CHECK(text.out.find("firsturn") != std::string::npos);
+  CHECK(run_tool("revolve --steps 10", dir).exit_code == 2);
+  CHECK(run_tool("revolve --steps 10 --snaps 0", dir).exit_code == 2);
+}
+
+TEST_CASE("memsched sweep: table, JSON and CSV") {
+  const scratch_dir dir;
+  const auto path = data_dir / "torch" / "vgg16.training.json";
+  const auto csv = dir.path / "sweep.csv";
+  const run_result r = run_tool("sweep " + path.string() + " --budgets 90%,80%,70% --json --csv " + csv.string(), dir);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const json doc = json::parse(r.out);
+  REQUIRE(doc.at("rows").size() == 3);
+  const dataflow_graph g = read_json_graph(path);
+  CHECK(doc.at("no_remat_peak") == checkpoint_all_plan(g).peak_bytes);
+  for (const auto& row : doc["rows"])
+    for (const auto& e : row.at("entries")) {
+      if (e.at("status") == "feasible") CHECK(e.at("peak_bytes").get<std::int64_t>() <= row.at("budget").get<std::int64_t>());
+      if (e.at("algorithm") == "checkpoint-all") CHECK(e.at("status") == "infeasible");
+    }
+  std::ifstream in(csv);
+  std::string header;
+  std::getline(in, header);
+  CHECK(header == "budget,algorithm,status,peak_bytes,total_cost,overhead,seconds");
+  std::size_t lines = 0;
+  for (std::string line; std::getline(in, line);) ++lines;
+  CHECK(lines == 3 * all_remat_heuristics.size());  // vgg16's forward part is a chain
+  const run_result table = run_tool("sweep " + path.string() + " --num-budgets 2 --algos revolve,ap-sqrtn", dir);
+  CHECK(table.exit_code == 0);
+  CHECK(table.out.find("revolve") != std::string::npos);
+  CHECK(run_tool("sweep " + path.string() + " --algos nope", dir).exit_code == 2);
+}
