@@ -87,9 +87,12 @@ inline void add_stats(order_stats& to, const order_stats& s) {
 /// Solves one graph (a segment or the whole graph). `budget` excludes the segment's base.
 class serenity_solver {
  public:
+  /// `target`: a segment peak up to this value does not raise the whole graph's peak above a proven
+  /// lower bound of the whole graph, so the search may stop there (lowest(): exact per segment).
   serenity_solver(const memory_graph& g, const serenity_options& opt, std::optional<std::int64_t> budget,
-                  std::chrono::steady_clock::time_point deadline, serenity_memory_pool& pool)
-      : g_(g), opt_(opt), budget_(budget), deadline_(deadline), pool_(pool) {}
+                  std::chrono::steady_clock::time_point deadline, serenity_memory_pool& pool,
+                  std::int64_t target = std::numeric_limits<std::int64_t>::lowest())
+      : g_(g), opt_(opt), budget_(budget), deadline_(deadline), pool_(pool), target_(target) {}
 
   serenity_segment_answer solve() {
     serenity_segment_answer a;
@@ -112,7 +115,7 @@ class serenity_solver {
       if (ans.outcome == serenity_dp_outcome::solved) consider(ans.order, ans.peak);
     }
     if (budget_ && lb_ > *budget_) return finish_infeasible(a, *budget_ + 1);
-    if (best_peak_ > lb_) {
+    if (best_peak_ > std::max(lb_, target_)) {
       switch (opt_.soft_budget) {
         case soft_budget_mode::off: solve_off(a); break;
         case soft_budget_mode::paper: solve_paper(a); break;
@@ -143,7 +146,7 @@ class serenity_solver {
                               std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
     serenity_dp_request r;
     r.limit = limit;
-    r.free_threshold = lb_;
+    r.free_threshold = std::max(lb_, target_);
     r.free_moves = opt_.free_moves;
     r.beam_width = beam;
     r.deadline = std::min(deadline, deadline_);
@@ -171,6 +174,7 @@ class serenity_solver {
   serenity_dp_outcome attempt(serenity_segment_answer& a, std::int64_t tau,
                               std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
     auto ans = run_serenity_dp(g_, request(tau, 0, deadline));
+    last_out_of_time_ = ans.out_of_time;
     add_stats(a.stats, ans.stats);
     search_bytes_ = std::max<std::uint64_t>(search_bytes_, ans.stats.search_bytes);
     a.stats.search_bytes = search_bytes_;
@@ -198,27 +202,36 @@ class serenity_solver {
   }
 
   void solve_paper(serenity_segment_answer& a) {
-    // Algorithm 2 of the paper, verbatim apart from the hard budget and the global time limit.
-    std::int64_t tau = std::min(kahn_peak_, budget_cap());
-    std::int64_t tau_old = tau;
-    const auto per_attempt = std::chrono::duration_cast<std::chrono::steady_clock::duration>(opt_.attempt_time_limit);
+    // Algorithm 2 of the paper: tau starts at Kahn's peak; an attempt that times out halves tau
+    // (tau_old = tau); one that proves there is no solution moves tau half way back to tau_old. Two
+    // additions make it terminate: an attempt at tau < the proven lower bound is answered "no
+    // solution" without running, and when the interval (tau, tau_old) is exhausted tau_old is reset
+    // to tau_max and the attempt time doubles. The first attempt that finds an order finds the
+    // optimum (an exact search with a budget >= the optimum keeps an optimal order).
+    const std::int64_t tau_max = std::min(kahn_peak_, budget_cap());
+    std::int64_t tau = tau_max, tau_old = tau_max;
+    bool round_timed_out = false;
+    auto per_attempt = std::chrono::duration_cast<std::chrono::steady_clock::duration>(opt_.attempt_time_limit);
     while (std::chrono::steady_clock::now() < deadline_) {
-      const auto out = attempt(a, tau, std::chrono::steady_clock::now() + per_attempt);
+      const auto out = tau < lb_ ? serenity_dp_outcome::no_solution
+                                 : attempt(a, tau, std::chrono::steady_clock::now() + per_attempt);
       if (out == serenity_dp_outcome::solved) return;
       if (out == serenity_dp_outcome::no_solution) {
-        if (tau >= budget_cap()) {
+        if (tau >= tau_max) {  // only when the budget is below Kahn's peak
           infeasible_ = true;
           return;
         }
-        const std::int64_t next = tau + (tau_old - tau) / 2;
+        std::int64_t next = tau + (tau_old - tau) / 2;
         if (next == tau) {
-          // The interval is exhausted: retry the last timed-out budget without the attempt limit.
-          tau = tau_old;
-          attempt(a, tau);
-          return;
+          if (!round_timed_out) return;  // only memory limits stopped attempts: more time will not help
+          round_timed_out = false;
+          tau_old = tau_max;
+          per_attempt *= 2;
+          next = tau + (tau_old - tau + 1) / 2;
         }
         tau = next;
       } else {
+        round_timed_out |= last_out_of_time_;
         tau_old = tau;
         tau = tau / 2;
       }
@@ -226,24 +239,31 @@ class serenity_solver {
   }
 
   void solve_bounded(serenity_segment_answer& a) {
-    // Invariant: lb_ <= optimum <= best_peak_ (or the budget is infeasible). Each attempt at tau
-    // either finds the optimum (solved), proves optimum > tau (no_solution) or times out.
+    // Invariant: lb_ <= optimum, and best_peak_ is an order. Each attempt at tau either finds the
+    // optimum (solved: an exact search whose budget is >= the optimum), proves optimum > tau
+    // (no_solution: lb_ = tau + 1) or times out; after a timeout smaller budgets are tried (they
+    // prune more). When the bounds cross, the window reopens with twice the attempt time.
     auto per_attempt = std::chrono::duration_cast<std::chrono::steady_clock::duration>(opt_.attempt_time_limit);
-    std::int64_t hi = std::min(best_peak_ - 1, budget_cap());  // search for peaks <= hi
-    while (lb_ <= hi && std::chrono::steady_clock::now() < deadline_) {
-      std::int64_t tau = lb_ + (hi - lb_) / 2;
+    const std::int64_t cap = std::min(best_peak_ - 1, budget_cap());  // look for peaks <= cap
+    std::int64_t hi = cap;
+    bool round_timed_out = false;
+    while (lb_ <= cap && std::chrono::steady_clock::now() < deadline_) {
+      if (hi < lb_) {
+        if (!round_timed_out) break;  // only memory limits stopped attempts: more time will not help
+        round_timed_out = false;
+        hi = cap;
+        per_attempt *= 2;
+      }
+      const std::int64_t lo = std::min(hi, std::max(lb_, target_));
+      const std::int64_t tau = lo + (hi - lo) / 2;
       const auto out = attempt(a, tau, std::chrono::steady_clock::now() + per_attempt);
       if (out == serenity_dp_outcome::solved) return;
-      if (out == serenity_dp_outcome::no_solution) continue;  // lb_ = tau + 1
-      // Timed out at tau: a larger budget will not be faster; give smaller ones more time.
-      hi = std::max(lb_, tau);
-      if (tau == lb_) {
-        per_attempt *= 2;
-        if (attempt(a, tau, std::chrono::steady_clock::now() + per_attempt) == serenity_dp_outcome::solved) return;
-        hi = std::min(best_peak_ - 1, budget_cap());
+      if (out == serenity_dp_outcome::stopped) {
+        round_timed_out |= last_out_of_time_;
+        hi = tau - 1;
       }
     }
-    if (lb_ > std::min(best_peak_ - 1, budget_cap())) {
+    if (lb_ > cap) {
       if (budget_ && *budget_ < best_peak_) infeasible_ = true;
       else proven_ = true;
     }
@@ -257,6 +277,8 @@ class serenity_solver {
   std::vector<std::size_t> best_order_;
   std::int64_t best_peak_ = 0, lb_ = 0, kahn_peak_ = 0;
   std::uint64_t search_bytes_ = 0;
+  std::int64_t target_;
+  bool last_out_of_time_ = false;
   bool proven_ = false, infeasible_ = false;
 };
 
@@ -350,6 +372,9 @@ template <class G, class... Maps>
 
   std::vector<detail::serenity_segment> segs = detail::serenity_segments(g, options.divide);
   std::vector<detail::serenity_segment_answer> answers(segs.size());
+  // A proven lower bound of the whole graph: a segment need not go below it (minus its base).
+  std::int64_t whole_lb = peak_lower_bound(g);
+  for (const auto& s : segs) whole_lb = std::max(whole_lb, s.base + peak_lower_bound(s.graph));
   auto solve_one = [&](std::size_t k) {
     std::optional<std::int64_t> budget;
     if (options.budget) budget = *options.budget - segs[k].base;
@@ -360,7 +385,7 @@ template <class G, class... Maps>
       answers[k].lower_bound = peak_lower_bound(segs[k].graph);
       return;
     }
-    answers[k] = detail::serenity_solver(segs[k].graph, options, budget, deadline, pool).solve();
+    answers[k] = detail::serenity_solver(segs[k].graph, options, budget, deadline, pool, whole_lb - segs[k].base).solve();
   };
   // Largest segments first; each thread takes the next one. Results land in fixed slots.
   std::vector<std::size_t> by_size(segs.size());

@@ -67,6 +67,7 @@ struct serenity_dp_answer {
   std::int64_t peak = 0;
   /// min(optimum, limit + 1) >= lower_bound when stopped; limit + 1 when no_solution (exact search).
   std::int64_t lower_bound = 0;
+  bool out_of_time = false;  ///< stopped by the deadline (else by max_states or the memory pool)
   order_stats stats;
 };
 
@@ -274,6 +275,18 @@ class serenity_dp {
     return true;
   }
 
+  // Prefetches the table slots the children of cur_[i] will probe (hides the cache misses of the
+  // probes behind the expansion of the previous state).
+  void prefetch_children(std::size_t i) const noexcept {
+    if (i >= cur_.size()) return;
+    const state& s = cur_[i];
+    for (std::size_t w = 0; w < W; ++w)
+      for (std::uint64_t bits = s.ready[w]; bits != 0; bits &= bits - 1) {
+        const std::size_t v = w * 64 + static_cast<std::size_t>(std::countr_zero(bits));
+        __builtin_prefetch(&table_[(s.hash ^ zobrist_[v]) & mask_]);
+      }
+  }
+
   // Keeps the beam_width best states of next_ (smallest peak, then live, then index).
   void apply_beam() {
     if (req_.beam_width == 0 || next_.size() <= req_.beam_width) return;
@@ -322,10 +335,17 @@ class serenity_dp {
       for (std::uint32_t i = 0; i < cur_.size(); ++i) {
         ++expanded;
         ans.stats.states_expanded = expanded;
-        if ((expanded & 1023) == 0 && std::chrono::steady_clock::now() >= req_.deadline) return stop(layer_min);
+        if ((expanded & 1023) == 0 && std::chrono::steady_clock::now() >= req_.deadline) {
+          ans.out_of_time = true;
+          return stop(layer_min);
+        }
+        prefetch_children(i + 1);
         if (!expand(i)) return stop(layer_min);
       }
       apply_beam();
+#ifdef MEMSCHED_SERENITY_TRACE
+      std::fprintf(stderr, "layer %zu: %zu -> %zu\n", depth, cur_.size(), next_.size());
+#endif
       // Keep this layer's parent links (exactly sized), drop the expanded layer.
       std::vector<link> kept(nlinks_.begin(), nlinks_.end());
       const bool ok = account(static_cast<std::int64_t>(kept.capacity() * sizeof(link)));
