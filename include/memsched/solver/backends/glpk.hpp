@@ -202,13 +202,16 @@ inline void glpk_execute(glpk_run& run) {
 /// Runs glpk_execute under an error hook: returns false when GLPK reported an internal error (its
 /// environment has then been freed, as GLPK requires).
 inline bool glpk_guarded(glpk_run* run) {
+  // GLPK's environment is per thread and leaks at thread exit unless freed: free it after the
+  // solve when this solve created it (glp_init_env returns 1 when it already existed).
+  const bool own_env = glp_init_env() == 0;
   const int old_term = glp_term_out(run->verbosity > 0 ? GLP_ON : GLP_OFF);
   glp_error_hook(glpk_error_hook, run);
   if (setjmp(run->env) != 0) {
     glp_error_hook(nullptr, nullptr);
     glp_free_env();  // frees every GLPK object of this thread, run->lp included
     run->lp = nullptr;
-    glp_term_out(old_term);
+    if (!own_env) glp_term_out(old_term);  // glp_term_out would create a new environment
     return false;
   }
   run->lp = glp_create_prob();
@@ -217,6 +220,7 @@ inline bool glpk_guarded(glpk_run* run) {
   run->lp = nullptr;
   glp_error_hook(nullptr, nullptr);
   glp_term_out(old_term);
+  if (own_env) glp_free_env();
   return true;
 }
 
