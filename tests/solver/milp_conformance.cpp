@@ -598,3 +598,18 @@ TEST_CASE_TEMPLATE("milp backend: silent unless verbose", B, MEMSCHED_MILP_BACKE
     CHECK(!loud.empty());
   }
 }
+
+TEST_CASE_TEMPLATE("milp backend: threads option", B, MEMSCHED_MILP_BACKENDS) {
+  if constexpr (real_backend<B>) {
+    const auto m = multi_knapsack(30, 3, 21);
+    const auto one = B{}.solve(m, {});
+    const auto caller = std::this_thread::get_id();
+    bool other_thread = false;
+    const auto two = B{}.solve(m, {.threads = 2, .on_incumbent = [&](const solver_progress&) { other_thread |= std::this_thread::get_id() != caller; }});
+    REQUIRE(one.status == solve_status::optimal);
+    REQUIRE(two.status == solve_status::optimal);
+    check_solution(m, two);
+    CHECK(two.objective == doctest::Approx(one.objective));
+    CHECK(!other_thread);  // callbacks come from the solving thread
+  }
+}

@@ -106,11 +106,15 @@ struct coin_problem {
 /// search once the wall-clock deadline has passed (CBC's own limit overshoots).
 class cbc_watchdog : public CbcEventHandler {
  public:
-  cbc_watchdog(solve_session& session, double sign, double offset) : session_(&session), sign_(sign), offset_(offset) {}
+  cbc_watchdog(solve_session& session, double sign, double offset)
+      : session_(&session), sign_(sign), offset_(offset), solving_thread_(std::this_thread::get_id()) {}
   CbcEventHandler* clone() const override { return new cbc_watchdog(*this); }
 
   CbcAction event(CbcEvent which) override {
-    if (session_->deadline_passed() || session_->callback_failed()) return stop;
+    if (session_->deadline_passed()) return stop;
+    // With -threads, worker threads run their own models: they only watch the clock.
+    if (std::this_thread::get_id() != solving_thread_) return noAction;
+    if (session_->callback_failed()) return stop;
     if (model_ == nullptr || model_->parentModel() != nullptr) return noAction;
     if (which == beforeSolution1 || which == beforeSolution2) return noAction;
     const double best = model_->getMinimizationObjValue();
@@ -126,6 +130,7 @@ class cbc_watchdog : public CbcEventHandler {
   solve_session* session_;
   double sign_;
   double offset_;
+  std::thread::id solving_thread_;
 };
 
 /// Stops a Clp solve (an LP relaxation, or the root LP inside CbcMain1) once the wall-clock
