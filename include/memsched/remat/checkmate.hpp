@@ -59,9 +59,12 @@ struct checkmate_options {
   /// Large-neighbourhood search before the full solve, when there is a time limit and a start:
   /// repeatedly free a window of stages (or of positions) and re-solve it with the rest fixed to the
   /// incumbent. Fraction of the time limit it may use (0 disables).
-  double lns_fraction = 0.6;
-  std::size_t lns_window = 0;            ///< Stages per window; 0: about n / 8, within [4, 24].
-  double lns_round_seconds = 8;          ///< Time limit of one neighbourhood solve.
+  double lns_fraction = 0.75;
+  std::size_t lns_window = 0;            ///< Stages (positions) per window; 0: about n / 10, within [6, 20].
+  double lns_round_seconds = 6;          ///< Time limit of one neighbourhood solve.
+  /// The full solve after the search runs only when at least this much time is left (a short CBC
+  /// run adds nothing but a bound no better than the LP's).
+  double min_full_solve_seconds = 10;
   checkmate_model_options model;
   std::function<void(const solver_progress&)> on_incumbent;  ///< Each better plan: seconds, total cost, bound.
 };
@@ -113,7 +116,13 @@ class checkmate_solver {
     solver_options so = base_options();
     if (std::isfinite(limit)) so.time_limit = std::chrono::duration<double>(std::max(0.0, limit - seconds_since(t0_)));
     cm.model.start = best_;
-    const solver_result full = backend_.solve(cm.model, so);
+    solver_result full;
+    if (best_ && so.time_limit && so.time_limit->count() < o_.min_full_solve_seconds) {
+      full.status = solve_status::time_limit;
+      full.message = "no time left for the full solve";
+    } else {
+      full = backend_.solve(cm.model, so);
+    }
     res.stats.full_solve_status = full.status;
     if (has_solution(full.status)) offer(full.values, full.objective);
     if (!std::isnan(full.bound)) res.cost_bound = cm.cost_of_objective(full.bound);
@@ -189,16 +198,58 @@ class checkmate_solver {
     }
   }
 
-  /// Large-neighbourhood search: alternately free a window of stages and a window of positions.
+  /// The model restricted to the variables not in `fixed`, the fixed ones replaced by the
+  /// incumbent's values (rows left without variables are dropped: the incumbent satisfies them).
+  /// `columns` receives the full-model index of every sub-model variable.
+  milp_model restricted_model(const std::vector<char>& fixed, std::vector<std::size_t>& columns) const {
+    const milp_model& full = cm_->model;
+    const std::vector<double>& x = *best_;
+    milp_model sub;
+    std::vector<std::size_t> index(full.num_variables(), checkmate_model::constant);
+    columns.clear();
+    double offset = full.objective_offset;
+    for (std::size_t v = 0; v < full.num_variables(); ++v) {
+      if (fixed[v]) {
+        offset += full.variables()[v].objective * x[v];
+      } else {
+        index[v] = sub.add_variable(full.variables()[v]);
+        columns.push_back(v);
+      }
+    }
+    sub.objective_offset = offset;
+    for (const auto& c : full.constraints()) {
+      std::vector<linear_term> terms;
+      double constant = 0;
+      for (const auto& t : c.terms) {
+        if (fixed[t.variable])
+          constant += t.coefficient * x[t.variable];
+        else
+          terms.push_back({index[t.variable], t.coefficient});
+      }
+      if (terms.empty()) continue;
+      sub.add_constraint(std::move(terms), c.lower - constant, c.upper - constant);
+    }
+    std::vector<double> start(columns.size());
+    for (std::size_t k = 0; k < columns.size(); ++k) start[k] = x[columns[k]];
+    sub.start = std::move(start);
+    return sub;
+  }
+
+  /// Large-neighbourhood search: alternately free a window of stages and a window of positions;
+  /// everything else is fixed to the incumbent and the restricted model is solved.
   void lns(checkmate_result& res, double until) {
-    checkmate_model& cm = *cm_;
+    const checkmate_model& cm = *cm_;
     const std::size_t n = cm.order.size();
     if (n < 3) return;
-    std::size_t w = o_.lns_window ? o_.lns_window : std::clamp<std::size_t>(n / 8, 4, 24);
+    std::size_t w = o_.lns_window ? o_.lns_window : std::clamp<std::size_t>(n / 10, 6, 20);
     w = std::min(w, n);
+    std::vector<std::vector<std::size_t>> users(n);
+    for (const auto& [i, k] : cm.edges) users[i].push_back(k);
     std::size_t stage_start = 0, pos_start = 0;
     std::size_t round = 0, fails = 0;
-    auto& vars = cm.model.variables();
+    std::vector<char> fixed(cm.model.num_variables(), 0);
+    std::vector<std::size_t> columns;
+    constexpr std::size_t constant = checkmate_model::constant;
     while (seconds_since(t0_) < until && fails < 4 * ((n + w - 1) / w) + 4) {
       const bool by_stage = round % 2 == 0;
       std::size_t& start = by_stage ? stage_start : pos_start;
@@ -206,29 +257,46 @@ class checkmate_solver {
       const std::size_t a = start, b = std::min(n, start + w);
       start += std::max<std::size_t>(1, w / 2);
       ++round;
-      // Fix every R and S outside the window to the incumbent.
-      auto fix = [&](std::size_t var, bool inside) {
-        if (var == checkmate_model::constant) return;
-        if (inside) {
-          vars[var].lower = 0;
-          vars[var].upper = 1;
-        } else {
-          vars[var].lower = vars[var].upper = (*best_)[var] > 0.5 ? 1.0 : 0.0;
-        }
-      };
+      // R and S outside the window are fixed; FREE and U whose inputs are all fixed follow.
+      auto is_fixed = [&](std::size_t var) { return var == constant || fixed[var]; };
       for (std::size_t t = 0; t < n; ++t)
         for (std::size_t i = 0; i <= t; ++i) {
           const bool inside = by_stage ? (t >= a && t < b) : (i >= a && i < b);
-          fix(cm.R[t][i], inside);
-          if (i < t) fix(cm.S[t][i], inside);
+          if (cm.R[t][i] != constant) fixed[cm.R[t][i]] = !inside;
+          if (i < t) fixed[cm.S[t][i]] = !inside;
         }
+      for (std::size_t t = 0; t < n; ++t) {
+        for (std::size_t e = 0; e < cm.FREE[t].size(); ++e) {
+          if (cm.FREE[t][e] == constant) continue;
+          const auto [i, k] = cm.edges[e];
+          bool f = is_fixed(cm.R[t][k]) && (t + 1 == n || is_fixed(cm.S[t + 1][i]));
+          for (std::size_t j : users[i])
+            if (j > k && j < t && !is_fixed(cm.R[t][j])) f = false;
+          fixed[cm.FREE[t][e]] = f;
+        }
+        bool chain = true;
+        for (std::size_t i = 0; i < t; ++i) chain = chain && is_fixed(cm.S[t][i]);
+        for (std::size_t k = 0; k <= t; ++k) {
+          chain = chain && is_fixed(cm.R[t][k]);
+          if (k > 0)
+            for (std::size_t e = 0; e < cm.FREE[t].size(); ++e)
+              if (cm.edges[e].second == k - 1) chain = chain && is_fixed(cm.FREE[t][e]);
+          fixed[cm.U[t][k]] = chain;
+        }
+      }
+      const milp_model sub_model = restricted_model(fixed, columns);
       solver_options so = base_options();
       so.relative_gap = 1e-9;
       so.time_limit = std::chrono::duration<double>(std::max(0.05, std::min(o_.lns_round_seconds, until - seconds_since(t0_))));
-      cm.model.start = best_;
-      const solver_result sub = backend_.solve(cm.model, so);
+      const solver_result sub = backend_.solve(sub_model, so);
       ++res.stats.lns_rounds;
-      if (has_solution(sub.status) && offer(sub.values, sub.objective)) {
+      bool improved = false;
+      if (has_solution(sub.status) && sub.values.size() == columns.size()) {
+        std::vector<double> x = *best_;
+        for (std::size_t k = 0; k < columns.size(); ++k) x[columns[k]] = sub.values[k];
+        if (!cm.model.first_violation(x)) improved = offer(x, cm.model.objective_value(x));
+      }
+      if (improved) {
         ++res.stats.lns_improvements;
         fails = 0;
       } else {
@@ -238,11 +306,6 @@ class checkmate_solver {
       if (sub.status == solve_status::optimal && sub.seconds < so.time_limit->count() / 4 && w < n) w = std::min(n, w + w / 2 + 1);
       if (sub.status != solve_status::optimal && w > 4) w = std::max<std::size_t>(4, w * 3 / 4);
     }
-    for (std::size_t t = 0; t < n; ++t)
-      for (std::size_t i = 0; i <= t; ++i) {
-        if (cm.R[t][i] != checkmate_model::constant) vars[cm.R[t][i]].lower = 0, vars[cm.R[t][i]].upper = 1;
-        if (i < t) vars[cm.S[t][i]].lower = 0, vars[cm.S[t][i]].upper = 1;
-      }
   }
 
   const memory_graph& g_;
