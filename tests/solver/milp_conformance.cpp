@@ -548,7 +548,7 @@ TEST_CASE_TEMPLATE("milp backend: relative gap stops early with a proven gap", B
 
 TEST_CASE_TEMPLATE("milp backend: deterministic results", B, MEMSCHED_MILP_BACKENDS) {
   if constexpr (real_backend<B>) {
-    const auto m = multi_knapsack(20, 3, 21);
+    const auto m = multi_knapsack(15, 2, 21);
     const auto a = B{}.solve(m, {});
     const auto b = B{}.solve(m, {});
     REQUIRE(a.status == solve_status::optimal);
@@ -561,7 +561,7 @@ TEST_CASE_TEMPLATE("milp backend: deterministic results", B, MEMSCHED_MILP_BACKE
 
 TEST_CASE_TEMPLATE("milp backend: solves from two threads at once", B, MEMSCHED_MILP_BACKENDS) {
   if constexpr (real_backend<B>) {
-    const auto m = multi_knapsack(20, 3, 21);
+    const auto m = multi_knapsack(15, 2, 21);
     const auto expected = B{}.solve(m, {});
     REQUIRE(expected.status == solve_status::optimal);
     solver_result r1, r2;
@@ -601,7 +601,7 @@ TEST_CASE_TEMPLATE("milp backend: silent unless verbose", B, MEMSCHED_MILP_BACKE
 
 TEST_CASE_TEMPLATE("milp backend: threads option", B, MEMSCHED_MILP_BACKENDS) {
   if constexpr (real_backend<B>) {
-    const auto m = multi_knapsack(20, 3, 21);
+    const auto m = multi_knapsack(15, 2, 21);
     const auto one = B{}.solve(m, {});
     const auto caller = std::this_thread::get_id();
     bool other_thread = false;
