@@ -363,6 +363,20 @@ template <class G, class... Maps>
     result.status = solve_status::optimal;
     return result;
   }
+  // The baselines first: when one meets the simple lower bound there is nothing to search.
+  {
+    const std::int64_t lb = peak_lower_bound(g);
+    for (order_result base : {kahn_order(g), greedy_order(g), dfs_order(g)}) {
+      if (base.peak_bytes == lb && (!options.budget || lb <= *options.budget)) {
+        result.order = std::move(base.order);
+        result.peak_bytes = lb;
+        result.lower_bound = lb;
+        result.status = solve_status::optimal;
+        result.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        return result;
+      }
+    }
+  }
   auto deadline = std::chrono::steady_clock::time_point::max();
   if (options.time_limit)
     deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(

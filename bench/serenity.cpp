@@ -1,0 +1,143 @@
+// Serenity benchmarks: the exact order of minimum peak memory on the shared graphs and on large
+// generated RandWire / DARTS networks, in several configurations, against the baseline orders.
+//
+//   bench_serenity [--benchmark_filter=REGEX] [google benchmark flags]
+//
+// Environment: MEMSCHED_SHARED_GRAPHS (graph folder), MEMSCHED_BENCH_TIME_LIMIT (seconds per
+// solve, default 60), MEMSCHED_BENCH_LARGE=0 to skip the generated large graphs.
+// Counters: peak (bytes), kahn_peak, reduction (Kahn's peak / peak), optimal (1 when proven),
+// lower_bound, states (expanded), stored, search_MiB (peak memory of the search).
+
+#include <memsched/graph/darts.hpp>
+#include <memsched/graph/json_io.hpp>
+#include <memsched/graph/randwire.hpp>
+#include <memsched/order/dfs.hpp>
+#include <memsched/order/greedy.hpp>
+#include <memsched/order/kahn.hpp>
+#include <memsched/order/serenity.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace memsched;
+
+double time_limit_seconds() {
+  if (const char* s = std::getenv("MEMSCHED_BENCH_TIME_LIMIT")) return std::atof(s);
+  return 60.0;
+}
+
+std::string graphs_dir() {
+  if (const char* s = std::getenv("MEMSCHED_SHARED_GRAPHS")) return s;
+  return MEMSCHED_SHARED_GRAPHS;
+}
+
+struct variant {
+  std::string name;
+  std::function<order_result(const memory_graph&)> run;
+};
+
+std::vector<variant> variants() {
+  const auto limit = std::chrono::duration<double>(time_limit_seconds());
+  return {
+      {"kahn", [](const memory_graph& g) { return kahn_order(g); }},
+      {"dfs", [](const memory_graph& g) { return dfs_order(g); }},
+      {"greedy", [](const memory_graph& g) { return greedy_order(g); }},
+      // The DP alone: no divide and conquer, no free moves, no beam seed (Kahn/greedy/DFS bound only).
+      {"dp_plain",
+       [=](const memory_graph& g) {
+         return serenity_order(g, serenity_options{.divide = false, .time_limit = limit, .free_moves = false, .beam_width = 0});
+       }},
+      {"dp", [=](const memory_graph& g) { return serenity_order(g, serenity_options{.divide = false, .time_limit = limit}); }},
+      {"dp_dc", [=](const memory_graph& g) { return serenity_order(g, serenity_options{.divide = true, .time_limit = limit}); }},
+      {"dp_dc_paper",
+       [=](const memory_graph& g) {
+         return serenity_order(g, serenity_options{.soft_budget = soft_budget_mode::paper, .divide = true, .time_limit = limit});
+       }},
+      {"dp_dc_bounded",
+       [=](const memory_graph& g) {
+         return serenity_order(g, serenity_options{.soft_budget = soft_budget_mode::bounded, .divide = true, .time_limit = limit});
+       }},
+      {"dp_dc_2threads",
+       [=](const memory_graph& g) { return serenity_order(g, serenity_options{.divide = true, .time_limit = limit, .threads = 2}); }},
+  };
+}
+
+void run(benchmark::State& state, std::shared_ptr<const memory_graph> g, std::int64_t kahn_peak, const variant& v) {
+  order_result r;
+  for (auto _ : state) {
+    r = v.run(*g);
+    benchmark::DoNotOptimize(r.peak_bytes);
+  }
+  state.counters["n"] = static_cast<double>(g->size());
+  state.counters["peak"] = static_cast<double>(r.peak_bytes);
+  state.counters["kahn_peak"] = static_cast<double>(kahn_peak);
+  state.counters["reduction"] = r.peak_bytes > 0 ? static_cast<double>(kahn_peak) / static_cast<double>(r.peak_bytes) : 1.0;
+  state.counters["optimal"] = r.status == solve_status::optimal ? 1 : 0;
+  state.counters["lower_bound"] = static_cast<double>(r.lower_bound);
+  state.counters["states"] = static_cast<double>(r.stats.states_expanded);
+  state.counters["stored"] = static_cast<double>(r.stats.states_stored);
+  state.counters["search_MiB"] = static_cast<double>(r.stats.search_bytes) / (1024.0 * 1024.0);
+}
+
+void register_graph(const std::string& name, std::shared_ptr<const memory_graph> g) {
+  const std::int64_t kahn_peak = kahn_order(*g).peak_bytes;
+  for (const variant& v : variants()) {
+    benchmark::RegisterBenchmark((name + "/" + v.name).c_str(), [g, kahn_peak, v](benchmark::State& s) { run(s, g, kahn_peak, v); })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime()
+        ->MinTime(0.05);
+  }
+}
+
+void register_all() {
+  namespace fs = std::filesystem;
+  const fs::path dir = graphs_dir();
+  std::vector<fs::path> files;
+  if (fs::exists(dir))
+    for (const auto& sub : fs::directory_iterator(dir))
+      if (sub.is_directory())
+        for (const auto& f : fs::directory_iterator(sub.path()))
+          if (f.path().extension() == ".json") files.push_back(f.path());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    const std::string name = f.parent_path().filename().string() + "/" + f.stem().string();
+    try {
+      register_graph(name, std::make_shared<const memory_graph>(make_memory_graph(read_json_graph(f))));
+    } catch (const std::exception& e) {
+      std::cerr << "bench_serenity: skipping " << f << ": " << e.what() << "\n";
+    }
+  }
+  const char* large = std::getenv("MEMSCHED_BENCH_LARGE");
+  if (large && std::string(large) == "0") return;
+  for (std::uint64_t seed = 0; seed < 3; ++seed)
+    register_graph("generated/randwire_3stages_seed" + std::to_string(seed),
+                   std::make_shared<const memory_graph>(make_memory_graph(make_randwire(randwire_options{.seed = seed}))));
+  // One stage only: the stage's own peak is the answer, so its search cannot be cut short by the
+  // other stages' bounds.
+  for (std::uint64_t seed = 0; seed < 3; ++seed)
+    register_graph("generated/randwire_1stage_seed" + std::to_string(seed),
+                   std::make_shared<const memory_graph>(make_memory_graph(
+                       make_randwire(randwire_options{.stages = 1, .seed = seed, .stem_and_head = false}))));
+  register_graph("generated/darts_20cells",
+                 std::make_shared<const memory_graph>(make_memory_graph(make_darts_network(darts_options{}))));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  register_all();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
