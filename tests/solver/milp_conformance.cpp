@@ -53,7 +53,7 @@ constexpr bool real_backend = !std::is_same_v<B, skeleton_backend>;
 
 /// Checks what every answer with a solution must satisfy: one value per variable, the model's
 /// constraints, an objective that matches the values, and a bound on the right side.
-void check_solution(const milp_model& m, const solver_result& r, double gap = 1e-4) {
+[[maybe_unused]] void check_solution(const milp_model& m, const solver_result& r, double gap = 1e-4) {
   REQUIRE(has_solution(r.status));
   REQUIRE(r.values.size() == m.num_variables());
   const auto violation = m.first_violation(r.values);
@@ -69,14 +69,14 @@ void check_solution(const milp_model& m, const solver_result& r, double gap = 1e
 }
 
 /// The same model with every variable continuous (what solve_relaxation solves).
-milp_model relaxed(milp_model m) {
+[[maybe_unused]] milp_model relaxed(milp_model m) {
   for (auto& v : m.variables()) v.type = variable_type::continuous;
   m.start.reset();
   return m;
 }
 
 /// Brute-force optimum of a pure integer model with small finite domains: nullopt if infeasible.
-std::optional<double> brute_force(const milp_model& m) {
+[[maybe_unused]] std::optional<double> brute_force(const milp_model& m) {
   const std::size_t n = m.num_variables();
   std::vector<double> x(n);
   std::optional<double> best;
@@ -98,7 +98,7 @@ std::optional<double> brute_force(const milp_model& m) {
 
 /// A random 0-1 multi-dimensional knapsack: n items, k capacity rows at half the total weight.
 /// With n = 250 and k = 10 neither CBC nor GLPK proves optimality within seconds.
-milp_model multi_knapsack(int n, int k, unsigned seed) {
+[[maybe_unused]] milp_model multi_knapsack(int n, int k, unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> w(1, 1000);
   milp_model m;
@@ -121,7 +121,7 @@ milp_model multi_knapsack(int n, int k, unsigned seed) {
 }
 
 /// A feasible start for a multi_knapsack: items in index order while they fit.
-std::vector<double> greedy_start(const milp_model& m) {
+[[maybe_unused]] std::vector<double> greedy_start(const milp_model& m) {
   std::vector<double> x(m.num_variables(), 0.0);
   for (std::size_t i = 0; i < x.size(); ++i) {
     x[i] = 1;
@@ -583,6 +583,11 @@ TEST_CASE_TEMPLATE("milp backend: silent unless verbose", B, MEMSCHED_MILP_BACKE
     milp_model infeasible;
     infeasible.add_integer(0, 5, 1);
     infeasible.add_greater_equal({{0, 1}}, 7);
+    milp_model bad_start;  // a start that violates a row: ignored without a word
+    bad_start.sense = objective_sense::maximize;
+    bad_start.add_integer(0, 10, 1);
+    bad_start.add_less_equal({{0, 2}}, 7);
+    bad_start.start = std::vector<double>{10};
     milp_model unbounded;
     unbounded.add_continuous(-infinity, 0, 1);
     unbounded.add_integer(0, infinity, -1);
@@ -590,6 +595,7 @@ TEST_CASE_TEMPLATE("milp backend: silent unless verbose", B, MEMSCHED_MILP_BACKE
       (void)B{}.solve(m, {.time_limit = 0.5s});
       (void)B{}.solve_relaxation(m, {});
       (void)B{}.solve(infeasible, {});
+      (void)B{}.solve(bad_start, {});
       (void)B{}.solve(unbounded, {});
       (void)B{}.solve_relaxation(unbounded, {});
     });
