@@ -124,10 +124,11 @@ class checkmate_solver {
       full = backend_.solve(cm.model, so);
     }
     res.stats.full_solve_status = full.status;
-    if (has_solution(full.status)) offer(full.values, full.objective);
+    if (has_solution(full.status) && full.values.size() == cm.model.num_variables()) offer(full.values, cm.model.objective_value(full.values));
     if (!std::isnan(full.bound)) res.cost_bound = cm.cost_of_objective(full.bound);
     if (lp_bound_ && (!res.cost_bound || *lp_bound_ > *res.cost_bound)) res.cost_bound = lp_bound_;
     res.message = full.message;
+    if (rejected_ > 0) res.message += (res.message.empty() ? "" : "; ") + std::to_string(rejected_) + " solver assignment(s) violating the model rejected";
     if (!best_) {
       res.status = full.status;  // infeasible, time_limit, unsupported or error: nothing to decode
       res.seconds = seconds_since(t0_);
@@ -159,9 +160,14 @@ class checkmate_solver {
     return so;
   }
 
-  /// Takes an assignment when it is better than the incumbent; reports it.
+  /// Takes an assignment when it satisfies the model and is better than the incumbent; reports it.
+  /// (Backend answers are re-checked: a solver that stops early may hand back a bad assignment.)
   bool offer(const std::vector<double>& x, double objective) {
     if (best_ && objective >= best_objective_ - 1e-9 * std::max(1.0, std::abs(best_objective_))) return false;
+    if (x.size() != cm_->model.num_variables() || cm_->model.first_violation(x)) {
+      ++rejected_;
+      return false;
+    }
     best_ = x;
     best_objective_ = objective;
     best_seconds_ = seconds_since(t0_);
@@ -294,7 +300,7 @@ class checkmate_solver {
       if (has_solution(sub.status) && sub.values.size() == columns.size()) {
         std::vector<double> x = *best_;
         for (std::size_t k = 0; k < columns.size(); ++k) x[columns[k]] = sub.values[k];
-        if (!cm.model.first_violation(x)) improved = offer(x, cm.model.objective_value(x));
+        improved = offer(x, cm.model.objective_value(x));
       }
       if (improved) {
         ++res.stats.lns_improvements;
@@ -315,7 +321,8 @@ class checkmate_solver {
   checkmate_model* cm_ = nullptr;
   checkmate_clock::time_point t0_;
   std::optional<std::vector<double>> best_;
-  std::optional<double> lp_bound_;  // LP relaxation optimum at the budget (from the LP rounding)
+  std::optional<double> lp_bound_;
+  std::size_t rejected_ = 0;  // backend assignments that violated the model  // LP relaxation optimum at the budget (from the LP rounding)
   double best_objective_ = infinity;
   double best_seconds_ = 0;
 };
