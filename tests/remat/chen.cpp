@@ -1,3 +1,4 @@
+#include <memsched/remat/checkpoint_generalizations.hpp>
 #include <memsched/remat/chen.hpp>
 
 #include "support.hpp"
@@ -76,4 +77,45 @@ TEST_CASE("chen_greedy_plan with a fixed b, and unsupported off chains") {
   const dataflow_graph d = random_training_graph(8, 0.5, 2);
   CHECK(chen_sqrtn_plan(d, unlimited_budget, {}).status == solve_status::unsupported);
   CHECK(chen_greedy_search(d, unlimited_budget, {}).status == solve_status::unsupported);
+}
+
+TEST_CASE("use_spare_memory: cheaper plans that stay within the budget") {
+  for (std::uint64_t seed = 0; seed < 10; ++seed) {
+    const dataflow_graph t = seed % 2 ? chain_training_graph(20 + seed, seed) : random_training_graph(12, 0.25, seed);
+    const std::int64_t peak = checkpoint_all_plan(t).peak_bytes;
+    for (double frac : {0.95, 0.8, 0.6}) {
+      const auto budget = static_cast<std::int64_t>(frac * static_cast<double>(peak));
+      const remat_heuristic_options own{.use_spare_memory = false};
+      const remat_result a = ap_sqrtn_plan(t, budget, own);
+      const remat_result b = ap_sqrtn_plan(t, budget, {});
+      CAPTURE(seed);
+      CAPTURE(frac);
+      // Spare memory never turns a fitting plan into one that does not fit, nor makes it dearer.
+      CHECK(a.peak_bytes == ap_sqrtn_plan(t, unlimited_budget, {}).peak_bytes);
+      if (a.status == solve_status::feasible) {
+        REQUIRE(b.status == solve_status::feasible);
+        CHECK(b.total_cost <= a.total_cost);
+        const plan_simulation sim = simulate_plan(t, b.plan);
+        CHECK(sim.peak_bytes <= budget);
+        CHECK(sim.peak_bytes == b.peak_bytes);
+      } else {
+        CHECK(b.status == solve_status::infeasible);
+      }
+    }
+    // With the whole no-remat peak to spend, the chain's sqrt(n) plan keeps everything.
+    if (seed % 2) CHECK(ap_sqrtn_plan(t, peak, {}).overhead == 0.0);
+  }
+  // Direct: on the sqrt(n) sequence of a chain, spare memory removes recomputations only.
+  const dataflow_graph t = chain_training_graph(40, 1);
+  const memory_graph g = make_memory_graph(t);
+  const auto in = detail::prepare_strategy(g, forward_vertices(t), "test");
+  const auto keep = detail::keep_with_tail(g, in.split, sqrtn_checkpoints(detail::as_indices(in.split.forward_order)));
+  const auto seq = detail::checkpoint_sequence(g, in.forward, in.split, keep);
+  const auto [peak, cost] = detail::sequence_peak_cost(g, seq);
+  const auto relaxed = detail::use_spare_memory(g, seq, peak);  // no spare memory at all
+  CHECK(detail::sequence_peak_cost(g, relaxed).first <= peak);
+  CHECK(detail::sequence_peak_cost(g, relaxed).second <= cost);
+  const auto all = detail::use_spare_memory(g, seq, unlimited_budget - 1);
+  CHECK(detail::sequence_peak_cost(g, all).second == doctest::Approx(g.total_cost()));
+  CHECK(simulate_plan(g, plan_from_computes(g, all)).peak_bytes == checkpoint_all_plan(t).peak_bytes);
 }

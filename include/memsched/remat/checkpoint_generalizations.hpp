@@ -114,7 +114,7 @@ remat_result generalized_sqrtn(const G& graph, std::int64_t budget, const remat_
   const memory_graph& g = to_memory_graph(graph, maps...);
   const auto in = prepare_strategy(g, resolve_forward(graph, g, options.forward, context, maps...), context);
   const auto cps = sqrtn_checkpoints(candidates_of(g, in, rule));
-  return fixed_checkpoints_strategy(g, in.forward, in.split, cps, budget, start);
+  return fixed_checkpoints_strategy(g, in.forward, in.split, cps, budget, options, start);
 }
 
 template <class G, class... Maps>
@@ -126,7 +126,7 @@ remat_result generalized_greedy(const G& graph, std::optional<std::int64_t> segm
   const auto is_candidate = mask_of(g.size(), candidates_of(g, in, rule));
   if (segment_bytes) {
     const auto cps = greedy_checkpoints(g, in.split.forward_order, is_candidate, *segment_bytes);
-    return fixed_checkpoints_strategy(g, in.forward, in.split, cps, budget, start);
+    return fixed_checkpoints_strategy(g, in.forward, in.split, cps, budget, options, start);
   }
   return greedy_search_strategy(g, in.forward, in.split, is_candidate, budget, options, start);
 }

@@ -55,6 +55,11 @@ struct remat_heuristic_options {
   /// Revolve never builds a schedule with more than this many forward steps per chain step
   /// (t(l, s) <= max_revolve_factor * l); fewer snapshots than that count as infeasible.
   std::size_t max_revolve_factor = 32;
+  /// Use the memory the budget leaves spare: after a strategy has built its plan, skip
+  /// recomputations (keep the earlier value instead) as long as the peak stays within the budget,
+  /// most expensive first. Applies only with a finite budget (not unlimited_budget), so a strategy
+  /// without a budget returns its own plan.
+  bool use_spare_memory = true;
 };
 
 /// The default rule for memsched::node bundles: a node is a forward node unless it is marked
@@ -209,6 +214,149 @@ inline std::pair<std::int64_t, double> sequence_peak_cost(const memory_graph& g,
   return {peak, cost};
 }
 
+/// Range add / range max / point assign over positions (a lazy segment tree).
+class max_tree {
+ public:
+  explicit max_tree(const std::vector<std::int64_t>& values) : n_(std::max<std::size_t>(values.size(), 1)) {
+    size_ = 1;
+    while (size_ < n_) size_ *= 2;
+    max_.assign(2 * size_, lowest);
+    add_.assign(2 * size_, 0);
+    for (std::size_t i = 0; i < values.size(); ++i) max_[size_ + i] = values[i];
+    for (std::size_t i = size_; i-- > 1;) max_[i] = std::max(max_[2 * i], max_[2 * i + 1]);
+  }
+  [[nodiscard]] std::int64_t max(std::size_t lo, std::size_t hi) { return query(1, 0, size_ - 1, lo, hi); }
+  void add(std::size_t lo, std::size_t hi, std::int64_t d) { update(1, 0, size_ - 1, lo, hi, d); }
+  void erase(std::size_t pos) { assign(1, 0, size_ - 1, pos); }
+
+  static constexpr std::int64_t lowest = std::numeric_limits<std::int64_t>::min() / 4;
+
+ private:
+  std::int64_t query(std::size_t node, std::size_t l, std::size_t r, std::size_t lo, std::size_t hi) {
+    if (hi < l || r < lo) return lowest;
+    if (lo <= l && r <= hi) return max_[node];
+    const std::size_t mid = (l + r) / 2;
+    return add_[node] + std::max(query(2 * node, l, mid, lo, hi), query(2 * node + 1, mid + 1, r, lo, hi));
+  }
+  void update(std::size_t node, std::size_t l, std::size_t r, std::size_t lo, std::size_t hi, std::int64_t d) {
+    if (hi < l || r < lo) return;
+    if (lo <= l && r <= hi) {
+      max_[node] += d;
+      add_[node] += d;
+      return;
+    }
+    const std::size_t mid = (l + r) / 2;
+    update(2 * node, l, mid, lo, hi, d);
+    update(2 * node + 1, mid + 1, r, lo, hi, d);
+    max_[node] = add_[node] + std::max(max_[2 * node], max_[2 * node + 1]);
+  }
+  void assign(std::size_t node, std::size_t l, std::size_t r, std::size_t pos) {
+    if (l == r) {
+      max_[node] = lowest;
+      add_[node] = 0;
+      return;
+    }
+    const std::size_t mid = (l + r) / 2;
+    if (pos <= mid) assign(2 * node, l, mid, pos);
+    else assign(2 * node + 1, mid + 1, r, pos);
+    max_[node] = add_[node] + std::max(max_[2 * node], max_[2 * node + 1]);
+  }
+  std::size_t n_, size_ = 1;
+  std::vector<std::int64_t> max_, add_;
+};
+
+/// Skips recomputations of a valid compute sequence while the peak of its plan (frees at last
+/// use) stays within `budget`: a recomputation of v is dropped when keeping v's previous value
+/// from its last use up to the recomputation fits; recomputations that then have no reader are
+/// dropped too. Candidates by decreasing cost (then position). The memory estimate never
+/// under-estimates, so the result is within budget when the input was. O(L log L + sum of
+/// in-degrees) for a sequence of length L.
+inline std::vector<std::size_t> use_spare_memory(const memory_graph& g, const std::vector<std::size_t>& seq, std::int64_t budget) {
+  const std::size_t len = seq.size();
+  if (len == 0) return seq;
+  constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
+  std::vector<std::uint32_t> prev(len, none), current(g.size(), none), last_use(len, none), uses(len, 0), parent(len),
+      read_offset(len + 1, 0);
+  std::vector<std::uint32_t> reads;
+  std::vector<char> superseded(len, 0), alive(len, 1);
+  for (std::size_t k = 0; k < len; ++k) {
+    const std::size_t v = seq[k];
+    for (auto p : g.predecessors(v)) {
+      const auto r = current[p];  // valid sequence: every input has an instance
+      reads.push_back(r);
+      last_use[r] = static_cast<std::uint32_t>(k);
+      ++uses[r];
+    }
+    read_offset[k + 1] = static_cast<std::uint32_t>(reads.size());
+    prev[k] = current[v];
+    if (current[v] != none) superseded[current[v]] = 1;
+    current[v] = static_cast<std::uint32_t>(k);
+    parent[k] = static_cast<std::uint32_t>(k);
+  }
+  // Transient memory at each position, as sequence_peak_cost computes it.
+  std::vector<std::int64_t> freed(len, 0), transient(len, 0);
+  for (std::size_t k = 0; k < len; ++k) {
+    if (!superseded[k] && g.is_output(seq[k])) continue;
+    freed[last_use[k] == none ? k : last_use[k]] += g.bytes(seq[k]);
+  }
+  std::int64_t live = 0;
+  for (std::size_t k = 0; k < len; ++k) {
+    transient[k] = live + g.bytes(seq[k]) + g.workspace(seq[k]);
+    live += g.bytes(seq[k]) - freed[k];
+  }
+  max_tree tree(transient);
+  auto find = [&](std::uint32_t x) {
+    while (parent[x] != x) {
+      parent[x] = parent[parent[x]];
+      x = parent[x];
+    }
+    return x;
+  };
+  auto removable = [&](std::size_t k) { return prev[k] != none && !g.is_output(seq[k]); };
+  std::vector<std::uint32_t> candidates;
+  for (std::size_t k = 0; k < len; ++k)
+    if (removable(k)) candidates.push_back(static_cast<std::uint32_t>(k));
+  std::stable_sort(candidates.begin(), candidates.end(), [&](auto a, auto b) { return g.cost(seq[a]) > g.cost(seq[b]); });
+  std::vector<std::uint32_t> unread;
+  auto release_reads = [&](std::uint32_t k) {
+    unread.assign(1, k);
+    while (!unread.empty()) {
+      const auto x = unread.back();
+      unread.pop_back();
+      for (auto i = read_offset[x]; i < read_offset[x + 1]; ++i) {
+        const auto r = find(reads[i]);
+        if (--uses[r] == 0 && alive[r] && removable(r)) {
+          alive[r] = 0;
+          tree.erase(r);
+          parent[r] = find(prev[r]);
+          unread.push_back(r);
+        }
+      }
+    }
+  };
+  for (const auto k : candidates) {
+    if (!alive[k]) continue;
+    const std::size_t v = seq[k];
+    const auto p = find(prev[k]);
+    const std::size_t f = last_use[p] == none ? p : std::max<std::size_t>(p, last_use[p]);
+    if (uses[k] > 0 && f + 1 < k) {
+      if (tree.max(f + 1, k - 1) + g.bytes(v) > budget) continue;
+      tree.add(f + 1, k - 1, g.bytes(v));
+    }
+    alive[k] = 0;
+    tree.erase(k);
+    parent[k] = p;
+    uses[p] += uses[k];
+    if (last_use[k] != none && (last_use[p] == none || last_use[k] > last_use[p])) last_use[p] = last_use[k];
+    release_reads(k);
+  }
+  std::vector<std::size_t> out;
+  out.reserve(len);
+  for (std::size_t k = 0; k < len; ++k)
+    if (alive[k]) out.push_back(seq[k]);
+  return out;
+}
+
 /// Turns a compute sequence into a simulated result; infeasible (empty plan, but peak and cost
 /// filled in) when the peak exceeds the budget.
 inline remat_result finish_plan(const memory_graph& g, std::span<const std::size_t> seq, std::int64_t budget,
@@ -223,6 +371,14 @@ inline remat_result finish_plan(const memory_graph& g, std::span<const std::size
   if (r.status == solve_status::infeasible) r.plan.steps.clear();
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
+}
+
+/// finish_plan after use_spare_memory, when the options ask for it and the budget is finite.
+inline remat_result finish_strategy_plan(const memory_graph& g, std::vector<std::size_t> seq, std::int64_t budget,
+                                         const remat_heuristic_options& options, std::chrono::steady_clock::time_point start) {
+  if (options.use_spare_memory && budget != unlimited_budget && sequence_peak_cost(g, seq).first <= budget)
+    seq = use_spare_memory(g, seq, budget);
+  return finish_plan(g, seq, budget, start);
 }
 
 /// A result for "this strategy does not apply to this graph".

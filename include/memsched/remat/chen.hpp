@@ -83,10 +83,9 @@ inline std::vector<std::size_t> as_indices(std::span<const std::uint32_t> order)
 /// The plan for a fixed checkpoint list (with the tail kept).
 inline remat_result fixed_checkpoints_strategy(const memory_graph& g, const std::vector<char>& fwd, const training_split& split,
                                                std::span<const std::size_t> checkpoints, std::int64_t budget,
-                                               std::chrono::steady_clock::time_point start) {
+                                               const remat_heuristic_options& options, std::chrono::steady_clock::time_point start) {
   const auto keep = keep_with_tail(g, split, checkpoints);
-  const auto seq = checkpoint_sequence(g, fwd, split, keep);
-  return finish_plan(g, seq, budget, start);
+  return finish_strategy_plan(g, checkpoint_sequence(g, fwd, split, keep), budget, options, start);
 }
 
 /// The budgets b tried by the greedy search: 0 and a geometric grid over the forward sizes.
@@ -115,7 +114,8 @@ inline std::vector<std::int64_t> greedy_grid(const memory_graph& g, const traini
 inline remat_result greedy_search_strategy(const memory_graph& g, const std::vector<char>& fwd, const training_split& split,
                                            const std::vector<char>& is_candidate, std::int64_t budget,
                                            const remat_heuristic_options& options, std::chrono::steady_clock::time_point start) {
-  std::vector<char> best_keep, last_keep;
+  std::vector<char> best_keep, last_keep, low_keep;
+  std::int64_t low_peak = 0;
   bool last_keep_fits = false;
   std::int64_t best_peak = 0, best_b = -1;
   double best_cost = 0;
@@ -129,6 +129,10 @@ inline remat_result greedy_search_strategy(const memory_graph& g, const std::vec
     const auto [peak, cost] = sequence_peak_cost(g, seq);
     const bool fits = peak <= budget;
     last_keep_fits = fits;
+    if (fits && (low_keep.empty() || peak < low_peak)) {
+      low_keep = keep;
+      low_peak = peak;
+    }
     const bool better = best_keep.empty() || (fits && !best_fits) ||
                         (fits == best_fits && (fits ? (cost < best_cost || (cost == best_cost && peak < best_peak)) : peak < best_peak));
     if (better) {
@@ -154,8 +158,14 @@ inline remat_result greedy_search_strategy(const memory_graph& g, const std::vec
       }
     }
   }
-  const auto seq = checkpoint_sequence(g, fwd, split, best_keep);
-  return finish_plan(g, seq, budget, start);
+  remat_result best = finish_strategy_plan(g, checkpoint_sequence(g, fwd, split, best_keep), budget, options, start);
+  // With spare memory, relaxing the lowest-peak plan may beat relaxing the cheapest one.
+  if (best_fits && low_keep != best_keep && options.use_spare_memory && budget != unlimited_budget) {
+    remat_result low = finish_strategy_plan(g, checkpoint_sequence(g, fwd, split, low_keep), budget, options, start);
+    if (low.status == solve_status::feasible && low.total_cost < best.total_cost) best = std::move(low);
+  }
+  best.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return best;
 }
 
 /// Shared prologue of the strategies: graph, forward mask, split.
@@ -186,7 +196,7 @@ template <class G, class... Maps>
                                            "chen_sqrtn_plan");
   if (!detail::forward_is_chain(g, in.forward, in.split)) return detail::unsupported_result(start);
   const auto cps = sqrtn_checkpoints(detail::as_indices(in.split.forward_order));
-  return detail::fixed_checkpoints_strategy(g, in.forward, in.split, cps, budget, start);
+  return detail::fixed_checkpoints_strategy(g, in.forward, in.split, cps, budget, options, start);
 }
 
 /// Chen's greedy strategy with a given segment size `segment_bytes` (b) on a chain: see
@@ -202,7 +212,7 @@ template <class G, class... Maps>
                                            "chen_greedy_plan");
   if (!detail::forward_is_chain(g, in.forward, in.split)) return detail::unsupported_result(start);
   const auto cps = greedy_checkpoints(g, in.split.forward_order, in.forward, segment_bytes);
-  return detail::fixed_checkpoints_strategy(g, in.forward, in.split, cps, budget, start);
+  return detail::fixed_checkpoints_strategy(g, in.forward, in.split, cps, budget, options, start);
 }
 
 /// Chen's greedy strategy with the search over b: tries b = 0 and options.greedy_budgets values

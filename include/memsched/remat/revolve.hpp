@@ -263,7 +263,7 @@ inline remat_result revolve_strategy(const memory_graph& g, const std::vector<ch
     revolve_engine e(g, fwd, split, boundaries);
     return e.run(std::max<std::size_t>(s, 1));
   };
-  if (fixed_snapshots || l <= 1) return finish_plan(g, sequence(fixed_snapshots.value_or(1)), budget, start);
+  if (fixed_snapshots || l <= 1) return finish_strategy_plan(g, sequence(fixed_snapshots.value_or(1)), budget, options, start);
   const std::uint64_t cap = static_cast<std::uint64_t>(std::max<std::size_t>(options.max_revolve_factor, 1)) * l;
   // Smallest s with t(l, s) <= cap (t is non-increasing in s; s = l gives l - 1).
   std::size_t lo = 1, hi = l;
@@ -292,7 +292,7 @@ inline remat_result revolve_strategy(const memory_graph& g, const std::vector<ch
     }
     good = a;
   }
-  return finish_plan(g, sequence(good), budget, start);
+  return finish_strategy_plan(g, sequence(good), budget, options, start);
 }
 
 }  // namespace detail
