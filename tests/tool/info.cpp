@@ -4,6 +4,7 @@
 #include <memsched/graph/read_graph.hpp>
 #include <memsched/order/kahn.hpp>
 #include <memsched/order/peak_lower_bound.hpp>
+#include <memsched/sim/simulate_order.hpp>
 
 #include "../graph/io_test_support.hpp"
 
@@ -75,6 +76,12 @@ json check_info(const std::filesystem::path& path, const temp_dir& dir) {
   CHECK(doc["outputs"] == m.outputs().size());
   CHECK(doc["total_bytes"] == total);
   CHECK(doc["lower_bound"] == peak_lower_bound(g));
+  if (g[boost::graph_bundle].order.empty())
+    CHECK(!doc.contains("order_peak"));
+  else {
+    REQUIRE(doc.contains("order_peak"));
+    CHECK(doc["order_peak"] == order_peak(m, g[boost::graph_bundle].order));
+  }
   REQUIRE(doc["baselines"].is_object());
   CHECK(doc["baselines"]["kahn"] == kahn_order(g).peak_bytes);
   for (const auto& [name, peak] : doc["baselines"].items()) {
