@@ -123,9 +123,19 @@ class solve_session {
     return model_.objective_value(*model_.start);
   }
 
-  /// Completes a MILP result: uses a valid start when the backend has no solution or a worse one,
-  /// sets seconds, and reports the final incumbent. `result.values` must be empty or complete.
+  /// Completes a MILP result: drops a solver assignment that violates the model, uses a valid
+  /// start when the backend has no solution or a worse one, sets seconds, and reports the final
+  /// incumbent. `result.values` must be empty or complete.
   void finish(solver_result& result) {
+    // Never hand back an assignment that breaks the model (a solver stopped mid-way can).
+    if (has_solution(result.status) && result.values.size() == model_.num_variables()) {
+      if (const auto violation = model_.first_violation(result.values)) {
+        result.message = "the solver's assignment was dropped: " + *violation;
+        result.status = result.status == solve_status::optimal ? solve_status::error : solve_status::time_limit;
+        result.values.clear();
+        result.objective = std::numeric_limits<double>::quiet_NaN();
+      }
+    }
     if (const auto start_obj = valid_start_objective()) {
       const bool has = has_solution(result.status) && result.values.size() == model_.num_variables();
       if (!has || better_objective(*start_obj, result.objective, model_.sense)) {
