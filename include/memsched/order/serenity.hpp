@@ -109,7 +109,7 @@ class serenity_solver {
     const auto greedy2 = greedy_order(g_);
     consider(greedy2.order, greedy2.peak_bytes);
     if (opt_.beam_width > 0 && best_peak_ > lb_) {
-      serenity_dp_request r = request(best_peak_ - 1, opt_.beam_width);
+      serenity_dp_request r = request(best_peak_ - 1, opt_.beam_width, true);
       auto ans = run_serenity_dp(g_, r);
       add_stats(a.stats, ans.stats);
       if (ans.outcome == serenity_dp_outcome::solved) consider(ans.order, ans.peak);
@@ -142,11 +142,13 @@ class serenity_solver {
   }
 
  private:
-  serenity_dp_request request(std::int64_t limit, std::size_t beam,
+  // decision: the search only has to find *an* order with peak <= limit (or prove there is none),
+  // so free moves may go up to the limit itself (see docs/serenity.md).
+  serenity_dp_request request(std::int64_t limit, std::size_t beam, bool decision,
                               std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
     serenity_dp_request r;
     r.limit = limit;
-    r.free_threshold = std::max(lb_, target_);
+    r.free_threshold = decision ? limit : std::max(lb_, target_);
     r.free_moves = opt_.free_moves;
     r.beam_width = beam;
     r.deadline = std::min(deadline, deadline_);
@@ -171,20 +173,25 @@ class serenity_solver {
   }
 
   // One exact search with limit `tau`: returns the outcome and updates incumbent / bounds.
-  serenity_dp_outcome attempt(serenity_segment_answer& a, std::int64_t tau,
+  // decision = false: an order found is the optimum (Algorithm 1 with budget tau). decision = true:
+  // an order found has peak <= tau; no_solution still proves optimum > tau.
+  serenity_dp_outcome attempt(serenity_segment_answer& a, std::int64_t tau, bool decision,
                               std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
-    auto ans = run_serenity_dp(g_, request(tau, 0, deadline));
+    auto ans = run_serenity_dp(g_, request(tau, 0, decision, deadline));
     last_out_of_time_ = ans.out_of_time;
     add_stats(a.stats, ans.stats);
     search_bytes_ = std::max<std::uint64_t>(search_bytes_, ans.stats.search_bytes);
     a.stats.search_bytes = search_bytes_;
     if (ans.outcome == serenity_dp_outcome::solved) {
-      // An exact search that finds an order finds the minimum (every optimal order survives a
-      // limit >= the optimum, and free moves keep one of them).
       consider(ans.order, ans.peak);
-      lb_ = std::max(lb_, ans.peak);
-      proven_ = true;
-    } else {
+      if (!decision) {
+        // An exact search that finds an order finds the minimum (every optimal order survives a
+        // limit >= the optimum, and free moves below a proven lower bound keep one of them).
+        lb_ = std::max(lb_, ans.peak);
+        proven_ = true;
+      }
+    } else if (ans.outcome == serenity_dp_outcome::no_solution || !decision) {
+      // A stopped decision search proves nothing: its free moves may exceed the optimum.
       lb_ = std::max(lb_, ans.lower_bound);
     }
     return ans.outcome;
@@ -193,8 +200,11 @@ class serenity_solver {
   std::int64_t budget_cap() const { return budget_ ? *budget_ : std::numeric_limits<std::int64_t>::max(); }
 
   void solve_off(serenity_segment_answer& a) {
+    // One exact search for the best order with peak < incumbent. (Decision searches with free
+    // moves up to the limit were tried: a layered search meets its first order only in the last
+    // layer, so repeated decisions cost more than one exact search on the shared graphs.)
     const std::int64_t limit = std::min(best_peak_ - 1, budget_cap());
-    const auto out = attempt(a, limit);
+    const auto out = attempt(a, limit, false);
     if (out == serenity_dp_outcome::no_solution) {
       if (limit == best_peak_ - 1) proven_ = true;  // nothing beats the incumbent
       else infeasible_ = true;                      // nothing fits the budget
@@ -214,7 +224,7 @@ class serenity_solver {
     auto per_attempt = std::chrono::duration_cast<std::chrono::steady_clock::duration>(opt_.attempt_time_limit);
     while (std::chrono::steady_clock::now() < deadline_) {
       const auto out = tau < lb_ ? serenity_dp_outcome::no_solution
-                                 : attempt(a, tau, std::chrono::steady_clock::now() + per_attempt);
+                                 : attempt(a, tau, false, std::chrono::steady_clock::now() + per_attempt);
       if (out == serenity_dp_outcome::solved) return;
       if (out == serenity_dp_outcome::no_solution) {
         if (tau >= tau_max) {  // only when the budget is below Kahn's peak
@@ -239,15 +249,16 @@ class serenity_solver {
   }
 
   void solve_bounded(serenity_segment_answer& a) {
-    // Invariant: lb_ <= optimum, and best_peak_ is an order. Each attempt at tau either finds the
-    // optimum (solved: an exact search whose budget is >= the optimum), proves optimum > tau
-    // (no_solution: lb_ = tau + 1) or times out; after a timeout smaller budgets are tried (they
-    // prune more). When the bounds cross, the window reopens with twice the attempt time.
+    // Invariant: lb_ <= optimum <= best_peak_ (an order). Each exact attempt at tau either finds the
+    // optimum (an order exists within tau, and the exact search keeps an optimal one), proves
+    // optimum > tau (no_solution: lb_ = tau + 1) or times out; after a timeout smaller budgets are
+    // tried (they prune more). When the window closes without a proof it reopens with twice the
+    // attempt time.
     auto per_attempt = std::chrono::duration_cast<std::chrono::steady_clock::duration>(opt_.attempt_time_limit);
     const std::int64_t cap = std::min(best_peak_ - 1, budget_cap());  // look for peaks <= cap
     std::int64_t hi = cap;
     bool round_timed_out = false;
-    while (lb_ <= cap && std::chrono::steady_clock::now() < deadline_) {
+    while (lb_ <= cap && std::max(lb_, target_) < best_peak_ && std::chrono::steady_clock::now() < deadline_) {
       if (hi < lb_) {
         if (!round_timed_out) break;  // only memory limits stopped attempts: more time will not help
         round_timed_out = false;
@@ -256,14 +267,16 @@ class serenity_solver {
       }
       const std::int64_t lo = std::min(hi, std::max(lb_, target_));
       const std::int64_t tau = lo + (hi - lo) / 2;
-      const auto out = attempt(a, tau, std::chrono::steady_clock::now() + per_attempt);
+      const auto out = attempt(a, tau, false, std::chrono::steady_clock::now() + per_attempt);
       if (out == serenity_dp_outcome::solved) return;
       if (out == serenity_dp_outcome::stopped) {
         round_timed_out |= last_out_of_time_;
         hi = tau - 1;
       }
     }
-    if (lb_ > cap) {
+    if (std::max(lb_, target_) >= best_peak_) {
+      proven_ = true;
+    } else if (lb_ > cap) {
       if (budget_ && *budget_ < best_peak_) infeasible_ = true;
       else proven_ = true;
     }

@@ -233,7 +233,6 @@ class serenity_dp {
     }
     // A new state.
     if (++stored_ > req_.max_states || next_.size() >= 0xFFFFFFF0u) return false;
-    if (!grow(next_, next_.size() + 1) || !grow(nlinks_, nlinks_.size() + 1)) return false;
     state c;
     for (std::size_t w = 0; w < W; ++w) c.sig[w] = sig[w];
     for (std::size_t w = 0; w < W; ++w) c.ready[w] = s.ready[w];
@@ -242,8 +241,20 @@ class serenity_dp {
       if (subset(&predmask_[x * W], sig)) c.ready[x / 64] |= std::uint64_t{1} << (x % 64);
     const std::int64_t freed = known_freed >= 0 ? known_freed : freed_by(v, sig);
     c.live = s.live + alloc_[v] - freed;
+    // One step of lookahead: the child's next vertex needs live + its bytes and workspace.
+    if (depth_ + 1 < n_) {
+      std::int64_t cheapest = std::numeric_limits<std::int64_t>::max();
+      for (std::size_t w = 0; w < W; ++w)
+        for (std::uint64_t bits = c.ready[w]; bits != 0; bits &= bits - 1)
+          cheapest = std::min(cheapest, tadd_[w * 64 + static_cast<std::size_t>(std::countr_zero(bits))]);
+      if (c.live + cheapest > req_.limit) {
+        --stored_;
+        return true;
+      }
+    }
     c.peak = np;
     c.hash = h;
+    if (!grow(next_, next_.size() + 1) || !grow(nlinks_, nlinks_.size() + 1)) return false;
     next_.push_back(c);
     nlinks_.push_back(link{i, static_cast<std::uint32_t>(v)});
     table_[slot] = tag | next_.size();
@@ -322,6 +333,7 @@ class serenity_dp {
     stored_ = 1;
     std::uint64_t expanded = 0;
     for (std::size_t depth = 0; depth < n_; ++depth) {
+      depth_ = depth;
       if (cur_.empty()) {
         ans.outcome = serenity_dp_outcome::no_solution;
         ans.lower_bound = no_more;
@@ -389,6 +401,7 @@ class serenity_dp {
   std::vector<link> nlinks_;
   std::vector<std::vector<link>> links_;
   std::uint64_t stored_ = 0;
+  std::size_t depth_ = 0;
   std::int64_t my_bytes_ = 0, peak_bytes_ = 0;
 };
 
