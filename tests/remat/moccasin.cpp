@@ -39,10 +39,15 @@ TEST_CASE("moccasin model: slots, intervals and the no-recomputation start") {
   auto e1 = memsched::detail::encode_moccasin(g, m1, s);
   REQUIRE(e1);
   CHECK(e1->second == 6);
-  CHECK_FALSE(m1.model.first_violation(e1->first).has_value());
+  CHECK(e1->first[m1.capacity] == 6);
   auto e2 = memsched::detail::encode_moccasin(g, m, s);
   REQUIRE(e2);
-  CHECK(m.model.first_violation(e2->first).has_value());
+  CHECK(e2->second > m.budget_units);  // over the phase-2 capacity
+  // Tight ends: vertex 0 is last used by vertex 2 (slot 5), vertex 1 too; vertex 2 is an output.
+  CHECK(e1->first[m1.intervals[0][0].end] == 6);
+  CHECK(e1->first[m1.intervals[1][0].end] == 6);
+  CHECK(e1->first[m1.intervals[2][0].end] == 6);
+  CHECK(e1->first[m1.intervals[0][1].presence] == 0);
   // Decoding gives back the schedule, and the plan of the order.
   const std::vector<double> vals(e1->first.begin(), e1->first.end());
   CHECK(memsched::detail::decode_moccasin(m1, vals) == s);
@@ -162,6 +167,17 @@ TEST_CASE_TEMPLATE("moccasin over every graph type, with LNS and a start plan", 
     CHECK(simulate_plan(g, r.plan).peak_bytes <= budget);
     CHECK(r.total_cost == doctest::Approx(bf.cost));
   }
+}
+
+TEST_CASE("moccasin: the encoded plan without recomputation is a solution of phase 1") {
+  const memory_graph g(memory_graph_data{.num_nodes = 3, .edges = {{0, 1}, {1, 2}, {0, 2}}, .bytes = {4, 8, 12}, .cost = {1, 2, 3}});
+  moccasin_model m1 = make_moccasin_model(g, 20, 1, moccasin_options{.order = {0, 1, 2}});
+  m1.model.start = memsched::detail::encode_moccasin(g, m1, {{0, 0}, {2, 1}, {5, 2}})->first;
+  const solver_result r = gecode_backend{{.search = gecode_search::lns, .lns_iterations = 0}}.solve(m1.model, {});
+  REQUIRE(has_solution(r.status));  // optimal: running vertex 2 needs 4 + 8 + 12 = 6 units at the root
+  CHECK(r.objective == 6);
+  const std::vector<std::int64_t> vals(r.values.begin(), r.values.end());
+  CHECK_FALSE(m1.model.first_violation(vals).has_value());
 }
 
 TEST_CASE("moccasin on a hand-made chain: recompute the first value") {

@@ -120,6 +120,9 @@ class cp_model {
   std::vector<std::size_t> branch_order;
   std::vector<std::vector<std::size_t>> groups;
   std::vector<std::vector<std::size_t>> group_neighbours;
+  /// `group_intervals[g]`: intervals belonging to group g. When set, local search also frees the
+  /// groups whose present intervals (in the incumbent) run at a random time (time-window neighbourhoods).
+  std::vector<std::vector<std::size_t>> group_intervals;
 
   /// Adds lower <= x <= upper; returns its index. Throws std::invalid_argument when lower > upper.
   std::size_t add_variable(std::int64_t lower, std::int64_t upper, std::string name = {}) {

@@ -159,6 +159,57 @@ inline moccasin_model build_moccasin_model(const memory_graph& g, const std::vec
         for (const auto& ivu : mm.intervals[u]) c.candidates.push_back(ivu.cp_interval);
         m.add(std::move(c));
       }
+  // Tight ends (a dominance: freeing a value right after its last use never hurts). With
+  // h(I, T) <=> "interval I of v is the one resident when consumer interval T starts" (I and T
+  // present, I starts before T, v's next interval absent or starting after T):
+  //   h(I, T) -> end(I) >= start(T) + 1, and end(I) is start(I) + 1, some start(T) + 1 with h(I, T),
+  //   or (outputs) the end of time when I is v's last interval.
+  // Ends then follow from presences and starts: the search never enumerates them.
+  auto full_less = [&](std::size_t x, std::size_t y) {  // b <=> x < y
+    const std::size_t b = m.add_boolean();
+    m.add(cp_linear{{{x, 1}, {y, -1}}, cp_model::min_value, -1, {{b, true}}});
+    m.add(cp_linear{{{x, 1}, {y, -1}}, 0, cp_model::max_value, {{b, false}}});
+    return b;
+  };
+  for (std::size_t v = 0; v < n; ++v) {
+    const auto& ivs = mm.intervals[v];
+    for (std::size_t c = 0; c < ivs.size(); ++c) {
+      const auto& I = ivs[c];
+      cp_clause upper;
+      const std::size_t self = m.add_boolean();
+      m.add(cp_linear{{{I.end, 1}, {I.start, -1}}, cp_model::min_value, 1, {{self, true}}});
+      upper.literals.push_back({self, true});
+      bool skip = false;
+      if (g.is_output(v)) {
+        if (c + 1 == ivs.size()) skip = true;  // the end of time, fixed by the output constraint
+        else upper.literals.push_back({ivs[c + 1].presence, false});
+      }
+      for (auto w : g.successors(v))
+        for (const auto& T : mm.intervals[w]) {
+          const std::size_t h = m.add_boolean(), gt = m.add_boolean();
+          std::vector<cp_literal> conds{{I.presence, true}, {T.presence, true}, {full_less(I.start, T.start), true}};
+          if (c + 1 < ivs.size()) {
+            const auto& next = ivs[c + 1];
+            const std::size_t after = full_less(T.start, next.start), b2 = m.add_boolean();
+            m.add(cp_clause{{{b2, false}, {next.presence, false}, {after, true}}});
+            m.add(cp_clause{{{next.presence, true}, {b2, true}}});
+            m.add(cp_clause{{{after, false}, {b2, true}}});
+            conds.push_back({b2, true});
+          }
+          cp_clause all{{{h, true}}};
+          for (const auto& l : conds) {
+            m.add(cp_clause{{{h, false}, l}});
+            all.literals.push_back(!l);
+          }
+          m.add(std::move(all));
+          m.add(cp_linear{{{I.end, 1}, {T.start, -1}}, 1, cp_model::max_value, {{h, true}}});
+          m.add(cp_clause{{{gt, false}, {h, true}}});
+          m.add(cp_linear{{{I.end, 1}, {T.start, -1}}, cp_model::min_value, 1, {{gt, true}}});
+          upper.literals.push_back({gt, true});
+        }
+      if (!skip) m.add(std::move(upper));
+    }
+  }
   if (!memory.tasks.empty()) m.add(std::move(memory));
   m.add(std::move(distinct_starts));
   if (phase == 1) {
@@ -173,6 +224,7 @@ inline moccasin_model build_moccasin_model(const memory_graph& g, const std::vec
   // LNS groups: one per vertex (in input order), neighbours along the graph's edges.
   m.groups.assign(n, {});
   m.group_neighbours.assign(n, {});
+  m.group_intervals.assign(n, {});
   for (std::size_t k = 0; k < n; ++k) {
     const std::size_t v = order[k];
     const auto& ivs = mm.intervals[v];
@@ -181,6 +233,7 @@ inline moccasin_model build_moccasin_model(const memory_graph& g, const std::vec
       m.branch_order.push_back(ivs[c].start);
     }
     for (const auto& iv : ivs) {
+      m.group_intervals[k].push_back(iv.cp_interval);
       if (iv.presence != one) m.groups[k].push_back(iv.presence);
       if (iv.start != ivs[0].start) m.groups[k].push_back(iv.start);
       m.groups[k].push_back(iv.end);

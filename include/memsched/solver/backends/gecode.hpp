@@ -522,8 +522,31 @@ class gecode_backend {
       const std::size_t k = std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(fraction * static_cast<double>(ng))), 1, ng);
       std::fill(freed.begin(), freed.end(), 0);
       pick.clear();
-      const unsigned kind = static_cast<unsigned>(rng() % (model.group_neighbours.empty() ? 2 : 3));
-      if (kind == 0) {  // Random groups.
+      const bool windows = !model.group_intervals.empty();
+      unsigned kind = static_cast<unsigned>(rng() % (model.group_neighbours.empty() ? 2 : 3));
+      if (windows && rng() % 2 == 0) kind = 3;
+      if (kind == 3) {  // The groups running at a random time, widening the window until k.
+        std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
+        for (const auto& iv : model.intervals()) {
+          lo = std::min(lo, best[iv.start]);
+          hi = std::max(hi, best[iv.end]);
+        }
+        const std::int64_t t = lo + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(std::max<std::int64_t>(1, hi - lo)));
+        std::vector<std::pair<std::int64_t, std::size_t>> dist;  // distance of each group's nearest interval to t
+        for (std::size_t g = 0; g < ng && g < model.group_intervals.size(); ++g) {
+          std::int64_t d = std::numeric_limits<std::int64_t>::max();
+          for (auto i : model.group_intervals[g]) {
+            const auto& iv = model.intervals()[i];
+            if (iv.presence && best[*iv.presence] == 0) continue;
+            const std::int64_t s0 = best[iv.start], e0 = best[iv.end];
+            d = std::min(d, t < s0 ? s0 - t : (t >= e0 ? t - e0 + 1 : 0));
+          }
+          dist.emplace_back(d, g);
+        }
+        std::shuffle(dist.begin(), dist.end(), rng);
+        std::stable_sort(dist.begin(), dist.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        for (std::size_t i = 0; i < dist.size() && pick.size() < k; ++i) pick.push_back(dist[i].second);
+      } else if (kind == 0) {  // Random groups.
         std::vector<std::size_t> all(ng);
         std::iota(all.begin(), all.end(), 0);
         std::shuffle(all.begin(), all.end(), rng);
