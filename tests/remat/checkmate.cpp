@@ -269,3 +269,24 @@ TEST_CASE("checkmate_milp with GLPK: optimum equals the staged brute force") { c
 #endif
 
 #endif
+
+#ifdef MEMSCHED_HAVE_CBC
+TEST_CASE("checkmate_milp: a start without recomputation is optimal at once; the graph needs no order") {
+  const memory_graph g(random_dag(12, 0.3, 5));
+  const auto r = checkmate_milp(g, g.total_bytes(), cbc_backend{}, checkmate_options{.time_limit = std::chrono::seconds(30)});
+  CHECK(r.status == solve_status::optimal);
+  CHECK(r.total_cost == doctest::Approx(g.total_cost()));
+  CHECK(r.stats.lns_rounds == 0);
+  CHECK(r.seconds < 10);
+  CHECK(r.order.size() == g.size());
+  CHECK(simulate_plan(g, r.plan).peak_bytes <= g.total_bytes());
+}
+
+TEST_CASE("checkmate_milp: infeasible budgets say so") {
+  const memory_graph g(memory_graph_data{.num_nodes = 3, .edges = {{0, 2}, {1, 2}}, .bytes = {10, 10, 10}});
+  const auto r = checkmate_milp(g, 29, cbc_backend{});
+  CHECK(r.status == solve_status::infeasible);
+  CHECK(!r.message.empty());
+  CHECK(r.plan.steps.empty());
+}
+#endif

@@ -110,14 +110,19 @@ class checkmate_solver {
     res.stats.memory_unit = cm.memory_unit;
     cm_ = &cm;
     choose_start(res);
-    const double limit = o_.time_limit ? o_.time_limit->count() : infinity;
+    // A start that recomputes nothing (of positive cost) is optimal: every vertex runs at least once.
+    const bool trivially_optimal = best_ && best_objective_ <= cm.model.objective_offset * (1 + 1e-12);
+    const double limit = trivially_optimal ? 0.0 : o_.time_limit ? o_.time_limit->count() : infinity;
     if (best_ && std::isfinite(limit) && o_.lns_fraction > 0) lns(res, limit * o_.lns_fraction);
     // The full model, from the incumbent.
     solver_options so = base_options();
     if (std::isfinite(limit)) so.time_limit = std::chrono::duration<double>(std::max(0.0, limit - seconds_since(t0_)));
     cm.model.start = best_;
     solver_result full;
-    if (best_ && so.time_limit && so.time_limit->count() < o_.min_full_solve_seconds) {
+    if (trivially_optimal) {
+      full.status = solve_status::optimal;
+      full.objective = full.bound = best_objective_;
+    } else if (best_ && so.time_limit && so.time_limit->count() < o_.min_full_solve_seconds) {
       full.status = solve_status::time_limit;
       full.message = "no time left for the full solve";
     } else {
@@ -131,6 +136,10 @@ class checkmate_solver {
     if (rejected_ > 0) res.message += (res.message.empty() ? "" : "; ") + std::to_string(rejected_) + " solver assignment(s) violating the model rejected";
     if (!best_) {
       res.status = full.status;  // infeasible, time_limit, unsupported or error: nothing to decode
+      if (has_solution(full.status)) {
+        res.status = solve_status::error;
+        res.message = "the solver's assignment violates the model; " + res.message;
+      }
       res.seconds = seconds_since(t0_);
       return res;
     }
@@ -142,7 +151,7 @@ class checkmate_solver {
     res.stats.seconds_to_best = best_seconds_;
     const bool proven = full.status == solve_status::optimal && full.objective >= best_objective_ - 1e-9 * std::max(1.0, std::abs(best_objective_));
     res.status = proven ? solve_status::optimal : solve_status::feasible;
-    if (proven) res.cost_bound = std::min(res.cost_bound.value_or(res.total_cost), res.total_cost);
+    if (proven || res.cost_bound) res.cost_bound = std::min(res.cost_bound.value_or(res.total_cost), res.total_cost);
     if (sim.peak_bytes > budget_) {
       res.status = solve_status::error;
       res.message = "decoded plan exceeds the budget (peak " + std::to_string(sim.peak_bytes) + ")";
