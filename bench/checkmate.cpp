@@ -6,7 +6,8 @@
 // input order's staged plans), time_to_best_s, start_tdi_pct, lns_rounds, status (0 optimal,
 // 1 feasible, 2 infeasible, 3 time_limit, ...), backend (0 cbc, 1 glpk).
 // Environment: MEMSCHED_CHECKMATE_SECONDS (time limit per row, default 60),
-// MEMSCHED_CHECKMATE_THREADS (default 1), MEMSCHED_SHARED_GRAPHS (graphs folder).
+// MEMSCHED_CHECKMATE_THREADS (default 1), MEMSCHED_CHECKMATE_LNS (fraction of the time limit for
+// large-neighbourhood search, default 0.75; 0 disables it), MEMSCHED_SHARED_GRAPHS (graphs folder).
 
 #include <memsched/graph/json_io.hpp>
 #include <memsched/remat/checkmate.hpp>
@@ -61,7 +62,8 @@ void run_row(benchmark::State& state, const row& r, const Backend& backend, int 
     res = memsched::checkmate_milp(g, budget, backend,
                                    memsched::checkmate_options{.order = order,
                                                                .time_limit = std::chrono::duration<double>(seconds),
-                                                               .threads = static_cast<int>(env_double("MEMSCHED_CHECKMATE_THREADS", 1))});
+                                                               .threads = static_cast<int>(env_double("MEMSCHED_CHECKMATE_THREADS", 1)),
+                                                               .lns_fraction = env_double("MEMSCHED_CHECKMATE_LNS", 0.75)});
   }
   const double total = g.total_cost();
   state.counters["budget"] = static_cast<double>(budget);

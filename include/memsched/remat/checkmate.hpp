@@ -130,7 +130,9 @@ class checkmate_solver {
     }
     res.stats.full_solve_status = full.status;
     if (has_solution(full.status) && full.values.size() == cm.model.num_variables()) offer(full.values, cm.model.objective_value(full.values));
-    if (!std::isnan(full.bound)) res.cost_bound = cm.cost_of_objective(full.bound);
+    // A bound above the incumbent is no bound (a stopped solver may report garbage): ignore it.
+    if (!std::isnan(full.bound) && (!best_ || full.bound <= best_objective_ * (1 + 1e-9) + 1e-9))
+      res.cost_bound = cm.cost_of_objective(full.bound);
     if (lp_bound_ && (!res.cost_bound || *lp_bound_ > *res.cost_bound)) res.cost_bound = lp_bound_;
     res.message = full.message;
     if (rejected_ > 0) res.message += (res.message.empty() ? "" : "; ") + std::to_string(rejected_) + " solver assignment(s) violating the model rejected";
@@ -151,7 +153,7 @@ class checkmate_solver {
     res.stats.seconds_to_best = best_seconds_;
     const bool proven = full.status == solve_status::optimal && full.objective >= best_objective_ - 1e-9 * std::max(1.0, std::abs(best_objective_));
     res.status = proven ? solve_status::optimal : solve_status::feasible;
-    if (proven || res.cost_bound) res.cost_bound = std::min(res.cost_bound.value_or(res.total_cost), res.total_cost);
+    if (proven) res.cost_bound = std::min(res.cost_bound.value_or(res.total_cost), res.total_cost);
     if (sim.peak_bytes > budget_) {
       res.status = solve_status::error;
       res.message = "decoded plan exceeds the budget (peak " + std::to_string(sim.peak_bytes) + ")";
