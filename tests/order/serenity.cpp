@@ -190,3 +190,27 @@ TEST_CASE("serenity_order rejects bad options and cyclic graphs") {
   add_edge(1, 0, cyc);
   CHECK_THROWS_AS((void)serenity_order(cyc), boost::not_a_dag);
 }
+
+TEST_CASE("the search returns every byte it reserved from the memory pool") {
+  for (std::uint64_t seed = 0; seed < 10; ++seed) {
+    const memory_graph g(random_dag(14, 0.25, seed));
+    for (std::int64_t cap : {std::int64_t{1} << 40, std::int64_t{3000}}) {
+      detail::serenity_memory_pool pool;
+      pool.cap = cap;
+      detail::serenity_dp_request req;
+      req.pool = &pool;
+      req.beam_width = seed % 2 ? 3 : 0;
+      const auto a = detail::run_serenity_dp(g, req);
+      CHECK(pool.used.load() == 0);
+      CHECK(pool.peak.load() <= cap);
+      if (a.outcome == detail::serenity_dp_outcome::solved) {
+        CHECK(detail::order_peak_unchecked(g, a.order) == a.peak);
+        if (req.beam_width == 0) {
+          std::int64_t best = std::numeric_limits<std::int64_t>::max();
+          for_each_topological_order(g, [&](const std::vector<std::size_t>& o) { best = std::min(best, detail::order_peak_unchecked(g, o)); });
+          CHECK(a.peak == best);
+        }
+      }
+    }
+  }
+}

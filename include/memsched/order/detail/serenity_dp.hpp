@@ -169,7 +169,7 @@ class serenity_dp {
     release(table_);
     release(nlinks_);
     for (auto& l : links_) release(l);
-    links_.clear();
+    release(links_);
   }
 
   bool reset_table(std::size_t expected) {
