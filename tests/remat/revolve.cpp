@@ -171,3 +171,12 @@ TEST_CASE("revolve on non-chain and shared training graphs: valid plans") {
     }
   }
 }
+
+TEST_CASE("revolve: binomials are exact, then saturate") {
+  CHECK(detail::binomial(5, 2) == 10);
+  CHECK(detail::binomial(5, 7) == 0);
+  CHECK(detail::binomial(60, 30) == 118264581564861424ULL);
+  CHECK(detail::binomial(200, 100) == detail::binomial_cap);
+  // Huge l: r grows slowly and t(l, s) stays exact.
+  CHECK(revolve_forward_steps(1'000'000, 20) > 1'000'000);
+}

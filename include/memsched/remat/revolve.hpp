@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -68,12 +69,14 @@ inline constexpr std::uint64_t binomial_cap = std::uint64_t{1} << 62;
 inline std::uint64_t binomial(std::uint64_t n, std::uint64_t k) {
   if (k > n) return 0;
   k = std::min(k, n - k);
-  unsigned __int128 r = 1;
+  std::uint64_t r = 1;  // C(n - k + i, i) after step i; the partial values only grow
   for (std::uint64_t i = 1; i <= k; ++i) {
-    r = r * (n - k + i) / i;  // exact: r is C(n-k+i, i)
-    if (r >= binomial_cap) return binomial_cap;
+    const std::uint64_t d = std::gcd(r, i);
+    std::uint64_t next = 0;
+    if (__builtin_mul_overflow(r / d, (n - k + i) / (i / d), &next) || next >= binomial_cap) return binomial_cap;
+    r = next;
   }
-  return static_cast<std::uint64_t>(r);
+  return r;
 }
 
 /// The smallest r with C(s + r, s) >= l (s >= 1).
