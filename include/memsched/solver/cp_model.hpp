@@ -111,8 +111,10 @@ class cp_model {
 
   std::vector<cp_term> objective;
   std::int64_t objective_offset = 0;
-  /// A full assignment (one value per variable) to start from (local search needs one), or nullopt.
+  /// An assignment (one value per variable) to start from (local search needs one), or nullopt.
+  /// Entries equal to `unset` are left to the backend (it completes them by a short search).
   std::optional<std::vector<std::int64_t>> start;
+  static constexpr std::int64_t unset = std::numeric_limits<std::int64_t>::min();
   /// Search hints, optional. `branch_order`: variables to decide first, in this order (smallest
   /// value first). `groups`: units that local search frees or fixes together (each a list of
   /// variables; variables in no group are never fixed); `group_neighbours[g]`: groups related to

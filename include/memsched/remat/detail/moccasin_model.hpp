@@ -270,13 +270,15 @@ inline std::vector<std::size_t> schedule_computes(const moccasin_schedule& s) {
 }
 
 /// The CP assignment of a schedule (tight ends: just after the last use), and its peak in units.
+/// Presences, starts, ends, lengths, workspace ends and the capacity are set; helper variables
+/// are cp_model::unset.
 /// nullopt when the schedule does not fit the model (a slot outside the domain, too many
 /// intervals, an input not resident).
 inline std::optional<std::pair<std::vector<std::int64_t>, std::int64_t>> encode_moccasin(const memory_graph& g, const moccasin_model& mm,
                                                                                         const moccasin_schedule& s) {
   const std::size_t n = g.size();
-  std::vector<std::int64_t> vals(mm.model.num_variables(), 0);
-  for (std::size_t i = 0; i < vals.size(); ++i) vals[i] = mm.model.variables()[i].lower;
+  // Helper variables (tight-end booleans) stay unset: the backend completes them.
+  std::vector<std::int64_t> vals(mm.model.num_variables(), cp_model::unset);
   std::vector<std::size_t> count(n, 0);
   std::vector<std::vector<std::int64_t>> ends(n);  // per vertex, per instance: end
   std::vector<std::vector<std::int64_t>> starts(n);

@@ -410,6 +410,7 @@ class gecode_backend {
         bool ok = true;
         for (std::size_t i = 0; i < model.num_variables() && ok; ++i) {
           const std::int64_t v = (*model.start)[i];
+          if (v == cp_model::unset) continue;
           if (v < s->x[static_cast<int>(i)].min() || v > s->x[static_cast<int>(i)].max()) ok = false;
           else Gecode::rel(*s, s->x[static_cast<int>(i)], Gecode::IRT_EQ, static_cast<int>(v));
         }
