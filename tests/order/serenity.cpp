@@ -193,8 +193,8 @@ TEST_CASE("serenity_order rejects bad options and cyclic graphs") {
 
 TEST_CASE("the search returns every byte it reserved from the memory pool") {
   for (std::uint64_t seed = 0; seed < 10; ++seed) {
-    const memory_graph g(random_dag(14, 0.25, seed));
-    for (std::int64_t cap : {std::int64_t{1} << 40, std::int64_t{3000}}) {
+    const memory_graph g(random_dag(9, 0.3, seed));
+    for (std::int64_t cap : {std::int64_t{1} << 40, std::int64_t{1500}}) {
       detail::serenity_memory_pool pool;
       pool.cap = cap;
       detail::serenity_dp_request req;
