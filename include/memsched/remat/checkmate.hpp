@@ -186,31 +186,33 @@ class checkmate_solver {
     return true;
   }
 
+  /// Offers every start candidate as soon as it exists (so seconds_to_best is honest), the LP
+  /// rounding last and only when the best start still recomputes something.
   void choose_start(checkmate_result& res) {
-    std::vector<std::pair<execution_plan, std::string>> candidates;
-    for (std::size_t k = 0; k < o_.start_plans.size(); ++k) candidates.emplace_back(o_.start_plans[k], "plan " + std::to_string(k));
-    candidates.emplace_back(plan_from_computes(g_, std::span<const std::size_t>(cm_->order)), "no-remat");
+    auto take = [&](const execution_plan& plan, const std::string& source) {
+      const auto x = encode_checkmate_plan(g_, *cm_, plan);
+      if (!x || cm_->model.first_violation(*x)) return;
+      if (offer(*x, cm_->model.objective_value(*x))) {
+        res.stats.start_source = source;
+        res.stats.start_cost = cm_->cost_of_objective(best_objective_);
+      }
+    };
+    for (std::size_t k = 0; k < o_.start_plans.size(); ++k) take(o_.start_plans[k], "plan " + std::to_string(k));
+    take(plan_from_computes(g_, std::span<const std::size_t>(cm_->order)), "no-remat");
     if (o_.greedy_starts)
       for (auto policy : all_eviction_policies)
         if (auto c = staged_eviction_computes(g_, cm_->order, budget_, policy))
-          candidates.emplace_back(plan_from_computes(g_, std::span<const std::size_t>(*c)), "eviction greedy " + std::to_string(static_cast<int>(policy)));
+          take(plan_from_computes(g_, std::span<const std::size_t>(*c)), "eviction greedy " + std::to_string(static_cast<int>(policy)));
     if constexpr (lp_backend<Backend>) {
-      if (o_.lp_rounding_start) {
+      const bool no_recomputation = best_ && best_objective_ <= cm_->model.objective_offset * (1 + 1e-12);
+      if (o_.lp_rounding_start && !no_recomputation) {
         checkmate_lp_options lo = o_.lp_rounding;
         lo.order = cm_->order;
         lo.model = o_.model;
         if (o_.time_limit) lo.time_limit = *o_.time_limit * o_.lp_rounding_fraction;
         const checkmate_lp_result lr = checkmate_lp_rounding(g_, budget_, backend_, lo);
-        if (has_solution(lr.status)) candidates.emplace_back(lr.plan, "lp rounding");
+        if (has_solution(lr.status)) take(lr.plan, "lp rounding");
         lp_bound_ = lr.cost_bound;
-      }
-    }
-    for (const auto& [plan, source] : candidates) {
-      const auto x = encode_checkmate_plan(g_, *cm_, plan);
-      if (!x || cm_->model.first_violation(*x)) continue;
-      if (offer(*x, cm_->model.objective_value(*x))) {
-        res.stats.start_source = source;
-        res.stats.start_cost = cm_->cost_of_objective(best_objective_);
       }
     }
   }
