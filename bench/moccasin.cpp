@@ -52,7 +52,7 @@ void run(benchmark::State& state, const std::string& file, double budget_kind, b
     const auto t0 = std::chrono::steady_clock::now();
     memsched::moccasin_options o;
     o.order = best_order ? memsched::checkmate_input_order(g, std::chrono::duration<double>(5.0), graph_order).order : graph_order;
-    const auto h = memsched::best_heuristic_plan(g, budget);
+    const auto h = memsched::best_heuristic_plan(graph, budget);  // needs the forward/backward marks
     if (memsched::has_solution(h.status)) o.start_plans.push_back(h.plan);
     const double prep = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     o.solver.time_limit = std::chrono::duration<double>(seconds_limit());

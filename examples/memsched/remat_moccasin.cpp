@@ -77,7 +77,7 @@ memsched::remat_result run_moccasin(const memsched::dataflow_graph& graph, std::
   memsched::moccasin_options o;
   o.order = moccasin_order(graph, g, args, time_limit, source);
   o.max_intervals = static_cast<unsigned>(intervals);
-  const memsched::remat_result heuristic = memsched::best_heuristic_plan(g, budget);
+  const memsched::remat_result heuristic = memsched::best_heuristic_plan(graph, budget);  // needs the forward/backward marks
   if (memsched::has_solution(heuristic.status)) o.start_plans.push_back(heuristic.plan);
   o.solver.threads = static_cast<int>(threads);
   const bool progress = args.has("progress");
