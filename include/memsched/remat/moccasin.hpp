@@ -50,6 +50,7 @@ struct moccasin_options {
   /// on_incumbent receives phase-2 plans: seconds since the call, total cost, cost bound.
   solver_options solver;
   double phase1_share = 0.5;  ///< Most of the time limit phase 1 may use (it stops once the budget is met).
+  double phase1_share_with_start = 0.1;  ///< The same when a start plan already fits the budget.
   /// Plans to start phase 2 from as well (for example best_heuristic_plan's): used when their first
   /// computations follow `order`, recomputations fit the stages and the peak fits the budget.
   std::vector<execution_plan> start_plans;
@@ -156,8 +157,13 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const Back
     phase1_peak_units = enc->second;
     if (phase1_peak_units > m1.budget_units) {
       m1.model.start = enc->first;
+      // A start plan that already fits the budget leaves phase 1 a smaller share of the time.
+      bool plan_fits = false;
+      for (const auto& ps : plan_starts)
+        if (auto e = encode_moccasin(g, m1, ps); e && e->second <= m1.budget_units) plan_fits = true;
+      const double share = plan_fits ? std::min(options.phase1_share, options.phase1_share_with_start) : options.phase1_share;
       solver_options o = options.solver;
-      if (o.time_limit) o.time_limit = std::chrono::duration<double>(options.solver.time_limit->count() * options.phase1_share);
+      if (o.time_limit) o.time_limit = std::chrono::duration<double>(options.solver.time_limit->count() * share);
       o.on_incumbent = [&](const solver_progress& p) {
         if (options.on_phase1) options.on_phase1(elapsed(), static_cast<std::int64_t>(p.objective) * m1.byte_unit);
       };
