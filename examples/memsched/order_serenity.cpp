@@ -5,6 +5,10 @@
 
 #include <memsched/order/serenity.hpp>
 
+#include <queue>
+#include <utility>
+#include <vector>
+
 #if __has_include(<memsched/graph/identity_rewrite.hpp>)
 #include <memsched/graph/identity_rewrite.hpp>
 #define MEMSCHED_CLI_HAVE_REWRITE 1
@@ -54,15 +58,27 @@ memsched::order_result run_serenity(const memsched::dataflow_graph& g, const par
 #ifdef MEMSCHED_CLI_HAVE_REWRITE
     const auto rw = memsched::rewrite_identities(g);
     memsched::order_result r = memsched::serenity_order(rw.graph, o);
-    // Map the rewritten graph's order back to the original vertices (rewritten-only vertices dropped).
-    std::vector<std::size_t> order;
-    std::vector<char> seen(num_vertices(g), 0);
-    for (std::size_t v : r.order) {
-      const std::size_t orig = rw.original[v];
-      if (orig < seen.size() && !seen[orig]) {
-        seen[orig] = 1;
-        order.push_back(orig);
-      }
+    // peak_bytes and lower_bound are those of the rewritten graph. The order is given over the
+    // original nodes: each at the position of its last rewritten part, nodes the rewrite removed
+    // (concats) as soon as they are ready; a priority topological sort keeps it valid.
+    const std::size_t n = num_vertices(g);
+    std::vector<long long> key(n, -1);
+    for (std::size_t k = 0; k < r.order.size(); ++k) {
+      const std::size_t orig = rw.original[r.order[k]];
+      if (orig < n) key[orig] = static_cast<long long>(k);
+    }
+    const memsched::memory_graph mg = memsched::make_memory_graph(g);
+    std::vector<std::size_t> indegree(n), order;
+    using item = std::pair<long long, std::size_t>;
+    std::priority_queue<item, std::vector<item>, std::greater<>> ready;
+    for (std::size_t v = 0; v < n; ++v)
+      if ((indegree[v] = mg.in_degree(v)) == 0) ready.emplace(key[v], v);
+    while (!ready.empty()) {
+      const std::size_t v = ready.top().second;
+      ready.pop();
+      order.push_back(v);
+      for (auto w : mg.successors(v))
+        if (--indegree[w] == 0) ready.emplace(key[w], w);
     }
     r.order = std::move(order);
     return r;
@@ -80,7 +96,9 @@ const register_order_algorithm serenity{
      "      --budget BYTES            only orders with peak <= BYTES (status infeasible if none)\n"
      "      --soft-budget MODE        off (default), paper (Algorithm 2 as published), bounded\n"
      "      --no-divide               do not split at single-node cuts\n"
-     "      --rewrite                 rewrite identity ops first (graph/identity_rewrite.hpp)\n"
+     "      --rewrite                 solve the identity-rewritten graph (graph/identity_rewrite.hpp):\n"
+     "                                peak and bound are the rewritten graph's; the order lists the\n"
+     "                                original nodes, each where its last rewritten part runs\n"
      "      --time-limit S            stop the proof after S seconds (status feasible)\n"
      "      --attempt-time-limit S    time limit T of one soft-budget attempt (default 1)\n"
      "      --max-states N            cap on stored partial schedules per search\n"
