@@ -5,6 +5,7 @@
 
 #include <memsched/remat/best_heuristic.hpp>
 #include <memsched/remat/checkmate.hpp>
+#include <memsched/remat/checkpoint_plan.hpp>
 #include <memsched/remat/moccasin.hpp>
 #ifdef MEMSCHED_HAVE_GECODE
 #include <memsched/solver/backends/gecode.hpp>
@@ -23,8 +24,8 @@ const char* const moccasin_usage =
     "    time_to_best, gap, phase1_peak.\n"
     "    --backend NAME          CP backend: gecode (default; large-neighbourhood search)\n"
     "    --order ORDER.json      input order ({\"order\": [ids]} or [ids])\n"
-    "    --order-from SOURCE     graph (the file's order), kahn, best (default: the lowest peak of\n"
-    "                            Serenity and the basic orders)\n"
+    "    --order-from SOURCE     graph (the file's order, else checkpoint-all's), kahn, best\n"
+    "                            (default: the lowest peak of Serenity and the basic orders)\n"
     "    --time-limit S          seconds for the whole solve (default 60)\n"
     "    --threads N             backend threads (branch and bound only)\n"
     "    --max-intervals C       computations per vertex (default 2)\n"
@@ -45,6 +46,20 @@ std::vector<std::size_t> moccasin_order(const memsched::dataflow_graph& graph, c
     if (!file_order.empty()) {
       source = "graph";
       return file_order;
+    }
+    // No order in the file: the order of the plan without recomputation (checkpoint-all), whose
+    // peak is the "no-remat peak" that percentage budgets refer to.
+    const memsched::remat_result all = memsched::checkpoint_all_plan(graph);
+    std::vector<std::size_t> order;
+    std::vector<char> seen(g.size(), 0);
+    for (const auto& st : all.plan.steps)
+      if (st.op == memsched::plan_op::compute && !seen[st.node]) {
+        seen[st.node] = 1;
+        order.push_back(st.node);
+      }
+    if (memsched::has_solution(all.status) && order.size() == g.size()) {
+      source = "checkpoint-all (the graph has no order)";
+      return order;
     }
     source = "kahn (the graph has no order)";
     return memsched::kahn_order(g).order;
