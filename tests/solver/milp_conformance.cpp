@@ -13,7 +13,10 @@
 
 #include <doctest/doctest.h>
 
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cstdlib>
 
 #include <cstdio>
 #include <fstream>
@@ -35,7 +38,13 @@ using namespace memsched;
 using namespace std::chrono_literals;
 
 #ifdef MEMSCHED_HAVE_CBC
-#define MEMSCHED_CBC_TYPE cbc_backend,
+namespace {
+/// cbc_backend with CBC in the calling process (cbc_backend runs it in a child process by default).
+struct cbc_in_process_backend : cbc_backend {
+  cbc_in_process_backend() : cbc_backend{.isolate_process = false} {}
+};
+}  // namespace
+#define MEMSCHED_CBC_TYPE cbc_backend, cbc_in_process_backend,
 #else
 #define MEMSCHED_CBC_TYPE
 #endif
@@ -619,3 +628,63 @@ TEST_CASE_TEMPLATE("milp backend: threads option", B, MEMSCHED_MILP_BACKENDS) {
     CHECK(!other_thread);  // callbacks come from the solving thread
   }
 }
+
+#ifdef MEMSCHED_HAVE_CBC
+namespace {
+/// Sets the child-only test hook MEMSCHED_CBC_TEST_CRASH for one scope.
+struct crash_hook {
+  explicit crash_hook(const char* mode) { ::setenv("MEMSCHED_CBC_TEST_CRASH", mode, 1); }
+  ~crash_hook() { ::unsetenv("MEMSCHED_CBC_TEST_CRASH"); }
+  crash_hook(const crash_hook&) = delete;
+  crash_hook& operator=(const crash_hook&) = delete;
+};
+}  // namespace
+
+TEST_CASE("cbc backend: a crash of the CBC process is caught") {
+  static_assert(cbc_backend{}.isolate_process);
+  auto m = multi_knapsack(250, 10, 11);
+  SUBCASE("after the first incumbent: that incumbent comes back") {
+    std::vector<solver_progress> seen;
+    solver_result r;
+    {
+      const crash_hook hook("incumbent");
+      r = cbc_backend{}.solve(m, {.time_limit = 5s, .on_incumbent = [&](const solver_progress& p) { seen.push_back(p); }});
+    }
+    REQUIRE(seen.size() == 1);  // the child died right after sending it
+    REQUIRE(r.status == solve_status::feasible);
+    check_solution(m, r);
+    CHECK(r.objective == doctest::Approx(seen[0].objective).epsilon(1e-9));
+    CHECK_MESSAGE(r.message.find("crashed") != std::string::npos, r.message);
+    CHECK(r.seconds < 4);  // no wait for the deadline
+  }
+  SUBCASE("before any incumbent: error, or the valid start") {
+    const crash_hook hook("start");
+    const auto r = cbc_backend{}.solve(m, {.time_limit = 5s});
+    CHECK(r.status == solve_status::error);
+    CHECK(r.values.empty());
+    CHECK_MESSAGE(r.message.find("crashed (signal 11 SIGSEGV)") != std::string::npos, r.message);
+    m.start = greedy_start(m);
+    const auto s = cbc_backend{}.solve(m, {.time_limit = 5s});
+    REQUIRE(s.status == solve_status::feasible);
+    CHECK(s.values == *m.start);
+    CHECK(s.message.find("crashed") != std::string::npos);
+  }
+  SUBCASE("a child that hangs is killed after the deadline") {
+    const crash_hook hook("hang");
+    const auto r = cbc_backend{}.solve(m, {.time_limit = 0.3s});
+    REQUIRE(r.status == solve_status::feasible);
+    check_solution(m, r);
+    CHECK_MESSAGE(r.message.find("killed") != std::string::npos, r.message);
+    CHECK(r.seconds >= 1.3 - 0.05);  // deadline + a grace of max(1 s, 10%)
+  }
+  SUBCASE("the in-process backend ignores the hook") {
+    const crash_hook hook("incumbent");
+    const auto r = cbc_backend{.isolate_process = false}.solve(multi_knapsack(15, 2, 21), {});
+    CHECK(r.status == solve_status::optimal);
+  }
+  // The process is still fine, and no child is left behind.
+  const auto r = cbc_backend{}.solve(multi_knapsack(15, 2, 21), {});
+  CHECK(r.status == solve_status::optimal);
+  CHECK(::waitpid(-1, nullptr, WNOHANG) == -1);
+}
+#endif

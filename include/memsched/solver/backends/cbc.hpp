@@ -5,8 +5,10 @@
 //   memsched::milp_model m;  ...
 //   const auto r = memsched::cbc_backend{}.solve(m, {.time_limit = std::chrono::seconds(10)});
 //
-// Solves are serialised with a process-wide mutex (CBC keeps global state); Clp, Cbc and Cgl
-// print nothing unless options.verbosity > 0.
+// By default each MILP solve runs in a forked child process (cbc_backend::isolate_process), so a
+// crash inside CBC cannot kill the caller; in-process solves (isolate_process = false, and every
+// solve_relaxation) are serialised with a process-wide mutex (CBC keeps global state). Clp, Cbc
+// and Cgl print nothing unless options.verbosity > 0.
 
 #include <memsched/core/status.hpp>
 #include <memsched/solver/concepts.hpp>
@@ -26,9 +28,23 @@
 #include <coin/CoinPackedMatrix.hpp>
 #include <coin/OsiClpSolverInterface.hpp>
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <limits>
 #include <exception>
 #include <chrono>
 #include <condition_variable>
@@ -106,8 +122,10 @@ struct coin_problem {
 /// search once the wall-clock deadline has passed (CBC's own limit overshoots).
 class cbc_watchdog : public CbcEventHandler {
  public:
-  cbc_watchdog(solve_session& session, double sign, double offset)
-      : session_(&session), sign_(sign), offset_(offset), solving_thread_(std::this_thread::get_id()) {}
+  /// `reporting` (when not null) is set to the reporting model just before each report, so that
+  /// an on_incumbent hook can read the incumbent's values (see cbc_original_values).
+  cbc_watchdog(solve_session& session, double sign, double offset, const CbcModel** reporting = nullptr)
+      : session_(&session), sign_(sign), offset_(offset), solving_thread_(std::this_thread::get_id()), reporting_(reporting) {}
   CbcEventHandler* clone() const override { return new cbc_watchdog(*this); }
 
   CbcAction event(CbcEvent which) override {
@@ -121,6 +139,7 @@ class cbc_watchdog : public CbcEventHandler {
     if (model_->bestSolution() != nullptr && std::abs(best) < 1e300) {
       double bound = model_->getBestPossibleObjValue();
       bound = std::abs(bound) < 1e300 ? sign_ * bound + offset_ : std::numeric_limits<double>::quiet_NaN();
+      if (reporting_ != nullptr) *reporting_ = model_;
       if (!session_->report(sign_ * best + offset_, bound)) return stop;
     }
     return noAction;
@@ -131,6 +150,7 @@ class cbc_watchdog : public CbcEventHandler {
   double sign_;
   double offset_;
   std::thread::id solving_thread_;
+  const CbcModel** reporting_;
 };
 
 /// Stops a Clp solve (an LP relaxation, or the root LP inside CbcMain1) once the wall-clock
@@ -241,6 +261,116 @@ inline std::string cbc_number(double x) {
   return buf;
 }
 
+
+/// The incumbent of `m` (the model CBC branches on, possibly preprocessed: fewer or reordered
+/// columns, mapped back through originalColumns()) as values of the n original columns. Columns
+/// preprocessing removed get their value when the model fixes them, else the start's value, else
+/// NaN (the receiver validates the whole vector). Integer columns are rounded. O(n).
+inline std::vector<double> cbc_original_values(const CbcModel& m, const milp_model& model) {
+  const std::size_t n = model.num_variables();
+  std::vector<double> out(n, std::numeric_limits<double>::quiet_NaN());
+  const double* x = m.bestSolution();
+  if (x == nullptr) return out;
+  const int cols = m.getNumCols();
+  if (const int* original = m.originalColumns(); original != nullptr) {
+    for (int j = 0; j < cols; ++j)
+      if (original[j] >= 0 && static_cast<std::size_t>(original[j]) < n) out[static_cast<std::size_t>(original[j])] = x[j];
+  } else if (static_cast<std::size_t>(cols) == n) {
+    out.assign(x, x + n);
+  } else {
+    return out;
+  }
+  const auto& vars = model.variables();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (std::isnan(out[i])) {
+      if (vars[i].lower == vars[i].upper) out[i] = vars[i].lower;
+      else if (model.start && model.start->size() == n) out[i] = (*model.start)[i];
+    }
+    if (vars[i].type != variable_type::continuous && std::isfinite(out[i])) out[i] = std::round(out[i]);
+  }
+  return out;
+}
+
+// ---- The CBC child process (cbc_backend::isolate_process) ----------------------------------
+// Frames on the pipe: u32 kind, u64 payload size, payload (native byte order: same machine).
+//   kind 'I' (incumbent): f64 objective, f64 bound, f64 seconds, u64 n, n x f64 values.
+//   kind 'R' (result):    i32 status, f64 objective, f64 bound, u64 n, n x f64 values,
+//                         u64 length, message bytes.
+
+/// Appends the bytes of `v` to `out`.
+template <class T>
+void cbc_put(std::string& out, const T& v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+/// Reads a T at `pos` of `in` and advances `pos`; false when `in` is too short.
+template <class T>
+bool cbc_get(std::string_view in, std::size_t& pos, T& v) {
+  if (in.size() - pos < sizeof v) return false;
+  std::memcpy(&v, in.data() + pos, sizeof v);
+  pos += sizeof v;
+  return true;
+}
+
+inline void cbc_put_values(std::string& out, const std::vector<double>& values) {
+  cbc_put(out, static_cast<std::uint64_t>(values.size()));
+  out.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(double));
+}
+
+inline bool cbc_get_values(std::string_view in, std::size_t& pos, std::vector<double>& values) {
+  std::uint64_t n = 0;
+  if (!cbc_get(in, pos, n) || (in.size() - pos) / sizeof(double) < n) return false;
+  values.resize(static_cast<std::size_t>(n));
+  if (n > 0) std::memcpy(values.data(), in.data() + pos, static_cast<std::size_t>(n) * sizeof(double));
+  pos += static_cast<std::size_t>(n) * sizeof(double);
+  return true;
+}
+
+/// Writes one frame to `fd` (retrying on EINTR and short writes); false when the pipe failed.
+inline bool cbc_send_frame(int fd, std::uint32_t kind, const std::string& payload) {
+  std::string frame;
+  frame.reserve(payload.size() + 12);
+  cbc_put(frame, kind);
+  cbc_put(frame, static_cast<std::uint64_t>(payload.size()));
+  frame += payload;
+  const char* p = frame.data();
+  std::size_t left = frame.size();
+  while (left > 0) {
+    const ssize_t w = ::write(fd, p, left);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += w;
+    left -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+/// "signal 11 SIGSEGV" for the usual fatal signals, else "signal N".
+inline std::string cbc_signal_name(int sig) {
+  const char* name = sig == SIGSEGV ? "SIGSEGV" : sig == SIGABRT ? "SIGABRT" : sig == SIGBUS ? "SIGBUS" : sig == SIGFPE ? "SIGFPE"
+                   : sig == SIGILL ? "SIGILL" : sig == SIGKILL ? "SIGKILL" : sig == SIGTERM ? "SIGTERM" : nullptr;
+  return "signal " + std::to_string(sig) + (name ? std::string(" ") + name : std::string());
+}
+
+/// Test hook, read only in the child: MEMSCHED_CBC_TEST_CRASH=start makes the child die from
+/// SIGSEGV before solving, =incumbent right after it has sent its first incumbent, =hang makes it
+/// stop responding after its first incumbent (the parent's deadline kill is then exercised).
+inline std::string_view cbc_test_crash_mode() {
+  const char* v = std::getenv("MEMSCHED_CBC_TEST_CRASH");
+  return v ? std::string_view(v) : std::string_view();
+}
+
+/// Dies from SIGSEGV without a core file (the test hook).
+[[noreturn]] inline void cbc_test_crash() {
+  struct rlimit no_core{};
+  ::setrlimit(RLIMIT_CORE, &no_core);
+  ::signal(SIGSEGV, SIG_DFL);
+  ::raise(SIGSEGV);
+  ::_exit(70);
+}
+
 }  // namespace detail
 
 /// CBC 2.10 (branch and cut over Clp) as a milp_backend, and Clp as its lp_backend.
@@ -254,8 +384,21 @@ inline std::string cbc_number(double x) {
 struct cbc_backend {
   static constexpr std::string_view name = "cbc";
 
-  /// Solves `model` with CBC. Blocks other CBC solves in the process. Throws only what
-  /// options.on_incumbent throws; every solver failure is status `error`.
+  /// Run each MILP solve of CBC in a forked child process (POSIX), so that a crash inside CBC
+  /// (CBC 2.10.8 segfaults in its preprocessing on some large models stopped at the deadline)
+  /// cannot take the caller's process down: the child streams its incumbents (with their values)
+  /// and its result through a pipe; the caller's thread reads them, calls on_incumbent, and kills
+  /// the child (SIGKILL) if it is still running max(1 s, 10% of the limit) after the deadline.
+  /// When the child dies, the best incumbent it sent (or the valid start) is returned as
+  /// `feasible`, else status `error`, with a message saying "CBC crashed (signal ...)".
+  /// false: CBC runs in the calling process (solves serialised by a process-wide mutex).
+  /// solve_relaxation (Clp) always runs in the calling process.
+  bool isolate_process = true;
+
+  /// Solves `model` with CBC. With isolate_process (the default) solves run in parallel, each in
+  /// its own child process; otherwise it blocks other CBC solves in the process. Throws only what
+  /// options.on_incumbent throws; every solver failure (a crash of CBC included) is status
+  /// `error`, or `feasible` with the best solution found before the failure.
   [[nodiscard]] solver_result solve(const milp_model& model, const solver_options& options) const {
     solver_result result;
     detail::solve_session session(model, options);
@@ -269,23 +412,9 @@ struct cbc_backend {
       result.seconds = session.seconds();
       return result;
     }
-    {
+    if (!isolate_process || !run_isolated(model, options, session, result)) {
       std::lock_guard lock(detail::cbc_mutex());
-      try {
-        run_cbc(model, options, session, result);
-      } catch (const CoinError& e) {
-        result = {};
-        result.status = solve_status::error;
-        result.message = "cbc: " + e.className() + "::" + e.methodName() + ": " + e.message();
-      } catch (const std::bad_alloc&) {
-        result = {};
-        result.status = solve_status::error;
-        result.message = "cbc: out of memory";
-      } catch (const std::exception& e) {
-        result = {};
-        result.status = solve_status::error;
-        result.message = std::string("cbc: ") + e.what();
-      }
+      run_cbc_guarded(model, options, session, result);
     }
     session.rethrow_callback_error();
     if (result.message.rfind("unbounded", 0) == 0) result.seconds = session.seconds();
@@ -359,7 +488,228 @@ struct cbc_backend {
   }
 
  private:
-  static void run_cbc(const milp_model& model, const solver_options& options, detail::solve_session& session, solver_result& result) {
+  /// run_cbc with every exception of CBC turned into status `error`.
+  static void run_cbc_guarded(const milp_model& model, const solver_options& options, detail::solve_session& session, solver_result& result,
+                              const CbcModel** reporting = nullptr) {
+    try {
+      run_cbc(model, options, session, result, reporting);
+    } catch (const CoinError& e) {
+      result = {};
+      result.status = solve_status::error;
+      result.message = "cbc: " + e.className() + "::" + e.methodName() + ": " + e.message();
+    } catch (const std::bad_alloc&) {
+      result = {};
+      result.status = solve_status::error;
+      result.message = "cbc: out of memory";
+    } catch (const std::exception& e) {
+      result = {};
+      result.status = solve_status::error;
+      result.message = std::string("cbc: ") + e.what();
+    }
+  }
+
+  /// The child process: solves exactly as the in-process path, sends each improving incumbent and
+  /// the result on `fd`, and leaves with _exit (no atexit handlers, no destructors of the parent's
+  /// objects). `seconds_left` is the time left of the parent's limit when it forked.
+  [[noreturn]] static void child_main(int fd, const milp_model& model, const solver_options& options, double seconds_left) noexcept {
+    int code = 0;
+    try {
+      ::signal(SIGPIPE, SIG_IGN);  // a parent gone: write() fails with EPIPE, the child stops
+      const std::string_view crash = detail::cbc_test_crash_mode();
+      if (crash == "start") detail::cbc_test_crash();
+      solver_options child;
+      if (options.time_limit) child.time_limit = std::chrono::duration<double>(std::max(seconds_left, 0.0));
+      child.relative_gap = options.relative_gap;
+      child.threads = options.threads;
+      child.verbosity = options.verbosity;
+      const CbcModel* reporting = nullptr;
+      child.on_incumbent = [&](const solver_progress& p) {
+        std::string payload;
+        detail::cbc_put(payload, p.objective);
+        detail::cbc_put(payload, p.bound);
+        detail::cbc_put(payload, p.seconds);
+        detail::cbc_put_values(payload, reporting ? detail::cbc_original_values(*reporting, model) : std::vector<double>());
+        if (!detail::cbc_send_frame(fd, 'I', payload)) throw std::runtime_error("cbc child: the pipe to the caller is closed");
+        if (crash == "incumbent") detail::cbc_test_crash();
+        if (crash == "hang")
+          for (;;) ::pause();
+      };
+      detail::solve_session session(model, child);
+      solver_result result;
+      run_cbc_guarded(model, child, session, result, &reporting);
+      if (session.callback_failed()) {
+        code = 2;
+      } else {
+        std::string payload;
+        detail::cbc_put(payload, static_cast<std::int32_t>(result.status));
+        detail::cbc_put(payload, result.objective);
+        detail::cbc_put(payload, result.bound);
+        detail::cbc_put_values(payload, result.values);
+        detail::cbc_put(payload, static_cast<std::uint64_t>(result.message.size()));
+        payload += result.message;
+        if (!detail::cbc_send_frame(fd, 'R', payload)) code = 2;
+      }
+    } catch (...) {
+      code = 3;
+    }
+    std::fflush(stdout);
+    std::fflush(stderr);
+    ::_exit(code);
+  }
+
+  /// Runs CBC in a child process (see isolate_process). Returns false, having done nothing, when
+  /// the child cannot be started (the caller then solves in-process).
+  static bool run_isolated(const milp_model& model, const solver_options& options, detail::solve_session& session, solver_result& result) {
+    if (session.has_deadline() && session.seconds_left() <= 0) {
+      result.status = solve_status::time_limit;
+      result.message = "time limit reached before the search started";
+      return true;
+    }
+    int fds[2] = {-1, -1};
+    pid_t pid = -1;
+    {
+      // No in-process CBC solve may be running while we fork (its state would be copied half
+      // updated), and no other thread may fork between our pipe() and the close of its write end
+      // (its child would hold the write end open and we would never see end-of-file).
+      std::lock_guard lock(detail::cbc_mutex());
+      if (::pipe2(fds, O_CLOEXEC) != 0) return false;
+      std::fflush(stdout);  // else buffered output would be written twice
+      std::fflush(stderr);
+      const double left = session.seconds_left();
+      pid = ::fork();
+      if (pid == 0) {
+        ::close(fds[0]);
+        child_main(fds[1], model, options, left);
+      }
+      ::close(fds[1]);
+      if (pid < 0) {
+        ::close(fds[0]);
+        return false;
+      }
+    }
+    const int fd = fds[0];
+    const std::size_t n = model.num_variables();
+    const double grace = options.time_limit ? std::max(1.0, 0.1 * options.time_limit->count()) : 0.0;
+    std::string buffer;
+    std::vector<char> chunk(1 << 16);
+    std::vector<double> best_values;
+    double best_objective = std::numeric_limits<double>::quiet_NaN(), best_bound = best_objective;
+    bool got_result = false, killed = false;
+    solver_result received;
+
+    auto kill_child = [&] {
+      if (!killed) ::kill(pid, SIGKILL);
+      killed = true;
+    };
+    // Parses the complete frames at the front of `buffer`; false to stop reading.
+    auto parse = [&]() -> bool {
+      std::size_t pos = 0;
+      bool go_on = true;
+      while (go_on) {
+        std::size_t p = pos;
+        std::uint32_t kind = 0;
+        std::uint64_t size = 0;
+        if (!detail::cbc_get(buffer, p, kind) || !detail::cbc_get(buffer, p, size) || buffer.size() - p < size) break;
+        const std::string_view payload(buffer.data() + p, static_cast<std::size_t>(size));
+        pos = p + static_cast<std::size_t>(size);
+        std::size_t q = 0;
+        if (kind == 'I') {
+          double objective = 0, bound = 0, child_seconds = 0;
+          std::vector<double> values;
+          if (!detail::cbc_get(payload, q, objective) || !detail::cbc_get(payload, q, bound) || !detail::cbc_get(payload, q, child_seconds) ||
+              !detail::cbc_get_values(payload, q, values))
+            continue;
+          // Keep the values only when they form a valid assignment (a preprocessed column may be
+          // unknown, and a stopped CBC has returned broken assignments before).
+          const bool valid = values.size() == n && std::all_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); }) &&
+                             !model.first_violation(values);
+          if (valid) {
+            const double objective_of_values = model.objective_value(values);
+            if (best_values.empty() || detail::better_objective(objective_of_values, best_objective, model.sense)) {
+              best_values = std::move(values);
+              best_objective = objective_of_values;
+              best_bound = bound;
+            }
+          }
+          if (!session.report(objective, bound)) {  // the user's callback threw: stop
+            kill_child();
+            go_on = false;
+          }
+        } else if (kind == 'R') {
+          std::int32_t status = 0;
+          std::uint64_t length = 0;
+          if (detail::cbc_get(payload, q, status) && detail::cbc_get(payload, q, received.objective) && detail::cbc_get(payload, q, received.bound) &&
+              detail::cbc_get_values(payload, q, received.values) && detail::cbc_get(payload, q, length) && payload.size() - q >= length) {
+            received.status = static_cast<solve_status>(status);
+            received.message.assign(payload.data() + q, static_cast<std::size_t>(length));
+            got_result = true;
+          }
+        }
+      }
+      buffer.erase(0, pos);
+      return go_on;
+    };
+
+    for (;;) {
+      int timeout = -1;
+      if (session.has_deadline()) {
+        const double left = session.seconds_left() + grace;
+        if (left <= 0) {
+          kill_child();
+          break;
+        }
+        timeout = static_cast<int>(std::min(std::ceil(left * 1000), 1e9));
+      }
+      pollfd pfd{fd, POLLIN, 0};
+      const int ready = ::poll(&pfd, 1, timeout);
+      if (ready < 0) {
+        if (errno == EINTR) continue;
+        kill_child();
+        break;
+      }
+      if (ready == 0) continue;  // the loop head sees the deadline
+      const ssize_t got = ::read(fd, chunk.data(), chunk.size());
+      if (got < 0) {
+        if (errno == EINTR || errno == EAGAIN) continue;
+        kill_child();
+        break;
+      }
+      if (got == 0) break;  // end of file: the child has exited (or is exiting)
+      buffer.append(chunk.data(), static_cast<std::size_t>(got));
+      if (!parse()) break;
+    }
+    ::close(fd);
+    int wait_status = 0;
+    while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
+    }
+
+    if (got_result && !session.callback_failed()) {
+      result = std::move(received);
+      return true;
+    }
+    result = {};
+    if (session.callback_failed()) return true;  // solve() rethrows
+    std::string what;
+    if (killed) what = "the CBC process did not stop at the deadline and was killed";
+    else if (WIFSIGNALED(wait_status)) what = "CBC crashed (" + detail::cbc_signal_name(WTERMSIG(wait_status)) + ")";
+    else if (WIFEXITED(wait_status)) what = "CBC crashed (its process exited with status " + std::to_string(WEXITSTATUS(wait_status)) + " without a result)";
+    else what = "CBC crashed";
+    if (!best_values.empty()) {
+      result.status = solve_status::feasible;
+      result.values = std::move(best_values);
+      result.objective = best_objective;
+      result.bound = best_bound;
+      result.message = "cbc: " + what + (killed ? "; returned the best solution it had sent" : "; returned the best solution found before the crash");
+    } else {
+      result.status = killed ? solve_status::time_limit : solve_status::error;
+      result.message = "cbc: " + what + "; no solution had been found";
+    }
+    if (options.verbosity > 0) std::fprintf(stderr, "memsched: %s\n", result.message.c_str());
+    return true;
+  }
+
+  static void run_cbc(const milp_model& model, const solver_options& options, detail::solve_session& session, solver_result& result,
+                      const CbcModel** reporting = nullptr) {
     const std::size_t n = model.num_variables();
     const detail::coin_problem p(model);
     const int log = options.verbosity > 0 ? std::min(options.verbosity, 4) : 0;
@@ -401,7 +751,7 @@ struct cbc_backend {
 
     CbcModel cbc(solver);
     cbc.messageHandler()->setLogLevel(log);
-    detail::cbc_watchdog watchdog(session, p.sign, model.objective_offset);
+    detail::cbc_watchdog watchdog(session, p.sign, model.objective_offset, reporting);
     cbc.passInEventHandler(&watchdog);
     CbcSolverUsefulData data;
     data.noPrinting_ = log == 0;
