@@ -10,6 +10,8 @@
 
 #include "../graph/io_test_support.hpp"
 
+#include "../support/run_tool.hpp"
+
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -26,26 +28,6 @@ using nlohmann::json;
 
 namespace {
 
-struct run_result {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-run_result run_tool(const std::string& args, const temp_dir& dir) {
-  const auto err_file = dir / "stderr.txt";
-  const std::string command = std::string(MEMSCHED_TOOL_PATH) + " " + args + " 2>" + err_file.string();
-  run_result r;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buffer[4096];
-  std::size_t got = 0;
-  while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) r.out.append(buffer, got);
-  const int status = ::pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(err_file);
-  r.err.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  return r;
-}
 
 }  // namespace
 
@@ -63,7 +45,7 @@ TEST_CASE("memsched generate writes the library's graphs") {
   };
   for (const auto& it : items) {
     const auto out = dir / "g.json";
-    const run_result r = run_tool("generate " + it.args + " --out " + out.string() + " --json", dir);
+    const tool_run r = run_tool("generate " + it.args + " --out " + out.string() + " --json", dir);
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
     const json doc = json::parse(r.out);
     CHECK(doc.at("nodes") == num_vertices(it.expected));
@@ -71,7 +53,7 @@ TEST_CASE("memsched generate writes the library's graphs") {
     CHECK(to_json(read_json_graph(out)) == to_json(it.expected));
   }
   CHECK(run_tool("generate nonsense --out " + (dir / "x.json").string(), dir).exit_code == 2);
-  const run_result bad = run_tool("generate randwire --k 3 --out " + (dir / "x.json").string(), dir);
+  const tool_run bad = run_tool("generate randwire --k 3 --out " + (dir / "x.json").string(), dir);
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("k must be even") != std::string::npos);
   CHECK(run_tool("generate darts", dir).exit_code == 2);  // --out is required
@@ -81,7 +63,7 @@ TEST_CASE("memsched rewrite reports the rewrites and the Kahn peaks before and a
   const temp_dir dir;
   const std::string path = std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/unet.inference.json";
   const auto out = dir / "unet_rw.json";
-  const run_result r = run_tool("rewrite " + path + " --out " + out.string() + " --json", dir);
+  const tool_run r = run_tool("rewrite " + path + " --out " + out.string() + " --json", dir);
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   const json doc = json::parse(r.out);
   const dataflow_graph g = read_json_graph(path);
@@ -95,7 +77,7 @@ TEST_CASE("memsched rewrite reports the rewrites and the Kahn peaks before and a
   REQUIRE(doc.at("original").size() == num_vertices(lib.graph));
   for (std::size_t v = 0; v < num_vertices(lib.graph); ++v) CHECK(doc["original"][v] == g[lib.original[v]].id);
   // --no-channel-wise: nothing applies to U-Net.
-  const run_result none = run_tool("rewrite " + path + " --no-channel-wise --out " + out.string() + " --json", dir);
+  const tool_run none = run_tool("rewrite " + path + " --no-channel-wise --out " + out.string() + " --json", dir);
   REQUIRE(none.exit_code == 0);
   CHECK(json::parse(none.out).at("concats_removed") == 0);
 }

@@ -8,6 +8,8 @@
 
 #include "../graph/io_test_support.hpp"
 
+#include "../support/run_tool.hpp"
+
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -24,30 +26,10 @@ using nlohmann::json;
 
 namespace {
 
-struct run_result {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-run_result run_tool(const std::string& args, const temp_dir& dir) {
-  const auto err_file = dir / "stderr.txt";
-  const std::string command = std::string(MEMSCHED_TOOL_PATH) + " " + args + " 2>" + err_file.string();
-  run_result r;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buffer[4096];
-  std::size_t got = 0;
-  while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) r.out.append(buffer, got);
-  const int status = ::pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(err_file);
-  r.err.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  return r;
-}
 
 /// Checks the --json output of `memsched info` for `path` against the library's own numbers.
 json check_info(const std::filesystem::path& path, const temp_dir& dir) {
-  const run_result r = run_tool("info " + path.string() + " --json", dir);
+  const tool_run r = run_tool("info " + path.string() + " --json", dir);
   REQUIRE(r.exit_code == 0);
   CHECK(r.err.empty());
   // One JSON object on one line.
@@ -133,41 +115,41 @@ TEST_CASE("memsched info gives the same numbers for the JSON, GraphML and DOT fi
 TEST_CASE("memsched info: readable summary, --help, and errors on stderr with a non-zero exit") {
   temp_dir dir;
   const auto good = dir.write("g.json", R"({"name": "two", "nodes": [{"id": 1, "bytes": 1000}, {"id": 2, "bytes": 3000}], "edges": [[1, 2]]})");
-  const run_result text = run_tool("info " + good.string(), dir);
+  const tool_run text = run_tool("info " + good.string(), dir);
   CHECK(text.exit_code == 0);
   CHECK(contains(text.out, "two"));
   CHECK(contains(text.out, "nodes"));
   CHECK(contains(text.out, "4,000"));  // total bytes
   CHECK(contains(text.out, "kahn"));
 
-  const run_result help = run_tool("info --help", dir);
+  const tool_run help = run_tool("info --help", dir);
   CHECK(help.exit_code == 0);
   CHECK(contains(help.out, "usage: memsched info GRAPH"));
 
   const auto bad = dir.write("bad.json", R"({"nodes": [{"id": 1, "bytes": 1}, {"id": 2}]})");
-  const run_result r = run_tool("info " + bad.string() + " --json", dir);
+  const tool_run r = run_tool("info " + bad.string() + " --json", dir);
   CHECK(r.exit_code == 1);
   CHECK(r.out.empty());
   CHECK(contains(r.err, bad.string() + ": node 2: missing field 'bytes'"));
 
   const auto cyclic = dir.write("cyclic.dot", "digraph { 1 [bytes=1]; 2 [bytes=1]; 1 -> 2 -> 1 }");
-  const run_result cycle = run_tool("info " + cyclic.string(), dir);
+  const tool_run cycle = run_tool("info " + cyclic.string(), dir);
   CHECK(cycle.exit_code == 1);
   CHECK(contains(cycle.err, cyclic.string() + ": the graph has a cycle through node "));
 
   const auto missing = dir / "missing.graphml";
-  const run_result m = run_tool("info " + missing.string(), dir);
+  const tool_run m = run_tool("info " + missing.string(), dir);
   CHECK(m.exit_code == 1);
   CHECK(contains(m.err, missing.string() + ": cannot open"));
 
   const auto unknown = dir.write("g.txt", "{}");
-  const run_result u = run_tool("info " + unknown.string(), dir);
+  const tool_run u = run_tool("info " + unknown.string(), dir);
   CHECK(u.exit_code == 1);
   CHECK(contains(u.err, "unknown graph file extension"));
 
   CHECK(run_tool("info", dir).exit_code == 2);
   CHECK(run_tool("info " + good.string() + " " + good.string(), dir).exit_code == 2);
-  const run_result option = run_tool("info " + good.string() + " --frobnicate", dir);
+  const tool_run option = run_tool("info " + good.string() + " --frobnicate", dir);
   CHECK(option.exit_code == 2);
   CHECK(contains(option.err, "unknown option --frobnicate"));
 }

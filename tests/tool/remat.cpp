@@ -7,6 +7,8 @@
 #include <memsched/remat/training_graph.hpp>
 #include <memsched/sim/simulate_plan.hpp>
 
+#include "../support/run_tool.hpp"
+
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -21,53 +23,22 @@
 #include <string>
 
 using namespace memsched;
+using namespace memsched::testing;
 using nlohmann::json;
 
 namespace {
 
-struct scratch_dir {
-  std::filesystem::path path;
-  scratch_dir() {
-    path = std::filesystem::temp_directory_path() / ("memsched_remat_tool_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(path);
-  }
-  ~scratch_dir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
-
-struct run_result {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-run_result run_tool(const std::string& args, const scratch_dir& dir) {
-  const auto err_file = dir.path / "stderr.txt";
-  const std::string command = std::string(MEMSCHED_TOOL_PATH) + " " + args + " 2>" + err_file.string();
-  run_result r;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buffer[4096];
-  std::size_t got = 0;
-  while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) r.out.append(buffer, got);
-  const int status = ::pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(err_file);
-  r.err.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  return r;
-}
 
 const std::filesystem::path data_dir(MEMSCHED_TEST_DATA_DIR);
 
 }  // namespace
 
 TEST_CASE("memsched train writes the shared training graphs") {
-  const scratch_dir dir;
+  const temp_dir dir;
   for (const char* name : {"resnet18", "transformer", "unet"}) {
     CAPTURE(name);
-    const auto out = dir.path / "t.json";
-    const run_result r = run_tool("train " + (data_dir / "torch" / (std::string(name) + ".inference.json")).string() + " --out " + out.string(), dir);
+    const auto out = dir / "t.json";
+    const tool_run r = run_tool("train " + (data_dir / "torch" / (std::string(name) + ".inference.json")).string() + " --out " + out.string(), dir);
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
     const dataflow_graph built = read_json_graph(out);
     const dataflow_graph expected = read_json_graph(data_dir / "torch" / (std::string(name) + ".training.json"));
@@ -91,15 +62,15 @@ TEST_CASE("memsched train writes the shared training graphs") {
 }
 
 TEST_CASE("memsched remat: JSON, plans the simulator accepts, infeasible -> exit 2") {
-  const scratch_dir dir;
+  const temp_dir dir;
   const auto path = data_dir / "torch" / "resnet18.training.json";
   const dataflow_graph g = read_json_graph(path);
   const std::int64_t peak = checkpoint_all_plan(g).peak_bytes;
   for (auto h : all_remat_heuristics) {
     CAPTURE(to_string(h));
     const std::int64_t budget = peak * 85 / 100;
-    const auto out = dir.path / "plan.json";
-    const run_result r = run_tool("remat " + path.string() + " --budget " + std::to_string(budget) + " --algo " +
+    const auto out = dir / "plan.json";
+    const tool_run r = run_tool("remat " + path.string() + " --budget " + std::to_string(budget) + " --algo " +
                                       std::string(to_string(h)) + " --json --out " + out.string(),
                                   dir);
     const remat_result lib = run_remat_heuristic(g, h, budget, {});
@@ -131,10 +102,10 @@ TEST_CASE("memsched remat: JSON, plans the simulator accepts, infeasible -> exit
     }
   }
   // checkpoint-all at the no-remat peak: overhead exactly 0; one byte less: infeasible, exit 2.
-  const run_result ok = run_tool("remat " + path.string() + " --budget " + std::to_string(peak) + " --algo checkpoint-all --json", dir);
+  const tool_run ok = run_tool("remat " + path.string() + " --budget " + std::to_string(peak) + " --algo checkpoint-all --json", dir);
   CHECK(ok.exit_code == 0);
   CHECK(json::parse(ok.out).at("overhead") == 0.0);
-  const run_result no = run_tool("remat " + path.string() + " --budget " + std::to_string(peak - 1) + " --algo checkpoint-all --json", dir);
+  const tool_run no = run_tool("remat " + path.string() + " --budget " + std::to_string(peak - 1) + " --algo checkpoint-all --json", dir);
   CHECK(no.exit_code == 2);
   CHECK(json::parse(no.out).at("status") == "infeasible");
   // Percent budgets, fixed-parameter options, and usage errors.
@@ -147,8 +118,8 @@ TEST_CASE("memsched remat: JSON, plans the simulator accepts, infeasible -> exit
 }
 
 TEST_CASE("memsched revolve prints the schedule and t(l, s)") {
-  const scratch_dir dir;
-  const run_result r = run_tool("revolve --steps 100 --snaps 5 --json", dir);
+  const temp_dir dir;
+  const tool_run r = run_tool("revolve --steps 100 --snaps 5 --json", dir);
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   const json doc = json::parse(r.out);
   CHECK(doc.at("forward_steps") == 316);
@@ -158,7 +129,7 @@ TEST_CASE("memsched revolve prints the schedule and t(l, s)") {
     CHECK(doc["actions"][i].at("op") == std::string(to_string(sched.actions[i].op)));
     CHECK(doc["actions"][i].at("state") == sched.actions[i].state);
   }
-  const run_result text = run_tool("revolve --steps 10 --snaps 3", dir);
+  const tool_run text = run_tool("revolve --steps 10 --snaps 3", dir);
   CHECK(text.exit_code == 0);
   CHECK(text.out.find("forward steps: 15") != std::string::npos);
   CHECK(text.out.find("firsturn") != std::string::npos);
@@ -167,10 +138,10 @@ TEST_CASE("memsched revolve prints the schedule and t(l, s)") {
 }
 
 TEST_CASE("memsched sweep: table, JSON and CSV") {
-  const scratch_dir dir;
+  const temp_dir dir;
   const auto path = data_dir / "torch" / "vgg16.training.json";
-  const auto csv = dir.path / "sweep.csv";
-  const run_result r = run_tool("sweep " + path.string() + " --budgets 90%,80%,70% --json --csv " + csv.string(), dir);
+  const auto csv = dir / "sweep.csv";
+  const tool_run r = run_tool("sweep " + path.string() + " --budgets 90%,80%,70% --json --csv " + csv.string(), dir);
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   const json doc = json::parse(r.out);
   REQUIRE(doc.at("rows").size() == 3);
@@ -188,7 +159,7 @@ TEST_CASE("memsched sweep: table, JSON and CSV") {
   std::size_t lines = 0;
   for (std::string line; std::getline(in, line);) ++lines;
   CHECK(lines == 3 * all_remat_heuristics.size());  // vgg16's forward part is a chain
-  const run_result table = run_tool("sweep " + path.string() + " --num-budgets 2 --algos revolve,ap-sqrtn", dir);
+  const tool_run table = run_tool("sweep " + path.string() + " --num-budgets 2 --algos revolve,ap-sqrtn", dir);
   CHECK(table.exit_code == 0);
   CHECK(table.out.find("revolve") != std::string::npos);
   CHECK(run_tool("sweep " + path.string() + " --algos nope", dir).exit_code == 2);

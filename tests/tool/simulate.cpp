@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../support/run_tool.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -13,37 +15,17 @@
 
 namespace {
 
+using namespace memsched::testing;
+
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
-struct run_result {
-  int code = -1;
-  std::string out;
-};
-
-run_result run(const std::string& args) {
-  const std::string command = std::string(MEMSCHED_TOOL_PATH) + " " + args + " 2>/dev/null";
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  run_result r;
-  char buffer[4096];
-  std::size_t got = 0;
-  while ((got = fread(buffer, 1, sizeof buffer, pipe)) > 0) r.out.append(buffer, got);
-  const int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+// Standard error is not checked here; one scratch directory holds it for every run.
+tool_run run(const std::string& args) {
+  static const temp_dir stderr_dir;
+  return run_tool(args, stderr_dir);
 }
 
-// A scratch directory removed at the end of the test.
-struct scratch {
-  fs::path dir = fs::temp_directory_path() / ("memsched_tool_simulate_" + std::to_string(getpid()));
-  scratch() { fs::create_directories(dir); }
-  ~scratch() { fs::remove_all(dir); }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(dir / name) << text;
-    return (dir / name).string();
-  }
-};
 
 // 0 (10) -> {1, 2} -> 3 (5); bytes 10 20 30 5, cost 1 2 3 4: the diamond of tests/order/kahn.cpp,
 // with ids 100..103.
@@ -55,11 +37,11 @@ const char* diamond = R"({"name": "diamond", "nodes": [
 }  // namespace
 
 TEST_CASE("memsched simulate --order: a valid order, by hand") {
-  scratch s;
+  const temp_dir s;
   const std::string graph = s.write("g.json", diamond);
   const std::string order = s.write("o.json", R"({"order": [100, 102, 101, 103]})");
-  const run_result r = run("simulate " + graph + " --order " + order + " --json");
-  REQUIRE(r.code == 0);
+  const tool_run r = run("simulate " + graph + " --order " + order + " --json");
+  REQUIRE(r.exit_code == 0);
   const json doc = json::parse(r.out);
   CHECK(doc["valid"] == true);
   // 100: 10 | 102: 40 | 101: 60, frees 100 -> 50 | 103: 55 -> 5.
@@ -78,32 +60,32 @@ TEST_CASE("memsched simulate --order: a valid order, by hand") {
   CHECK(doc["timeline"][3]["live_after"] == 5);
   // A bare array is accepted; first-fit and an on-chip capacity that forces traffic.
   const std::string bare = s.write("bare.json", "[100, 101, 102, 103]");
-  const run_result ff = run("simulate " + graph + " --order " + bare + " --arena first-fit --onchip 55 --json");
-  REQUIRE(ff.code == 0);
+  const tool_run ff = run("simulate " + graph + " --order " + bare + " --arena first-fit --onchip 55 --json");
+  REQUIRE(ff.exit_code == 0);
   const json d2 = json::parse(ff.out);
   CHECK(d2["arena"] == "first-fit");
   // 100 101 102 103 with 55 bytes: running 102 (10 + 20 + 30 = 60) must evict 101 (100 is its
   // input, so pinned): write 20; 103 reads it back: 20.
   CHECK(d2["offchip_bytes"] == 40);
   CHECK(d2["offchip"]["bytes_written"] == 20);
-  const run_result tiny = run("simulate " + graph + " --order " + bare + " --onchip 10 --json");
-  REQUIRE(tiny.code == 0);
+  const tool_run tiny = run("simulate " + graph + " --order " + bare + " --onchip 10 --json");
+  REQUIRE(tiny.exit_code == 0);
   const json d3 = json::parse(tiny.out);
   CHECK(d3["offchip_bytes"].is_null());
   CHECK(d3["offchip"]["status"] == "infeasible");
 }
 
 TEST_CASE("memsched simulate accepts the output of memsched order, for every baseline") {
-  scratch s;
+  const temp_dir s;
   const std::string graph = std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/resnet18.inference.json";
   for (const char* algo : {"kahn", "dfs", "greedy"}) {
     CAPTURE(algo);
-    const std::string order = (s.dir / (std::string(algo) + ".json")).string();
-    const run_result o = run("order " + graph + " --algo " + algo + " --out " + order + " --json");
-    REQUIRE(o.code == 0);
+    const std::string order = (s / (std::string(algo) + ".json")).string();
+    const tool_run o = run("order " + graph + " --algo " + algo + " --out " + order + " --json");
+    REQUIRE(o.exit_code == 0);
     const json ordered = json::parse(o.out);
-    const run_result r = run("simulate " + graph + " --order " + order + " --json");
-    REQUIRE(r.code == 0);
+    const tool_run r = run("simulate " + graph + " --order " + order + " --json");
+    REQUIRE(r.exit_code == 0);
     const json doc = json::parse(r.out);
     CHECK(doc["valid"] == true);
     CHECK(doc["peak_bytes"] == ordered["peak_bytes"]);
@@ -112,42 +94,42 @@ TEST_CASE("memsched simulate accepts the output of memsched order, for every bas
 }
 
 TEST_CASE("memsched simulate: an invalid order or plan gives valid:false and exit code 1") {
-  scratch s;
+  const temp_dir s;
   const std::string graph = s.write("g.json", diamond);
   for (const char* text : {R"({"order": [101, 100, 102, 103]})", R"({"order": [100, 101, 102]})",
                            R"({"order": [100, 101, 102, 103, 103]})", R"({"order": [100, 7, 101, 102]})"}) {
     CAPTURE(text);
-    const run_result r = run("simulate " + graph + " --order " + s.write("bad.json", text) + " --json");
-    CHECK(r.code == 1);
+    const tool_run r = run("simulate " + graph + " --order " + s.write("bad.json", text).string() + " --json");
+    CHECK(r.exit_code == 1);
     const json doc = json::parse(r.out);
     CHECK(doc["valid"] == false);
     CHECK(!doc["error"].get<std::string>().empty());
   }
-  const run_result r = run("simulate " + graph + " --order " + s.write("bad.json", R"({"order": [101, 100, 102, 103]})") + " --json");
+  const tool_run r = run("simulate " + graph + " --order " + s.write("bad.json", R"({"order": [101, 100, 102, 103]})").string() + " --json");
   CHECK(json::parse(r.out)["error"].get<std::string>().find("node 101") != std::string::npos);
   const std::string plan = s.write("p.json", R"({"steps": [{"op": "compute", "node": 101}]})");
-  const run_result p = run("simulate " + graph + " --plan " + plan + " --json");
-  CHECK(p.code == 1);
+  const tool_run p = run("simulate " + graph + " --plan " + plan + " --json");
+  CHECK(p.exit_code == 1);
   const json doc = json::parse(p.out);
   CHECK(doc["valid"] == false);
   CHECK(doc["error"].get<std::string>().find("step 0") != std::string::npos);
   // Usage errors are not verdicts: exit code 2.
-  CHECK(run("simulate " + graph + " --json").code == 2);
-  CHECK(run("simulate " + graph + " --order a --plan b").code == 2);
-  CHECK(run("simulate " + graph + " --order " + plan + " --arena best").code == 2);
-  CHECK(run("simulate --help").code == 0);
+  CHECK(run("simulate " + graph + " --json").exit_code == 2);
+  CHECK(run("simulate " + graph + " --order a --plan b").exit_code == 2);
+  CHECK(run("simulate " + graph + " --order " + plan + " --arena best").exit_code == 2);
+  CHECK(run("simulate --help").exit_code == 0);
 }
 
 TEST_CASE("memsched simulate --plan: recomputation, cost and overhead") {
-  scratch s;
+  const temp_dir s;
   const std::string graph = s.write("g.json", diamond);
   // Recompute 100 so it is not held while 101 and 102 run.
   const std::string plan = s.write("p.json", R"({"steps": [
     {"op": "compute", "node": 100}, {"op": "compute", "node": 101}, {"op": "free", "node": 100},
     {"op": "compute", "node": 100}, {"op": "compute", "node": 102}, {"op": "free", "node": 100},
     {"op": "compute", "node": 103}, {"op": "free", "node": 101}, {"op": "free", "node": 102}]})");
-  const run_result r = run("simulate " + graph + " --plan " + plan + " --json");
-  REQUIRE(r.code == 0);
+  const tool_run r = run("simulate " + graph + " --plan " + plan + " --json");
+  REQUIRE(r.exit_code == 0);
   const json doc = json::parse(r.out);
   CHECK(doc["valid"] == true);
   CHECK(doc["kind"] == "plan");
