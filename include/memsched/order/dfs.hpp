@@ -2,6 +2,7 @@
 // Depth-first reverse post-order: the topological order of a recursive depth-first traversal.
 
 #include <memsched/graph/memory_graph.hpp>
+#include <memsched/order/detail/heuristic_result.hpp>
 #include <memsched/order/order_result.hpp>
 #include <memsched/order/peak_lower_bound.hpp>
 #include <memsched/sim/simulate_order.hpp>
@@ -51,11 +52,7 @@ template <class G, class... Maps>
     }
   }
   std::reverse(result.order.begin(), result.order.end());
-  result.peak_bytes = detail::order_peak_unchecked(g, result.order);
-  result.lower_bound = peak_lower_bound(g);
-  result.status = result.peak_bytes == result.lower_bound ? solve_status::optimal : solve_status::feasible;
-  result.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return result;
+  return detail::heuristic_order_result(g, std::move(result.order), start);
 }
 
 }  // namespace memsched

@@ -2,6 +2,7 @@
 // Greedy ordering: always run the ready vertex that leaves the least memory resident.
 
 #include <memsched/graph/memory_graph.hpp>
+#include <memsched/order/detail/heuristic_result.hpp>
 #include <memsched/order/order_result.hpp>
 #include <memsched/order/peak_lower_bound.hpp>
 #include <memsched/sim/simulate_order.hpp>
@@ -95,13 +96,7 @@ template <class G, class... Maps>
 [[nodiscard]] order_result greedy_order(const G& graph, const Maps&... maps) {
   const auto start = std::chrono::steady_clock::now();
   const memory_graph& g = detail::to_memory_graph(graph, maps...);
-  order_result result;
-  result.order = detail::greedy_orderer(g).run();
-  result.peak_bytes = detail::order_peak_unchecked(g, result.order);
-  result.lower_bound = peak_lower_bound(g);
-  result.status = result.peak_bytes == result.lower_bound ? solve_status::optimal : solve_status::feasible;
-  result.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return result;
+  return detail::heuristic_order_result(g, detail::greedy_orderer(g).run(), start);
 }
 
 }  // namespace memsched

@@ -2,6 +2,7 @@
 // Kahn's algorithm with a FIFO queue: the order a framework's executor would use.
 
 #include <memsched/graph/memory_graph.hpp>
+#include <memsched/order/detail/heuristic_result.hpp>
 #include <memsched/order/order_result.hpp>
 #include <memsched/order/peak_lower_bound.hpp>
 #include <memsched/sim/simulate_order.hpp>
@@ -21,26 +22,22 @@ template <class G, class... Maps>
 [[nodiscard]] order_result kahn_order(const G& graph, const Maps&... maps) {
   const auto start = std::chrono::steady_clock::now();
   const memory_graph& g = detail::to_memory_graph(graph, maps...);
-  order_result result;
   std::vector<std::uint32_t> indegree(g.size());
   std::deque<std::size_t> ready;
   for (std::size_t v = 0; v < g.size(); ++v) {
     indegree[v] = static_cast<std::uint32_t>(g.in_degree(v));
     if (indegree[v] == 0) ready.push_back(v);
   }
-  result.order.reserve(g.size());
+  std::vector<std::size_t> order;
+  order.reserve(g.size());
   while (!ready.empty()) {
     const std::size_t u = ready.front();
     ready.pop_front();
-    result.order.push_back(u);
+    order.push_back(u);
     for (auto v : g.successors(u))
       if (--indegree[v] == 0) ready.push_back(v);
   }
-  result.peak_bytes = detail::order_peak_unchecked(g, result.order);
-  result.lower_bound = peak_lower_bound(g);
-  result.status = result.peak_bytes == result.lower_bound ? solve_status::optimal : solve_status::feasible;
-  result.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return result;
+  return detail::heuristic_order_result(g, std::move(order), start);
 }
 
 }  // namespace memsched
