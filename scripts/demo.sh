@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs the memsched tool on a bundled real graph: the README's main command.
+# Sets up, builds and runs the memsched tool on bundled real graphs: the README's main command.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 bash "$root/scripts/build.sh" -DMEMSCHED_BUILD_EXAMPLES=ON
 tool="$build/examples/memsched"
-graph="$root/tests/data/torch/resnet18.inference.json"
+graph="$root/tests/data/torch/randwire_ws_stage.inference.json"
+training="$root/tests/data/torch/resnet18.training.json"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+field() { grep -o "\"$1\":[^,}]*" | head -1; }
+
 echo "== memsched info $graph"
 "$tool" info "$graph"
-for algo in kahn dfs greedy; do
-  echo "== memsched order --algo $algo"
-  "$tool" order "$graph" --algo "$algo" --json | head -c 200
-  echo " ..."
+for algo in kahn dfs greedy serenity; do
+  echo "== memsched order --algo $algo: $("$tool" order "$graph" --algo "$algo" --json | tee "$tmp/order.json" | field peak_bytes), $(field status < "$tmp/order.json")"
 done
+echo "== memsched simulate (serenity's order, first-fit arena): $("$tool" simulate "$graph" --order "$tmp/order.json" --arena first-fit --json | field arena_bytes)"
+echo "== memsched remat $training --budget 80% (cheapest heuristic plan)"
+"$tool" remat "$training" --budget 80% --algo best-heuristic --json > "$tmp/plan.json" || true
+for key in status peak_bytes overhead; do field "$key" < "$tmp/plan.json"; done
