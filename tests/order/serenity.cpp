@@ -15,24 +15,6 @@ using namespace memsched::testing;
 
 namespace {
 
-std::int64_t brute_force_peak(const memory_graph& g) {
-  std::int64_t best = std::numeric_limits<std::int64_t>::max();
-  for_each_topological_order(g, [&](const std::vector<std::size_t>& order) {
-    best = std::min(best, detail::order_peak_unchecked(g, order));
-  });
-  return best;
-}
-
-// Random explicit outputs: some inner vertices become outputs, some sinks do not.
-memory_graph_data with_random_outputs(memory_graph_data d, std::uint64_t seed) {
-  std::mt19937_64 rng(seed * 7919 + 1);
-  std::vector<std::size_t> outs;
-  for (std::size_t v = 0; v < d.num_nodes; ++v)
-    if (rng() % 3 == 0) outs.push_back(v);
-  d.outputs = outs;
-  return d;
-}
-
 void check_result(const memory_graph& g, const order_result& r) {
   REQUIRE(r.order.size() == g.size());
   CHECK(simulate_order(g, r.order).peak_bytes == r.peak_bytes);

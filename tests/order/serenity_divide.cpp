@@ -59,14 +59,6 @@ memory_graph_data hourglass(std::size_t blobs, std::size_t blob_size, double p, 
   return d;
 }
 
-std::int64_t brute_force_peak(const memory_graph& g) {
-  std::int64_t best = std::numeric_limits<std::int64_t>::max();
-  for_each_topological_order(g, [&](const std::vector<std::size_t>& order) {
-    best = std::min(best, detail::order_peak_unchecked(g, order));
-  });
-  return best;
-}
-
 }  // namespace
 
 TEST_CASE("divide and conquer gives the whole-graph optimum on random hourglass graphs") {

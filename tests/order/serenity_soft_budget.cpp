@@ -14,14 +14,6 @@ using namespace memsched::testing;
 
 namespace {
 
-std::int64_t brute_force_peak(const memory_graph& g) {
-  std::int64_t best = std::numeric_limits<std::int64_t>::max();
-  for_each_topological_order(g, [&](const std::vector<std::size_t>& order) {
-    best = std::min(best, detail::order_peak_unchecked(g, order));
-  });
-  return best;
-}
-
 memory_graph shared_graph(const char* name) {
   return make_memory_graph(read_json_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/" + name));
 }

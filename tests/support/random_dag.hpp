@@ -4,12 +4,15 @@
 
 #include <memsched/graph/dataflow_graph.hpp>
 #include <memsched/graph/memory_graph.hpp>
+#include <memsched/sim/simulate_order.hpp>
 
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/compressed_sparse_row_graph.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <random>
 #include <utility>
 #include <vector>
@@ -141,5 +144,24 @@ struct typed_graph {
     }
   }
 };
+
+/// The minimum peak over every topological order of g (exponential: small graphs only).
+inline std::int64_t brute_force_peak(const memory_graph& g) {
+  std::int64_t best = std::numeric_limits<std::int64_t>::max();
+  for_each_topological_order(g, [&](const std::vector<std::size_t>& order) {
+    best = std::min(best, detail::order_peak_unchecked(g, order));
+  });
+  return best;
+}
+
+/// d with random explicit outputs: some inner vertices become outputs, some sinks do not.
+inline memory_graph_data with_random_outputs(memory_graph_data d, std::uint64_t seed) {
+  std::mt19937_64 rng(seed * 7919 + 1);
+  std::vector<std::size_t> outs;
+  for (std::size_t v = 0; v < d.num_nodes; ++v)
+    if (rng() % 3 == 0) outs.push_back(v);
+  d.outputs = outs;
+  return d;
+}
 
 }  // namespace memsched::testing

@@ -6,6 +6,7 @@
 
 #include <memsched/core/status.hpp>
 #include <memsched/graph/memory_graph.hpp>
+#include <memsched/order/detail/serenity_decision.hpp>
 #include <memsched/order/detail/serenity_dp.hpp>
 #include <memsched/order/dfs.hpp>
 #include <memsched/order/greedy.hpp>
@@ -60,6 +61,9 @@ struct serenity_options {
   bool free_moves = true;
   /// Width of the beam search that seeds the upper bound (0: none; Kahn and greedy orders only).
   std::size_t beam_width = 64;
+  /// Signatures the decision searches (forward and backward depth first, bisection over the peak)
+  /// may expand per segment before the layered dynamic program takes over (0: layered only).
+  std::uint64_t decision_budget = std::uint64_t{1} << 19;
 };
 
 namespace detail {
@@ -200,15 +204,67 @@ class serenity_solver {
   std::int64_t budget_cap() const { return budget_ ? *budget_ : std::numeric_limits<std::int64_t>::max(); }
 
   void solve_off(serenity_segment_answer& a) {
-    // One exact search for the best order with peak < incumbent. (Decision searches with free
-    // moves up to the limit were tried: a layered search meets its first order only in the last
-    // layer, so repeated decisions cost more than one exact search on the shared graphs.)
+    // Two exact methods in turn. First a bisection over tau with decision searches
+    // (detail/serenity_decision.hpp, forward and backward depth first): a yes lowers the incumbent
+    // to the order found, a no raises the lower bound to tau + 1; the first question is whether
+    // anything beats the incumbent at all. They settle graphs with a tight spot near one end in a
+    // few thousand signatures, but cost several times more per signature than the layered search,
+    // so after decision_budget signatures the layered search (Algorithm 1) finishes the proof,
+    // starting from the better incumbent and lower bound.
+    if (opt_.decision_budget > 0) {
+      serenity_decider decider(g_, pool_, opt_.max_states, deadline_, opt_.free_moves);
+      if (decider.usable() && !bisect(a, decider)) return;  // stopped by a limit
+    }
+    if (std::max(lb_, target_) >= best_peak_) {
+      proven_ = true;
+      return;
+    }
     const std::int64_t limit = std::min(best_peak_ - 1, budget_cap());
+    if (lb_ > limit) {
+      if (budget_ && *budget_ < best_peak_) infeasible_ = true;  // nothing fits the budget
+      else proven_ = true;
+      return;
+    }
     const auto out = attempt(a, limit, false);
     if (out == serenity_dp_outcome::no_solution) {
       if (limit == best_peak_ - 1) proven_ = true;  // nothing beats the incumbent
       else infeasible_ = true;                      // nothing fits the budget
     }
+  }
+
+  // Bisection with decisions until the optimum is proven (true), the decision budget is spent
+  // (true: the layered search goes on) or a limit stops the search (false).
+  bool bisect(serenity_segment_answer& a, serenity_decider& decider) {
+    bool first = true, go_on = true;
+    while (std::max(lb_, target_) < best_peak_) {
+      const std::int64_t hi = std::min(best_peak_ - 1, budget_cap());  // look for peaks <= hi
+      if (lb_ > hi) break;
+      const std::int64_t lo = std::min(hi, std::max(lb_, target_));
+      const std::int64_t tau = first ? hi : lo + (hi - lo) / 2;
+      first = false;
+      if (decider.expanded() >= opt_.decision_budget) break;
+      const auto out = decider.decide(tau, opt_.decision_budget - decider.expanded());
+#ifdef MEMSCHED_SERENITY_TRACE
+      std::fprintf(stderr, "decide %lld in [%lld, %lld]: %d, expanded %llu stored %llu\n", (long long)tau, (long long)lo,
+                   (long long)hi, (int)out, (unsigned long long)decider.expanded(), (unsigned long long)decider.stored());
+#endif
+      if (out == serenity_decision::yes) {
+        consider(decider.order(), order_peak_unchecked(g_, decider.order()));
+      } else if (out == serenity_decision::no) {
+        lb_ = tau + 1;
+      } else {
+        if (out == serenity_decision::stopped) {
+          last_out_of_time_ = decider.out_of_time();
+          go_on = false;
+        }
+        break;
+      }
+    }
+    a.stats.states_expanded += decider.expanded();
+    a.stats.states_stored += decider.stored();
+    search_bytes_ = std::max<std::uint64_t>(search_bytes_, static_cast<std::uint64_t>(decider.peak_bytes()));
+    a.stats.search_bytes = search_bytes_;
+    return go_on;
   }
 
   void solve_paper(serenity_segment_answer& a) {

@@ -1,0 +1,376 @@
+#pragma once
+// The decision search of serenity_order: is there an order with peak <= tau? Depth first over
+// signatures (sets of scheduled vertices) with a memo of dead signatures, run from the inputs
+// (forward) and from the outputs (backward) in alternating slices; the first direction to answer
+// wins. Internal; see order/serenity.hpp and docs/serenity.md ("Decision searches").
+//
+// Why two directions: the live memory of a partial schedule depends only on its signature, read
+// from either end. The backward search keeps the set of vertices *not yet* run (an up-closed set)
+// and runs the order from its last vertex; the tensors resident just before vertex x runs are the
+// ones computed earlier (not in the set) that are graph outputs or are read by x or a later vertex.
+// A graph whose tightest moment is near its end prunes at once backward and late forward (and
+// the other way round); a region where every order fits is crossed by one depth-first dive.
+
+#include <memsched/graph/memory_graph.hpp>
+#include <memsched/order/detail/serenity_dp.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <new>
+#include <vector>
+
+namespace memsched::detail {
+
+enum class serenity_decision { yes, no, paused, stopped };
+
+/// One direction of the decision search, type-erased over the bitset width.
+class serenity_decision_search {
+ public:
+  virtual ~serenity_decision_search() = default;
+  /// Starts deciding tau. The memo of dead signatures is kept when tau <= the last tau decided.
+  virtual void start(std::int64_t tau) = 0;
+  /// Expands up to `budget` more signatures: yes (order() has peak <= tau), no (proven), paused
+  /// (budget used up), stopped (deadline, max_states or the memory pool).
+  virtual serenity_decision run(std::uint64_t budget) = 0;
+  /// The order found by the last `yes`, first vertex first.
+  [[nodiscard]] virtual const std::vector<std::size_t>& order() const = 0;
+  [[nodiscard]] virtual std::uint64_t expanded() const = 0;
+  [[nodiscard]] virtual std::uint64_t stored() const = 0;
+  [[nodiscard]] virtual bool out_of_time() const = 0;
+  [[nodiscard]] virtual std::int64_t peak_bytes() const = 0;  ///< Most memory the memo held.
+};
+
+template <std::size_t W, bool Backward>
+class serenity_dfs final : public serenity_decision_search {
+ public:
+  serenity_dfs(const memory_graph& g, serenity_memory_pool& pool, std::uint64_t max_states,
+               std::chrono::steady_clock::time_point deadline, bool free_moves)
+      : g_(g), pool_(pool), max_states_(max_states), deadline_(deadline), free_moves_(free_moves), n_(g.size()) {
+    tadd_.resize(n_);
+    alloc_.resize(n_);
+    bytes_.resize(n_);
+    zobrist_.resize(n_);
+    succmask_.assign(n_ * W, 0);
+    predmask_.assign(n_ * W, 0);
+    std::uint64_t seed = 0xD1B54A32D192ED03ull;
+    for (std::size_t v = 0; v < n_; ++v) {
+      bytes_[v] = g.bytes(v);
+      tadd_[v] = g.bytes(v) + g.workspace(v);
+      alloc_[v] = (g.out_degree(v) > 0 || g.is_output(v)) ? g.bytes(v) : 0;
+      seed += 0x9E3779B97F4A7C15ull;
+      std::uint64_t z = seed;
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+      zobrist_[v] = z ^ (z >> 31);
+      for (auto s : g.successors(v)) succmask_[v * W + s / 64] |= std::uint64_t{1} << (s % 64);
+      for (auto p : g.predecessors(v)) predmask_[v * W + p / 64] |= std::uint64_t{1} << (p % 64);
+      if (g.is_output(v)) root_live_ += Backward ? g.bytes(v) : 0;
+    }
+  }
+  ~serenity_dfs() override { release_memo(); }
+
+  void start(std::int64_t tau) override {
+    if (tau > memo_tau_) release_memo();  // dead at a smaller tau says nothing about a larger one
+    memo_tau_ = tau;
+    tau_ = tau;
+    stack_.clear();
+    children_.clear();
+    frame root{};
+    root.live = root_live_;
+    for (std::size_t v = 0; v < n_; ++v)
+      if ((Backward ? g_.out_degree(v) : g_.in_degree(v)) == 0) root.ready[v / 64] |= std::uint64_t{1} << (v % 64);
+    push(root);
+  }
+
+  serenity_decision run(std::uint64_t budget) override {
+    if (std::chrono::steady_clock::now() >= deadline_) {
+      out_of_time_ = true;
+      return serenity_decision::stopped;
+    }
+    while (budget > 0) {
+      if (stack_.empty()) return serenity_decision::no;
+      frame& f = stack_.back();
+      if (stack_.size() == n_ + 1) {
+        found_.clear();
+        for (std::size_t k = 1; k < stack_.size(); ++k) found_.push_back(stack_[k].node);
+        if (Backward) std::reverse(found_.begin(), found_.end());
+        return serenity_decision::yes;
+      }
+      if (f.next == f.end) {  // every child is dead: so is f
+        const std::uint64_t hash = f.hash;
+        std::uint64_t sig[W];
+        std::copy(f.sig, f.sig + W, sig);
+        children_.resize(f.first);
+        stack_.pop_back();
+        if (!remember_dead(sig, hash)) return serenity_decision::stopped;
+        continue;
+      }
+      const child c = children_[f.next++];
+      frame k{};
+      std::copy(f.sig, f.sig + W, k.sig);
+      k.sig[c.node / 64] |= std::uint64_t{1} << (c.node % 64);
+      k.hash = f.hash ^ zobrist_[c.node];
+      if (is_dead(k.sig, k.hash)) continue;
+      std::copy(f.ready, f.ready + W, k.ready);
+      k.ready[c.node / 64] &= ~(std::uint64_t{1} << (c.node % 64));
+      for (auto x : Backward ? g_.predecessors(c.node) : g_.successors(c.node))
+        if (subset(Backward ? &succmask_[x * W] : &predmask_[x * W], k.sig)) k.ready[x / 64] |= std::uint64_t{1} << (x % 64);
+      k.live = c.live;
+      k.node = c.node;
+      push(k);
+      --budget;
+      if ((++expanded_ & 1023) == 0 && std::chrono::steady_clock::now() >= deadline_) {
+        out_of_time_ = true;
+        return serenity_decision::stopped;
+      }
+    }
+    return serenity_decision::paused;
+  }
+
+  const std::vector<std::size_t>& order() const override { return found_; }
+  std::uint64_t expanded() const override { return expanded_; }
+  std::uint64_t stored() const override { return memo_keys_.size() / W; }
+  bool out_of_time() const override { return out_of_time_; }
+  std::int64_t peak_bytes() const override { return peak_accounted_; }
+
+ private:
+  struct frame {
+    std::uint64_t sig[W];
+    std::uint64_t ready[W];
+    std::uint64_t hash;
+    std::int64_t live;
+    std::uint32_t first, end, next;  // this frame's children in children_
+    std::uint32_t node;              // the vertex run to reach this frame
+  };
+  struct child {
+    std::uint32_t node;
+    std::int64_t live;       // live bytes after the child's vertex runs
+    std::int64_t transient;  // bytes while it runs
+  };
+
+  static bool subset(const std::uint64_t* a, const std::uint64_t* b) noexcept {  // a ⊆ b
+    std::uint64_t x = 0;
+    for (std::size_t w = 0; w < W; ++w) x |= a[w] & ~b[w];
+    return x == 0;
+  }
+  static bool has(const std::uint64_t* set, std::size_t v) noexcept { return (set[v / 64] >> (v % 64)) & 1; }
+
+  // Backward: y is resident once some vertex that reads it has run (in reverse), or is an output.
+  bool resident_backward(std::size_t y, const std::uint64_t* sig) const noexcept {
+    if (g_.is_output(y)) return true;
+    std::uint64_t x = 0;
+    for (std::size_t w = 0; w < W; ++w) x |= succmask_[y * W + w] & sig[w];
+    return x != 0;
+  }
+
+  // Running v from a frame with signature sig and live bytes `live`.
+  child step(std::size_t v, const std::uint64_t* sig, std::int64_t live) const noexcept {
+    child c{static_cast<std::uint32_t>(v), live, 0};
+    if constexpr (Backward) {
+      if (resident_backward(v, sig)) c.live -= bytes_[v];
+      for (auto p : g_.predecessors(v))
+        if (!resident_backward(p, sig)) c.live += bytes_[p];
+      c.transient = c.live + tadd_[v];
+    } else {
+      c.transient = live + tadd_[v];
+      c.live += alloc_[v];
+      std::uint64_t with[W];
+      std::copy(sig, sig + W, with);
+      with[v / 64] |= std::uint64_t{1} << (v % 64);
+      for (auto p : g_.predecessors(v))
+        if (!g_.is_output(p) && subset(&succmask_[p * W], with)) c.live -= bytes_[p];
+    }
+    return c;
+  }
+
+  // Pushes f with its children: the vertices that fit tau, smallest live bytes after first; only
+  // one child when a free move exists (a vertex that fits tau and does not raise the live bytes:
+  // some order within tau runs it next, docs/serenity.md).
+  void push(frame f) {
+    f.first = f.next = static_cast<std::uint32_t>(children_.size());
+    for (std::size_t w = 0; w < W; ++w)
+      for (std::uint64_t bits = f.ready[w]; bits != 0; bits &= bits - 1) {
+        const std::size_t v = w * 64 + static_cast<std::size_t>(std::countr_zero(bits));
+        const child c = step(v, f.sig, f.live);
+        if (c.transient > tau_) continue;
+        if (free_moves_ && c.live <= f.live) {
+          children_.resize(f.first);
+          children_.push_back(c);
+          break;
+        }
+        children_.push_back(c);
+      }
+    f.end = static_cast<std::uint32_t>(children_.size());
+    if (!table_.empty())  // the memo probes of the children miss the cache: start them now
+      for (std::uint32_t k = f.first; k < f.end; ++k) __builtin_prefetch(&table_[(f.hash ^ zobrist_[children_[k].node]) & mask_]);
+    std::sort(children_.begin() + f.first, children_.end(), [](const child& a, const child& b) {
+      if (a.live != b.live) return a.live < b.live;
+      if (a.transient != b.transient) return a.transient < b.transient;
+      return a.node < b.node;
+    });
+    stack_.push_back(f);
+  }
+
+  // The memo: open addressing over (tag | index + 1), keys stored W words each.
+  bool is_dead(const std::uint64_t* sig, std::uint64_t hash) const noexcept {
+    if (table_.empty()) return false;
+    const std::uint64_t tag = hash & 0xFFFFFFFF00000000ull;
+    for (std::size_t slot = hash & mask_; table_[slot] != 0; slot = (slot + 1) & mask_) {
+      const std::uint64_t e = table_[slot];
+      if ((e & 0xFFFFFFFF00000000ull) != tag) continue;
+      const std::uint64_t* key = &memo_keys_[((e & 0xFFFFFFFFull) - 1) * W];
+      if (std::equal(key, key + W, sig)) return true;
+    }
+    return false;
+  }
+  bool account(std::int64_t bytes) {
+    if (!pool_.reserve(bytes)) return false;
+    accounted_ += bytes;
+    peak_accounted_ = std::max(peak_accounted_, accounted_);
+    return true;
+  }
+  bool grow(std::vector<std::uint64_t>& v, std::size_t want) {  // capacity >= want, doubling
+    if (v.capacity() >= want) return true;
+    const std::size_t cap = std::max<std::size_t>(want, std::max<std::size_t>(1024, v.capacity() * 2));
+    const auto bytes = static_cast<std::int64_t>((cap - v.capacity()) * sizeof(std::uint64_t));
+    if (!account(bytes)) return false;
+    try {
+      v.reserve(cap);
+    } catch (const std::bad_alloc&) {
+      account(-bytes);
+      return false;
+    }
+    return true;
+  }
+  bool remember_dead(const std::uint64_t* sig, std::uint64_t hash) {
+    const std::size_t count = memo_keys_.size() / W;
+    if (count + 1 > max_states_ || count + 1 >= 0xFFFFFFF0u) return false;
+    if (2 * (count + 1) > table_.size()) {
+      const std::size_t cap = std::max<std::size_t>(1024, table_.size() * 2);
+      const auto bytes = static_cast<std::int64_t>(cap * sizeof(std::uint64_t));
+      if (!account(bytes)) return false;
+      std::vector<std::uint64_t> t;
+      try {
+        t.assign(cap, 0);
+      } catch (const std::bad_alloc&) {
+        account(-bytes);
+        return false;
+      }
+      mask_ = cap - 1;
+      for (std::size_t i = 0; i < count; ++i) {
+        std::size_t slot = memo_hash_[i] & mask_;
+        while (t[slot] != 0) slot = (slot + 1) & mask_;
+        t[slot] = (memo_hash_[i] & 0xFFFFFFFF00000000ull) | (i + 1);
+      }
+      account(-static_cast<std::int64_t>(table_.capacity() * sizeof(std::uint64_t)));
+      table_.swap(t);
+    }
+    if (!grow(memo_keys_, memo_keys_.size() + W) || !grow(memo_hash_, memo_hash_.size() + 1)) return false;
+    memo_keys_.insert(memo_keys_.end(), sig, sig + W);
+    memo_hash_.push_back(hash);
+    std::size_t slot = hash & mask_;
+    while (table_[slot] != 0) slot = (slot + 1) & mask_;
+    table_[slot] = (hash & 0xFFFFFFFF00000000ull) | (count + 1);
+    return true;
+  }
+  void release_memo() {
+    account(-accounted_);
+    std::vector<std::uint64_t>().swap(memo_keys_);
+    std::vector<std::uint64_t>().swap(memo_hash_);
+    std::vector<std::uint64_t>().swap(table_);
+    mask_ = 0;
+  }
+
+  const memory_graph& g_;
+  serenity_memory_pool& pool_;
+  std::uint64_t max_states_;
+  std::chrono::steady_clock::time_point deadline_;
+  bool free_moves_;
+  std::size_t n_;
+  std::vector<std::int64_t> tadd_, alloc_, bytes_;
+  std::vector<std::uint64_t> zobrist_, succmask_, predmask_;
+  std::int64_t root_live_ = 0;
+  std::int64_t tau_ = 0;
+  std::int64_t memo_tau_ = std::numeric_limits<std::int64_t>::min();
+  std::vector<frame> stack_;
+  std::vector<child> children_;
+  std::vector<std::uint64_t> memo_keys_, memo_hash_, table_;
+  std::size_t mask_ = 0;
+  std::int64_t accounted_ = 0, peak_accounted_ = 0;
+  std::vector<std::size_t> found_;
+  std::uint64_t expanded_ = 0;
+  bool out_of_time_ = false;
+};
+
+template <bool Backward>
+std::unique_ptr<serenity_decision_search> make_serenity_dfs(const memory_graph& g, serenity_memory_pool& pool,
+                                                            std::uint64_t max_states,
+                                                            std::chrono::steady_clock::time_point deadline,
+                                                            bool free_moves) {
+  const std::size_t words = (g.size() + 63) / 64;
+  auto make = [&]<std::size_t W>() -> std::unique_ptr<serenity_decision_search> {
+    return std::make_unique<serenity_dfs<W, Backward>>(g, pool, max_states, deadline, free_moves);
+  };
+  if (words <= 1) return make.template operator()<1>();
+  if (words <= 2) return make.template operator()<2>();
+  if (words <= 3) return make.template operator()<3>();
+  if (words <= 4) return make.template operator()<4>();
+  if (words <= 6) return make.template operator()<6>();
+  if (words <= 8) return make.template operator()<8>();
+  if (words <= 12) return make.template operator()<12>();
+  if (words <= 16) return make.template operator()<16>();
+  if (words <= 32) return make.template operator()<32>();
+  if (words <= 64) return make.template operator()<64>();
+  return nullptr;
+}
+
+/// Decides tau with a forward and a backward search in alternating slices of doubling size (both
+/// deterministic: slices count expansions, not time). Keeps both memos between decisions.
+class serenity_decider {
+ public:
+  serenity_decider(const memory_graph& g, serenity_memory_pool& pool, std::uint64_t max_states,
+                   std::chrono::steady_clock::time_point deadline, bool free_moves)
+      : forward_(make_serenity_dfs<false>(g, pool, max_states, deadline, free_moves)),
+        backward_(make_serenity_dfs<true>(g, pool, max_states, deadline, free_moves)) {}
+
+  /// False when the graph is too large for the search (more than 4096 vertices).
+  [[nodiscard]] bool usable() const { return forward_ != nullptr; }
+
+  /// yes (order() within tau), no, stopped, or paused once both directions together have expanded
+  /// `budget` more signatures.
+  serenity_decision decide(std::int64_t tau, std::uint64_t budget) {
+    forward_->start(tau);
+    backward_->start(tau);
+    const std::uint64_t until = budget > ~expanded() ? ~std::uint64_t{0} : expanded() + budget;
+    for (std::uint64_t slice = 1024;; slice = std::min<std::uint64_t>(slice * 2, std::uint64_t{1} << 40)) {
+      for (auto* s : {backward_.get(), forward_.get()}) {
+        if (expanded() >= until) return serenity_decision::paused;
+        const auto r = s->run(std::min(slice, until - expanded()));
+        if (r == serenity_decision::paused) continue;
+#ifdef MEMSCHED_SERENITY_TRACE
+        std::fprintf(stderr, "  answered by %s: fwd %llu/%llu bwd %llu/%llu\n", s == forward_.get() ? "forward" : "backward",
+                     (unsigned long long)forward_->expanded(), (unsigned long long)forward_->stored(),
+                     (unsigned long long)backward_->expanded(), (unsigned long long)backward_->stored());
+#endif
+        if (r == serenity_decision::yes) order_ = s->order();
+        return r;
+      }
+    }
+  }
+  [[nodiscard]] const std::vector<std::size_t>& order() const { return order_; }
+  [[nodiscard]] std::uint64_t expanded() const { return forward_->expanded() + backward_->expanded(); }
+  [[nodiscard]] std::uint64_t stored() const { return forward_->stored() + backward_->stored(); }
+  [[nodiscard]] bool out_of_time() const { return forward_->out_of_time() || backward_->out_of_time(); }
+  [[nodiscard]] std::int64_t peak_bytes() const { return forward_->peak_bytes() + backward_->peak_bytes(); }
+
+ private:
+  std::unique_ptr<serenity_decision_search> forward_, backward_;
+  std::vector<std::size_t> order_;
+};
+
+}  // namespace memsched::detail
