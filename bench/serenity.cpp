@@ -58,6 +58,11 @@ std::vector<variant> variants() {
        }},
       {"dp", [=](const memory_graph& g) { return serenity_order(g, serenity_options{.divide = false, .time_limit = limit}); }},
       {"dp_dc", [=](const memory_graph& g) { return serenity_order(g, serenity_options{.divide = true, .time_limit = limit}); }},
+      // The same without the forward/backward decision searches: the layered DP alone proves the optimum.
+      {"dp_dc_layered",
+       [=](const memory_graph& g) {
+         return serenity_order(g, serenity_options{.divide = true, .time_limit = limit, .decision_budget = 0});
+       }},
       {"dp_dc_paper",
        [=](const memory_graph& g) {
          return serenity_order(g, serenity_options{.soft_budget = soft_budget_mode::paper, .divide = true, .time_limit = limit});

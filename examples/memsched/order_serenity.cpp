@@ -1,5 +1,6 @@
 // memsched order GRAPH --algo serenity [--budget BYTES] [--soft-budget paper|bounded|off] [--no-divide]
 //   [--rewrite] [--time-limit S] [--attempt-time-limit S] [--max-states N] [--max-bytes N] [--threads N]
+//   [--decision-budget N]
 
 #include "cli.hpp"
 
@@ -44,6 +45,10 @@ memsched::serenity_options serenity_options_of(const parsed_args& args) {
   if (auto s = args.get_int("max-bytes")) {
     if (*s <= 0) throw usage_error("--max-bytes must be > 0");
     o.max_bytes = static_cast<std::uint64_t>(*s);
+  }
+  if (auto d = args.get_int("decision-budget")) {
+    if (*d < 0) throw usage_error("--decision-budget must be >= 0");
+    o.decision_budget = static_cast<std::uint64_t>(*d);
   }
   if (auto t = args.get_int("threads")) {
     if (*t < 0) throw usage_error("--threads must be >= 0");
@@ -103,8 +108,12 @@ const register_order_algorithm serenity{
      "      --attempt-time-limit S    time limit T of one soft-budget attempt (default 1)\n"
      "      --max-states N            cap on stored partial schedules per search\n"
      "      --max-bytes N             cap on search memory (default 4 GiB)\n"
-     "      --threads N               threads over segments (0: all cores; default 1)\n",
-     {{"budget", "soft-budget", "time-limit", "attempt-time-limit", "max-states", "max-bytes", "threads"},
+     "      --threads N               threads over segments (0: all cores; default 1)\n"
+     "      --decision-budget N       signatures the forward/backward decision searches may expand\n"
+     "                                per segment before the layered DP takes over (default 524288;\n"
+     "                                0: layered DP only)\n",
+     {{"budget", "soft-budget", "time-limit", "attempt-time-limit", "max-states", "max-bytes", "threads",
+       "decision-budget"},
       {"no-divide", "rewrite"}},
      run_serenity}};
 
