@@ -50,27 +50,9 @@ class serenity_dfs final : public serenity_decision_search {
  public:
   serenity_dfs(const memory_graph& g, serenity_memory_pool& pool, std::uint64_t max_states,
                std::chrono::steady_clock::time_point deadline, bool free_moves)
-      : g_(g), pool_(pool), max_states_(max_states), deadline_(deadline), free_moves_(free_moves), n_(g.size()) {
-    tadd_.resize(n_);
-    alloc_.resize(n_);
-    bytes_.resize(n_);
-    zobrist_.resize(n_);
-    succmask_.assign(n_ * W, 0);
-    predmask_.assign(n_ * W, 0);
-    std::uint64_t seed = 0xD1B54A32D192ED03ull;
-    for (std::size_t v = 0; v < n_; ++v) {
-      bytes_[v] = g.bytes(v);
-      tadd_[v] = g.bytes(v) + g.workspace(v);
-      alloc_[v] = (g.out_degree(v) > 0 || g.is_output(v)) ? g.bytes(v) : 0;
-      seed += 0x9E3779B97F4A7C15ull;
-      std::uint64_t z = seed;
-      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-      zobrist_[v] = z ^ (z >> 31);
-      for (auto s : g.successors(v)) succmask_[v * W + s / 64] |= std::uint64_t{1} << (s % 64);
-      for (auto p : g.predecessors(v)) predmask_[v * W + p / 64] |= std::uint64_t{1} << (p % 64);
-      if (g.is_output(v)) root_live_ += Backward ? g.bytes(v) : 0;
-    }
+      : g_(g), t_(g), mem_(pool), max_states_(max_states), deadline_(deadline), free_moves_(free_moves), n_(g.size()) {
+    if (Backward)
+      for (auto v : g.outputs()) root_live_ += g.bytes(v);
   }
   ~serenity_dfs() override { release_memo(); }
 
@@ -114,12 +96,12 @@ class serenity_dfs final : public serenity_decision_search {
       frame k{};
       std::copy(f.sig, f.sig + W, k.sig);
       k.sig[c.node / 64] |= std::uint64_t{1} << (c.node % 64);
-      k.hash = f.hash ^ zobrist_[c.node];
+      k.hash = f.hash ^ t_.zobrist[c.node];
       if (is_dead(k.sig, k.hash)) continue;
       std::copy(f.ready, f.ready + W, k.ready);
       k.ready[c.node / 64] &= ~(std::uint64_t{1} << (c.node % 64));
       for (auto x : Backward ? g_.predecessors(c.node) : g_.successors(c.node))
-        if (subset(Backward ? &succmask_[x * W] : &predmask_[x * W], k.sig)) k.ready[x / 64] |= std::uint64_t{1} << (x % 64);
+        if (is_subset<W>(Backward ? &t_.succmask[x * W] : &t_.predmask[x * W], k.sig)) k.ready[x / 64] |= std::uint64_t{1} << (x % 64);
       k.live = c.live;
       k.node = c.node;
       push(k);
@@ -136,7 +118,7 @@ class serenity_dfs final : public serenity_decision_search {
   std::uint64_t expanded() const override { return expanded_; }
   std::uint64_t stored() const override { return memo_keys_.size() / W; }
   bool out_of_time() const override { return out_of_time_; }
-  std::int64_t peak_bytes() const override { return peak_accounted_; }
+  std::int64_t peak_bytes() const override { return mem_.peak(); }
 
  private:
   struct frame {
@@ -153,18 +135,12 @@ class serenity_dfs final : public serenity_decision_search {
     std::int64_t transient;  // bytes while it runs
   };
 
-  static bool subset(const std::uint64_t* a, const std::uint64_t* b) noexcept {  // a ⊆ b
-    std::uint64_t x = 0;
-    for (std::size_t w = 0; w < W; ++w) x |= a[w] & ~b[w];
-    return x == 0;
-  }
-  static bool has(const std::uint64_t* set, std::size_t v) noexcept { return (set[v / 64] >> (v % 64)) & 1; }
 
   // Backward: y is resident once some vertex that reads it has run (in reverse), or is an output.
   bool resident_backward(std::size_t y, const std::uint64_t* sig) const noexcept {
     if (g_.is_output(y)) return true;
     std::uint64_t x = 0;
-    for (std::size_t w = 0; w < W; ++w) x |= succmask_[y * W + w] & sig[w];
+    for (std::size_t w = 0; w < W; ++w) x |= t_.succmask[y * W + w] & sig[w];
     return x != 0;
   }
 
@@ -172,18 +148,18 @@ class serenity_dfs final : public serenity_decision_search {
   child step(std::size_t v, const std::uint64_t* sig, std::int64_t live) const noexcept {
     child c{static_cast<std::uint32_t>(v), live, 0};
     if constexpr (Backward) {
-      if (resident_backward(v, sig)) c.live -= bytes_[v];
+      if (resident_backward(v, sig)) c.live -= t_.bytes[v];
       for (auto p : g_.predecessors(v))
-        if (!resident_backward(p, sig)) c.live += bytes_[p];
-      c.transient = c.live + tadd_[v];
+        if (!resident_backward(p, sig)) c.live += t_.bytes[p];
+      c.transient = c.live + t_.tadd[v];
     } else {
-      c.transient = live + tadd_[v];
-      c.live += alloc_[v];
+      c.transient = live + t_.tadd[v];
+      c.live += t_.alloc[v];
       std::uint64_t with[W];
       std::copy(sig, sig + W, with);
       with[v / 64] |= std::uint64_t{1} << (v % 64);
       for (auto p : g_.predecessors(v))
-        if (!g_.is_output(p) && subset(&succmask_[p * W], with)) c.live -= bytes_[p];
+        if (!g_.is_output(p) && is_subset<W>(&t_.succmask[p * W], with)) c.live -= t_.bytes[p];
     }
     return c;
   }
@@ -207,7 +183,7 @@ class serenity_dfs final : public serenity_decision_search {
       }
     f.end = static_cast<std::uint32_t>(children_.size());
     if (!table_.empty())  // the memo probes of the children miss the cache: start them now
-      for (std::uint32_t k = f.first; k < f.end; ++k) __builtin_prefetch(&table_[(f.hash ^ zobrist_[children_[k].node]) & mask_]);
+      for (std::uint32_t k = f.first; k < f.end; ++k) __builtin_prefetch(&table_[(f.hash ^ t_.zobrist[children_[k].node]) & mask_]);
     std::sort(children_.begin() + f.first, children_.end(), [](const child& a, const child& b) {
       if (a.live != b.live) return a.live < b.live;
       if (a.transient != b.transient) return a.transient < b.transient;
@@ -228,49 +204,20 @@ class serenity_dfs final : public serenity_decision_search {
     }
     return false;
   }
-  bool account(std::int64_t bytes) {
-    if (!pool_.reserve(bytes)) return false;
-    accounted_ += bytes;
-    peak_accounted_ = std::max(peak_accounted_, accounted_);
-    return true;
-  }
-  bool grow(std::vector<std::uint64_t>& v, std::size_t want) {  // capacity >= want, doubling
-    if (v.capacity() >= want) return true;
-    const std::size_t cap = std::max<std::size_t>(want, std::max<std::size_t>(1024, v.capacity() * 2));
-    const auto bytes = static_cast<std::int64_t>((cap - v.capacity()) * sizeof(std::uint64_t));
-    if (!account(bytes)) return false;
-    try {
-      v.reserve(cap);
-    } catch (const std::bad_alloc&) {
-      account(-bytes);
-      return false;
-    }
-    return true;
-  }
   bool remember_dead(const std::uint64_t* sig, std::uint64_t hash) {
     const std::size_t count = memo_keys_.size() / W;
     if (count + 1 > max_states_ || count + 1 >= 0xFFFFFFF0u) return false;
     if (2 * (count + 1) > table_.size()) {
-      const std::size_t cap = std::max<std::size_t>(1024, table_.size() * 2);
-      const auto bytes = static_cast<std::int64_t>(cap * sizeof(std::uint64_t));
-      if (!account(bytes)) return false;
-      std::vector<std::uint64_t> t;
-      try {
-        t.assign(cap, 0);
-      } catch (const std::bad_alloc&) {
-        account(-bytes);
-        return false;
-      }
-      mask_ = cap - 1;
+      if (!mem_.assign_fresh(table_, std::max<std::size_t>(1024, table_.size() * 2), std::uint64_t{0})) return false;
+      mask_ = table_.size() - 1;
       for (std::size_t i = 0; i < count; ++i) {
         std::size_t slot = memo_hash_[i] & mask_;
-        while (t[slot] != 0) slot = (slot + 1) & mask_;
-        t[slot] = (memo_hash_[i] & 0xFFFFFFFF00000000ull) | (i + 1);
+        while (table_[slot] != 0) slot = (slot + 1) & mask_;
+        table_[slot] = (memo_hash_[i] & 0xFFFFFFFF00000000ull) | (i + 1);
       }
-      account(-static_cast<std::int64_t>(table_.capacity() * sizeof(std::uint64_t)));
-      table_.swap(t);
     }
-    if (!grow(memo_keys_, memo_keys_.size() + W) || !grow(memo_hash_, memo_hash_.size() + 1)) return false;
+    if (!mem_.grow(memo_keys_, memo_keys_.size() + W, 1024 * W) || !mem_.grow(memo_hash_, memo_hash_.size() + 1, 1024))
+      return false;
     memo_keys_.insert(memo_keys_.end(), sig, sig + W);
     memo_hash_.push_back(hash);
     std::size_t slot = hash & mask_;
@@ -279,21 +226,19 @@ class serenity_dfs final : public serenity_decision_search {
     return true;
   }
   void release_memo() {
-    account(-accounted_);
-    std::vector<std::uint64_t>().swap(memo_keys_);
-    std::vector<std::uint64_t>().swap(memo_hash_);
-    std::vector<std::uint64_t>().swap(table_);
+    mem_.release(memo_keys_);
+    mem_.release(memo_hash_);
+    mem_.release(table_);
     mask_ = 0;
   }
 
   const memory_graph& g_;
-  serenity_memory_pool& pool_;
+  signature_tables<W> t_;
+  pool_accountant mem_;
   std::uint64_t max_states_;
   std::chrono::steady_clock::time_point deadline_;
   bool free_moves_;
   std::size_t n_;
-  std::vector<std::int64_t> tadd_, alloc_, bytes_;
-  std::vector<std::uint64_t> zobrist_, succmask_, predmask_;
   std::int64_t root_live_ = 0;
   std::int64_t tau_ = 0;
   std::int64_t memo_tau_ = std::numeric_limits<std::int64_t>::min();
@@ -301,7 +246,6 @@ class serenity_dfs final : public serenity_decision_search {
   std::vector<child> children_;
   std::vector<std::uint64_t> memo_keys_, memo_hash_, table_;
   std::size_t mask_ = 0;
-  std::int64_t accounted_ = 0, peak_accounted_ = 0;
   std::vector<std::size_t> found_;
   std::uint64_t expanded_ = 0;
   bool out_of_time_ = false;

@@ -71,33 +71,107 @@ struct serenity_dp_answer {
   order_stats stats;
 };
 
-/// The search over signatures with W 64-bit words per bitset.
+/// a ⊆ b for bitsets of W words.
 template <std::size_t W>
-class serenity_dp {
- public:
-  serenity_dp(const memory_graph& g, const serenity_dp_request& req) : g_(g), req_(req), n_(g.size()) {
-    assert(n_ <= W * 64);
-    tadd_.resize(n_);
-    alloc_.resize(n_);
-    bytes_.resize(n_);
-    freeable_.resize(n_);
-    zobrist_.resize(n_);
-    succmask_.assign(n_ * W, 0);
-    predmask_.assign(n_ * W, 0);
+bool is_subset(const std::uint64_t* a, const std::uint64_t* b) noexcept {
+  std::uint64_t x = 0;
+  for (std::size_t w = 0; w < W; ++w) x |= a[w] & ~b[w];
+  return x == 0;
+}
+
+/// Per-vertex data the searches read: bytes while a vertex runs (bytes + workspace), bytes it
+/// leaves resident (0 for a dead end that is not an output), Zobrist keys (a signature's hash is
+/// the xor of its vertices' keys), and successor / predecessor bitsets of W words.
+template <std::size_t W>
+struct signature_tables {
+  std::vector<std::int64_t> tadd, alloc, bytes;
+  std::vector<std::uint64_t> zobrist, succmask, predmask;
+
+  explicit signature_tables(const memory_graph& g)
+      : tadd(g.size()), alloc(g.size()), bytes(g.size()), zobrist(g.size()), succmask(g.size() * W, 0), predmask(g.size() * W, 0) {
     std::uint64_t seed = 0x9E3779B97F4A7C15ull;
-    for (std::size_t v = 0; v < n_; ++v) {
-      bytes_[v] = g.bytes(v);
-      tadd_[v] = g.bytes(v) + g.workspace(v);
-      alloc_[v] = (g.out_degree(v) > 0 || g.is_output(v)) ? g.bytes(v) : 0;
-      freeable_[v] = !g.is_output(v);
+    for (std::size_t v = 0; v < g.size(); ++v) {
+      bytes[v] = g.bytes(v);
+      tadd[v] = g.bytes(v) + g.workspace(v);
+      alloc[v] = (g.out_degree(v) > 0 || g.is_output(v)) ? g.bytes(v) : 0;
       seed += 0x9E3779B97F4A7C15ull;
       std::uint64_t z = seed;
       z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
       z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-      zobrist_[v] = z ^ (z >> 31);
-      for (auto s : g.successors(v)) succmask_[v * W + s / 64] |= std::uint64_t{1} << (s % 64);
-      for (auto p : g.predecessors(v)) predmask_[v * W + p / 64] |= std::uint64_t{1} << (p % 64);
+      zobrist[v] = z ^ (z >> 31);
+      for (auto s : g.successors(v)) succmask[v * W + s / 64] |= std::uint64_t{1} << (s % 64);
+      for (auto p : g.predecessors(v)) predmask[v * W + p / 64] |= std::uint64_t{1} << (p % 64);
     }
+  }
+};
+
+/// The bytes one search holds, reserved in the shared pool before every growth of a container.
+class pool_accountant {
+ public:
+  explicit pool_accountant(serenity_memory_pool& pool) : pool_(pool) {}
+  ~pool_accountant() { pool_.reserve(-mine_); }
+  pool_accountant(const pool_accountant&) = delete;
+  pool_accountant& operator=(const pool_accountant&) = delete;
+
+  /// Reserves `delta` bytes (negative: releases); false when the pool refuses.
+  bool account(std::int64_t delta) {
+    if (!pool_.reserve(delta)) return false;
+    mine_ += delta;
+    peak_ = std::max(peak_, mine_);
+    return true;
+  }
+  /// capacity >= want, doubling (at least `least` elements); false when the pool refuses.
+  template <class V>
+  bool grow(V& v, std::size_t want, std::size_t least = 16) {
+    if (v.capacity() >= want) return true;
+    const std::size_t cap = std::max(want, std::max(least, v.capacity() * 2));
+    const auto delta = static_cast<std::int64_t>((cap - v.capacity()) * sizeof(typename V::value_type));
+    if (!account(delta)) return false;
+    try {
+      v.reserve(cap);
+    } catch (const std::bad_alloc&) {
+      account(-delta);
+      return false;
+    }
+    return true;
+  }
+  /// Frees v and its reservation.
+  template <class V>
+  void release(V& v) {
+    account(-static_cast<std::int64_t>(v.capacity() * sizeof(typename V::value_type)));
+    V().swap(v);
+  }
+  /// A vector of `count` copies of `value`, reserved first; false (v untouched) when refused.
+  template <class T>
+  bool assign_fresh(std::vector<T>& v, std::size_t count, const T& value) {
+    const auto bytes = static_cast<std::int64_t>(count * sizeof(T));
+    if (!account(bytes)) return false;
+    std::vector<T> t;
+    try {
+      t.assign(count, value);
+    } catch (const std::bad_alloc&) {
+      account(-bytes);
+      return false;
+    }
+    release(v);
+    v.swap(t);
+    return true;
+  }
+  [[nodiscard]] std::int64_t held() const noexcept { return mine_; }
+  [[nodiscard]] std::int64_t peak() const noexcept { return peak_; }
+
+ private:
+  serenity_memory_pool& pool_;
+  std::int64_t mine_ = 0, peak_ = 0;
+};
+
+/// The search over signatures with W 64-bit words per bitset.
+template <std::size_t W>
+class serenity_dp {
+ public:
+  serenity_dp(const memory_graph& g, const serenity_dp_request& req)
+      : g_(g), req_(req), n_(g.size()), t_(g), mem_(*req.pool) {
+    assert(n_ <= W * 64);
   }
 
   serenity_dp_answer run() {
@@ -106,7 +180,7 @@ class serenity_dp {
     run_layers(ans);
     release_all();
     ans.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    ans.stats.search_bytes = static_cast<std::uint64_t>(peak_bytes_);
+    ans.stats.search_bytes = static_cast<std::uint64_t>(mem_.peak());
     return ans;
   }
 
@@ -123,61 +197,29 @@ class serenity_dp {
     std::uint32_t node;
   };
 
-  static bool subset(const std::uint64_t* a, const std::uint64_t* b) noexcept {  // a ⊆ b
-    std::uint64_t x = 0;
-    for (std::size_t w = 0; w < W; ++w) x |= a[w] & ~b[w];
-    return x == 0;
-  }
-
   // Bytes freed when v runs after the scheduled set `sig` (sig already includes v).
   std::int64_t freed_by(std::size_t v, const std::uint64_t* sig_with_v) const noexcept {
     std::int64_t f = 0;
     for (auto p : g_.predecessors(v))
-      if (freeable_[p] && subset(&succmask_[p * W], sig_with_v)) f += bytes_[p];
+      if (!g_.is_output(p) && is_subset<W>(&t_.succmask[p * W], sig_with_v)) f += t_.bytes[p];
     return f;
   }
 
-  // Memory accounting: every growth of a container is reserved in the shared pool first.
-  bool account(std::int64_t delta) {
-    if (!req_.pool->reserve(delta)) return false;
-    my_bytes_ += delta;
-    peak_bytes_ = std::max(peak_bytes_, my_bytes_);
-    return true;
-  }
-  template <class V>
-  bool grow(V& v, std::size_t want) {  // capacity >= want, doubling; false when the pool refuses
-    if (v.capacity() >= want) return true;
-    const std::size_t cap = std::max<std::size_t>(want, std::max<std::size_t>(16, v.capacity() * 2));
-    const auto delta = static_cast<std::int64_t>((cap - v.capacity()) * sizeof(typename V::value_type));
-    if (!account(delta)) return false;
-    try {
-      v.reserve(cap);
-    } catch (const std::bad_alloc&) {
-      account(-delta);
-      return false;
-    }
-    return true;
-  }
-  template <class V>
-  void release(V& v) {
-    account(-static_cast<std::int64_t>(v.capacity() * sizeof(typename V::value_type)));
-    V().swap(v);
-  }
   void release_all() {
-    release(cur_);
-    release(next_);
-    release(table_);
-    release(nlinks_);
-    for (auto& l : links_) release(l);
-    release(links_);
+    mem_.release(cur_);
+    mem_.release(next_);
+    mem_.release(table_);
+    mem_.release(nlinks_);
+    for (auto& l : links_) mem_.release(l);
+    mem_.release(links_);
   }
 
   bool reset_table(std::size_t expected) {
     std::size_t cap = 64;
     while (cap < 2 * expected) cap *= 2;
     if (table_.capacity() < cap) {
-      release(table_);
-      if (!grow(table_, cap)) return false;
+      mem_.release(table_);
+      if (!mem_.grow(table_, cap)) return false;
     }
     table_.assign(cap, 0);
     mask_ = cap - 1;
@@ -185,34 +227,25 @@ class serenity_dp {
   }
   bool rehash() {
     const std::size_t cap = table_.size() * 2;
-    std::vector<std::uint64_t> t;
-    if (!account(static_cast<std::int64_t>(cap * sizeof(std::uint64_t)))) return false;
-    try {
-      t.assign(cap, 0);
-    } catch (const std::bad_alloc&) {
-      account(-static_cast<std::int64_t>(cap * sizeof(std::uint64_t)));
-      return false;
-    }
+    if (!mem_.assign_fresh(table_, cap, std::uint64_t{0})) return false;
     mask_ = cap - 1;
     for (std::size_t i = 0; i < next_.size(); ++i) {
       std::size_t slot = next_[i].hash & mask_;
-      while (t[slot] != 0) slot = (slot + 1) & mask_;
-      t[slot] = (next_[i].hash & 0xFFFFFFFF00000000ull) | (i + 1);
+      while (table_[slot] != 0) slot = (slot + 1) & mask_;
+      table_[slot] = (next_[i].hash & 0xFFFFFFFF00000000ull) | (i + 1);
     }
-    release(table_);
-    table_.swap(t);
     return true;
   }
 
   // Adds the child of cur_[i] that runs v. Returns false when a limit stops the search.
   bool add_child(std::uint32_t i, std::size_t v, std::int64_t known_freed) {
     const state& s = cur_[i];
-    const std::int64_t np = std::max(s.peak, s.live + tadd_[v]);
+    const std::int64_t np = std::max(s.peak, s.live + t_.tadd[v]);
     if (np > req_.limit) return true;
     std::uint64_t sig[W];
     for (std::size_t w = 0; w < W; ++w) sig[w] = s.sig[w];
     sig[v / 64] |= std::uint64_t{1} << (v % 64);
-    const std::uint64_t h = s.hash ^ zobrist_[v];
+    const std::uint64_t h = s.hash ^ t_.zobrist[v];
     const std::uint64_t tag = h & 0xFFFFFFFF00000000ull;
     std::size_t slot = h & mask_;
     while (table_[slot] != 0) {
@@ -238,15 +271,15 @@ class serenity_dp {
     for (std::size_t w = 0; w < W; ++w) c.ready[w] = s.ready[w];
     c.ready[v / 64] &= ~(std::uint64_t{1} << (v % 64));
     for (auto x : g_.successors(v))
-      if (subset(&predmask_[x * W], sig)) c.ready[x / 64] |= std::uint64_t{1} << (x % 64);
+      if (is_subset<W>(&t_.predmask[x * W], sig)) c.ready[x / 64] |= std::uint64_t{1} << (x % 64);
     const std::int64_t freed = known_freed >= 0 ? known_freed : freed_by(v, sig);
-    c.live = s.live + alloc_[v] - freed;
+    c.live = s.live + t_.alloc[v] - freed;
     // One step of lookahead: the child's next vertex needs live + its bytes and workspace.
     if (depth_ + 1 < n_) {
       std::int64_t cheapest = std::numeric_limits<std::int64_t>::max();
       for (std::size_t w = 0; w < W; ++w)
         for (std::uint64_t bits = c.ready[w]; bits != 0; bits &= bits - 1)
-          cheapest = std::min(cheapest, tadd_[w * 64 + static_cast<std::size_t>(std::countr_zero(bits))]);
+          cheapest = std::min(cheapest, t_.tadd[w * 64 + static_cast<std::size_t>(std::countr_zero(bits))]);
       if (c.live + cheapest > req_.limit) {
         --stored_;
         return true;
@@ -254,7 +287,7 @@ class serenity_dp {
     }
     c.peak = np;
     c.hash = h;
-    if (!grow(next_, next_.size() + 1) || !grow(nlinks_, nlinks_.size() + 1)) return false;
+    if (!mem_.grow(next_, next_.size() + 1) || !mem_.grow(nlinks_, nlinks_.size() + 1)) return false;
     next_.push_back(c);
     nlinks_.push_back(link{i, static_cast<std::uint32_t>(v)});
     table_[slot] = tag | next_.size();
@@ -270,12 +303,12 @@ class serenity_dp {
       for (std::size_t w = 0; w < W; ++w)
         for (std::uint64_t bits = s.ready[w]; bits != 0; bits &= bits - 1) {
           const std::size_t v = w * 64 + static_cast<std::size_t>(std::countr_zero(bits));
-          if (s.live + tadd_[v] > thr) continue;
+          if (s.live + t_.tadd[v] > thr) continue;
           std::uint64_t sig[W];
           for (std::size_t k = 0; k < W; ++k) sig[k] = s.sig[k];
           sig[v / 64] |= std::uint64_t{1} << (v % 64);
           const std::int64_t freed = freed_by(v, sig);
-          if (alloc_[v] - freed <= 0) return add_child(i, v, freed);
+          if (t_.alloc[v] - freed <= 0) return add_child(i, v, freed);
         }
     }
     for (std::size_t w = 0; w < W; ++w)
@@ -294,7 +327,7 @@ class serenity_dp {
     for (std::size_t w = 0; w < W; ++w)
       for (std::uint64_t bits = s.ready[w]; bits != 0; bits &= bits - 1) {
         const std::size_t v = w * 64 + static_cast<std::size_t>(std::countr_zero(bits));
-        __builtin_prefetch(&table_[(s.hash ^ zobrist_[v]) & mask_]);
+        __builtin_prefetch(&table_[(s.hash ^ t_.zobrist[v]) & mask_]);
       }
   }
 
@@ -325,7 +358,7 @@ class serenity_dp {
       ans.outcome = serenity_dp_outcome::stopped;
       ans.lower_bound = std::min(layer_min, no_more);
     };
-    if (!grow(cur_, 1) || !grow(links_, n_ + 1)) return stop(0);
+    if (!mem_.grow(cur_, 1) || !mem_.grow(links_, n_ + 1)) return stop(0);
     state s0{};
     for (std::size_t v = 0; v < n_; ++v)
       if (g_.in_degree(v) == 0) s0.ready[v / 64] |= std::uint64_t{1} << (v % 64);
@@ -360,13 +393,8 @@ class serenity_dp {
 #endif
       // Keep this layer's parent links (exactly sized), drop the expanded layer.
       std::vector<link> kept(nlinks_.begin(), nlinks_.end());
-      const bool ok = account(static_cast<std::int64_t>(kept.capacity() * sizeof(link)));
-      links_.push_back(std::move(kept));
-      if (!ok) {
-        my_bytes_ += static_cast<std::int64_t>(links_.back().capacity() * sizeof(link));
-        req_.pool->used.fetch_add(static_cast<std::int64_t>(links_.back().capacity() * sizeof(link)));
-        return stop(layer_min);
-      }
+      if (!mem_.account(static_cast<std::int64_t>(kept.capacity() * sizeof(link)))) return stop(layer_min);
+      links_.push_back(std::move(kept));  // links_ has room for n_ + 1 layers
       cur_.swap(next_);
       ans.stats.states_stored = stored_;
     }
@@ -392,9 +420,8 @@ class serenity_dp {
   const memory_graph& g_;
   serenity_dp_request req_;
   std::size_t n_;
-  std::vector<std::int64_t> tadd_, alloc_, bytes_;
-  std::vector<char> freeable_;
-  std::vector<std::uint64_t> zobrist_, succmask_, predmask_;
+  signature_tables<W> t_;
+  pool_accountant mem_;
   std::vector<state> cur_, next_;
   std::vector<std::uint64_t> table_;
   std::size_t mask_ = 0;
@@ -402,7 +429,6 @@ class serenity_dp {
   std::vector<std::vector<link>> links_;
   std::uint64_t stored_ = 0;
   std::size_t depth_ = 0;
-  std::int64_t my_bytes_ = 0, peak_bytes_ = 0;
 };
 
 /// Runs the search with the smallest bitset width that holds the graph. Graphs of more than 4096
