@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <exception>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -235,12 +236,20 @@ class serenity_solver {
   // Bisection with decisions until the optimum is proven (true), the decision budget is spent
   // (true: the layered search goes on) or a limit stops the search (false).
   bool bisect(serenity_segment_answer& a, serenity_decider& decider) {
+    // Every peak is a sum of bytes and workspaces, so a multiple of their gcd: only multiples of
+    // it are asked, and bounds round to them.
+    std::int64_t step = 0;
+    for (std::size_t v = 0; v < g_.size(); ++v) step = std::gcd(step, std::gcd(g_.bytes(v), g_.workspace(v)));
+    step = std::max<std::int64_t>(step, 1);
+    const auto round_up = [&](std::int64_t x) { return x % step == 0 ? x : x + (step - x % step); };
     bool first = true, go_on = true;
     while (std::max(lb_, target_) < best_peak_) {
-      const std::int64_t hi = std::min(best_peak_ - 1, budget_cap());  // look for peaks <= hi
+      lb_ = round_up(lb_);
+      const std::int64_t cap = std::min(best_peak_ - 1, budget_cap());
+      const std::int64_t hi = cap - cap % step;  // look for peaks <= hi
       if (lb_ > hi) break;
-      const std::int64_t lo = std::min(hi, std::max(lb_, target_));
-      const std::int64_t tau = first ? hi : lo + (hi - lo) / 2;
+      const std::int64_t lo = std::min(hi, round_up(std::max(lb_, target_)));
+      const std::int64_t tau = first ? hi : lo + (hi - lo) / step / 2 * step;
       first = false;
       if (decider.expanded() >= opt_.decision_budget) break;
       const auto out = decider.decide(tau, opt_.decision_budget - decider.expanded());
