@@ -5,8 +5,9 @@
 // Adding a backend for solver X (see docs/solvers.md, "Adding a solver backend"):
 //  1. Copy this file to include/memsched/solver/backends/x.hpp and rename the type x_backend,
 //     with `static constexpr std::string_view name = "x";`.
-//  2. In solve(): check the model with detail::check_milp_model (status error on bad data), make a
-//     detail::solve_session (wall clock, deadline, incumbent reporting), translate the
+//  2. In solve(): make a detail::solve_session (wall clock, deadline, incumbent reporting), return
+//     detail::answer_without_solver(model, session, "x_backend::solve") when it has an answer
+//     (status error on bad data, the trivial answer without variables), translate the
 //     milp_model into X's form in one pass (build whole matrices, never row by row), map every
 //     option (time_limit as a wall-clock deadline that the solver's callback enforces,
 //     relative_gap, threads, verbosity 0 = silent, on_incumbent through session.report()), offer

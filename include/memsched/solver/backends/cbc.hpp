@@ -400,18 +400,9 @@ struct cbc_backend {
   /// options.on_incumbent throws; every solver failure (a crash of CBC included) is status
   /// `error`, or `feasible` with the best solution found before the failure.
   [[nodiscard]] solver_result solve(const milp_model& model, const solver_options& options) const {
-    solver_result result;
     detail::solve_session session(model, options);
-    if (auto bad = detail::check_milp_model(model, "cbc_backend::solve")) {
-      result.message = std::move(*bad);
-      result.seconds = session.seconds();
-      return result;
-    }
-    if (model.num_variables() == 0) {
-      result = detail::solve_without_variables(model);
-      result.seconds = session.seconds();
-      return result;
-    }
+    if (auto early = detail::answer_without_solver(model, session, "cbc_backend::solve")) return std::move(*early);
+    solver_result result;
     if (!isolate_process || !run_isolated(model, options, session, result)) {
       std::lock_guard lock(detail::cbc_mutex());
       run_cbc_guarded(model, options, session, result);
@@ -426,18 +417,9 @@ struct cbc_backend {
   /// dropped, the start ignored). Status optimal, infeasible, time_limit, or error ("unbounded ..." when the LP is
   /// unbounded). Never throws.
   [[nodiscard]] solver_result solve_relaxation(const milp_model& model, const solver_options& options) const {
-    solver_result result;
     detail::solve_session session(model, options);
-    if (auto bad = detail::check_milp_model(model, "cbc_backend::solve_relaxation")) {
-      result.message = std::move(*bad);
-      result.seconds = session.seconds();
-      return result;
-    }
-    if (model.num_variables() == 0) {
-      result = detail::solve_without_variables(model);
-      result.seconds = session.seconds();
-      return result;
-    }
+    if (auto early = detail::answer_without_solver(model, session, "cbc_backend::solve_relaxation")) return std::move(*early);
+    solver_result result;
     std::lock_guard lock(detail::cbc_mutex());
     try {
       const detail::coin_problem p(model);

@@ -251,19 +251,11 @@ struct glpk_backend {
 
  private:
   static solver_result run(const milp_model& model, const solver_options& options, bool integer) {
-    solver_result result;
     detail::solve_session session(model, options);
-    if (auto bad = detail::check_milp_model(model, integer ? "glpk_backend::solve" : "glpk_backend::solve_relaxation")) {
-      result.message = std::move(*bad);
-      result.seconds = session.seconds();
-      return result;
-    }
+    if (auto early = detail::answer_without_solver(model, session, integer ? "glpk_backend::solve" : "glpk_backend::solve_relaxation"))
+      return std::move(*early);
+    solver_result result;
     if (options.threads > 1) result.message = "glpk: threads ignored (sequential solver)";
-    if (model.num_variables() == 0) {
-      result = detail::solve_without_variables(model);
-      result.seconds = session.seconds();
-      return result;
-    }
     detail::glpk_run r;
     r.model = &model;
     r.session = &session;

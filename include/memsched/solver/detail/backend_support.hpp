@@ -159,4 +159,17 @@ class solve_session {
   std::exception_ptr callback_error_;
 };
 
+/// The answer a backend gives without running its solver: status error with check_milp_model's
+/// message on bad data, solve_without_variables for a model without variables; nullopt when the
+/// solver must run. `who` prefixes the message. O(variables + nonzeros).
+[[nodiscard]] inline std::optional<solver_result> answer_without_solver(const milp_model& model, const solve_session& session,
+                                                                        const char* who) {
+  solver_result result;
+  if (auto bad = check_milp_model(model, who)) result.message = std::move(*bad);
+  else if (model.num_variables() == 0) result = solve_without_variables(model);
+  else return std::nullopt;
+  result.seconds = session.seconds();
+  return result;
+}
+
 }  // namespace memsched::detail
