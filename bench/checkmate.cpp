@@ -21,6 +21,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "bench_support.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -28,16 +30,6 @@
 #include <vector>
 
 namespace {
-
-std::string graphs_dir() {
-  if (const char* p = std::getenv("MEMSCHED_SHARED_GRAPHS")) return p;
-  return MEMSCHED_SHARED_GRAPHS;
-}
-
-double env_double(const char* name, double fallback) {
-  const char* v = std::getenv(name);
-  return v ? std::atof(v) : fallback;
-}
 
 struct row {
   std::string graph;
@@ -48,7 +40,7 @@ struct row {
 
 template <class Backend>
 void run_row(benchmark::State& state, const row& r, const Backend& backend, int backend_id) {
-  const auto dg = memsched::read_json_graph(graphs_dir() + "/" + r.graph + ".json");
+  const auto dg = memsched::read_json_graph(memsched_bench::graphs_dir() / (r.graph + ".json"));
   const memsched::memory_graph g = memsched::make_memory_graph(dg);
   const auto& file_order = dg[boost::graph_bundle].order;
   const auto topo = g.topological_order();
@@ -56,14 +48,14 @@ void run_row(benchmark::State& state, const row& r, const Backend& backend, int 
   const std::int64_t paper_peak = memsched::simulate_order(g, order).peak_bytes;
   const std::int64_t budget = r.fraction > 0 ? static_cast<std::int64_t>(std::floor(paper_peak * r.fraction)) : r.budget;
   if (r.best_order) order = memsched::checkmate_input_order(g, std::chrono::seconds(20), order).order;
-  const double seconds = env_double("MEMSCHED_CHECKMATE_SECONDS", 60);
+  const double seconds = memsched_bench::env_number("MEMSCHED_CHECKMATE_SECONDS", 60);
   memsched::checkmate_result res;
   for (auto _ : state) {
     res = memsched::checkmate_milp(g, budget, backend,
                                    memsched::checkmate_options{.order = order,
                                                                .time_limit = std::chrono::duration<double>(seconds),
-                                                               .threads = static_cast<int>(env_double("MEMSCHED_CHECKMATE_THREADS", 1)),
-                                                               .lns_fraction = env_double("MEMSCHED_CHECKMATE_LNS", 0.75)});
+                                                               .threads = static_cast<int>(memsched_bench::env_number("MEMSCHED_CHECKMATE_THREADS", 1)),
+                                                               .lns_fraction = memsched_bench::env_number("MEMSCHED_CHECKMATE_LNS", 0.75)});
   }
   const double total = g.total_cost();
   state.counters["budget"] = static_cast<double>(budget);

@@ -13,26 +13,20 @@
 
 #include <benchmark/benchmark.h>
 
+#include "bench_support.hpp"
+
 #include <chrono>
 #include <cstdlib>
 #include <string>
 
 namespace {
 
-std::string graphs_dir() {
-  if (const char* d = std::getenv("MEMSCHED_SHARED_GRAPHS")) return d;
-  return MEMSCHED_SHARED_GRAPHS;
-}
-
-double seconds_limit() {
-  if (const char* s = std::getenv("MEMSCHED_MOCCASIN_SECONDS")) return std::atof(s);
-  return 30.0;
-}
+double seconds_limit() { return memsched_bench::env_number("MEMSCHED_MOCCASIN_SECONDS", 30.0); }
 
 // budget_kind: > 1 means bytes; <= 1 a fraction of the no-remat peak of the input order.
 // best_order: the lowest-peak order the library computes instead of the graph's order.
 void run(benchmark::State& state, const std::string& file, double budget_kind, bool best_order) {
-  const auto graph = memsched::read_graph(graphs_dir() + "/" + file);
+  const auto graph = memsched::read_graph(memsched_bench::graphs_dir() / file);
   const memsched::memory_graph g = memsched::make_memory_graph(graph, memsched::default_node_maps(graph));
   // The input order: the file's, else the order of the no-recomputation plan (checkpoint-all),
   // whose peak is the "no-remat peak" the budgets of the Checkmate graphs are fractions of.

@@ -12,17 +12,14 @@
 
 #include <benchmark/benchmark.h>
 
+#include "bench_support.hpp"
+
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 namespace {
-
-std::string graphs_dir() {
-  if (const char* p = std::getenv("MEMSCHED_SHARED_GRAPHS")) return p;
-  return MEMSCHED_SHARED_GRAPHS;
-}
 
 struct prepared {
   memsched::memory_graph graph;
@@ -71,15 +68,11 @@ void register_all() {
     benchmark::RegisterBenchmark(("chain10k/" + std::string(to_string(h))).c_str(),
                                  [h](benchmark::State& s) { run(s, chain10k(), h, 0.5); })
         ->Unit(benchmark::kMillisecond);
-  std::vector<std::filesystem::path> files;
-  for (const char* sub : {"checkmate", "torch"}) {
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(graphs_dir()) / sub, ec))
-      if (e.path().filename().string().find("training") != std::string::npos) files.push_back(e.path());
-  }
-  std::sort(files.begin(), files.end());
-  for (const auto& f : files) {
-    const std::string name = f.parent_path().filename().string() + "/" + f.stem().string();
+  const auto training = [](const std::string& name) {
+    return (name.rfind("checkmate/", 0) == 0 || name.rfind("torch/", 0) == 0) && name.find("training") != std::string::npos;
+  };
+  for (const auto& f : memsched_bench::shared_graph_files(training)) {
+    const std::string name = memsched_bench::graph_name(f);
     auto p = std::make_shared<prepared>(prepare(memsched::read_json_graph(f)));
     for (double frac : {0.9, 0.8, 0.7})
       for (auto h : memsched::all_remat_heuristics)
@@ -91,11 +84,4 @@ void register_all() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  register_all();
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+int main(int argc, char** argv) { return memsched_bench::run_benchmarks(argc, argv, register_all); }

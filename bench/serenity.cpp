@@ -18,6 +18,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "bench_support.hpp"
+
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -30,15 +32,7 @@ namespace {
 
 using namespace memsched;
 
-double time_limit_seconds() {
-  if (const char* s = std::getenv("MEMSCHED_BENCH_TIME_LIMIT")) return std::atof(s);
-  return 60.0;
-}
-
-std::string graphs_dir() {
-  if (const char* s = std::getenv("MEMSCHED_SHARED_GRAPHS")) return s;
-  return MEMSCHED_SHARED_GRAPHS;
-}
+double time_limit_seconds() { return memsched_bench::env_number("MEMSCHED_BENCH_TIME_LIMIT", 60.0); }
 
 struct variant {
   std::string name;
@@ -104,17 +98,8 @@ void register_graph(const std::string& name, std::shared_ptr<const memory_graph>
 }
 
 void register_all() {
-  namespace fs = std::filesystem;
-  const fs::path dir = graphs_dir();
-  std::vector<fs::path> files;
-  if (fs::exists(dir))
-    for (const auto& sub : fs::directory_iterator(dir))
-      if (sub.is_directory())
-        for (const auto& f : fs::directory_iterator(sub.path()))
-          if (f.path().extension() == ".json") files.push_back(f.path());
-  std::sort(files.begin(), files.end());
-  for (const auto& f : files) {
-    const std::string name = f.parent_path().filename().string() + "/" + f.stem().string();
+  for (const auto& f : memsched_bench::shared_graph_files()) {
+    const std::string name = memsched_bench::graph_name(f);
     try {
       register_graph(name, std::make_shared<const memory_graph>(make_memory_graph(read_json_graph(f))));
     } catch (const std::exception& e) {
@@ -138,11 +123,4 @@ void register_all() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  register_all();
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+int main(int argc, char** argv) { return memsched_bench::run_benchmarks(argc, argv, register_all); }
