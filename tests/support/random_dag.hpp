@@ -149,7 +149,7 @@ struct typed_graph {
 inline std::int64_t brute_force_peak(const memory_graph& g) {
   std::int64_t best = std::numeric_limits<std::int64_t>::max();
   for_each_topological_order(g, [&](const std::vector<std::size_t>& order) {
-    best = std::min(best, detail::order_peak_unchecked(g, order));
+    best = std::min(best, memsched::detail::order_peak_unchecked(g, order));
   });
   return best;
 }
