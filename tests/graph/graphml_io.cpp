@@ -136,18 +136,7 @@ TEST_CASE("GraphML round trip of every test graph and of random graphs") {
     CHECK(to_json(back) == to_json(g));
   }
   for (std::uint64_t seed = 0; seed < 20; ++seed) {
-    const memory_graph_data d = random_dag(12, 0.3, seed, 1'000'000'000'000, true);
-    dataflow_graph g(d.num_nodes);
-    for (std::size_t v = 0; v < d.num_nodes; ++v) {
-      g[v].id = static_cast<std::int64_t>(v * 7919) - 40 + static_cast<std::int64_t>(seed);
-      g[v].bytes = d.bytes[v];
-      g[v].workspace = d.workspace[v];
-      g[v].cost = d.cost[v] / 3.0 + 1e-9 * static_cast<double>(seed);
-    }
-    for (auto [u, v] : d.edges) add_edge(u, v, g);
-    const memory_graph m(d);
-    g[boost::graph_bundle].order.assign(m.topological_order().begin(), m.topological_order().end());
-    if (seed % 2) g[boost::graph_bundle].outputs = std::vector<std::size_t>{0, d.num_nodes - 1};
+    const dataflow_graph g = round_trip_graph(seed);
     const dataflow_graph back = parse_graphml_graph(to_graphml(g));
     CHECK(canonical(back) == canonical(g));
   }

@@ -6,6 +6,9 @@
 
 #include <memsched/core/errors.hpp>
 #include <memsched/graph/dataflow_graph.hpp>
+#include <memsched/graph/memory_graph.hpp>
+
+#include "../support/random_dag.hpp"
 
 #include <unistd.h>
 
@@ -80,5 +83,23 @@ inline std::vector<std::filesystem::path> data_graphs() {
 
 inline bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+/// A random 12-vertex graph exercising every field a file format must keep: negative and large
+/// ids, bytes up to 10^12, workspace, fractional costs, a stored order and (odd seeds) outputs.
+inline dataflow_graph round_trip_graph(std::uint64_t seed) {
+  const memory_graph_data d = random_dag(12, 0.3, seed, 1'000'000'000'000, true);
+  dataflow_graph g(d.num_nodes);
+  for (std::size_t v = 0; v < d.num_nodes; ++v) {
+    g[v].id = static_cast<std::int64_t>(v * 7919) - 40 + static_cast<std::int64_t>(seed);
+    g[v].bytes = d.bytes[v];
+    g[v].workspace = d.workspace[v];
+    g[v].cost = d.cost[v] / 3.0 + 1e-9 * static_cast<double>(seed);
+  }
+  for (auto [u, v] : d.edges) add_edge(u, v, g);
+  const memory_graph m(d);
+  g[boost::graph_bundle].order.assign(m.topological_order().begin(), m.topological_order().end());
+  if (seed % 2) g[boost::graph_bundle].outputs = std::vector<std::size_t>{0, d.num_nodes - 1};
+  return g;
+}
 
 }  // namespace memsched::testing
