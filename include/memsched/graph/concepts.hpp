@@ -2,6 +2,8 @@
 // C++20 concepts over Boost.Graph for the graphs and property maps that memsched algorithms accept.
 // Each graph concept first checks that boost::graph_traits<G> describes a graph, because naming a
 // member of graph_traits of a non-graph type is a hard error rather than a substitution failure.
+// Non-class types and memory_graph answer "no" cleanly; another class type that has neither
+// Boost's nested graph types nor a graph_traits specialization is still a hard error.
 
 #include <boost/graph/graph_concepts.hpp>
 #include <boost/graph/graph_traits.hpp>
@@ -13,16 +15,24 @@
 
 namespace memsched {
 
+class memory_graph;
+
 namespace detail {
 
 template <class G, class = void>
-struct is_boost_graph : std::false_type {};
+struct has_graph_traits : std::false_type {};
 template <class G>
-struct is_boost_graph<G, std::void_t<typename boost::graph_traits<G>::vertex_descriptor,
-                                     typename boost::graph_traits<G>::edge_descriptor,
-                                     typename boost::graph_traits<G>::traversal_category,
-                                     typename boost::graph_traits<G>::directed_category>>
+struct has_graph_traits<G, std::void_t<typename boost::graph_traits<G>::vertex_descriptor,
+                                       typename boost::graph_traits<G>::edge_descriptor,
+                                       typename boost::graph_traits<G>::traversal_category,
+                                       typename boost::graph_traits<G>::directed_category>>
     : std::true_type {};
+
+// Only class types are probed (Boost's primary graph_traits template fails *inside* its
+// instantiation, a hard error, for anything else), and memory_graph, memsched's own compact form,
+// is not a Boost graph.
+template <class G>
+struct is_boost_graph : std::conjunction<std::is_class<G>, std::negation<std::is_same<G, memory_graph>>, has_graph_traits<G>> {};
 
 template <class G, class Tag>
 concept has_traversal = std::is_convertible_v<typename boost::graph_traits<G>::traversal_category, Tag>;

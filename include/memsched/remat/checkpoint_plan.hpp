@@ -103,7 +103,6 @@ std::vector<char> resolve_forward(const G& graph, const memory_graph& g, const s
                         std::to_string(g.size()) + " vertices");
     return given;
   }
-  // Note: boost::graph_traits<memory_graph> is a hard error, so memory_graph is tested first.
   if constexpr (std::is_same_v<G, memory_graph>) {
     return std::vector<char>(g.size(), 1);
   } else if constexpr (has_node_bundle<G>) {
