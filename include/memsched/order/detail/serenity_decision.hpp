@@ -5,9 +5,10 @@
 // wins. Internal; see order/serenity.hpp and docs/serenity.md ("Decision searches").
 //
 // Why two directions: the live memory of a partial schedule depends only on its signature, read
-// from either end. The backward search keeps the set of vertices *not yet* run (an up-closed set)
-// and runs the order from its last vertex; the tensors resident just before vertex x runs are the
-// ones computed earlier (not in the set) that are graph outputs or are read by x or a later vertex.
+// from either end. The backward search's signature is the set U of vertices that run last (an
+// up-closed set: in forward time, the ones not yet run) and it builds the order from its last
+// vertex; the tensors resident just before vertex x runs are the ones computed earlier (not in U,
+// not x) that are graph outputs or are read by x or a vertex of U.
 // A graph whose tightest moment is near its end prunes at once backward and late forward (and
 // the other way round); a region where every order fits is crossed by one depth-first dive.
 
