@@ -27,7 +27,7 @@ std::unique_ptr<detail::serenity_decision_search> make_search(bool backward, con
 // Decides tau to the end and checks the answer against the optimum: an order within tau exactly
 // when tau >= best, and the order is a valid one (simulate_order checks it) within tau.
 void check_decision(detail::serenity_decision_search& s, const memory_graph& g, std::int64_t tau, std::int64_t best) {
-  s.start(tau);
+  s.start(tau, no_deadline);
   const auto answer = s.run(no_cap);
   CAPTURE(tau);
   CAPTURE(best);

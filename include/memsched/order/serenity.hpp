@@ -37,7 +37,7 @@ namespace memsched {
 enum class soft_budget_mode {
   off,     ///< One exact search pruned at the best heuristic peak (and at `budget`).
   paper,   ///< Algorithm 2 as published: tau = Kahn's peak; timeout: tau /= 2; no solution: tau = (tau + tau_old) / 2.
-  bounded  ///< Bisection between the best lower bound and the best known peak; keeps the optimality proof.
+  bounded  ///< Bisection with timed decision searches between the best lower bound and the best known peak; keeps the proof.
 };
 
 /// Options of serenity_order (a plain aggregate: use designated initializers).
@@ -205,16 +205,13 @@ class serenity_solver {
   std::int64_t budget_cap() const { return budget_ ? *budget_ : std::numeric_limits<std::int64_t>::max(); }
 
   void solve_off(serenity_segment_answer& a) {
-    // Two exact methods in turn. First a bisection over tau with decision searches
-    // (detail/serenity_decision.hpp, forward and backward depth first): a yes lowers the incumbent
-    // to the order found, a no raises the lower bound to tau + 1; the first question is whether
-    // anything beats the incumbent at all. They settle graphs with a tight spot near one end in a
-    // few thousand signatures, but cost several times more per signature than the layered search,
-    // so after decision_budget signatures the layered search (Algorithm 1) finishes the proof,
-    // starting from the better incumbent and lower bound.
+    // Two exact methods in turn. First the bisection with decision searches (untimed): they
+    // settle graphs with a tight spot near one end in a few thousand signatures, but cost several
+    // times more per signature than the layered search, so after decision_budget signatures the
+    // layered search (Algorithm 1) finishes the proof from the better incumbent and lower bound.
     if (opt_.decision_budget > 0) {
       serenity_decider decider(g_, pool_, opt_.max_states, deadline_, opt_.free_moves);
-      if (decider.usable() && !bisect(a, decider)) return;  // stopped by a limit
+      if (decider.usable() && !bisect(a, decider, false)) return;  // stopped by a limit
     }
     if (std::max(lb_, target_) >= best_peak_) {
       proven_ = true;
@@ -233,26 +230,40 @@ class serenity_solver {
     }
   }
 
-  // Bisection with decisions until the optimum is proven (true), the decision budget is spent
-  // (true: the layered search goes on) or a limit stops the search (false).
-  bool bisect(serenity_segment_answer& a, serenity_decider& decider) {
-    // Every peak is a sum of bytes and workspaces, so a multiple of their gcd: only multiples of
-    // it are asked, and bounds round to them.
+  // Bisection over tau in [lower bound, incumbent - 1] with exact decisions
+  // (detail/serenity_decision.hpp): a yes lowers the incumbent to the order found, a no raises the
+  // lower bound to tau + 1. Every peak is a sum of bytes and workspaces, so only multiples of their
+  // gcd are asked. Untimed (soft_budget off): the first question is whether the incumbent is
+  // optimal, and the bisection hands over (returns true) when decision_budget is spent. Timed
+  // (soft_budget bounded): each decision gets attempt_time_limit; one that times out lowers the top
+  // of the window (smaller taus prune more), and a window that closes without a proof reopens
+  // with twice the time. Returns false when a global limit stopped the search.
+  bool bisect(serenity_segment_answer& a, serenity_decider& decider, bool timed) {
     std::int64_t step = 0;
     for (std::size_t v = 0; v < g_.size(); ++v) step = std::gcd(step, std::gcd(g_.bytes(v), g_.workspace(v)));
     step = std::max<std::int64_t>(step, 1);
     const auto round_up = [&](std::int64_t x) { return x % step == 0 ? x : x + (step - x % step); };
-    bool first = true, go_on = true;
+    const auto round_down = [&](std::int64_t x) { return x - ((x % step) + step) % step; };
+    auto per_attempt = std::chrono::duration_cast<std::chrono::steady_clock::duration>(opt_.attempt_time_limit);
+    std::int64_t hi = std::numeric_limits<std::int64_t>::max();  // the window's top
+    bool first = !timed, round_timed_out = false, go_on = true;
     while (std::max(lb_, target_) < best_peak_) {
       lb_ = round_up(lb_);
-      const std::int64_t cap = std::min(best_peak_ - 1, budget_cap());
-      const std::int64_t hi = cap - cap % step;  // look for peaks <= hi
-      if (lb_ > hi) break;
+      const std::int64_t cap = round_down(std::min(best_peak_ - 1, budget_cap()));  // look for peaks <= cap
+      if (lb_ > cap) break;
+      hi = std::min(hi, cap);
+      if (hi < lb_) {
+        if (!round_timed_out) break;  // only memory limits stopped attempts: more time will not help
+        round_timed_out = false;
+        hi = cap;
+        per_attempt *= 2;
+      }
       const std::int64_t lo = std::min(hi, round_up(std::max(lb_, target_)));
       const std::int64_t tau = first ? hi : lo + (hi - lo) / step / 2 * step;
       first = false;
-      if (decider.expanded() >= opt_.decision_budget) break;
-      const auto out = decider.decide(tau, opt_.decision_budget - decider.expanded());
+      if (!timed && decider.expanded() >= opt_.decision_budget) break;
+      const auto out = timed ? decider.decide(tau, std::numeric_limits<std::uint64_t>::max(), std::chrono::steady_clock::now() + per_attempt)
+                             : decider.decide(tau, opt_.decision_budget - decider.expanded());
 #ifdef MEMSCHED_SERENITY_TRACE
       std::fprintf(stderr, "decide %lld in [%lld, %lld]: %d, expanded %llu stored %llu\n", (long long)tau, (long long)lo,
                    (long long)hi, (int)out, (unsigned long long)decider.expanded(), (unsigned long long)decider.stored());
@@ -261,18 +272,27 @@ class serenity_solver {
         consider(decider.order(), order_peak_unchecked(g_, decider.order()));
       } else if (out == serenity_decision::no) {
         lb_ = tau + 1;
-      } else {
-        if (out == serenity_decision::stopped) {
-          last_out_of_time_ = decider.out_of_time();
-          go_on = false;
-        }
+      } else if (out == serenity_decision::paused) {
+        break;  // the decision budget is spent: the layered search goes on
+      } else if (std::chrono::steady_clock::now() >= deadline_ || !timed) {
+        last_out_of_time_ = decider.out_of_time();
+        go_on = false;
         break;
+      } else {
+        round_timed_out |= decider.out_of_time();
+        hi = tau - step;
       }
     }
     a.stats.states_expanded += decider.expanded();
     a.stats.states_stored += decider.stored();
     search_bytes_ = std::max<std::uint64_t>(search_bytes_, static_cast<std::uint64_t>(decider.peak_bytes()));
     a.stats.search_bytes = search_bytes_;
+    if (std::max(lb_, target_) >= best_peak_) {
+      proven_ = true;
+    } else if (lb_ > std::min(best_peak_ - 1, budget_cap())) {
+      if (budget_ && *budget_ < best_peak_) infeasible_ = true;
+      else proven_ = true;
+    }
     return go_on;
   }
 
@@ -314,37 +334,9 @@ class serenity_solver {
   }
 
   void solve_bounded(serenity_segment_answer& a) {
-    // Invariant: lb_ <= optimum <= best_peak_ (an order). Each exact attempt at tau either finds the
-    // optimum (an order exists within tau, and the exact search keeps an optimal one), proves
-    // optimum > tau (no_solution: lb_ = tau + 1) or times out; after a timeout smaller budgets are
-    // tried (they prune more). When the window closes without a proof it reopens with twice the
-    // attempt time.
-    auto per_attempt = std::chrono::duration_cast<std::chrono::steady_clock::duration>(opt_.attempt_time_limit);
-    const std::int64_t cap = std::min(best_peak_ - 1, budget_cap());  // look for peaks <= cap
-    std::int64_t hi = cap;
-    bool round_timed_out = false;
-    while (lb_ <= cap && std::max(lb_, target_) < best_peak_ && std::chrono::steady_clock::now() < deadline_) {
-      if (hi < lb_) {
-        if (!round_timed_out) break;  // only memory limits stopped attempts: more time will not help
-        round_timed_out = false;
-        hi = cap;
-        per_attempt *= 2;
-      }
-      const std::int64_t lo = std::min(hi, std::max(lb_, target_));
-      const std::int64_t tau = lo + (hi - lo) / 2;
-      const auto out = attempt(a, tau, false, std::chrono::steady_clock::now() + per_attempt);
-      if (out == serenity_dp_outcome::solved) return;
-      if (out == serenity_dp_outcome::stopped) {
-        round_timed_out |= last_out_of_time_;
-        hi = tau - 1;
-      }
-    }
-    if (std::max(lb_, target_) >= best_peak_) {
-      proven_ = true;
-    } else if (lb_ > cap) {
-      if (budget_ && *budget_ < best_peak_) infeasible_ = true;
-      else proven_ = true;
-    }
+    // The bisection with timed decisions; graphs over 4096 vertices are not searched.
+    serenity_decider decider(g_, pool_, opt_.max_states, deadline_, opt_.free_moves);
+    if (decider.usable()) (void)bisect(a, decider, true);
   }
 
   const memory_graph& g_;

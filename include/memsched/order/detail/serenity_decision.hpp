@@ -33,8 +33,9 @@ enum class serenity_decision { yes, no, paused, stopped };
 class serenity_decision_search {
  public:
   virtual ~serenity_decision_search() = default;
-  /// Starts deciding tau. The memo of dead signatures is kept when tau <= the last tau decided.
-  virtual void start(std::int64_t tau) = 0;
+  /// Starts deciding tau, stopping at `deadline` at the latest (and at the search's own deadline).
+  /// The memo of dead signatures is kept when tau <= the last tau decided.
+  virtual void start(std::int64_t tau, std::chrono::steady_clock::time_point deadline) = 0;
   /// Expands up to `budget` more signatures: yes (order() has peak <= tau), no (proven), paused
   /// (budget used up), stopped (deadline, max_states or the memory pool).
   virtual serenity_decision run(std::uint64_t budget) = 0;
@@ -51,14 +52,17 @@ class serenity_dfs final : public serenity_decision_search {
  public:
   serenity_dfs(const memory_graph& g, serenity_memory_pool& pool, std::uint64_t max_states,
                std::chrono::steady_clock::time_point deadline, bool free_moves)
-      : g_(g), t_(g), mem_(pool), max_states_(max_states), deadline_(deadline), free_moves_(free_moves), n_(g.size()) {
+      : g_(g), t_(g), mem_(pool), max_states_(max_states), search_deadline_(deadline), deadline_(deadline),
+        free_moves_(free_moves), n_(g.size()) {
     if (Backward)
       for (auto v : g.outputs()) root_live_ += g.bytes(v);
   }
   ~serenity_dfs() override { release_memo(); }
 
-  void start(std::int64_t tau) override {
+  void start(std::int64_t tau, std::chrono::steady_clock::time_point deadline) override {
     if (tau > memo_tau_) release_memo();  // dead at a smaller tau says nothing about a larger one
+    deadline_ = std::min(deadline, search_deadline_);
+    out_of_time_ = false;
     memo_tau_ = tau;
     tau_ = tau;
     stack_.clear();
@@ -237,7 +241,7 @@ class serenity_dfs final : public serenity_decision_search {
   signature_tables<W> t_;
   pool_accountant mem_;
   std::uint64_t max_states_;
-  std::chrono::steady_clock::time_point deadline_;
+  std::chrono::steady_clock::time_point search_deadline_, deadline_;
   bool free_moves_;
   std::size_t n_;
   std::int64_t root_live_ = 0;
@@ -286,11 +290,12 @@ class serenity_decider {
   /// False when the graph is too large for the search (more than 4096 vertices).
   [[nodiscard]] bool usable() const { return forward_ != nullptr; }
 
-  /// yes (order() within tau), no, stopped, or paused once both directions together have expanded
-  /// `budget` more signatures.
-  serenity_decision decide(std::int64_t tau, std::uint64_t budget) {
-    forward_->start(tau);
-    backward_->start(tau);
+  /// yes (order() within tau), no, stopped (a limit or `deadline`), or paused once both directions
+  /// together have expanded `budget` more signatures.
+  serenity_decision decide(std::int64_t tau, std::uint64_t budget,
+                           std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
+    forward_->start(tau, deadline);
+    backward_->start(tau, deadline);
     const std::uint64_t until = budget > ~expanded() ? ~std::uint64_t{0} : expanded() + budget;
     for (std::uint64_t slice = 1024;; slice = std::min<std::uint64_t>(slice * 2, std::uint64_t{1} << 40)) {
       for (auto* s : {backward_.get(), forward_.get()}) {
@@ -310,6 +315,7 @@ class serenity_decider {
   [[nodiscard]] const std::vector<std::size_t>& order() const { return order_; }
   [[nodiscard]] std::uint64_t expanded() const { return forward_->expanded() + backward_->expanded(); }
   [[nodiscard]] std::uint64_t stored() const { return forward_->stored() + backward_->stored(); }
+  /// True when the last decision stopped at a deadline (else a memory or state cap stopped it).
   [[nodiscard]] bool out_of_time() const { return forward_->out_of_time() || backward_->out_of_time(); }
   [[nodiscard]] std::int64_t peak_bytes() const { return forward_->peak_bytes() + backward_->peak_bytes(); }
 
