@@ -22,6 +22,7 @@
 #include <benchmark/benchmark.h>
 
 #include "bench_support.hpp"
+#include "../tests/support/milp_models.hpp"
 
 #include <chrono>
 #include <functional>
@@ -34,45 +35,8 @@ namespace {
 
 using namespace memsched;
 
-milp_model multi_knapsack(int items, int rows, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> weight(1, 1000);
-  milp_model m;
-  m.sense = objective_sense::maximize;
-  std::vector<double> profit(static_cast<std::size_t>(items), 0.0);
-  for (int i = 0; i < items; ++i) m.add_binary();
-  for (int r = 0; r < rows; ++r) {
-    std::vector<linear_term> terms;
-    double total = 0;
-    for (int i = 0; i < items; ++i) {
-      const double a = weight(rng);
-      total += a;
-      profit[static_cast<std::size_t>(i)] += a / rows;
-      terms.push_back({static_cast<std::size_t>(i), a});
-    }
-    m.add_less_equal(std::move(terms), total / 2);
-  }
-  for (int i = 0; i < items; ++i) m.variables()[static_cast<std::size_t>(i)].objective = profit[static_cast<std::size_t>(i)] + weight(rng) / 2;
-  return m;
-}
-
-milp_model set_cover(int columns, int rows, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> cost(1, 100), row(0, rows - 1);
-  milp_model m;
-  std::vector<std::vector<linear_term>> covered_by(static_cast<std::size_t>(rows));
-  const int per_column = std::max(2, rows / 20);
-  for (int c = 0; c < columns; ++c) {
-    const std::size_t x = m.add_binary(cost(rng));
-    for (int k = 0; k < per_column; ++k) covered_by[static_cast<std::size_t>(row(rng))].push_back({x, 1.0});
-  }
-  std::uniform_int_distribution<int> column(0, columns - 1);
-  for (auto& terms : covered_by) {
-    if (terms.empty()) terms.push_back({static_cast<std::size_t>(column(rng)), 1.0});
-    m.add_greater_equal(std::move(terms), 1.0);
-  }
-  return m;
-}
+using memsched::testing::multi_knapsack;
+using memsched::testing::set_cover;
 
 struct model_case {
   std::string name;

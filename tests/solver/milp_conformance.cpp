@@ -13,6 +13,8 @@
 
 #include <doctest/doctest.h>
 
+#include "../support/milp_models.hpp"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -105,29 +107,7 @@ constexpr bool real_backend = !std::is_same_v<B, skeleton_backend>;
   return best;
 }
 
-/// A random 0-1 multi-dimensional knapsack: n items, k capacity rows at half the total weight.
-/// With n = 250 and k = 10 neither CBC nor GLPK proves optimality within seconds.
-[[maybe_unused]] milp_model multi_knapsack(int n, int k, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> w(1, 1000);
-  milp_model m;
-  m.sense = objective_sense::maximize;
-  std::vector<double> profit(static_cast<std::size_t>(n), 0.0);
-  for (int i = 0; i < n; ++i) m.add_binary(0, "item" + std::to_string(i));
-  for (int r = 0; r < k; ++r) {
-    std::vector<linear_term> terms;
-    double total = 0;
-    for (int i = 0; i < n; ++i) {
-      const double a = w(rng);
-      total += a;
-      profit[static_cast<std::size_t>(i)] += a / k;
-      terms.push_back({static_cast<std::size_t>(i), a});
-    }
-    m.add_less_equal(std::move(terms), total / 2, "capacity" + std::to_string(r));
-  }
-  for (int i = 0; i < n; ++i) m.variables()[static_cast<std::size_t>(i)].objective = profit[static_cast<std::size_t>(i)] + w(rng) / 2;
-  return m;
-}
+using memsched::testing::multi_knapsack;
 
 /// A feasible start for a multi_knapsack: items in index order while they fit.
 [[maybe_unused]] std::vector<double> greedy_start(const milp_model& m) {
