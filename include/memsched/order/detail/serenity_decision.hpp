@@ -261,21 +261,12 @@ std::unique_ptr<serenity_decision_search> make_serenity_dfs(const memory_graph& 
                                                             std::uint64_t max_states,
                                                             std::chrono::steady_clock::time_point deadline,
                                                             bool free_moves) {
-  const std::size_t words = (g.size() + 63) / 64;
-  auto make = [&]<std::size_t W>() -> std::unique_ptr<serenity_decision_search> {
-    return std::make_unique<serenity_dfs<W, Backward>>(g, pool, max_states, deadline, free_moves);
-  };
-  if (words <= 1) return make.template operator()<1>();
-  if (words <= 2) return make.template operator()<2>();
-  if (words <= 3) return make.template operator()<3>();
-  if (words <= 4) return make.template operator()<4>();
-  if (words <= 6) return make.template operator()<6>();
-  if (words <= 8) return make.template operator()<8>();
-  if (words <= 12) return make.template operator()<12>();
-  if (words <= 16) return make.template operator()<16>();
-  if (words <= 32) return make.template operator()<32>();
-  if (words <= 64) return make.template operator()<64>();
-  return nullptr;
+  return with_signature_width(
+      g.size(),
+      [&]<std::size_t W>() -> std::unique_ptr<serenity_decision_search> {
+        return std::make_unique<serenity_dfs<W, Backward>>(g, pool, max_states, deadline, free_moves);
+      },
+      [] { return std::unique_ptr<serenity_decision_search>(); });
 }
 
 /// Decides tau with a forward and a backward search in alternating slices of doubling size (both

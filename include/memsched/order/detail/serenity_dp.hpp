@@ -431,23 +431,32 @@ class serenity_dp {
   std::size_t depth_ = 0;
 };
 
+/// Calls run.template operator()<W>() with the smallest bitset width W (in 64-bit words, from
+/// 1, 2, 3, 4, 6, 8, 12, 16, 32, 64) that holds n vertices, or too_large() beyond 4096 vertices.
+template <class Run, class TooLarge>
+auto with_signature_width(std::size_t n, Run&& run, TooLarge&& too_large) {
+  const std::size_t words = (n + 63) / 64;
+  if (words <= 1) return run.template operator()<1>();
+  if (words <= 2) return run.template operator()<2>();
+  if (words <= 3) return run.template operator()<3>();
+  if (words <= 4) return run.template operator()<4>();
+  if (words <= 6) return run.template operator()<6>();
+  if (words <= 8) return run.template operator()<8>();
+  if (words <= 12) return run.template operator()<12>();
+  if (words <= 16) return run.template operator()<16>();
+  if (words <= 32) return run.template operator()<32>();
+  if (words <= 64) return run.template operator()<64>();
+  return too_large();
+}
+
 /// Runs the search with the smallest bitset width that holds the graph. Graphs of more than 4096
 /// vertices are not searched (outcome stopped, lower bound 0).
 inline serenity_dp_answer run_serenity_dp(const memory_graph& g, const serenity_dp_request& req) {
-  const std::size_t words = (g.size() + 63) / 64;
-  if (words <= 1) return serenity_dp<1>(g, req).run();
-  if (words <= 2) return serenity_dp<2>(g, req).run();
-  if (words <= 3) return serenity_dp<3>(g, req).run();
-  if (words <= 4) return serenity_dp<4>(g, req).run();
-  if (words <= 6) return serenity_dp<6>(g, req).run();
-  if (words <= 8) return serenity_dp<8>(g, req).run();
-  if (words <= 12) return serenity_dp<12>(g, req).run();
-  if (words <= 16) return serenity_dp<16>(g, req).run();
-  if (words <= 32) return serenity_dp<32>(g, req).run();
-  if (words <= 64) return serenity_dp<64>(g, req).run();
-  serenity_dp_answer a;
-  a.outcome = serenity_dp_outcome::stopped;
-  return a;
+  return with_signature_width(g.size(), [&]<std::size_t W>() { return serenity_dp<W>(g, req).run(); }, [] {
+    serenity_dp_answer a;
+    a.outcome = serenity_dp_outcome::stopped;
+    return a;
+  });
 }
 
 /// Greedy order: among ready vertices run the one that leaves the least live memory (ties: the
