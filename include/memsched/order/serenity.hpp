@@ -213,16 +213,8 @@ class serenity_solver {
       serenity_decider decider(g_, pool_, opt_.max_states, deadline_, opt_.free_moves);
       if (decider.usable() && !bisect(a, decider, false)) return;  // stopped by a limit
     }
-    if (std::max(lb_, target_) >= best_peak_) {
-      proven_ = true;
-      return;
-    }
+    if (settled_by_bounds()) return;
     const std::int64_t limit = std::min(best_peak_ - 1, budget_cap());
-    if (lb_ > limit) {
-      if (budget_ && *budget_ < best_peak_) infeasible_ = true;  // nothing fits the budget
-      else proven_ = true;
-      return;
-    }
     const auto out = attempt(a, limit, false);
     if (out == serenity_dp_outcome::no_solution) {
       if (limit == best_peak_ - 1) proven_ = true;  // nothing beats the incumbent
@@ -287,13 +279,23 @@ class serenity_solver {
     a.stats.states_stored += decider.stored();
     search_bytes_ = std::max<std::uint64_t>(search_bytes_, static_cast<std::uint64_t>(decider.peak_bytes()));
     a.stats.search_bytes = search_bytes_;
+    (void)settled_by_bounds();
+    return go_on;
+  }
+
+  // True when the bounds alone settle the segment: the incumbent is proven optimal (or good
+  // enough for the target), or nothing at or below min(incumbent - 1, budget) exists.
+  bool settled_by_bounds() {
     if (std::max(lb_, target_) >= best_peak_) {
       proven_ = true;
-    } else if (lb_ > std::min(best_peak_ - 1, budget_cap())) {
-      if (budget_ && *budget_ < best_peak_) infeasible_ = true;
-      else proven_ = true;
+      return true;
     }
-    return go_on;
+    if (lb_ > std::min(best_peak_ - 1, budget_cap())) {
+      if (budget_ && *budget_ < best_peak_) infeasible_ = true;  // nothing fits the budget
+      else proven_ = true;                                      // nothing beats the incumbent
+      return true;
+    }
+    return false;
   }
 
   void solve_paper(serenity_segment_answer& a) {
