@@ -3,8 +3,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
-bash "$root/scripts/build.sh" -DMEMSCHED_BUILD_EXAMPLES=ON
-tool="$build/examples/memsched"
+bash "$root/scripts/build.sh" -DMEMSCHED_BUILD_TOOL=ON
+tool="$build/tool/memsched"
 graph="$root/tests/data/torch/randwire_ws_stage.inference.json"
 training="$root/tests/data/torch/resnet18.training.json"
 tmp=$(mktemp -d)

@@ -3,5 +3,5 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
-bash "$root/scripts/build.sh" -DMEMSCHED_BUILD_TESTS=ON -DMEMSCHED_BUILD_EXAMPLES=ON "$@"
+bash "$root/scripts/build.sh" -DMEMSCHED_BUILD_TESTS=ON -DMEMSCHED_BUILD_TOOL=ON -DMEMSCHED_BUILD_EXAMPLES=ON "$@"
 ctest --test-dir "$build" --output-on-failure --parallel "${JOBS:-$(nproc)}" --timeout 600
