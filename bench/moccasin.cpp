@@ -51,7 +51,12 @@ void run(benchmark::State& state, const std::string& file, double budget_kind, b
     const double prep = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     o.solver.time_limit = std::chrono::duration<double>(seconds_limit());
     double best_time = 0;
-    o.solver.on_incumbent = [&](const memsched::solver_progress& p) { best_time = prep + p.seconds; };
+    struct time_to_best {
+      double prep;
+      double* best;
+      void on_incumbent(double seconds, double, double) const { *best = prep + seconds; }
+    } watch{prep, &best_time};
+    o.solver.observer = watch;
     memsched::moccasin_stats stats;
     o.stats = &stats;
     const auto r = memsched::moccasin(g, budget, memsched::gecode_backend{}, o);

@@ -1,6 +1,10 @@
 #include "cli.hpp"
 
 #include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
 #include <fstream>
 #include <iterator>
 #include <unordered_map>
@@ -128,6 +132,52 @@ memsched::execution_plan plan_from_json(const memsched::dataflow_graph& g, const
   const auto idx = indices_of(g, nodes, what + ": steps[].node");
   for (std::size_t i = 0; i < idx.size(); ++i) plan.steps[i].node = idx[i];
   return plan;
+}
+
+namespace {
+void print_progress_line(double seconds, const char* fields) { std::fprintf(stderr, "[progress] t=%.2fs %s\n", seconds, fields); }
+std::string progress_number(double x) {
+  if (std::isnan(x)) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.10g", x);
+  return buf;
+}
+}  // namespace
+
+void progress_printer::on_incumbent(double seconds, double value, double bound) {
+  best_seconds_ = seconds + offset_;
+  ++incumbents_;
+  if (print_) print_progress_line(best_seconds_, ("value=" + progress_number(value) + " bound=" + progress_number(bound)).c_str());
+}
+
+void progress_printer::on_bound(double seconds, double bound) {
+  if (print_) print_progress_line(seconds + offset_, ("bound=" + progress_number(bound)).c_str());
+}
+
+void progress_printer::on_phase(double seconds, std::string_view phase) {
+  if (print_) print_progress_line(seconds + offset_, ("phase=" + std::string(phase)).c_str());
+}
+
+unsigned threads_of(const parsed_args& args, unsigned fallback) {
+  const auto text = args.get("threads");
+  if (!text) return fallback;
+  unsigned long long v = 0;
+  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
+  if (ec != std::errc() || end != text->data() + text->size() || v > std::numeric_limits<unsigned>::max())
+    throw usage_error("--threads must be a whole number >= 0 (0: every hardware thread), got '" + *text + "'");
+  return static_cast<unsigned>(v);
+}
+
+std::optional<std::chrono::duration<double>> time_limit_of(const parsed_args& args, const std::string& flag) {
+  const auto text = args.get(flag);
+  if (!text) return std::nullopt;
+  // strtod, not stod: an overflowing "1e999" is a huge limit (HUGE_VAL), not a usage error.
+  char* end = nullptr;
+  const double seconds = text->empty() ? std::nan("") : std::strtod(text->c_str(), &end);
+  if (end != text->c_str() + text->size() || !(seconds > 0))
+    throw usage_error("--" + flag + " must be a number of seconds > 0, got '" + *text + "'");
+  if (seconds > 1e9) return std::nullopt;  // beyond any run: no limit (and no overflow in clock arithmetic)
+  return std::chrono::duration<double>(seconds);
 }
 
 json read_json_file(const std::string& path) {

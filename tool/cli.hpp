@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+#include <cstddef>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -14,6 +16,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace memsched_cli {
@@ -92,6 +95,39 @@ std::map<std::string, remat_algorithm>& remat_algorithms();
 struct register_remat_algorithm {
   explicit register_remat_algorithm(remat_algorithm a) { remat_algorithms().emplace(a.name, std::move(a)); }
 };
+
+/// The observer behind every --progress flag: prints each report of an algorithm on stderr, one
+/// line each ("[progress] t=1.23s value=4096 bound=3072", "[progress] t=0.50s bound=3072",
+/// "[progress] t=0.01s phase=layered"; bound=- when none), and remembers when the last incumbent
+/// came (the tool's time_to_best). `offset` seconds are added to every time (work done before the
+/// algorithm started: loading, the input order); with print = false it only keeps the times.
+/// Pass it as `options.observer = printer` (an observer_ref to it: it must outlive the call).
+class progress_printer {
+ public:
+  explicit progress_printer(bool print = true, double offset = 0) : print_(print), offset_(offset) {}
+  void on_incumbent(double seconds, double value, double bound);
+  void on_bound(double seconds, double bound);
+  void on_phase(double seconds, std::string_view phase);
+  /// Seconds (with the offset) of the last incumbent reported; 0 when none was.
+  [[nodiscard]] double seconds_to_best() const noexcept { return best_seconds_; }
+  /// The number of incumbents reported.
+  [[nodiscard]] std::size_t incumbents() const noexcept { return incumbents_; }
+
+ private:
+  bool print_;
+  double offset_;
+  double best_seconds_ = 0;
+  std::size_t incumbents_ = 0;
+};
+
+/// --threads N (unsigned; 0: every hardware thread) of `args`, or `fallback` when absent. One rule
+/// for every subcommand. Throws usage_error naming the flag on a negative or non-integer value.
+[[nodiscard]] unsigned threads_of(const parsed_args& args, unsigned fallback = 1);
+
+/// --time-limit S (seconds, > 0) of `args`: nullopt when absent or too large to matter (beyond
+/// 1e9 s, about 30 years: no limit), else the limit. One rule for every subcommand. Throws
+/// usage_error naming the flag on NaN, zero, a negative value or text.
+[[nodiscard]] std::optional<std::chrono::duration<double>> time_limit_of(const parsed_args& args, const std::string& flag = "time-limit");
 
 /// Reads a graph file, recognised by its extension (.json, .graphml, .dot).
 memsched::dataflow_graph load_graph(const std::string& path);

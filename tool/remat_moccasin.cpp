@@ -94,16 +94,12 @@ memsched::remat_result run_moccasin(const memsched::dataflow_graph& graph, std::
   o.max_intervals = static_cast<unsigned>(intervals);
   const memsched::remat_result heuristic = memsched::best_heuristic_plan(graph, budget);  // needs the forward/backward marks
   if (memsched::has_solution(heuristic.status)) o.start_plans.push_back(heuristic.plan);
-  o.solver.threads = static_cast<int>(threads);
+  o.solver.threads = static_cast<unsigned>(threads);
   const bool progress = args.has("progress");
-  double prep = used(), time_to_best = 0;
+  double prep = used();
   o.solver.time_limit = std::chrono::duration<double>(std::max(0.1, time_limit - prep));
-  o.solver.on_incumbent = [&](const memsched::solver_progress& p) {
-    time_to_best = prep + p.seconds;
-    if (progress)
-      std::fprintf(stderr, "moccasin: %.2f s  cost %.6g  overhead %.3f%%\n", time_to_best, p.objective,
-                   100.0 * (p.objective / g.total_cost() - 1.0));
-  };
+  progress_printer printer(progress, prep);
+  o.solver.observer = printer;
   o.on_phase1 = [&](double s, std::int64_t peak) {
     if (progress) std::fprintf(stderr, "moccasin phase 1: %.2f s  peak %lld\n", prep + s, static_cast<long long>(peak));
   };
@@ -127,7 +123,7 @@ memsched::remat_result run_moccasin(const memsched::dataflow_graph& graph, std::
   extra["order_source"] = source;
   extra["bound"] = r.cost_bound ? json(*r.cost_bound) : json(nullptr);
   extra["gap"] = r.cost_bound && r.total_cost > 0 ? json((r.total_cost - *r.cost_bound) / r.total_cost) : json(nullptr);
-  extra["time_to_best"] = time_to_best;
+  extra["time_to_best"] = printer.seconds_to_best();
   extra["phase1_peak"] = stats.phase1_peak;
   extra["phase1_seconds"] = stats.phase1_seconds;
   extra["start"] = stats.start;

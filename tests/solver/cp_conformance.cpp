@@ -208,9 +208,13 @@ TEST_CASE_TEMPLATE("cp backend: start solution, incumbent callback and its objec
   m.add(c);
   m.start = std::vector<std::int64_t>(6, 9);
   for (const auto& b : backends_of_type<B>()) {
-    std::vector<double> seen;
+    struct objective_log {
+      std::vector<double> seen;
+      void on_incumbent(double, double objective, double) { seen.push_back(objective); }
+    } log;
+    const auto& seen = log.seen;
     solver_options o;
-    o.on_incumbent = [&](const solver_progress& p) { seen.push_back(p.objective); };
+    o.observer = log;
     const auto r = checked(m, b.solve(m, o));
     CHECK(has_solution(r.status));  // pure LNS cannot prove it: propagation gives no bound
     CHECK(r.objective == 17);

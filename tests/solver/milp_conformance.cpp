@@ -58,6 +58,26 @@ struct cbc_in_process_backend : cbc_backend {
 #define MEMSCHED_MILP_BACKENDS MEMSCHED_CBC_TYPE MEMSCHED_GLPK_TYPE skeleton_backend
 
 namespace {
+/// One incumbent as the observer saw it.
+struct incumbent {
+  double seconds, objective, bound;
+};
+/// An observer that keeps every incumbent (and the thread it came from).
+struct incumbent_log {
+  std::vector<incumbent> seen;
+  std::vector<std::thread::id> threads;
+  void on_incumbent(double s, double v, double b) {
+    seen.push_back({s, v, b});
+    threads.push_back(std::this_thread::get_id());
+  }
+};
+/// An observer whose hook throws.
+struct throwing_observer {
+  void on_incumbent(double, double, double) const { throw std::runtime_error("stop here"); }
+};
+}  // namespace
+
+namespace {
 
 template <class B>
 constexpr bool real_backend = !std::is_same_v<B, skeleton_backend>;
@@ -473,8 +493,9 @@ TEST_CASE_TEMPLATE("milp backend: a start solution is used", B, MEMSCHED_MILP_BA
 TEST_CASE_TEMPLATE("milp backend: incumbent callback reports improving objectives", B, MEMSCHED_MILP_BACKENDS) {
   if constexpr (real_backend<B>) {
     const auto m = multi_knapsack(250, 10, 11);
-    std::vector<solver_progress> seen;
-    const auto r = B{}.solve(m, {.time_limit = 1s, .on_incumbent = [&](const solver_progress& p) { seen.push_back(p); }});
+    incumbent_log log;
+    const auto r = B{}.solve(m, {.time_limit = 1s, .observer = log});
+    const auto& seen = log.seen;
     REQUIRE(has_solution(r.status));
     check_solution(m, r);
     REQUIRE(!seen.empty());
@@ -494,7 +515,8 @@ TEST_CASE_TEMPLATE("milp backend: incumbent callback reports improving objective
 TEST_CASE_TEMPLATE("milp backend: an exception from the callback propagates", B, MEMSCHED_MILP_BACKENDS) {
   if constexpr (real_backend<B>) {
     const auto m = multi_knapsack(80, 4, 3);
-    const solver_options options{.time_limit = 5s, .on_incumbent = [](const solver_progress&) { throw std::runtime_error("stop here"); }};
+    throwing_observer thrower;
+    const solver_options options{.time_limit = 5s, .observer = thrower};
     CHECK_THROWS_WITH_AS((void)B{}.solve(m, options), "stop here", std::runtime_error);
     // The backend is still usable afterwards.
     const auto r = B{}.solve(multi_knapsack(20, 2, 3), {});
@@ -599,8 +621,10 @@ TEST_CASE_TEMPLATE("milp backend: threads option", B, MEMSCHED_MILP_BACKENDS) {
     const auto m = multi_knapsack(15, 2, 21);
     const auto one = B{}.solve(m, {});
     const auto caller = std::this_thread::get_id();
+    incumbent_log log;
+    const auto two = B{}.solve(m, {.threads = 2, .observer = log});
     bool other_thread = false;
-    const auto two = B{}.solve(m, {.threads = 2, .on_incumbent = [&](const solver_progress&) { other_thread |= std::this_thread::get_id() != caller; }});
+    for (const auto& id : log.threads) other_thread |= id != caller;
     REQUIRE(one.status == solve_status::optimal);
     REQUIRE(two.status == solve_status::optimal);
     check_solution(m, two);
@@ -624,11 +648,12 @@ TEST_CASE("cbc backend: a crash of the CBC process is caught") {
   static_assert(cbc_backend{}.isolate_process);
   auto m = multi_knapsack(250, 10, 11);
   SUBCASE("after the first incumbent: that incumbent comes back") {
-    std::vector<solver_progress> seen;
+    incumbent_log log;
+    const auto& seen = log.seen;
     solver_result r;
     {
       const crash_hook hook("incumbent");
-      r = cbc_backend{}.solve(m, {.time_limit = 5s, .on_incumbent = [&](const solver_progress& p) { seen.push_back(p); }});
+      r = cbc_backend{}.solve(m, {.time_limit = 5s, .observer = log});
     }
     REQUIRE(seen.size() == 1);  // the child died right after sending it
     REQUIRE(r.status == solve_status::feasible);

@@ -164,9 +164,15 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const Back
       const double share = plan_fits ? std::min(options.phase1_share, options.phase1_share_with_start) : options.phase1_share;
       solver_options o = options.solver;
       if (o.time_limit) o.time_limit = std::chrono::duration<double>(options.solver.time_limit->count() * share);
-      o.on_incumbent = [&](const solver_progress& p) {
-        if (options.on_phase1) options.on_phase1(elapsed(), static_cast<std::int64_t>(p.objective) * m1.byte_unit);
-      };
+      struct phase1_observer {
+        const std::function<void(double, std::int64_t)>& on_phase1;
+        const std::function<double()> elapsed;
+        std::int64_t unit;
+        void on_incumbent(double, double objective, double) const {
+          if (on_phase1) on_phase1(elapsed(), static_cast<std::int64_t>(objective) * unit);
+        }
+      } phase1_obs{options.on_phase1, elapsed, m1.byte_unit};
+      o.observer = phase1_obs;
       const solver_result r1 = backend.solve(m1.model, o);
       st.phase1_status = r1.status;
       if (!r1.message.empty()) st.message += "phase 1: " + r1.message + "\n";
@@ -215,9 +221,13 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const Back
   solver_options o = options.solver;
   o.time_limit = remaining();
   const double unit = m2.cost_unit;
-  o.on_incumbent = [&](const solver_progress& p) {
-    if (options.solver.on_incumbent) options.solver.on_incumbent({elapsed(), p.objective * unit, p.bound * unit});
-  };
+  struct phase2_observer {
+    observer_ref user;
+    const std::function<double()> elapsed;
+    double unit;
+    void on_incumbent(double, double objective, double bound) const { user.on_incumbent(elapsed(), objective * unit, bound * unit); }
+  } phase2_obs{options.solver.observer, elapsed, unit};
+  o.observer = phase2_obs;
   const solver_result r2 = backend.solve(m2.model, o);
   st.phase2_status = r2.status;
   if (!r2.message.empty()) st.message += "phase 2: " + r2.message + "\n";

@@ -376,8 +376,8 @@ inline std::string_view cbc_test_crash_mode() {
 /// CBC 2.10 (branch and cut over Clp) as a milp_backend, and Clp as its lp_backend.
 /// Options: time_limit (wall clock: `-timeMode elapsed -sec` plus a watchdog that stops the search
 /// at the deadline), relative_gap (`-ratioGap`), threads (`-threads`, only the tree search is
-/// parallel; results are deterministic only with 1 thread), verbosity (CBC's `-log` level),
-/// on_incumbent (from a CbcEventHandler on the top-level model). The start solution goes in
+/// parallel; results are deterministic only with 1 thread), node_limit (`-maxNodes`), verbosity
+/// (CBC's `-log` level), observer.on_incumbent (from a CbcEventHandler on the top-level model). The start solution goes in
 /// through setMIPStart and is also used directly when CBC returns nothing better.
 /// Status: proven optimal -> optimal; stopped with a solution -> feasible; stopped without one ->
 /// time_limit; proven infeasible -> infeasible; unbounded LP relaxation -> error "unbounded".
@@ -387,7 +387,7 @@ struct cbc_backend {
   /// Run each MILP solve of CBC in a forked child process (POSIX), so that a crash inside CBC
   /// (CBC 2.10.8 segfaults in its preprocessing on some large models stopped at the deadline)
   /// cannot take the caller's process down: the child streams its incumbents (with their values)
-  /// and its result through a pipe; the caller's thread reads them, calls on_incumbent, and kills
+  /// and its result through a pipe; the caller's thread reads them, reports them to the observer, and kills
   /// the child (SIGKILL) if it is still running max(1 s, 10% of the limit) after the deadline.
   /// When the child dies, the best incumbent it sent (or the valid start) is returned as
   /// `feasible`, else status `error`, with a message saying "CBC crashed (signal ...)".
@@ -397,7 +397,7 @@ struct cbc_backend {
 
   /// Solves `model` with CBC. With isolate_process (the default) solves run in parallel, each in
   /// its own child process; otherwise it blocks other CBC solves in the process. Throws only what
-  /// options.on_incumbent throws; every solver failure (a crash of CBC included) is status
+  /// options.observer throws; every solver failure (a crash of CBC included) is status
   /// `error`, or `feasible` with the best solution found before the failure.
   [[nodiscard]] solver_result solve(const milp_model& model, const solver_options& options) const {
     detail::solve_session session(model, options);
@@ -504,18 +504,27 @@ struct cbc_backend {
       child.relative_gap = options.relative_gap;
       child.threads = options.threads;
       child.verbosity = options.verbosity;
+      child.node_limit = options.node_limit;
       const CbcModel* reporting = nullptr;
-      child.on_incumbent = [&](const solver_progress& p) {
-        std::string payload;
-        detail::cbc_put(payload, p.objective);
-        detail::cbc_put(payload, p.bound);
-        detail::cbc_put(payload, p.seconds);
-        detail::cbc_put_values(payload, reporting ? detail::cbc_original_values(*reporting, model) : std::vector<double>());
-        if (!detail::cbc_send_frame(fd, 'I', payload)) throw std::runtime_error("cbc child: the pipe to the caller is closed");
-        if (crash == "incumbent") detail::cbc_test_crash();
-        if (crash == "hang")
-          for (;;) ::pause();
-      };
+      // Sends each incumbent, with its values, to the parent (which reports it to its observer).
+      struct pipe_reporter {
+        int fd;
+        const milp_model* model;
+        const CbcModel** reporting;
+        std::string_view crash;
+        void on_incumbent(double seconds, double objective, double bound) const {
+          std::string payload;
+          detail::cbc_put(payload, objective);
+          detail::cbc_put(payload, bound);
+          detail::cbc_put(payload, seconds);
+          detail::cbc_put_values(payload, *reporting ? detail::cbc_original_values(**reporting, *model) : std::vector<double>());
+          if (!detail::cbc_send_frame(fd, 'I', payload)) throw std::runtime_error("cbc child: the pipe to the caller is closed");
+          if (crash == "incumbent") detail::cbc_test_crash();
+          if (crash == "hang")
+            for (;;) ::pause();
+        }
+      } reporter{fd, &model, &reporting, crash};
+      child.observer = reporter;
       detail::solve_session session(model, child);
       solver_result result;
       run_cbc_guarded(model, child, session, result, &reporting);
@@ -613,7 +622,7 @@ struct cbc_backend {
               best_bound = bound;
             }
           }
-          if (!session.report(objective, bound)) {  // the user's callback threw: stop
+          if (!session.report(objective, bound)) {  // the user's observer threw: stop
             kill_child();
             go_on = false;
           }
@@ -752,7 +761,10 @@ struct cbc_backend {
       args.insert(args.end(), {"-timeMode", "elapsed", "-sec", detail::cbc_number(left)});
     }
     args.insert(args.end(), {"-ratioGap", detail::cbc_number(std::max(options.relative_gap, 0.0))});
-    if (options.threads > 1) args.insert(args.end(), {"-threads", std::to_string(options.threads)});
+    if (const unsigned threads = detail::solver_threads(options); threads > 1)
+      args.insert(args.end(), {"-threads", std::to_string(threads)});
+    if (options.node_limit)
+      args.insert(args.end(), {"-maxNodes", std::to_string(std::min<std::uint64_t>(*options.node_limit, std::numeric_limits<int>::max()))});
     args.insert(args.end(), {"-solve", "-quit"});
     std::vector<const char*> argv;
     for (const auto& a : args) argv.push_back(a.c_str());

@@ -332,13 +332,27 @@ class gecode_builder {
   Gecode::BoolVarArgs helpers_;
 };
 
-/// Stops a search at a deadline or after a number of failures (0: no failure limit).
+/// The search nodes one solve may spend over all its Gecode engines (solver_options::node_limit).
+struct gecode_node_budget {
+  std::optional<std::uint64_t> limit;
+  std::uint64_t used = 0;  ///< Nodes of the engines that have finished.
+  bool hit = false;
+  [[nodiscard]] bool exhausted() const noexcept { return limit && used >= *limit; }
+};
+
+/// Stops a search at a deadline, after a number of failures (0: no failure limit), or when the
+/// solve's node budget (if any) is spent.
 class gecode_stop : public Gecode::Search::Stop {
  public:
   using clock = std::chrono::steady_clock;
-  gecode_stop(std::optional<clock::time_point> deadline, unsigned long fail_limit) : deadline_(deadline), fail_limit_(fail_limit) {}
+  gecode_stop(std::optional<clock::time_point> deadline, unsigned long fail_limit, gecode_node_budget* nodes = nullptr)
+      : deadline_(deadline), fail_limit_(fail_limit), nodes_(nodes) {}
   bool stop(const Gecode::Search::Statistics& s, const Gecode::Search::Options&) override {
     if (fail_limit_ != 0 && s.fail > fail_limit_) return true;
+    if (nodes_ != nullptr && nodes_->limit && nodes_->used + s.node >= *nodes_->limit) {
+      nodes_->hit = true;
+      return true;
+    }
     if (deadline_ && (++calls_ & 15) == 0 && clock::now() >= *deadline_) timed_out_ = true;
     return timed_out_;
   }
@@ -347,6 +361,7 @@ class gecode_stop : public Gecode::Search::Stop {
  private:
   std::optional<clock::time_point> deadline_;
   unsigned long fail_limit_;
+  gecode_node_budget* nodes_;
   unsigned long calls_ = 0;
   bool timed_out_ = false;
 };
@@ -364,8 +379,10 @@ class gecode_backend {
   [[nodiscard]] std::string name() const { return "gecode"; }
 
   /// Solves `model`: see gecode_search for the strategy. Honours time_limit (exactly, checked
-  /// during search), threads (branch and bound only), relative_gap, verbosity (LNS statistics on
-  /// stderr) and on_incumbent (each better solution). values[i] is variable i. Returns
+  /// during search), node_limit (search nodes over every engine of the solve: the start's
+  /// completion, branch and bound, each LNS neighbourhood), threads (branch and bound only),
+  /// relative_gap, verbosity (LNS statistics on stderr) and observer.on_incumbent (each better
+  /// solution). values[i] is variable i. Returns
   /// `unsupported` when a number does not fit Gecode's 32-bit integers after dividing each
   /// constraint by its gcd, `error` on a Gecode exception. Never throws.
   [[nodiscard]] solver_result solve(const cp_model& model, const solver_options& options) const {
@@ -388,6 +405,7 @@ class gecode_backend {
       const std::int64_t root_bound = root->obj.min();
       result.bound = real(root_bound);
 
+      detail::gecode_node_budget nodes{options.node_limit};
       std::vector<std::int64_t> best;
       std::optional<std::int64_t> best_obj;
       bool proven = false;
@@ -396,7 +414,7 @@ class gecode_backend {
         for (std::size_t i = 0; i < vals.size(); ++i) vals[i] = s.x[static_cast<int>(i)].val();
         best = std::move(vals);
         best_obj = s.obj.val();
-        if (options.on_incumbent) options.on_incumbent({seconds(), real(*best_obj), result.bound});
+        options.observer.on_incumbent(seconds(), real(*best_obj), result.bound);
       };
       auto gap_closed = [&] {
         if (!best_obj) return false;
@@ -415,11 +433,12 @@ class gecode_backend {
           else Gecode::rel(*s, s->x[static_cast<int>(i)], Gecode::IRT_EQ, static_cast<int>(v));
         }
         if (ok && s->status() != Gecode::SS_FAILED) {
-          detail::gecode_stop stop(deadline, 10000);
+          detail::gecode_stop stop(deadline, 10000, &nodes);
           Gecode::Search::Options o;
           o.stop = &stop;
           Gecode::DFS<detail::gecode_space> e(s.get(), o);
           if (std::unique_ptr<detail::gecode_space> sol{e.next()}) record(*sol);
+          nodes.used += e.statistics().node;
         }
         if (!best_obj && options.verbosity > 0) std::cerr << "gecode_backend: the start assignment is not feasible\n";
       }
@@ -439,10 +458,10 @@ class gecode_backend {
         if (best_obj) Gecode::rel(*s, s->obj, Gecode::IRT_LE, static_cast<int>(*best_obj));
         for (bool again = true; again;) {
           again = false;
-          detail::gecode_stop stop(bab_deadline, fails);
+          detail::gecode_stop stop(bab_deadline, fails, &nodes);
           Gecode::Search::Options o;
           o.stop = &stop;
-          o.threads = std::max(1, options.threads);
+          o.threads = static_cast<double>(detail::solver_threads(options));
           if (s->status() == Gecode::SS_FAILED) {
             exhausted = true;
             break;
@@ -452,9 +471,10 @@ class gecode_backend {
             record(*sol);
             if (gap_closed()) break;
           }
+          nodes.used += e.statistics().node;
           if (!e.stopped() && !gap_closed()) exhausted = true;
           // automatic or lns without any solution yet: keep searching until one is found or time is up.
-          if (!exhausted && !best_obj && config.search != gecode_search::branch_and_bound &&
+          if (!exhausted && !best_obj && config.search != gecode_search::branch_and_bound && !nodes.exhausted() &&
               (!deadline || clock::now() < *deadline) && (bab_deadline != deadline || fails != 0)) {
             bab_deadline = deadline;
             fails = 0;
@@ -465,7 +485,7 @@ class gecode_backend {
       }
 
       if (!proven && best_obj && !gap_closed() && config.search != gecode_search::branch_and_bound)
-        proven = lns(model, *root, best, best_obj, record, deadline, options, root_bound);
+        proven = lns(model, *root, best, best_obj, record, deadline, nodes, options, root_bound);
 
       result.seconds = seconds();
       if (best_obj) {
@@ -480,8 +500,9 @@ class gecode_backend {
       } else {
         result.status = proven ? solve_status::infeasible : solve_status::time_limit;
       }
-      if (options.threads > 1 && config.search != gecode_search::branch_and_bound)
+      if (detail::solver_threads(options) > 1 && config.search != gecode_search::branch_and_bound)
         result.message = "threads are used by branch and bound only, not by large-neighbourhood search";
+      if (nodes.hit) result.message += std::string(result.message.empty() ? "" : "; ") + "node limit reached";
       return result;
     } catch (const detail::gecode_unsupported& e) {
       result.status = solve_status::unsupported;
@@ -504,7 +525,7 @@ class gecode_backend {
   template <class Record>
   bool lns(const cp_model& model, detail::gecode_space& root, std::vector<std::int64_t>& best,
            std::optional<std::int64_t>& best_obj, Record& record, std::optional<std::chrono::steady_clock::time_point> deadline,
-           const solver_options& options, std::int64_t root_bound) const {
+           detail::gecode_node_budget& nodes, const solver_options& options, std::int64_t root_bound) const {
     using clock = std::chrono::steady_clock;
     std::vector<std::vector<std::size_t>> groups = model.groups;
     if (groups.empty())
@@ -517,6 +538,7 @@ class gecode_backend {
     std::vector<std::size_t> pick;
     while (true) {
       if (deadline && clock::now() >= *deadline) break;
+      if (nodes.exhausted()) break;
       if (config.lns_iterations && iterations >= *config.lns_iterations) break;
       if (*best_obj <= root_bound) return true;
       ++iterations;
@@ -595,7 +617,7 @@ class gecode_backend {
       if (s->status() == Gecode::SS_FAILED) {
         complete = true;
       } else {
-        detail::gecode_stop stop(deadline, config.lns_fail_limit);
+        detail::gecode_stop stop(deadline, config.lns_fail_limit, &nodes);
         Gecode::Search::Options o;
         o.stop = &stop;
         Gecode::BAB<detail::gecode_space> e(s.get(), o);
@@ -603,6 +625,7 @@ class gecode_backend {
           record(*sol);
           improved = true;
         }
+        nodes.used += e.statistics().node;
         complete = !e.stopped();
       }
       if (improved) ++improvements;

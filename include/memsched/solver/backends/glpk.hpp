@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <csetjmp>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -35,6 +36,9 @@ struct glpk_run {
   bool integer = true;                 ///< false: LP relaxation only.
   int verbosity = 0;
   double gap = 0;
+  std::uint64_t node_limit = 0;        ///< Subproblems the search may select; 0: no limit.
+  std::uint64_t nodes = 0;             ///< Subproblems selected so far.
+  bool node_limit_hit = false;
   std::jmp_buf env{};
   glp_prob* lp = nullptr;
   std::vector<int> col_type, row_type, kind;  ///< 0-based: GLP_FR/LO/UP/DB/FX, GLP_CV/IV.
@@ -117,7 +121,8 @@ inline void glpk_prepare(glpk_run& run) {
 }
 
 /// GLPK's branch-and-cut callback: offers the start once, reports improving incumbents, tracks
-/// the bound and stops the search at the wall-clock deadline.
+/// the bound and stops the search at the wall-clock deadline or once it would select one more
+/// subproblem than the node limit allows.
 inline void glpk_callback(glp_tree* tree, void* info) {
   glpk_run& run = *static_cast<glpk_run*>(info);
   const int reason = glp_ios_reason(tree);
@@ -130,6 +135,10 @@ inline void glpk_callback(glp_tree* tree, void* info) {
   glp_prob* p = glp_ios_get_prob(tree);
   if (glp_mip_status(p) == GLP_FEAS || glp_mip_status(p) == GLP_OPT) {
     if (!run.session->report(glp_mip_obj_val(p), run.bound)) glp_ios_terminate(tree);
+  }
+  if (reason == GLP_ISELECT && run.node_limit != 0 && ++run.nodes > run.node_limit) {
+    run.node_limit_hit = true;
+    glp_ios_terminate(tree);
   }
   if (run.session->deadline_passed()) glp_ios_terminate(tree);
 }
@@ -229,7 +238,8 @@ inline bool glpk_guarded(glpk_run* run) {
 /// GLPK 5 as a milp_backend and lp_backend. The root LP is solved by dual simplex with GLPK's LP
 /// presolver, then branch and cut (with MIR cuts) runs from that basis.
 /// Options: time_limit (wall clock: GLPK's tm_lim plus a check in the search callback that
-/// terminates the search at the deadline), relative_gap (mip_gap), verbosity (GLPK's messages);
+/// terminates the search at the deadline), relative_gap (mip_gap), node_limit (subproblems the
+/// search selects, counted in the callback), verbosity (GLPK's messages), observer.on_incumbent;
 /// threads is ignored (GLPK is sequential). The start solution is offered to the search as a
 /// heuristic solution (glp_ios_heur_sol) and used directly when GLPK returns nothing better.
 /// Status: proven optimal (within the gap) -> optimal; stopped with a solution -> feasible;
@@ -238,7 +248,7 @@ inline bool glpk_guarded(glpk_run* run) {
 struct glpk_backend {
   static constexpr std::string_view name = "glpk";
 
-  /// Solves `model` with GLPK's branch and cut. Throws only what options.on_incumbent throws.
+  /// Solves `model` with GLPK's branch and cut. Throws only what options.observer throws.
   [[nodiscard]] solver_result solve(const milp_model& model, const solver_options& options) const {
     return run(model, options, true);
   }
@@ -255,13 +265,14 @@ struct glpk_backend {
     if (auto early = detail::answer_without_solver(model, session, integer ? "glpk_backend::solve" : "glpk_backend::solve_relaxation"))
       return std::move(*early);
     solver_result result;
-    if (options.threads > 1) result.message = "glpk: threads ignored (sequential solver)";
+    if (detail::solver_threads(options) > 1) result.message = "glpk: threads ignored (sequential solver)";
     detail::glpk_run r;
     r.model = &model;
     r.session = &session;
     r.integer = integer;
     r.verbosity = options.verbosity;
     r.gap = std::max(options.relative_gap, 0.0);
+    if (integer && options.node_limit) r.node_limit = std::max<std::uint64_t>(*options.node_limit, 1);
     detail::glpk_prepare(r);
     if (r.empty_domain) {
       result.status = solve_status::infeasible;

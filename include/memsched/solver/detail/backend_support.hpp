@@ -72,8 +72,8 @@ using solver_clock = std::chrono::steady_clock;
 }
 
 /// Wall-clock bookkeeping and incumbent reporting for one solve. Reports only strictly improving
-/// objectives; an exception thrown by the user's callback is kept and rethrown by the backend
-/// after it has cleaned up (the search is stopped).
+/// objectives; an exception thrown by the observer (hooks should not throw, but a user's may) is
+/// kept and rethrown by the backend after it has cleaned up (the search is stopped).
 class solve_session {
  public:
   solve_session(const milp_model& model, const solver_options& options)
@@ -95,16 +95,16 @@ class solve_session {
   [[nodiscard]] bool callback_failed() const noexcept { return static_cast<bool>(callback_error_); }
 
   /// Reports an incumbent (objective in the model's sense, with the offset) when it improves on
-  /// the last one reported. Returns false when the callback threw (stop the search).
+  /// the last one reported. Returns false when the observer threw (stop the search).
   bool report(double objective, double bound) {
     if (callback_error_) return false;
     if (!std::isfinite(objective)) return true;
     if (reported_ && !better_objective(objective, last_, model_.sense)) return true;
     reported_ = true;
     last_ = objective;
-    if (!options_.on_incumbent) return true;
+    if (!options_.observer.wants_incumbents()) return true;
     try {
-      options_.on_incumbent(solver_progress{seconds(), objective, std::isfinite(bound) ? bound : std::numeric_limits<double>::quiet_NaN()});
+      options_.observer.on_incumbent(seconds(), objective, std::isfinite(bound) ? bound : std::numeric_limits<double>::quiet_NaN());
     } catch (...) {
       callback_error_ = std::current_exception();
       return false;
