@@ -4,19 +4,20 @@
 //
 // Adding a backend for solver X (see docs/solvers.md, "Adding a solver backend"):
 //  1. Copy this file to include/memsched/solver/backends/x.hpp and rename the type x_backend,
-//     with `static constexpr std::string_view name = "x";`.
+//     with `static constexpr std::string_view name() noexcept { return "x"; }`.
 //  2. In solve(): make a detail::solve_session (wall clock, deadline, incumbent reporting), return
 //     detail::answer_without_solver(model, session, "x_backend::solve") when it has an answer
 //     (status error on bad data, the trivial answer without variables), translate the
 //     milp_model into X's form in one pass (build whole matrices, never row by row), map every
 //     option (time_limit as a wall-clock deadline that the solver's callback enforces,
-//     relative_gap, threads, verbosity 0 = silent, on_incumbent through session.report()), offer
+//     relative_gap, threads (0: detail::solver_threads), node_limit (branch-and-bound nodes),
+//     verbosity 0 = silent, observer.on_incumbent through session.report()), offer
 //     model.start to X, run, and map X's outcome onto solve_status:
 //        proven optimal (within the gap)      -> optimal
 //        stopped by a limit with a solution   -> feasible
 //        stopped by a limit without one       -> time_limit
 //        proven infeasible                    -> infeasible
-//        unbounded                            -> error, message starting "unbounded"
+//        unbounded (or the LP relaxation is)  -> unbounded
 //        a model or option X cannot take      -> unsupported, message saying what
 //        X failed                             -> error, message saying how
 //     Catch everything X throws and never let X abort() or print when verbosity is 0. Finish
@@ -43,7 +44,7 @@ namespace memsched {
 /// A milp_backend and lp_backend that supports nothing: every solve returns status
 /// `unsupported`. O(1), never throws.
 struct skeleton_backend {
-  static constexpr std::string_view name = "skeleton";
+  [[nodiscard]] static constexpr std::string_view name() noexcept { return "skeleton"; }
 
   /// Returns `unsupported` (a real backend solves `model` here). Never throws.
   [[nodiscard]] solver_result solve(const milp_model& /*model*/, const solver_options& /*options*/) const {

@@ -380,9 +380,9 @@ inline std::string_view cbc_test_crash_mode() {
 /// (CBC's `-log` level), observer.on_incumbent (from a CbcEventHandler on the top-level model). The start solution goes in
 /// through setMIPStart and is also used directly when CBC returns nothing better.
 /// Status: proven optimal -> optimal; stopped with a solution -> feasible; stopped without one ->
-/// time_limit; proven infeasible -> infeasible; unbounded LP relaxation -> error "unbounded".
+/// time_limit; proven infeasible -> infeasible; unbounded LP relaxation -> unbounded.
 struct cbc_backend {
-  static constexpr std::string_view name = "cbc";
+  [[nodiscard]] static constexpr std::string_view name() noexcept { return "cbc"; }
 
   /// Run each MILP solve of CBC in a forked child process (POSIX), so that a crash inside CBC
   /// (CBC 2.10.8 segfaults in its preprocessing on some large models stopped at the deadline)
@@ -408,14 +408,14 @@ struct cbc_backend {
       run_cbc_guarded(model, options, session, result);
     }
     session.rethrow_callback_error();
-    if (result.message.rfind("unbounded", 0) == 0) result.seconds = session.seconds();
+    if (result.status == solve_status::unbounded) result.seconds = session.seconds();
     else session.finish(result);
     return result;
   }
 
   /// Solves the LP relaxation of `model` with Clp (ClpSimplex::initialSolve; integrality
-  /// dropped, the start ignored). Status optimal, infeasible, time_limit, or error ("unbounded ..." when the LP is
-  /// unbounded). Never throws.
+  /// dropped, the start ignored). Status optimal, infeasible, unbounded, time_limit, or error.
+  /// Never throws.
   [[nodiscard]] solver_result solve_relaxation(const milp_model& model, const solver_options& options) const {
     detail::solve_session session(model, options);
     if (auto early = detail::answer_without_solver(model, session, "cbc_backend::solve_relaxation")) return std::move(*early);
@@ -446,8 +446,8 @@ struct cbc_backend {
       } else if (status == 1) {
         result.status = solve_status::infeasible;
       } else if (status == 2) {
-        result.status = solve_status::error;
-        result.message = "unbounded: the LP relaxation is unbounded";
+        result.status = solve_status::unbounded;
+        result.message = "clp: the LP is unbounded";
       } else if (status == 3 || status == 5) {
         result.status = solve_status::time_limit;
         result.message = "clp: stopped on a limit";
@@ -805,10 +805,10 @@ struct cbc_backend {
       result.status = solve_status::infeasible;
       result.bound = std::numeric_limits<double>::quiet_NaN();
     } else if (cbc.isContinuousUnbounded() || (cbc.secondaryStatus() == 7 && !have)) {
-      result.status = solve_status::error;
+      result.status = solve_status::unbounded;
       result.values.clear();
       result.bound = std::numeric_limits<double>::quiet_NaN();
-      result.message = "unbounded: the LP relaxation is unbounded (the MILP is unbounded or infeasible)";
+      result.message = "cbc: the LP relaxation is unbounded (the MILP is unbounded or infeasible)";
     } else if (have && !stopped && cbc.isProvenOptimal()) {
       result.status = solve_status::optimal;
       if (!std::isfinite(result.bound)) result.bound = result.objective;

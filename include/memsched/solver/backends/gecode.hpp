@@ -376,7 +376,7 @@ class gecode_backend {
   gecode_backend() = default;
   explicit gecode_backend(gecode_options o) : config(o) {}
 
-  [[nodiscard]] std::string name() const { return "gecode"; }
+  [[nodiscard]] static constexpr std::string_view name() noexcept { return "gecode"; }
 
   /// Solves `model`: see gecode_search for the strategy. Honours time_limit (exactly, checked
   /// during search), node_limit (search nodes over every engine of the solve: the start's

@@ -243,10 +243,9 @@ inline bool glpk_guarded(glpk_run* run) {
 /// threads is ignored (GLPK is sequential). The start solution is offered to the search as a
 /// heuristic solution (glp_ios_heur_sol) and used directly when GLPK returns nothing better.
 /// Status: proven optimal (within the gap) -> optimal; stopped with a solution -> feasible;
-/// stopped without -> time_limit; infeasible -> infeasible; unbounded relaxation -> error
-/// "unbounded". GLPK's internal errors are caught (status error), never abort().
+/// stopped without -> time_limit; infeasible -> infeasible; unbounded relaxation -> unbounded. GLPK's internal errors are caught (status error), never abort().
 struct glpk_backend {
-  static constexpr std::string_view name = "glpk";
+  [[nodiscard]] static constexpr std::string_view name() noexcept { return "glpk"; }
 
   /// Solves `model` with GLPK's branch and cut. Throws only what options.observer throws.
   [[nodiscard]] solver_result solve(const milp_model& model, const solver_options& options) const {
@@ -284,7 +283,7 @@ struct glpk_backend {
       interpret(r, model, integer, result);
     }
     session.rethrow_callback_error();
-    if (!integer || result.message.rfind("unbounded", 0) == 0) result.seconds = session.seconds();
+    if (!integer || result.status == solve_status::unbounded) result.seconds = session.seconds();
     else session.finish(result);
     return result;
   }
@@ -299,8 +298,8 @@ struct glpk_backend {
       case 0: break;
       case GLP_ENOPFS: result.status = solve_status::infeasible; return;
       case GLP_ENODFS:
-        result.status = solve_status::error;
-        result.message = "unbounded: the LP relaxation has no dual feasible solution (unbounded or infeasible)";
+        result.status = solve_status::unbounded;
+        result.message = "glpk: the LP relaxation has no dual feasible solution (unbounded or infeasible)";
         return;
       case GLP_ETMLIM:
       case GLP_EITLIM: result.status = solve_status::time_limit; return;
@@ -314,8 +313,8 @@ struct glpk_backend {
       return;
     }
     if (r.lp_status == GLP_UNBND) {
-      result.status = solve_status::error;
-      result.message = "unbounded: the LP relaxation is unbounded";
+      result.status = solve_status::unbounded;
+      result.message = "glpk: the LP relaxation is unbounded";
       return;
     }
     if (r.lp_status != GLP_OPT) {
