@@ -3,7 +3,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
-bash "$root/scripts/build.sh" -DMEMSCHED_BUILD_TOOL=ON
+# Only the tool: the tests, benchmarks and examples are test.sh's business.
+bash "$root/scripts/build.sh" -DMEMSCHED_BUILD_TOOL=ON memsched_tool
 tool="$build/tool/memsched"
 graph="$root/tests/data/torch/randwire_ws_stage.inference.json"
 training="$root/tests/data/torch/resnet18.training.json"

@@ -1,13 +1,22 @@
 #!/usr/bin/env bash
 # Installs the Debian packages memsched needs to build, test and benchmark. Idempotent: when
 # everything is present it only checks (well under a second). Run as root (or with sudo available).
+#   bash scripts/setup.sh [--glpk]
+# --glpk also installs libglpk-dev, for the opt-in GLPK backend (-DMEMSCHED_WITH_GLPK=ON). GLPK is
+# GPL-3+: it is installed, and linked, only when asked for.
 set -euo pipefail
 
 packages=(
   g++ cmake ninja-build pkg-config
-  libboost-graph-dev libeigen3-dev doctest-dev libbenchmark-dev nlohmann-json3-dev
-  coinor-libcbc-dev libglpk-dev libgecode-dev
+  libboost-graph-dev doctest-dev libbenchmark-dev nlohmann-json3-dev
+  coinor-libcbc-dev libgecode-dev
 )
+for arg in "$@"; do
+  case "$arg" in
+    --glpk) packages+=(libglpk-dev) ;;
+    *) echo "setup: unknown argument '$arg' (usage: setup.sh [--glpk])" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do
