@@ -53,7 +53,7 @@ TEST_CASE("a hand-written DOT file: node names are ids, defaults and unknown att
   CHECK(g[1].bytes == 4);
   CHECK(g[1].name == "conv 1");
   CHECK(g[1].workspace == 16);
-  CHECK(g[1].backward);
+  CHECK(g[1].role == node_role::backward);
   CHECK(g[1].grad_of == std::optional<std::int64_t>(10));
   CHECK(g[2].bytes == 1);
   CHECK(g[3].bytes == 100);
@@ -91,6 +91,25 @@ TEST_CASE("DOT round trip keeps every field exactly, with outputs and order") {
   CHECK(!plain_back[boost::graph_bundle].outputs);
   CHECK(plain_back[boost::graph_bundle].order.empty());
   CHECK(canonical(plain_back) == canonical(plain));
+}
+
+TEST_CASE("DOT roles: the role attribute and the legacy forms; written as `role` only") {
+  const dataflow_graph g = parse_dot_graph(R"(digraph {
+    1 [bytes=1]; 2 [bytes=1, op=loss]; 3 [bytes=1, backward=true]; 4 [bytes=1, grad_of=1];
+    5 [bytes=1, role=backward]; 6 [bytes=1, role=loss, op=xent]; 7 [bytes=1, role=forward, op=loss];
+    1 -> 2; 2 -> 3; 1 -> 4; 3 -> 5 })");
+  const std::vector<node_role> expected{node_role::forward,  node_role::loss, node_role::backward, node_role::backward,
+                                        node_role::backward, node_role::loss, node_role::forward};
+  for (std::size_t v = 0; v < expected.size(); ++v) {
+    CAPTURE(v);
+    CHECK(g[v].role == expected[v]);
+  }
+  const std::string text = to_dot(g);
+  CHECK(contains(text, "role=backward"));
+  CHECK(!contains(text, "backward=true"));
+  CHECK(!contains(text, "backward=false"));
+  CHECK(canonical(parse_dot_graph(text)) == canonical(g));
+  CHECK(!contains(to_dot(parse_dot_graph("digraph { 1 [bytes=1] }")), "role"));
 }
 
 TEST_CASE("DOT renumbers vertices by id; the graph is the same") {
@@ -148,6 +167,9 @@ TEST_CASE("every bad DOT input gives one file_error naming the file and the node
       {"digraph { 1 [bytes=1, cost=fast] }", "node 1: cost must be a number >= 0, got 'fast'"},
       {"digraph { 1 [bytes=1, cost=-1] }", "node 1: cost must be a finite number >= 0"},
       {"digraph { 1 [bytes=1, backward=yes] }", "node 1: backward must be true/false or 1/0, got 'yes'"},
+      {"digraph { 1 [bytes=1, role=gradient] }", "node 1: role must be forward, backward or loss, got 'gradient'"},
+      {"digraph { 1 [bytes=1]; 2 [bytes=1, role=forward, grad_of=1] }", "node 2: role 'forward' conflicts with grad_of = 1"},
+      {"digraph { 1 [bytes=1, role=loss, backward=0] }", "node 1: role 'loss' conflicts with backward = false"},
       {"digraph { 1 [bytes=1, grad_of=5] }", "node 1: grad_of: unknown node id 5"},
       {"digraph { 1 [bytes=1]; 1 -> 1 }", "edge 1 -> 1: self loop on node 1"},
       {"digraph { 1 [bytes=1, output=yes] }", "node 1: output must be true/false or 1/0, got 'yes'"},

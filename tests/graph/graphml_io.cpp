@@ -142,6 +142,29 @@ TEST_CASE("GraphML round trip of every test graph and of random graphs") {
   }
 }
 
+TEST_CASE("GraphML roles: the role attribute and the legacy forms; written as `role` only") {
+  const dataflow_graph g = parse_graphml_graph(graphml({{{"id", "1"}, {"bytes", "1"}},
+                                                         {{"id", "2"}, {"bytes", "1"}, {"op", "loss"}},
+                                                         {{"id", "3"}, {"bytes", "1"}, {"backward", "true"}},
+                                                         {{"id", "4"}, {"bytes", "1"}, {"grad_of", "1"}, {"backward", "0"}},
+                                                         {{"id", "5"}, {"bytes", "1"}, {"role", "backward"}, {"grad_of", "1"}},
+                                                         {{"id", "6"}, {"bytes", "1"}, {"role", "loss"}},
+                                                         {{"id", "7"}, {"bytes", "1"}, {"role", "forward"}, {"op", "loss"}}}));
+  const std::vector<node_role> expected{node_role::forward,  node_role::loss, node_role::backward, node_role::backward,
+                                        node_role::backward, node_role::loss, node_role::forward};
+  for (std::size_t v = 0; v < expected.size(); ++v) {
+    CAPTURE(v);
+    CHECK(g[v].role == expected[v]);
+  }
+  const std::string text = to_graphml(g);
+  CHECK(contains(text, "attr.name=\"role\""));
+  CHECK(!contains(text, "attr.name=\"backward\""));
+  const dataflow_graph back = parse_graphml_graph(text);
+  CHECK(canonical(back) == canonical(g));
+  // A graph without roles writes no role attribute.
+  CHECK(!contains(to_graphml(parse_graphml_graph(graphml({{{"id", "1"}, {"bytes", "1"}}}))), "role"));
+}
+
 TEST_CASE("every bad GraphML input gives one file_error naming the file and the node or attribute") {
   struct bad_case {
     std::string text;
@@ -170,6 +193,10 @@ TEST_CASE("every bad GraphML input gives one file_error naming the file and the 
       {graphml({one, {{"bytes", "1"}}}), "nodes[1] (in file order): missing attribute 'id'"},
       {graphml({{{"id", "5"}, {"bytes", "1"}}, {{"id", "5"}, {"bytes", "2"}}}), "nodes[1] (in file order): duplicate node id 5"},
       {graphml({{{"id", "1"}, {"bytes", "1"}, {"backward", "maybe"}}}), "node 1: backward must be true/false or 1/0, got 'maybe'"},
+      {graphml({{{"id", "1"}, {"bytes", "1"}, {"role", "Forward"}}}), "node 1: role must be forward, backward or loss, got 'Forward'"},
+      {graphml({{{"id", "1"}, {"bytes", "1"}, {"role", "forward"}, {"backward", "1"}}}), "node 1: role 'forward' conflicts with backward = true"},
+      {graphml({{{"id", "1"}, {"bytes", "1"}, {"role", "loss"}}, {{"id", "2"}, {"bytes", "1"}, {"role", "backward"}, {"grad_of", "1"}}}),
+       "node 2: grad_of = 1 names a loss node"},
       {graphml({{{"id", "1"}, {"bytes", "1"}, {"grad_of", "9"}}}), "node 1: grad_of: unknown node id 9"},
       {graphml({{{"id", "1"}, {"bytes", "1"}, {"grad_of", "a"}}}), "node 1: grad_of must be an integer, got 'a'"},
       {graphml({one}, {{0, 0}}), "edge 1 -> 1: self loop on node 1"},

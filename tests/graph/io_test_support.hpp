@@ -42,7 +42,7 @@ std::string error_of(F&& f) {
 
 /// A graph described by ids only: equal for the same graph whatever the vertex numbering.
 struct canonical_graph {
-  using node_fields = std::tuple<std::string, std::string, std::int64_t, double, std::int64_t, bool, std::optional<std::int64_t>>;
+  using node_fields = std::tuple<std::string, std::string, std::int64_t, double, std::int64_t, node_role, std::optional<std::int64_t>>;
   std::string name, kind;
   std::map<std::int64_t, node_fields> nodes;
   std::set<std::pair<std::int64_t, std::int64_t>> edges;
@@ -58,7 +58,7 @@ inline canonical_graph canonical(const dataflow_graph& g) {
   c.kind = info.kind;
   for (std::size_t v = 0; v < num_vertices(g); ++v) {
     const node& x = g[v];
-    c.nodes[x.id] = {x.name, x.op, x.bytes, x.cost, x.workspace, x.backward, x.grad_of};
+    c.nodes[x.id] = {x.name, x.op, x.bytes, x.cost, x.workspace, x.role, x.grad_of};
   }
   for (auto [e, end] = edges(g); e != end; ++e) c.edges.emplace(g[source(*e, g)].id, g[target(*e, g)].id);
   if (info.outputs) {
@@ -85,7 +85,9 @@ inline bool starts_with(const std::string& s, const std::string& prefix) { retur
 inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 /// A random 12-vertex graph exercising every field a file format must keep: negative and large
-/// ids, bytes up to 10^12, workspace, fractional costs, a stored order and (odd seeds) outputs.
+/// ids, bytes up to 10^12, workspace, fractional costs, a stored order, (odd seeds) outputs and
+/// (seeds 1 and 2 mod 3) training roles: the vertices of the last third of the order backward
+/// or loss, some with a grad_of of a forward vertex; seed 2 mod 3 also has a forward op "loss".
 inline dataflow_graph round_trip_graph(std::uint64_t seed) {
   const memory_graph_data d = random_dag(12, 0.3, seed, 1'000'000'000'000, true);
   dataflow_graph g(d.num_nodes);
@@ -99,6 +101,16 @@ inline dataflow_graph round_trip_graph(std::uint64_t seed) {
   const memory_graph m(d);
   g[boost::graph_bundle].order.assign(m.topological_order().begin(), m.topological_order().end());
   if (seed % 2) g[boost::graph_bundle].outputs = std::vector<std::size_t>{0, d.num_nodes - 1};
+  if (seed % 3 != 0) {
+    const auto& topo = m.topological_order();
+    const std::size_t first_backward = 2 * topo.size() / 3;
+    for (std::size_t k = first_backward; k < topo.size(); ++k) {
+      node& x = g[topo[k]];
+      x.role = k == first_backward ? node_role::loss : node_role::backward;
+      if (k % 2 == 0) x.grad_of = g[topo[k - first_backward]].id;
+    }
+    if (seed % 3 == 2) g[topo[0]].op = "loss";
+  }
   return g;
 }
 

@@ -51,9 +51,9 @@ TEST_CASE("parse_json_graph reads every field; ids keep their file values; dupli
   CHECK(g[1].name.empty());
   CHECK(g[2].id == 12);
   CHECK(g[2].cost == 1.0);  // default cost
-  CHECK(g[2].backward);
+  CHECK(g[2].role == node_role::backward);
   CHECK(g[2].grad_of == std::optional<std::int64_t>(3));
-  CHECK(!g[0].backward);
+  CHECK(g[0].role == node_role::forward);
   CHECK(!g[0].grad_of);
   CHECK(edge(0, 1, g).second);
   CHECK(edge(1, 2, g).second);
@@ -115,6 +115,75 @@ TEST_CASE("to_json and write_json_graph round-trip every test graph exactly") {
   }
 }
 
+TEST_CASE("roles: the role field, the legacy forms, and what the writer writes") {
+  const dataflow_graph g = parse_json_graph(R"({"nodes": [
+    {"id": 1, "bytes": 1},
+    {"id": 2, "bytes": 1, "role": "forward", "op": "loss"},
+    {"id": 3, "bytes": 1, "op": "loss"},
+    {"id": 4, "bytes": 1, "backward": true},
+    {"id": 5, "bytes": 1, "grad_of": 1},
+    {"id": 6, "bytes": 1, "backward": false, "grad_of": 1},
+    {"id": 7, "bytes": 1, "role": "backward", "grad_of": 2},
+    {"id": 8, "bytes": 1, "role": "loss", "op": "cross_entropy", "backward": true},
+    {"id": 9, "bytes": 1, "role": "backward", "op": "loss"},
+    {"id": 10, "bytes": 1, "backward": false}]})",
+                                            "roles.json");
+  const std::vector<node_role> expected{node_role::forward,  node_role::forward,  node_role::loss,
+                                        node_role::backward, node_role::backward, node_role::backward,
+                                        node_role::backward, node_role::loss,     node_role::backward,
+                                        node_role::forward};
+  REQUIRE(num_vertices(g) == expected.size());
+  for (std::size_t v = 0; v < expected.size(); ++v) {
+    CAPTURE(v);
+    CHECK(g[v].role == expected[v]);
+  }
+  const memory_graph m = make_memory_graph(g);
+  CHECK(m.all_roles() == expected);
+  CHECK(m.grad_of(4) == std::optional<std::size_t>(0));
+  CHECK(m.grad_of(6) == std::optional<std::size_t>(1));  // id 2 is forward: op "loss" does not override an explicit role
+
+  // The writer spells the role out when it is not forward, and for the forward node whose op "loss"
+  // would otherwise read as the loss; never the legacy `backward`.
+  const json doc = to_json(g);
+  for (std::size_t v = 0; v < expected.size(); ++v) {
+    CAPTURE(v);
+    const json& n = doc["nodes"][v];
+    CHECK(!n.contains("backward"));
+    if (expected[v] != node_role::forward || g[v].op == "loss") {
+      REQUIRE(n.contains("role"));
+      CHECK(n["role"] == std::string(to_string(expected[v])));
+    } else {
+      CHECK(!n.contains("role"));
+    }
+  }
+  const dataflow_graph back = parse_json_graph(doc.dump());
+  CHECK(canonical(back) == canonical(g));
+  CHECK(to_json(back) == doc);
+}
+
+TEST_CASE("every test graph reads with the forward set of the legacy rule (not backward, no grad_of, op not loss)") {
+  std::size_t training = 0;
+  for (const auto& path : data_graphs()) {
+    CAPTURE(path);
+    const dataflow_graph g = read_json_graph(path);
+    std::ifstream in(path);
+    const json raw = json::parse(in);
+    const memory_graph m = make_memory_graph(g);
+    bool any_backward = false;
+    for (std::size_t i = 0; i < num_vertices(g); ++i) {
+      const json& n = raw["nodes"][i];
+      const bool legacy_forward = !n.value("backward", false) && !n.contains("grad_of") && n.value("op", std::string()) != "loss";
+      CHECK(m.is_forward(i) == legacy_forward);
+      CHECK((g[i].role == node_role::forward) == legacy_forward);
+      if (n.contains("grad_of")) CHECK(m.grad_of(i).has_value());
+      any_backward = any_backward || !legacy_forward;
+    }
+    CHECK(m.has_training_roles() == any_backward);
+    training += any_backward;
+  }
+  CHECK(training >= 5);
+}
+
 TEST_CASE("every bad JSON input gives one file_error naming the file and the field or node") {
   struct bad_case {
     const char* text;
@@ -151,6 +220,17 @@ TEST_CASE("every bad JSON input gives one file_error naming the file and the fie
       {R"({"nodes": [{"id": 1, "bytes": 1, "name": 5}]})", "node 1: name must be a string"},
       {R"({"nodes": [{"id": 1, "bytes": 1, "op": []}]})", "node 1: op must be a string"},
       {R"({"nodes": [{"id": 1, "bytes": 1, "backward": "yes"}]})", "node 1: backward must be true or false"},
+      {R"({"nodes": [{"id": 1, "bytes": 1, "role": "grad"}]})", "node 1: role must be \"forward\", \"backward\" or \"loss\", got \"grad\""},
+      {R"({"nodes": [{"id": 1, "bytes": 1, "role": 1}]})", "node 1: role must be \"forward\", \"backward\" or \"loss\", got 1"},
+      {R"({"nodes": [{"id": 1, "bytes": 1, "role": "forward", "backward": true}]})", "node 1: role 'forward' conflicts with backward = true"},
+      {R"({"nodes": [{"id": 1, "bytes": 1}, {"id": 2, "bytes": 1, "role": "forward", "grad_of": 1}]})",
+       "node 2: role 'forward' conflicts with grad_of = 1 (a gradient is not forward)"},
+      {R"({"nodes": [{"id": 1, "bytes": 1, "role": "backward", "backward": false}]})", "node 1: role 'backward' conflicts with backward = false"},
+      {R"({"nodes": [{"id": 1, "bytes": 1, "role": "loss", "backward": false}]})", "node 1: role 'loss' conflicts with backward = false"},
+      {R"({"nodes": [{"id": 1, "bytes": 1, "op": "loss"}, {"id": 2, "bytes": 1, "grad_of": 1}]})",
+       "node 2: grad_of = 1 names a loss node; a gradient is of a forward node"},
+      {R"({"nodes": [{"id": 1, "bytes": 1, "backward": true}, {"id": 2, "bytes": 1, "grad_of": 1}]})",
+       "node 2: grad_of = 1 names a backward node"},
       {R"({"nodes": [{"id": 1, "bytes": 1, "grad_of": 2}]})", "node 1: grad_of: unknown node id 2"},
       {R"({"nodes": [{"id": 1, "bytes": 1, "grad_of": "x"}]})", "node 1: grad_of: node id must be an integer"},
       {R"({"name": 3, "nodes": [{"id": 1, "bytes": 1}]})", "name must be a string"},

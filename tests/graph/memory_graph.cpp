@@ -1,4 +1,9 @@
+#include <memsched/graph/dataflow_graph.hpp>
 #include <memsched/graph/memory_graph.hpp>
+#include <memsched/graph/node_maps.hpp>
+#include <memsched/graph/node_role.hpp>
+
+#include "../support/random_dag.hpp"
 
 #include <doctest/doctest.h>
 
@@ -71,6 +76,138 @@ TEST_CASE("make_memory_graph reads bundled nodes from vecS, listS and CSR graphs
     CHECK(g->outputs().size() == 1);
     CHECK(g->outputs()[0] == 2);
   }
+}
+
+TEST_CASE("node_role spellings") {
+  static_assert(to_string(node_role::forward) == "forward");
+  static_assert(parse_node_role("loss") == node_role::loss);
+  for (node_role r : {node_role::forward, node_role::backward, node_role::loss}) CHECK(parse_node_role(to_string(r)) == r);
+  CHECK(!parse_node_role("Forward"));
+  CHECK(!parse_node_role(""));
+}
+
+TEST_CASE("memory_graph keeps training roles and grad_of; data() gives them back") {
+  // 0 -> 1 (forward), 1 -> 2 (loss), 2 -> 3 = grad of 1, reading 1 and 0; 3 -> 4 = grad of 0 (in index order).
+  memory_graph_data d{.num_nodes = 5,
+                      .edges = {{0, 1}, {1, 2}, {2, 3}, {1, 3}, {0, 3}, {3, 4}, {0, 4}},
+                      .bytes = {1, 2, 3, 4, 5},
+                      .roles = {node_role::forward, node_role::forward, node_role::loss, node_role::backward, node_role::backward},
+                      .grad_of = {std::nullopt, std::nullopt, std::nullopt, 1, 0}};
+  const memory_graph g(d);
+  CHECK(g.has_training_roles());
+  CHECK(g.all_roles() == d.roles);
+  CHECK(g.is_forward(0));
+  CHECK(g.is_forward(1));
+  CHECK(!g.is_forward(2));
+  CHECK(g.role(2) == node_role::loss);
+  CHECK(g.role(3) == node_role::backward);
+  CHECK(g.grad_of(3) == std::optional<std::size_t>(1));
+  CHECK(g.grad_of(4) == std::optional<std::size_t>(0));
+  CHECK(!g.grad_of(0));
+  CHECK(!g.grad_of(2));
+  const memory_graph_data back = g.data();
+  CHECK(back.roles == d.roles);
+  CHECK(back.grad_of == d.grad_of);
+  const memory_graph again(back);
+  CHECK(again.all_roles() == g.all_roles());
+
+  // Without roles: all forward, nothing in data().
+  const memory_graph plain(memory_graph_data{.num_nodes = 2, .edges = {{0, 1}}, .bytes = {1, 1}});
+  CHECK(!plain.has_training_roles());
+  CHECK(plain.is_forward(0));
+  CHECK(plain.is_forward(1));
+  CHECK(!plain.grad_of(1));
+  CHECK(plain.data().roles.empty());
+  CHECK(plain.data().grad_of.empty());
+  // All-forward roles given explicitly are the same graph.
+  const memory_graph explicit_forward(memory_graph_data{.num_nodes = 2, .edges = {{0, 1}}, .bytes = {1, 1}, .roles = {node_role::forward, node_role::forward}});
+  CHECK(!explicit_forward.has_training_roles());
+  CHECK(explicit_forward.data().roles.empty());
+}
+
+TEST_CASE("memory_graph rejects bad roles and grad_of, naming the vertex") {
+  auto build = [](std::vector<node_role> roles, std::vector<std::optional<std::size_t>> grad_of) {
+    return memory_graph(memory_graph_data{.num_nodes = 3, .edges = {{0, 1}, {1, 2}}, .bytes = {1, 1, 1}, .ids = {10, 11, 12},
+                                          .roles = std::move(roles), .grad_of = std::move(grad_of)},
+                        "f");
+  };
+  const auto F = node_role::forward, B = node_role::backward, L = node_role::loss;
+  CHECK_THROWS_WITH_AS(build({F, B}, {}), "f: roles has 2 entries for 3 vertices", graph_error);
+  CHECK_THROWS_WITH_AS(build({}, {std::nullopt}), "f: grad_of has 1 entries for 3 vertices", graph_error);
+  CHECK_THROWS_WITH_AS(build({F, F, B}, {std::nullopt, std::nullopt, 7}), "f: node 12 (vertex 2): grad_of names vertex 7, not below 3",
+                       graph_error);
+  CHECK_THROWS_WITH_AS(build({F, F, F}, {std::nullopt, std::nullopt, 0}),
+                       "f: node 12 (vertex 2): has a grad_of (node 10 (vertex 0)) but its role is forward", graph_error);
+  CHECK_THROWS_WITH_AS(build({F, L, B}, {std::nullopt, std::nullopt, 1}),
+                       "f: node 12 (vertex 2): grad_of names node 11 (vertex 1), whose role is loss, not forward", graph_error);
+  CHECK_THROWS_AS(build({F, static_cast<node_role>(9), F}, {}), graph_error);
+  CHECK_NOTHROW(build({F, L, B}, {std::nullopt, std::nullopt, 0}));
+}
+
+namespace {
+using plain_vecs = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
+
+// A training graph as a memory_graph built from each graph type (bundles or explicit maps).
+template <class G>
+memory_graph via(const memory_graph_data& d) {
+  testing::typed_graph<G> t(d);
+  return make_memory_graph(t.graph, t.maps());
+}
+}  // namespace
+
+TEST_CASE("roles and grad_of reach memory_graph the same way from every graph type") {
+  for (std::uint64_t seed = 0; seed < 30; ++seed) {
+    CAPTURE(seed);
+    const memory_graph_data d = testing::random_training_dag(4 + seed % 9, 0.35, seed);
+    const memory_graph expected(d);
+    REQUIRE(expected.has_training_roles());
+    std::size_t gradients = 0;
+    for (std::size_t v = 0; v < expected.size(); ++v) gradients += expected.grad_of(v).has_value();
+    CHECK(gradients > 0);
+
+    const memory_graph from_dataflow = make_memory_graph(testing::to_dataflow_graph(d));
+    const memory_graph from_vecs = via<testing::vecs_graph>(d);
+    const memory_graph from_lists = via<testing::lists_graph>(d);
+    const memory_graph from_csr = via<testing::csr_graph>(d);
+
+    // Explicit maps over vectors on a graph without bundles (ids = index).
+    plain_vecs pg(d.num_nodes);
+    for (auto [u, v] : d.edges) add_edge(u, v, pg);
+    std::vector<std::optional<std::int64_t>> grad_ids(d.num_nodes);
+    for (std::size_t v = 0; v < d.num_nodes; ++v)
+      if (d.grad_of[v]) grad_ids[v] = static_cast<std::int64_t>(*d.grad_of[v]);
+    const auto index = get(boost::vertex_index, pg);
+    const auto maps = make_node_maps(index, boost::make_iterator_property_map(d.bytes.begin(), index),
+                                     boost::make_iterator_property_map(d.cost.begin(), index),
+                                     boost::make_iterator_property_map(d.workspace.begin(), index),
+                                     boost::make_iterator_property_map(d.roles.begin(), index),
+                                     boost::make_iterator_property_map(grad_ids.begin(), index));
+    const memory_graph from_maps = make_memory_graph(pg, maps);
+
+    for (const memory_graph* g : {&from_dataflow, &from_vecs, &from_lists, &from_csr, &from_maps}) {
+      CHECK(g->all_roles() == expected.all_roles());
+      CHECK(g->data().grad_of == expected.data().grad_of);
+      CHECK(g->all_bytes() == expected.all_bytes());
+    }
+    // Maps without roles (the 4-map overload) still give an all-forward graph.
+    const memory_graph untrained = make_memory_graph(pg, make_node_maps(index, boost::make_iterator_property_map(d.bytes.begin(), index)));
+    CHECK(!untrained.has_training_roles());
+  }
+}
+
+TEST_CASE("make_memory_graph: a grad_of naming an unknown id is an error naming the vertex") {
+  dataflow_graph g(2);
+  g[0].id = 5;
+  g[1].id = 6;
+  g[1].role = node_role::backward;
+  g[1].grad_of = 99;
+  add_edge(0, 1, g);
+  CHECK_THROWS_WITH_AS((void)make_memory_graph(g, "ctx"), "ctx: node 6 (vertex 1): grad_of names id 99, which no vertex has", graph_error);
+  g[1].grad_of = 5;
+  const memory_graph m = make_memory_graph(g);
+  CHECK(m.grad_of(1) == std::optional<std::size_t>(0));
+  g[1].role = node_role::forward;  // a gradient marked forward: refused, not silently recomputed
+  CHECK_THROWS_AS((void)make_memory_graph(g), graph_error);
 }
 
 // Compile-time checks (a failure stops the build): the generic entry points accept exactly what

@@ -74,7 +74,62 @@ inline void for_each_topological_order(const memory_graph& g, const std::functio
   extend();
 }
 
-/// The same graph as memsched::dataflow_graph (bundled node data, ids = 1000 + index).
+/// A random training graph: a random forward DAG on n_forward vertices (random_dag), a loss that
+/// reads every forward sink, and for every forward vertex f that is not a source a gradient g(f)
+/// (role backward, grad_of f) reading f, its inputs and the gradients of f's consumers (or the
+/// loss), as Checkmate's rule builds them. Vertices are shuffled, so indices are not topological.
+inline memory_graph_data random_training_dag(std::size_t n_forward, double p, std::uint64_t seed, std::int64_t max_bytes = 100) {
+  const memory_graph_data fwd = random_dag(n_forward, p, seed, max_bytes);
+  const memory_graph fg(fwd);
+  std::mt19937_64 rng(seed ^ 0x9e3779b97f4a7c15ULL);
+  memory_graph_data d;
+  std::vector<std::size_t> grad(n_forward, n_forward);  // forward vertex -> its gradient (temporary numbering)
+  std::size_t next = n_forward + 1;                     // n_forward is the loss
+  for (std::size_t f = 0; f < n_forward; ++f)
+    if (fg.in_degree(f) != 0) grad[f] = next++;
+  const std::size_t n = next;
+  std::vector<std::size_t> label(n);
+  for (std::size_t i = 0; i < n; ++i) label[i] = i;
+  std::shuffle(label.begin(), label.end(), rng);
+  d.num_nodes = n;
+  d.bytes.assign(n, 0);
+  d.cost.assign(n, 1.0);
+  d.workspace.assign(n, 0);
+  d.roles.assign(n, node_role::forward);
+  d.grad_of.assign(n, std::nullopt);
+  std::uniform_int_distribution<std::int64_t> size(1, max_bytes);
+  for (std::size_t f = 0; f < n_forward; ++f) {
+    d.bytes[label[f]] = fwd.bytes[f];
+    d.cost[label[f]] = fwd.cost[f];
+  }
+  for (auto [u, v] : fwd.edges) d.edges.emplace_back(label[u], label[v]);
+  const std::size_t loss = label[n_forward];
+  d.roles[loss] = node_role::loss;
+  d.bytes[loss] = 4;
+  for (std::size_t f = 0; f < n_forward; ++f)
+    if (fg.out_degree(f) == 0) d.edges.emplace_back(label[f], loss);
+  for (std::size_t f = 0; f < n_forward; ++f) {
+    if (grad[f] == n_forward) continue;
+    const std::size_t gf = label[grad[f]];
+    d.roles[gf] = node_role::backward;
+    d.grad_of[gf] = label[f];
+    d.bytes[gf] = fwd.bytes[f];
+    d.cost[gf] = 2 * fwd.cost[f];
+    d.edges.emplace_back(label[f], gf);
+    for (auto p : fg.predecessors(f)) d.edges.emplace_back(label[p], gf);
+    bool reads_successor_gradient = false;
+    for (auto s : fg.successors(f))
+      if (grad[s] != n_forward) {
+        d.edges.emplace_back(label[grad[s]], gf);
+        reads_successor_gradient = true;
+      }
+    if (!reads_successor_gradient) d.edges.emplace_back(loss, gf);
+  }
+  return d;
+}
+
+/// The same graph as memsched::dataflow_graph (bundled node data, ids = 1000 + index, roles and
+/// grad_of when d has them).
 inline dataflow_graph to_dataflow_graph(const memory_graph_data& d) {
   dataflow_graph g(d.num_nodes);
   for (std::size_t v = 0; v < d.num_nodes; ++v) {
@@ -82,6 +137,8 @@ inline dataflow_graph to_dataflow_graph(const memory_graph_data& d) {
     g[v].bytes = d.bytes[v];
     g[v].cost = d.cost.empty() ? 1.0 : d.cost[v];
     g[v].workspace = d.workspace.empty() ? 0 : d.workspace[v];
+    if (!d.roles.empty()) g[v].role = d.roles[v];
+    if (!d.grad_of.empty() && d.grad_of[v]) g[v].grad_of = 1000 + static_cast<std::int64_t>(*d.grad_of[v]);
   }
   for (auto [u, v] : d.edges) add_edge(u, v, g);
   g[boost::graph_bundle].outputs = d.outputs;
@@ -118,6 +175,8 @@ struct typed_graph {
     n.bytes = d.bytes[v];
     n.cost = d.cost.empty() ? 1.0 : d.cost[v];
     n.workspace = d.workspace.empty() ? 0 : d.workspace[v];
+    if (!d.roles.empty()) n.role = d.roles[v];
+    if (!d.grad_of.empty() && d.grad_of[v]) n.grad_of = static_cast<std::int64_t>(*d.grad_of[v]);
   }
   static G make(const memory_graph_data& d) {
     if constexpr (std::is_same_v<G, csr_graph>) {

@@ -2,8 +2,10 @@
 // C++20 concepts over Boost.Graph for the graphs and property maps that memsched algorithms accept.
 // Each graph concept first checks that boost::graph_traits<G> describes a graph, because naming a
 // member of graph_traits of a non-graph type is a hard error rather than a substitution failure.
-// Non-class types and memory_graph answer "no" cleanly; another class type that has neither
-// Boost's nested graph types nor a graph_traits specialization is still a hard error.
+// Non-class types and class types that declare themselves not Boost graphs (detail::not_a_boost_graph,
+// as memory_graph does) answer "no" cleanly; another class type that has neither Boost's nested graph
+// types nor a graph_traits specialization is still a hard error. This header knows no memsched graph
+// type: node_maps.hpp and memory_graph.hpp build on it, never the other way round.
 
 #include <boost/graph/graph_concepts.hpp>
 #include <boost/graph/graph_traits.hpp>
@@ -15,9 +17,13 @@
 
 namespace memsched {
 
-class memory_graph;
-
 namespace detail {
+
+/// Specialize to std::true_type for a class type that is not a Boost graph and has no
+/// boost::graph_traits specialization (memory_graph does), so the concepts below answer "no" for it
+/// instead of instantiating graph_traits, which is a hard error.
+template <class G>
+struct not_a_boost_graph : std::false_type {};
 
 template <class G, class = void>
 struct has_graph_traits : std::false_type {};
@@ -29,10 +35,9 @@ struct has_graph_traits<G, std::void_t<typename boost::graph_traits<G>::vertex_d
     : std::true_type {};
 
 // Only class types are probed (Boost's primary graph_traits template fails *inside* its
-// instantiation, a hard error, for anything else), and memory_graph, memsched's own compact form,
-// is not a Boost graph.
+// instantiation, a hard error, for anything else), and never a type that opted out.
 template <class G>
-struct is_boost_graph : std::conjunction<std::is_class<G>, std::negation<std::is_same<G, memory_graph>>, has_graph_traits<G>> {};
+struct is_boost_graph : std::conjunction<std::is_class<G>, std::negation<not_a_boost_graph<G>>, has_graph_traits<G>> {};
 
 template <class G, class Tag>
 concept has_traversal = std::is_convertible_v<typename boost::graph_traits<G>::traversal_category, Tag>;

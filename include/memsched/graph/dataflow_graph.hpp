@@ -1,5 +1,10 @@
 #pragma once
-// The ready-made graph type: a Boost adjacency_list with memsched's node and graph properties.
+// The ready-made graph type: a Boost adjacency_list with memsched's node and graph properties, and
+// the node maps of any graph whose vertices carry memsched::node bundles.
+
+#include <memsched/graph/concepts.hpp>
+#include <memsched/graph/node_maps.hpp>
+#include <memsched/graph/node_role.hpp>
 
 #include <boost/graph/adjacency_list.hpp>
 
@@ -7,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace memsched {
@@ -19,8 +25,8 @@ struct node {
   std::int64_t bytes = 0;      ///< Size of the output tensor.
   double cost = 1.0;           ///< Compute cost (FLOPs, time or unit).
   std::int64_t workspace = 0;  ///< Scratch bytes held only while the node runs.
-  bool backward = false;       ///< True on gradient nodes of a training graph.
-  std::optional<std::int64_t> grad_of;  ///< Id of the forward node whose gradient this node computes.
+  node_role role = node_role::forward;  ///< Training role (the one source of truth; files may spell it otherwise).
+  std::optional<std::int64_t> grad_of;  ///< Id of the forward node whose gradient this node computes (role backward).
 };
 
 /// Graph-level data (the bundled graph property). Vertices are referred to by index.
@@ -35,5 +41,43 @@ struct graph_info {
 /// u -> v means v reads u's output. Bidirectional, so in-edges are available directly.
 using dataflow_graph =
     boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, node, boost::no_property, graph_info>;
+
+namespace detail {
+template <class G>
+using vertex_bundle_t = typename boost::vertex_bundle_type<G>::type;
+
+template <class G>
+concept has_node_bundle = graph<G> && std::is_same_v<vertex_bundle_t<G>, node>;
+}  // namespace detail
+
+/// The maps of a graph whose vertices carry memsched::node bundles, with the given index map (use
+/// this overload for adjacency_list<listS, ...>): id, bytes, cost, workspace, role and grad_of
+/// from the bundle. For memsched::dataflow_graph the outputs come from the graph property.
+/// O(1) (O(outputs) to copy them), never throws but std::bad_alloc.
+template <class G, class IndexMap>
+  requires detail::has_node_bundle<G>
+[[nodiscard]] auto default_node_maps(const G& g, IndexMap index) {
+  auto maps = node_maps<IndexMap, decltype(get(&node::id, g)), decltype(get(&node::bytes, g)),
+                        decltype(get(&node::cost, g)), decltype(get(&node::workspace, g)),
+                        decltype(get(&node::role, g)), decltype(get(&node::grad_of, g))>{
+      index,
+      get(&node::id, g),
+      get(&node::bytes, g),
+      get(&node::cost, g),
+      get(&node::workspace, g),
+      get(&node::role, g),
+      get(&node::grad_of, g),
+      std::nullopt};
+  if constexpr (std::is_same_v<G, dataflow_graph>) maps.outputs = g[boost::graph_bundle].outputs;
+  return maps;
+}
+
+/// The maps of a graph with memsched::node bundles and a built-in vertex index (vecS adjacency_list,
+/// compressed_sparse_row_graph, memsched::dataflow_graph).
+template <class G>
+  requires detail::has_node_bundle<G> && detail::has_vertex_index<G>
+[[nodiscard]] auto default_node_maps(const G& g) {
+  return default_node_maps(g, get(boost::vertex_index, g));
+}
 
 }  // namespace memsched

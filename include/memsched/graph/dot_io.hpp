@@ -22,7 +22,7 @@ namespace memsched {
 
 /// Parses a graph in Graphviz DOT (a `digraph`); `source` names the input in messages. Node names
 /// must be integers (the node ids). Node attributes `bytes` (required), `name`, `op`, `cost`,
-/// `workspace`, `backward`, `grad_of`, `output`, `order_position`; graph attributes `name`, `kind`;
+/// `workspace`, `role`, `backward` (legacy), `grad_of`, `output`, `order_position`; graph attributes `name`, `kind`;
 /// others (label, shape, ...) are ignored. O((n + m) log m). Throws file_error, whose message starts
 /// with `source`, for text that is not a DOT digraph, a node name that is not an integer, and
 /// everything parse_json_graph rejects (same checks, same validation).
@@ -61,8 +61,8 @@ inline void check_dot_text(const std::string& text, const std::string& what) {
 }
 }  // namespace detail
 
-/// Writes the graph as a DOT digraph: node names are the ids, the attributes above as node
-/// attributes (`output` only with explicit outputs, `order_position` only with an order, `grad_of`
+/// Writes the graph as a DOT digraph: node names are the ids, the attributes above but `backward`
+/// as node attributes (`role` only when some node is not forward, `output` only with explicit outputs, `order_position` only with an order, `grad_of`
 /// only when a node has one), `name` and `kind` as graph attributes; costs with enough digits to
 /// read back exactly. O(n + m). Throws graph_error when the graph's outputs or order hold a
 /// non-vertex, or when a name, op or kind ends with a backslash or has one before a quote (Boost's

@@ -51,8 +51,8 @@ class graphml_builder final : public boost::mutate_graph {
 }  // namespace detail
 
 /// Parses a graph in GraphML (the first graph of the document); `source` names the input in
-/// messages. Node attributes `bytes` (required), `id`, `name`, `op`, `cost`, `workspace`,
-/// `backward`, `grad_of`, `output`, `order_position`; graph attributes `name`, `kind`; others are
+/// messages. Node attributes `bytes` (required), `id`, `name`, `op`, `cost`, `workspace`, `role`,
+/// `backward` (legacy), `grad_of`, `output`, `order_position`; graph attributes `name`, `kind`; others are
 /// ignored. Without `id` attributes the nodes are numbered 0, 1, ... in file order (Boost's parser
 /// creates a node for an edge end that names no <node>; it has no `bytes` unless the key has a
 /// <default>, which is then the error reported).
@@ -84,8 +84,8 @@ class graphml_builder final : public boost::mutate_graph {
   return parse_graphml_graph(text, path.string());
 }
 
-/// Writes the graph as GraphML: nodes "n<index>" with the attributes above (`output` only when
-/// the graph has explicit outputs, `order_position` only when it has an order, `grad_of` only when
+/// Writes the graph as GraphML: nodes "n<index>" with the attributes above but `backward` (`role`
+/// only when some node is not forward, `output` only when the graph has explicit outputs, `order_position` only when it has an order, `grad_of` only when
 /// a node has one); costs are written with enough digits to read back exactly. O(n + m).
 /// Throws graph_error when the graph's outputs or order hold a non-vertex.
 inline void write_graphml_graph(std::ostream& out, const dataflow_graph& g) {

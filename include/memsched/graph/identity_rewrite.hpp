@@ -109,7 +109,7 @@ class identity_rewriter {
   /// The match rooted at concat c, or false. See rewrite_identities for the rule.
   bool try_match(std::size_t c, match& m) const {
     const node& cn = g_[c];
-    if (cn.op != "concat" || cn.backward || in_degree(c, g_) < 2 || out_degree(c, g_) == 0 || is_output(c)) return false;
+    if (cn.op != "concat" || cn.role != node_role::forward || in_degree(c, g_) < 2 || out_degree(c, g_) == 0 || is_output(c)) return false;
     m = match{c, {}, {}, {}};
     for (auto [e, end] = in_edges(c, g_); e != end; ++e) m.inputs.push_back(source(*e, g_));
     std::sort(m.inputs.begin(), m.inputs.end());
@@ -118,7 +118,7 @@ class identity_rewriter {
       for (auto [e, end] = out_edges(frontier[f], g_); e != end; ++e) {
         const std::size_t v = target(*e, g_);
         const node& n = g_[v];
-        if (n.backward || only_pred(v) != frontier[f]) return false;
+        if (n.role != node_role::forward || only_pred(v) != frontier[f]) return false;
         if (o_.channel_wise && is_dense_conv(n)) {
           m.leaves.emplace_back(v, leaf_kind::channel);
         } else if (is_kernel_wise(n)) {

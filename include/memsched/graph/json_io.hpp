@@ -80,12 +80,20 @@ inline graph_record json_record(const nlohmann::json& doc, const std::string& so
     }
     v.name = json_string(n, "name", source, named);
     v.op = json_string(n, "op", source, named);
+    role_fields roles;
+    if (n.contains("role") && !n.at("role").is_null()) {
+      const json& role = n.at("role");
+      if (!role.is_string() || !parse_node_role(role.get<std::string>()))
+        fail_file(source, named + "role must be \"forward\", \"backward\" or \"loss\", got " + role.dump());
+      roles.role = parse_node_role(role.get<std::string>());
+    }
     if (n.contains("backward") && !n.at("backward").is_null()) {
       if (!n.at("backward").is_boolean()) fail_file(source, named + "backward must be true or false, got " + n.at("backward").dump());
-      v.backward = n.at("backward").get<bool>();
+      roles.backward = n.at("backward").get<bool>();
     }
     if (n.contains("grad_of") && !n.at("grad_of").is_null()) v.grad_of = json_id(n.at("grad_of"), source, named + "grad_of");
     r.nodes.push_back(std::move(v));
+    r.roles.push_back(roles);
   }
   if (const auto edges = doc.find("edges"); edges != doc.end() && !edges->is_null()) {
     if (!edges->is_array()) fail_file(source, "'edges' must be an array of [producer, consumer] pairs");
@@ -132,7 +140,7 @@ inline graph_record json_record(const nlohmann::json& doc, const std::string& so
 }
 
 /// The graph as a memsched JSON document (version 1): every node's id, bytes and cost, the other
-/// node fields when set, the edges as [producer id, consumer id], `outputs` when explicit and `order`
+/// node fields when set (`role` when not forward, or when op "loss" would otherwise read as the loss), the edges as [producer id, consumer id], `outputs` when explicit and `order`
 /// when set. O(n + m). Throws graph_error when `outputs` or `order` holds a non-vertex.
 [[nodiscard]] inline nlohmann::json to_json(const dataflow_graph& g) {
   using nlohmann::json;
@@ -152,7 +160,7 @@ inline graph_record json_record(const nlohmann::json& doc, const std::string& so
     n["bytes"] = v.bytes;
     n["cost"] = v.cost;
     if (v.workspace != 0) n["workspace"] = v.workspace;
-    if (v.backward) n["backward"] = true;
+    if (detail::role_written(v)) n["role"] = to_string(v.role);
     if (v.grad_of) n["grad_of"] = *v.grad_of;
     nodes.push_back(std::move(n));
   }

@@ -6,6 +6,7 @@
 #include <memsched/core/errors.hpp>
 #include <memsched/graph/concepts.hpp>
 #include <memsched/graph/node_maps.hpp>
+#include <memsched/graph/node_role.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -17,13 +18,16 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 namespace memsched {
 
-/// Everything needed to build a memory_graph from plain vectors. `cost`, `workspace` and `ids` may be
-/// left empty (cost 1, workspace 0, id = index); `outputs` nullopt means every vertex without consumers.
+/// Everything needed to build a memory_graph from plain vectors. `cost`, `workspace`, `ids`, `roles`
+/// and `grad_of` may be left empty (cost 1, workspace 0, id = index, every vertex forward, no
+/// gradients); `outputs` nullopt means every vertex without consumers. `grad_of[v]` is the INDEX
+/// of the forward vertex whose gradient v computes.
 struct memory_graph_data {
   std::size_t num_nodes = 0;
   std::vector<std::pair<std::size_t, std::size_t>> edges;  ///< (producer, consumer) pairs.
@@ -32,11 +36,13 @@ struct memory_graph_data {
   std::vector<std::int64_t> workspace;
   std::optional<std::vector<std::size_t>> outputs;
   std::vector<std::int64_t> ids;
+  std::vector<node_role> roles;
+  std::vector<std::optional<std::size_t>> grad_of;
 };
 
-/// A validated DAG with per-vertex sizes, costs and workspaces, stored as two CSR adjacency arrays
-/// (successors and predecessors, each sorted, duplicates merged) plus a topological order.
-/// Vertices are 0..size()-1. Immutable after construction.
+/// A validated DAG with per-vertex sizes, costs, workspaces and training roles, stored as two CSR
+/// adjacency arrays (successors and predecessors, each sorted, duplicates merged) plus a
+/// topological order. Vertices are 0..size()-1. Immutable after construction.
 class memory_graph {
  public:
   using vertex = std::uint32_t;
@@ -46,7 +52,8 @@ class memory_graph {
   /// Validates and builds. `context` prefixes error messages (the calling function or file).
   /// O((n + m) log m). Throws graph_error on an out-of-range vertex, a self loop, a negative
   /// size or workspace, sizes whose sum overflows 64 bits, a negative or non-finite cost, a bad
-  /// output, or more than 2^32-1 vertices; cycle_error (a boost::not_a_dag) on a cycle, naming a
+  /// output, roles or grad_of of the wrong length, a grad_of that is not a forward vertex or
+  /// that is set on a forward vertex, or more than 2^32-1 vertices; cycle_error (a boost::not_a_dag) on a cycle, naming a
   /// vertex on it.
   explicit memory_graph(memory_graph_data data, std::string_view context = "memory_graph") {
     build(std::move(data), context);
@@ -78,6 +85,18 @@ class memory_graph {
   [[nodiscard]] const std::vector<double>& all_costs() const noexcept { return cost_; }
   [[nodiscard]] const std::vector<std::int64_t>& all_ids() const noexcept { return ids_; }
 
+  /// The training role of v (forward in a graph without roles).
+  [[nodiscard]] node_role role(std::size_t v) const noexcept { return roles_[v]; }
+  [[nodiscard]] bool is_forward(std::size_t v) const noexcept { return roles_[v] == node_role::forward; }
+  /// The index of the forward vertex whose gradient v computes, if any.
+  [[nodiscard]] std::optional<std::size_t> grad_of(std::size_t v) const noexcept {
+    if (grad_of_.empty() || grad_of_[v] == no_vertex) return std::nullopt;
+    return grad_of_[v];
+  }
+  /// True when some vertex is not forward (a training graph).
+  [[nodiscard]] bool has_training_roles() const noexcept { return has_training_roles_; }
+  [[nodiscard]] const std::vector<node_role>& all_roles() const noexcept { return roles_; }
+
   /// A topological order (Kahn's algorithm, smallest index first among ready vertices).
   [[nodiscard]] const std::vector<vertex>& topological_order() const noexcept { return topo_; }
   /// Sum of bytes + workspace over all vertices (fits in int64, checked at construction).
@@ -91,9 +110,15 @@ class memory_graph {
     return s;
   }
 
-  /// The same graph data as plain vectors (edges in CSR order).
+  /// The same graph data as plain vectors (edges in CSR order; roles and grad_of empty when the
+  /// graph has no training roles).
   [[nodiscard]] memory_graph_data data() const {
     memory_graph_data d{size(), {}, bytes_, cost_, workspace_, std::vector<std::size_t>(outputs_.begin(), outputs_.end()), ids_};
+    if (has_training_roles_) {
+      d.roles = roles_;
+      d.grad_of.resize(size());
+      for (std::size_t v = 0; v < size(); ++v) d.grad_of[v] = grad_of(v);
+    }
     d.edges.reserve(num_edges());
     for (std::size_t u = 0; u < size(); ++u)
       for (vertex v : successors(u)) d.edges.emplace_back(u, v);
@@ -101,6 +126,8 @@ class memory_graph {
   }
 
  private:
+  static constexpr vertex no_vertex = std::numeric_limits<vertex>::max();
+
   void build(memory_graph_data d, std::string_view context) {
     const std::string where = std::string(context) + ": ";
     const std::size_t n = d.num_nodes;
@@ -158,7 +185,41 @@ class memory_graph {
     for (std::size_t v = 0; v < n; ++v)
       if (is_output_[v]) outputs_.push_back(static_cast<vertex>(v));
 
+    build_roles(d, where);
     compute_topological_order(where);
+  }
+
+  void build_roles(memory_graph_data& d, const std::string& where) {
+    const std::size_t n = size();
+    if (!d.roles.empty() && d.roles.size() != n)
+      throw graph_error(where + "roles has " + std::to_string(d.roles.size()) + " entries for " + std::to_string(n) + " vertices");
+    if (!d.grad_of.empty() && d.grad_of.size() != n)
+      throw graph_error(where + "grad_of has " + std::to_string(d.grad_of.size()) + " entries for " + std::to_string(n) + " vertices");
+    roles_ = std::move(d.roles);
+    roles_.resize(n, node_role::forward);
+    has_training_roles_ = false;
+    for (std::size_t v = 0; v < n; ++v) {
+      const auto r = static_cast<std::uint8_t>(roles_[v]);
+      if (r > static_cast<std::uint8_t>(node_role::loss))
+        throw graph_error(where + label(v) + ": role " + std::to_string(r) + " is not a node_role");
+      has_training_roles_ = has_training_roles_ || roles_[v] != node_role::forward;
+    }
+    grad_of_.clear();
+    for (std::size_t v = 0; v < d.grad_of.size(); ++v) {
+      if (!d.grad_of[v]) continue;
+      const std::size_t f = *d.grad_of[v];
+      if (f >= n)
+        throw graph_error(where + label(v) + ": grad_of names vertex " + std::to_string(f) + ", not below " + std::to_string(n));
+      // A gradient that is itself forward, or the gradient of a non-forward value, is a mislabelled graph:
+      // remat would recompute the one or keep the other, silently.
+      if (roles_[v] == node_role::forward)
+        throw graph_error(where + label(v) + ": has a grad_of (" + label(f) + ") but its role is forward");
+      if (roles_[f] != node_role::forward)
+        throw graph_error(where + label(v) + ": grad_of names " + label(f) + ", whose role is " + std::string(to_string(roles_[f])) +
+                          ", not forward");
+      if (grad_of_.empty()) grad_of_.assign(n, no_vertex);
+      grad_of_[v] = static_cast<vertex>(f);
+    }
   }
 
   static void fill_csr(const std::vector<std::pair<std::size_t, std::size_t>>& sorted_edges, std::size_t n,
@@ -214,19 +275,30 @@ class memory_graph {
   std::vector<vertex> succ_list_, pred_list_;
   std::vector<std::int64_t> bytes_, workspace_, ids_;
   std::vector<double> cost_;
+  std::vector<node_role> roles_;
+  std::vector<vertex> grad_of_;  // empty when no vertex has a grad_of, else no_vertex for none
+  bool has_training_roles_ = false;
   std::vector<char> is_output_;
   std::vector<vertex> outputs_, topo_;
   std::int64_t total_bytes_ = 0;
   double total_cost_ = 0;
 };
 
-/// Builds the memory_graph of any Boost graph through its property maps. O((n + m) log m).
-/// Throws graph_error when the index map is not a bijection onto 0..n-1, and everything the
-/// memory_graph constructor throws (self loops, negative sizes, overflow, cycles).
-template <schedulable_graph G, class IndexMap, class IdMap, class BytesMap, class CostMap, class WorkspaceMap>
-[[nodiscard]] memory_graph make_memory_graph(const G& g,
-                                             const node_maps<IndexMap, IdMap, BytesMap, CostMap, WorkspaceMap>& maps,
-                                             std::string_view context = "make_memory_graph") {
+namespace detail {
+template <>
+struct not_a_boost_graph<memory_graph> : std::true_type {};
+}  // namespace detail
+
+/// Builds the memory_graph of any Boost graph through its property maps (roles and grad_of
+/// included: grad_of ids are turned into vertex indices). O((n + m) log m).
+/// Throws graph_error when the index map is not a bijection onto 0..n-1, when a grad_of names an id
+/// that no vertex has (naming the vertex), and everything the memory_graph constructor throws
+/// (self loops, negative sizes, overflow, cycles, a grad_of that is not a forward vertex).
+template <schedulable_graph G, class IndexMap, class IdMap, class BytesMap, class CostMap, class WorkspaceMap,
+          class RoleMap, class GradOfMap>
+[[nodiscard]] memory_graph make_memory_graph(
+    const G& g, const node_maps<IndexMap, IdMap, BytesMap, CostMap, WorkspaceMap, RoleMap, GradOfMap>& maps,
+    std::string_view context = "make_memory_graph") {
   memory_graph_data d;
   d.num_nodes = static_cast<std::size_t>(num_vertices(g));
   const std::size_t n = d.num_nodes;
@@ -235,6 +307,7 @@ template <schedulable_graph G, class IndexMap, class IdMap, class BytesMap, clas
   d.workspace.assign(n, 0);
   d.ids.assign(n, 0);
   std::vector<char> seen(n, 0);
+  std::vector<std::optional<std::int64_t>> grad_of_ids;  // by index; empty while no vertex has one
   auto index_of = [&](auto v) {
     const auto i = static_cast<std::size_t>(get(maps.index, v));
     if (i >= n) throw graph_error(std::string(context) + ": vertex index " + std::to_string(i) + " is not below num_vertices " + std::to_string(n));
@@ -248,6 +321,33 @@ template <schedulable_graph G, class IndexMap, class IdMap, class BytesMap, clas
     d.bytes[i] = static_cast<std::int64_t>(get(maps.bytes, *it));
     d.cost[i] = static_cast<double>(get(maps.cost, *it));
     d.workspace[i] = static_cast<std::int64_t>(get(maps.workspace, *it));
+    const node_role role = get(maps.role, *it);
+    if (role != node_role::forward) {
+      if (d.roles.empty()) d.roles.assign(n, node_role::forward);
+      d.roles[i] = role;
+    }
+    const std::optional<std::int64_t> grad_of = get(maps.grad_of, *it);
+    if (grad_of) {
+      if (grad_of_ids.empty()) grad_of_ids.assign(n, std::nullopt);
+      grad_of_ids[i] = *grad_of;
+    }
+  }
+  if (!grad_of_ids.empty()) {
+    std::unordered_map<std::int64_t, std::size_t> index_of_id;
+    index_of_id.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) index_of_id.emplace(d.ids[i], i);
+    d.grad_of.assign(n, std::nullopt);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!grad_of_ids[i]) continue;
+      const std::int64_t id = *grad_of_ids[i];
+      const auto found = index_of_id.find(id);
+      if (found == index_of_id.end()) {
+        std::string label = "node " + std::to_string(d.ids[i]);
+        if (d.ids[i] < 0 || static_cast<std::size_t>(d.ids[i]) != i) label += " (vertex " + std::to_string(i) + ")";
+        throw graph_error(std::string(context) + ": " + label + ": grad_of names id " + std::to_string(id) + ", which no vertex has");
+      }
+      d.grad_of[i] = found->second;
+    }
   }
   for (auto [it, end] = vertices(g); it != end; ++it) {
     const std::size_t i = index_of(*it);

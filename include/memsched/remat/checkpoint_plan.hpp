@@ -65,7 +65,7 @@ struct remat_heuristic_options {
 /// The default rule for memsched::node bundles: a node is a forward node unless it is marked
 /// `backward`, has a `grad_of`, or is the loss (op "loss"). O(1), never throws.
 [[nodiscard]] inline bool is_forward_node(const node& n) noexcept {
-  return !n.backward && !n.grad_of.has_value() && n.op != "loss";
+  return n.role == node_role::forward;
 }
 
 /// forward[v] for every vertex index v of a graph with memsched::node bundles, using the given

@@ -84,7 +84,7 @@ struct training_graph_options {
   for (std::size_t i = 0; i < n; ++i) {
     node nd = forward[order[i]];
     nd.id = static_cast<std::int64_t>(i);
-    nd.backward = false;
+    nd.role = node_role::forward;
     nd.grad_of.reset();
     g[i] = nd;
     if (grad[i] != none) {
@@ -94,7 +94,7 @@ struct training_graph_options {
       gd.op = options.grad_op_prefix + nd.op;
       gd.bytes = nd.bytes;
       gd.cost = options.grad_cost_factor * nd.cost;
-      gd.backward = true;
+      gd.role = node_role::backward;
       gd.grad_of = static_cast<std::int64_t>(i);
     }
   }
@@ -104,7 +104,7 @@ struct training_graph_options {
   loss.op = options.loss_op;
   loss.bytes = options.loss_bytes;
   loss.cost = options.loss_cost_per_byte * output_bytes;
-  loss.backward = true;
+  loss.role = node_role::loss;
 
   std::vector<std::pair<std::size_t, std::size_t>> edges;
   for (std::size_t i = 0; i < n; ++i) {

@@ -2,7 +2,9 @@
 // Internals shared by the GraphML and DOT readers and writers. Both formats go through Boost.Graph's
 // dynamic_properties with the attribute names of docs/graph-format.md:
 //   node: id (GraphML only; in DOT the node name is the id), name, op, bytes, cost, workspace,
-//         backward, grad_of, output (0/1, written only when the graph has explicit outputs),
+//         role (forward/backward/loss; written for every node when some node needs it, see
+//         role_written), backward (legacy, read only), grad_of, output (0/1, written only when
+//         the graph has explicit outputs),
 //         order_position (0-based position in the input order, -1 for none; written only when the
 //         graph has an order);
 //   graph: name, kind.
@@ -37,7 +39,7 @@ namespace memsched::detail {
 /// The raw text of a node's attributes (empty: absent).
 struct attribute_node {
   std::string node_id;  ///< The DOT node name.
-  std::string id, name, op, bytes, cost, workspace, backward, grad_of, output, order_position;
+  std::string id, name, op, bytes, cost, workspace, role, backward, grad_of, output, order_position;
 };
 struct attribute_graph_info {
   std::string name, kind;
@@ -46,7 +48,7 @@ using attribute_graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::d
                                               boost::no_property, attribute_graph_info>;
 
 /// The node attribute names (besides the id), in the order they are written.
-inline constexpr const char* attribute_names[] = {"name",     "op",      "bytes",  "cost",          "workspace",
+inline constexpr const char* attribute_names[] = {"name",     "op",      "bytes",  "cost",   "workspace",     "role",
                                                   "backward", "grad_of", "output", "order_position"};
 
 inline std::string attribute_node::*attribute_member(std::string_view name) {
@@ -55,6 +57,7 @@ inline std::string attribute_node::*attribute_member(std::string_view name) {
   if (name == "bytes") return &attribute_node::bytes;
   if (name == "cost") return &attribute_node::cost;
   if (name == "workspace") return &attribute_node::workspace;
+  if (name == "role") return &attribute_node::role;
   if (name == "backward") return &attribute_node::backward;
   if (name == "grad_of") return &attribute_node::grad_of;
   if (name == "output") return &attribute_node::output;
@@ -164,7 +167,13 @@ inline graph_record record_from_attributes(const attribute_graph& g, const std::
     }
     v.name = a.name;
     v.op = a.op;
-    if (!a.backward.empty()) v.backward = boolean(a.backward, named + "backward");
+    role_fields roles;
+    if (!a.role.empty()) {
+      roles.role = parse_node_role(a.role);
+      if (!roles.role) fail_file(source, named + "role must be forward, backward or loss, got '" + a.role + "'");
+    }
+    if (!a.backward.empty()) roles.backward = boolean(a.backward, named + "backward");
+    r.roles.push_back(roles);
     if (!a.grad_of.empty()) v.grad_of = integer(a.grad_of, named + "grad_of");
     if (!a.output.empty()) any_output = true;
     if (!a.order_position.empty()) {
@@ -240,7 +249,9 @@ inline boost::dynamic_properties written_properties(const dataflow_graph& g, con
   add("bytes", typeid(long), [gp](const vertex& v) { return std::to_string((*gp)[v].bytes); });
   add("cost", typeid(double), [gp](const vertex& v) { return format_double((*gp)[v].cost); });
   add("workspace", typeid(long), [gp](const vertex& v) { return std::to_string((*gp)[v].workspace); });
-  add("backward", typeid(bool), [gp](const vertex& v) { return std::string((*gp)[v].backward ? "true" : "false"); });
+  bool any_role = false;
+  for (std::size_t v = 0; v < num_vertices(g); ++v) any_role = any_role || role_written(g[v]);
+  if (any_role) add("role", typeid(std::string), [gp](const vertex& v) { return std::string(to_string((*gp)[v].role)); });
   bool any_grad_of = false;
   for (std::size_t v = 0; v < num_vertices(g); ++v) any_grad_of = any_grad_of || g[v].grad_of.has_value();
   if (any_grad_of)

@@ -7,6 +7,7 @@
 #include <memsched/core/errors.hpp>
 #include <memsched/graph/dataflow_graph.hpp>
 #include <memsched/graph/memory_graph.hpp>
+#include <memsched/graph/node_role.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -24,6 +25,13 @@
 
 namespace memsched::detail {
 
+/// How a file spelled one node's training role: the `role` field and the legacy `backward` flag,
+/// each absent or given. build_dataflow_graph resolves them, with grad_of and op, into node::role.
+struct role_fields {
+  std::optional<node_role> role;
+  std::optional<bool> backward;
+};
+
 /// A graph as read from a file, before validation. Nodes, outputs and order refer to nodes by file
 /// id. The `*_where` functions name the i-th entry in messages ("edges[3]" in JSON, "edge 3" in
 /// GraphML); left empty, a generic label is used.
@@ -31,6 +39,7 @@ struct graph_record {
   std::string name;
   std::string kind;
   std::vector<node> nodes;
+  std::vector<role_fields> roles;  ///< Parallel to nodes (empty: no node spells a role).
   std::vector<std::pair<std::int64_t, std::int64_t>> edges;
   std::optional<std::vector<std::int64_t>> outputs;
   std::optional<std::vector<std::int64_t>> order;
@@ -45,12 +54,38 @@ struct graph_record {
 /// "node 17": how messages name a node once its id is known.
 inline std::string node_label(std::int64_t id) { return "node " + std::to_string(id); }
 
+/// The role of node `v` as its file spells it. Without a `role` field, the legacy rule (what
+/// is_forward_node always read): op "loss" -> loss, else `backward` true or a grad_of ->
+/// backward, else forward. An explicit `role` wins over op (an op is only a name), but must
+/// agree with `backward` and grad_of. Throws file_error naming `source`, the node and the fields.
+[[nodiscard]] inline node_role resolve_role(const node& v, const role_fields& f, const std::string& source) {
+  const std::string named = node_label(v.id) + ": ";
+  if (!f.role) {
+    if (v.op == "loss") return node_role::loss;
+    return (f.backward.value_or(false) || v.grad_of) ? node_role::backward : node_role::forward;
+  }
+  const std::string role = "role '" + std::string(to_string(*f.role)) + "'";
+  if (*f.role == node_role::forward) {
+    if (f.backward.value_or(false)) fail_file(source, named + role + " conflicts with backward = true");
+    if (v.grad_of)
+      fail_file(source, named + role + " conflicts with grad_of = " + std::to_string(*v.grad_of) + " (a gradient is not forward)");
+  } else if (f.backward && !*f.backward) {
+    fail_file(source, named + role + " conflicts with backward = false");
+  }
+  return *f.role;
+}
+
+/// Whether a writer spells out v's role: always when it is not forward, and for a forward node
+/// whose op "loss" would otherwise read back as the loss (resolve_role).
+[[nodiscard]] inline bool role_written(const node& v) { return v.role != node_role::forward || v.op == "loss"; }
+
 /// Validates a record and builds the graph. `source` (the file name) starts every message.
 /// O((n + m) log m). Throws file_error for: no nodes, a duplicate node id, a negative bytes or
 /// workspace, bytes + workspace summing past 64 bits, a negative or non-finite cost, a grad_of,
-/// edge end, output or order entry that is not a node id, a self loop, a cycle (naming a node on
-/// it), and an order that is not a topological order of all nodes. Duplicate edges and outputs are
-/// merged.
+/// edge end, output or order entry that is not a node id, a role that conflicts with `backward` or
+/// grad_of (resolve_role), a grad_of that names a node that is not forward, a self loop, a cycle
+/// (naming a node on it), and an order that is not a topological order of all nodes. Duplicate
+/// edges and outputs are merged.
 [[nodiscard]] inline dataflow_graph build_dataflow_graph(graph_record record, const std::string& source) {
   auto fail = [&](const std::string& what) { fail_file(source, what); };
   auto where = [](const std::function<std::string(std::size_t)>& f, const char* field, std::size_t i) {
@@ -78,8 +113,15 @@ inline std::string node_label(std::int64_t id) { return "node " + std::to_string
     if (it == index.end()) fail(field + ": unknown node id " + std::to_string(id));
     return it->second;
   };
+  for (std::size_t i = 0; i < n; ++i)
+    record.nodes[i].role = resolve_role(record.nodes[i], record.roles.empty() ? role_fields{} : record.roles[i], source);
   for (const node& v : record.nodes)
-    if (v.grad_of) (void)lookup(*v.grad_of, node_label(v.id) + ": grad_of");
+    if (v.grad_of) {
+      const node& f = record.nodes[lookup(*v.grad_of, node_label(v.id) + ": grad_of")];
+      if (f.role != node_role::forward)
+        fail(node_label(v.id) + ": grad_of = " + std::to_string(*v.grad_of) + " names a " + std::string(to_string(f.role)) +
+             " node; a gradient is of a forward node");
+    }
 
   dataflow_graph g(n);
   for (std::size_t i = 0; i < n; ++i) g[i] = std::move(record.nodes[i]);
