@@ -6,6 +6,7 @@
 #include <memsched/core/errors.hpp>
 #include <memsched/core/status.hpp>
 #include <memsched/graph/memory_graph.hpp>
+#include <memsched/sim/memory_model.hpp>
 #include <memsched/sim/simulate_order.hpp>
 
 #include <algorithm>
@@ -48,7 +49,7 @@ namespace detail {
 class belady_simulator {
  public:
   belady_simulator(const memory_graph& g, std::span<const std::size_t> order, std::int64_t capacity)
-      : g_(g), order_(order), capacity_(capacity) {}
+      : g_(g), order_(order), capacity_(capacity), model_(g) {}
 
   offchip_traffic_result run() {
     const std::size_t n = g_.size();
@@ -65,8 +66,7 @@ class belady_simulator {
     cursor_.assign(n, 0);
     on_chip_.assign(n, 0);
     clean_.assign(n, 0);
-    remaining_.resize(n);
-    for (std::size_t v = 0; v < n; ++v) remaining_[v] = static_cast<std::uint32_t>(g_.out_degree(v));
+    model_.reset();
     for (std::size_t v = 0; v < n; ++v) {
       std::int64_t need = g_.bytes(v) + g_.workspace(v);
       for (auto p : g_.predecessors(v)) need += g_.bytes(p);
@@ -114,24 +114,19 @@ class belady_simulator {
           r.bytes_read += g_.bytes(p);
           ++r.reloads;
         }
-      // v runs: its output is allocated (dirty: no off-chip copy yet), its workspace comes and goes.
+      // v runs: its output is allocated (dirty: no off-chip copy yet), its workspace comes and goes;
+      // the values the memory model frees after v are dead, on chip and off chip.
       on_chip_[v] = 1;
       used += g_.bytes(v);
+      (void)model_.step(v, [&](std::size_t dead) {
+        on_chip_[dead] = 0;
+        used -= g_.bytes(dead);
+      });
       for (auto p : g_.predecessors(v)) {
         ++cursor_[p];
-        if (--remaining_[p] == 0 && !g_.is_output(p)) {
-          on_chip_[p] = 0;  // dead: freed on chip and off chip
-          used -= g_.bytes(p);
-        } else {
-          candidates_.insert(key(p));
-        }
+        if (model_.resident(p)) candidates_.insert(key(p));
       }
-      if (g_.out_degree(v) == 0 && !g_.is_output(v)) {
-        on_chip_[v] = 0;
-        used -= g_.bytes(v);
-      } else {
-        candidates_.insert(key(v));
-      }
+      if (model_.resident(v)) candidates_.insert(key(v));
     }
     r.total_bytes = r.bytes_written + r.bytes_read;
     return r;
@@ -153,7 +148,7 @@ class belady_simulator {
   std::vector<std::size_t> pos_, cursor_;
   std::vector<std::vector<std::size_t>> uses_;
   std::vector<char> on_chip_, clean_;
-  std::vector<std::uint32_t> remaining_;
+  memory_model model_;
   std::set<entry> candidates_;
 };
 

@@ -1,9 +1,12 @@
 #pragma once
-// The memory model of an ordering without recomputation (Serenity, MLSys 2020, Algorithm 1).
+// Simulating an ordering without recomputation (Serenity, MLSys 2020, Algorithm 1) with the one
+// memory model (sim/memory_model.hpp).
 
 #include <memsched/core/errors.hpp>
 #include <memsched/graph/memory_graph.hpp>
+#include <memsched/sim/memory_model.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -18,6 +21,7 @@ struct order_simulation {
   std::size_t peak_step = 0;                  ///< The step (index into the order) where the peak occurs first.
   std::vector<std::size_t> resident_at_peak;  ///< Tensors allocated at the peak, the running node last.
   std::vector<std::int64_t> live_before;      ///< Bytes resident before each step.
+  std::vector<std::int64_t> transient;        ///< Bytes in use while each step runs (live_before + bytes + workspace).
   std::vector<std::int64_t> live_after;       ///< Bytes resident after each step's frees.
 };
 
@@ -46,37 +50,19 @@ inline void check_order(const memory_graph& g, std::span<const std::size_t> orde
   }
 }
 
-/// Walks a valid order, calling step(k, v, live_before, transient_peak, live_after). The model:
-/// running v allocates bytes(v) while its inputs are resident; then each input whose consumers
-/// have all run is freed unless it is an output; a non-output without consumers is freed at once.
-template <class StepFn>
-void walk_order(const memory_graph& g, std::span<const std::size_t> order, StepFn&& step) {
-  std::vector<std::uint32_t> remaining(g.size());
-  for (std::size_t v = 0; v < g.size(); ++v) remaining[v] = static_cast<std::uint32_t>(g.out_degree(v));
-  std::int64_t live = 0;
-  for (std::size_t k = 0; k < order.size(); ++k) {
-    const std::size_t v = order[k];
-    const std::int64_t before = live;
-    const std::int64_t transient = live + g.bytes(v) + g.workspace(v);
-    live += g.bytes(v);
-    for (auto p : g.predecessors(v))
-      if (--remaining[p] == 0 && !g.is_output(p)) live -= g.bytes(p);
-    if (g.out_degree(v) == 0 && !g.is_output(v)) live -= g.bytes(v);
-    step(k, v, before, transient, live);
-  }
-}
-
+/// The peak of a valid order (not checked). O(n + m).
 inline std::int64_t order_peak_unchecked(const memory_graph& g, std::span<const std::size_t> order) {
+  memory_model model(g);
   std::int64_t peak = 0;
-  walk_order(g, order, [&](std::size_t, std::size_t, std::int64_t, std::int64_t transient, std::int64_t) {
-    peak = std::max(peak, transient);
-  });
+  for (const std::size_t v : order) peak = std::max(peak, model.step(v).transient);
   return peak;
 }
 
 }  // namespace detail
 
-/// Simulates running the graph in `order` (vertex indices). O(n + m) time and memory.
+/// Simulates running the graph in `order` (vertex indices) with the memory model
+/// (sim/memory_model.hpp): the peak, where it occurs and what is resident then, and the timeline
+/// (live_before, transient, live_after per step). O(n + m) time and memory.
 /// Throws invalid_order naming the first offending node when `order` is not a topological order
 /// containing every vertex once; everything make_memory_graph throws for a bad graph.
 template <class G, class... Maps>
@@ -85,32 +71,28 @@ template <class G, class... Maps>
   const memory_graph& g = detail::to_memory_graph(graph, maps...);
   detail::check_order(g, order, "simulate_order");
   order_simulation sim;
-  sim.live_before.reserve(order.size());
-  sim.live_after.reserve(order.size());
+  sim.live_before.resize(order.size());
+  sim.transient.resize(order.size());
+  sim.live_after.resize(order.size());
   sim.peak_bytes = -1;
-  detail::walk_order(g, order, [&](std::size_t k, std::size_t, std::int64_t before, std::int64_t transient, std::int64_t after) {
-    sim.live_before.push_back(before);
-    sim.live_after.push_back(after);
-    if (transient > sim.peak_bytes) {
-      sim.peak_bytes = transient;
+  memory_model model(g);
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const memory_step s = model.step(order[k]);
+    sim.live_before[k] = s.live_before;
+    sim.transient[k] = s.transient;
+    sim.live_after[k] = s.live_after;
+    if (s.transient > sim.peak_bytes) {
+      sim.peak_bytes = s.transient;
       sim.peak_step = k;
     }
-  });
+  }
   if (sim.peak_bytes < 0) sim.peak_bytes = 0;
   if (order.empty()) return sim;
   // Replay up to the peak step to list the resident tensors there.
-  std::vector<std::uint32_t> remaining(g.size());
-  std::vector<char> resident(g.size(), 0);
-  for (std::size_t v = 0; v < g.size(); ++v) remaining[v] = static_cast<std::uint32_t>(g.out_degree(v));
-  for (std::size_t k = 0; k < sim.peak_step; ++k) {
-    const std::size_t v = order[k];
-    resident[v] = 1;
-    for (auto p : g.predecessors(v))
-      if (--remaining[p] == 0 && !g.is_output(p)) resident[p] = 0;
-    if (g.out_degree(v) == 0 && !g.is_output(v)) resident[v] = 0;
-  }
+  model.reset();
+  for (std::size_t k = 0; k < sim.peak_step; ++k) (void)model.step(order[k]);
   for (std::size_t k = 0; k < sim.peak_step; ++k)
-    if (resident[order[k]]) sim.resident_at_peak.push_back(order[k]);
+    if (model.resident(order[k])) sim.resident_at_peak.push_back(order[k]);
   sim.resident_at_peak.push_back(order[sim.peak_step]);
   return sim;
 }

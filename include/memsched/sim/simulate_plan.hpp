@@ -4,6 +4,7 @@
 #include <memsched/core/errors.hpp>
 #include <memsched/graph/memory_graph.hpp>
 #include <memsched/sim/execution_plan.hpp>
+#include <memsched/sim/memory_model.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -20,6 +21,10 @@ struct plan_simulation {
   double total_cost = 0;         ///< Sum of cost over compute steps.
   double overhead = 0;           ///< total_cost / (sum of cost over vertices) - 1 (0 when that sum is 0).
   std::size_t computes = 0;      ///< Number of compute steps.
+  std::vector<std::int64_t> live_before;  ///< Resident bytes before each step.
+  /// Bytes in use during each step: live_before + bytes + workspace for a compute (the peak
+  /// candidates), live_before for a free.
+  std::vector<std::int64_t> transient;
   std::vector<std::int64_t> live_after;  ///< Resident bytes after each step.
 };
 
@@ -42,16 +47,20 @@ inline plan_check check_plan(const memory_graph& g, const execution_plan& plan, 
   };
   if (sim) {
     *sim = plan_simulation{};
+    sim->live_before.reserve(plan.steps.size());
+    sim->transient.reserve(plan.steps.size());
     sim->live_after.reserve(plan.steps.size());
   }
   for (std::size_t k = 0; k < plan.steps.size(); ++k) {
     const auto [op, v] = plan.steps[k];
     if (v >= n) return fail(k, std::string(to_string(op)) + " of " + std::to_string(v) + ", which is not a vertex");
+    if (sim) sim->live_before.push_back(live);
+    std::int64_t transient = live;
     if (op == plan_op::compute) {
       if (resident[v]) return fail(k, "compute " + g.label(v) + " while it is resident");
       for (auto p : g.predecessors(v))
         if (!resident[p]) return fail(k, "compute " + g.label(v) + " needs its input " + g.label(p) + ", which is not resident");
-      const std::int64_t transient = live + g.bytes(v) + g.workspace(v);
+      transient = memory_model::running_bytes(g, v, live);
       if (sim && (transient > sim->peak_bytes || sim->computes == 0)) {
         sim->peak_bytes = transient;
         sim->peak_step = k;
@@ -65,7 +74,10 @@ inline plan_check check_plan(const memory_graph& g, const execution_plan& plan, 
       resident[v] = 0;
       live -= g.bytes(v);
     }
-    if (sim) sim->live_after.push_back(live);
+    if (sim) {
+      sim->transient.push_back(transient);
+      sim->live_after.push_back(live);
+    }
   }
   for (std::size_t v = 0; v < n; ++v)
     if (!computed[v]) return plan_check{false, "end of plan: " + g.label(v) + " is never computed", std::nullopt};
@@ -90,7 +102,8 @@ template <class G, class... Maps>
 }
 
 /// Simulates a plan: peak, total cost, overhead against computing every vertex once, and the
-/// resident bytes after every step. Same complexity as check_plan. Throws invalid_plan naming the
+/// timeline (live_before, transient, live_after per step; allocation as in sim/memory_model.hpp,
+/// frees as the plan says). Same complexity as check_plan. Throws invalid_plan naming the
 /// first violated rule and step when the plan is not valid.
 template <class G, class... Maps>
   requires memory_graph_source<G, Maps...>
