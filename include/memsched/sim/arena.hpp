@@ -9,6 +9,7 @@
 #include <memsched/core/status.hpp>
 #include <memsched/graph/memory_graph.hpp>
 #include <memsched/sim/execution_plan.hpp>
+#include <memsched/sim/memory_model.hpp>
 #include <memsched/sim/simulate_order.hpp>
 #include <memsched/sim/simulate_plan.hpp>
 
@@ -154,11 +155,11 @@ inline std::vector<arena_buffer> arena_buffers(const memory_graph& g, std::span<
   const std::size_t n = g.size();
   first.assign(n, 0);
   last.assign(n, 0);
-  for (std::size_t k = 0; k < order.size(); ++k) first[order[k]] = k;
-  for (std::size_t v = 0; v < n; ++v) {
-    last[v] = first[v];
-    if (g.is_output(v)) last[v] = n - 1;
-    for (auto s : g.successors(v)) last[v] = std::max(last[v], first[s]);
+  // The memory model's lifetimes: to the last consumer, to the end for an output, k when unread.
+  const std::vector<std::size_t> free_after = sequence_lifetimes(g, order);
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    first[order[k]] = k;
+    last[order[k]] = free_after[k] == kept_to_end ? n - 1 : free_after[k];
   }
   std::vector<arena_buffer> buffers;
   buffers.reserve(n);
