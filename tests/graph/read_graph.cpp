@@ -91,6 +91,12 @@ TEST_CASE("the same bad graph gives the same message in all three formats") {
       {R"({"nodes": [{"id": 1, "bytes": 1, "grad_of": 3}]})",
        R"(<node id="a"><data key="id">1</data><data key="bytes">1</data><data key="grad_of">3</data></node>)", "",
        "digraph { 1 [bytes=1, grad_of=3] }", "node 1: grad_of: unknown node id 3"},
+      {R"({"nodes": [{"id": 1, "bytes": 1}, {"id": 2, "bytes": 1, "role": "forward", "grad_of": 1}]})",
+       R"(<node id="a"><data key="id">1</data><data key="bytes">1</data></node><node id="b"><data key="id">2</data><data key="bytes">1</data><data key="role">forward</data><data key="grad_of">1</data></node>)",
+       "", "digraph { 1 [bytes=1]; 2 [bytes=1, role=forward, grad_of=1] }", "node 2: role 'forward' conflicts with grad_of = 1"},
+      {R"({"nodes": [{"id": 1, "bytes": 1, "op": "loss"}, {"id": 2, "bytes": 1, "grad_of": 1}]})",
+       R"(<node id="a"><data key="id">1</data><data key="bytes">1</data><data key="op">loss</data></node><node id="b"><data key="id">2</data><data key="bytes">1</data><data key="grad_of">1</data></node>)",
+       "", "digraph { 1 [bytes=1, op=loss]; 2 [bytes=1, grad_of=1] }", "node 2: grad_of = 1 names a loss node"},
       {R"({"nodes": [{"id": 1, "bytes": 1}, {"id": 2, "bytes": 1}], "edges": [[1, 2]], "order": [2, 1]})",
        R"(<node id="a"><data key="id">1</data><data key="bytes">1</data><data key="order_position">1</data></node><node id="b"><data key="id">2</data><data key="bytes">1</data><data key="order_position">0</data></node>)",
        R"(<edge source="a" target="b"/>)", "digraph { 1 [bytes=1, order_position=1]; 2 [bytes=1, order_position=0]; 1 -> 2 }",
@@ -99,6 +105,8 @@ TEST_CASE("the same bad graph gives the same message in all three formats") {
   const std::string keys = R"(<key id="id" for="node" attr.name="id" attr.type="long"/>
     <key id="bytes" for="node" attr.name="bytes" attr.type="string"/>
     <key id="grad_of" for="node" attr.name="grad_of" attr.type="long"/>
+    <key id="role" for="node" attr.name="role" attr.type="string"/>
+    <key id="op" for="node" attr.name="op" attr.type="string"/>
     <key id="order_position" for="node" attr.name="order_position" attr.type="long"/>)";
   for (const auto& c : cases) {
     CAPTURE(c.expected);
