@@ -7,7 +7,6 @@
 #include <limits>
 #include <fstream>
 #include <iterator>
-#include <unordered_map>
 
 namespace memsched_cli {
 
@@ -87,52 +86,19 @@ std::map<std::string, remat_algorithm>& remat_algorithms() {
   return registry;
 }
 
-json ids_of(const memsched::dataflow_graph& g, const std::vector<std::size_t>& vertices) {
-  json a = json::array();
-  for (auto v : vertices) a.push_back(g[v].id);
-  return a;
-}
+std::vector<std::int64_t> node_ids(const memsched::dataflow_graph& g) { return memsched::vertex_ids(g, memsched::default_node_maps(g)); }
 
 std::vector<std::size_t> indices_of(const memsched::dataflow_graph& g, const json& ids, const std::string& what) {
-  if (!ids.is_array()) throw memsched::file_error(what + ": expected an array of node ids");
-  std::unordered_map<std::int64_t, std::size_t> index;
-  for (std::size_t v = 0; v < num_vertices(g); ++v) index.emplace(g[v].id, v);
-  std::vector<std::size_t> out;
-  out.reserve(ids.size());
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    if (!ids[i].is_number_integer()) throw memsched::file_error(what + "[" + std::to_string(i) + "]: not an integer node id");
-    const auto it = index.find(ids[i].get<std::int64_t>());
-    if (it == index.end()) throw memsched::file_error(what + "[" + std::to_string(i) + "]: unknown node id " + ids[i].dump());
-    out.push_back(it->second);
-  }
-  return out;
+  return memsched::order_from_json(ids, node_ids(g), what);
 }
 
 json plan_to_json(const memsched::dataflow_graph& g, const memsched::execution_plan& plan) {
-  json steps = json::array();
-  for (const auto& s : plan.steps) steps.push_back({{"op", std::string(to_string(s.op))}, {"node", g[s.node].id}});
-  return steps;
+  return memsched::plan_to_json(node_ids(g), plan);
 }
 
-memsched::execution_plan plan_from_json(const memsched::dataflow_graph& g, const json& doc, const std::string& what) {
-  if (!doc.is_object() || !doc.contains("steps") || !doc["steps"].is_array())
-    throw memsched::file_error(what + ": expected an object with a 'steps' array");
-  const json& steps = doc["steps"];
-  json nodes = json::array();
-  memsched::execution_plan plan;
-  for (std::size_t i = 0; i < steps.size(); ++i) {
-    const std::string where = what + ": steps[" + std::to_string(i) + "]";
-    const json& s = steps[i];
-    if (!s.is_object() || !s.contains("op") || !s.contains("node")) throw memsched::file_error(where + ": expected {\"op\", \"node\"}");
-    const std::string op = s["op"].is_string() ? s["op"].get<std::string>() : "";
-    if (op != "compute" && op != "free") throw memsched::file_error(where + ".op must be \"compute\" or \"free\"");
-    nodes.push_back(s["node"]);
-    plan.steps.push_back({op == "compute" ? memsched::plan_op::compute : memsched::plan_op::free, 0});
-  }
-  const auto idx = indices_of(g, nodes, what + ": steps[].node");
-  for (std::size_t i = 0; i < idx.size(); ++i) plan.steps[i].node = idx[i];
-  return plan;
-}
+json read_json_file(const std::string& path) { return memsched::detail::read_json_document(path); }
+
+void write_json_file(const std::string& path, const json& doc) { memsched::detail::write_json_document(path, doc); }
 
 namespace {
 void print_progress_line(double seconds, const char* fields) { std::fprintf(stderr, "[progress] t=%.2fs %s\n", seconds, fields); }
@@ -178,22 +144,6 @@ std::optional<std::chrono::duration<double>> time_limit_of(const parsed_args& ar
     throw usage_error("--" + flag + " must be a number of seconds > 0, got '" + *text + "'");
   if (seconds > 1e9) return std::nullopt;  // beyond any run: no limit (and no overflow in clock arithmetic)
   return std::chrono::duration<double>(seconds);
-}
-
-json read_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw memsched::file_error(path + ": cannot open the file");
-  try {
-    return json::parse(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
-  } catch (const json::parse_error& e) {
-    throw memsched::file_error(path + ": not valid JSON (" + e.what() + ")");
-  }
-}
-
-void write_json_file(const std::string& path, const json& doc) {
-  std::ofstream out(path, std::ios::binary);
-  out << doc.dump(1) << '\n';
-  if (!out) throw memsched::file_error(path + ": cannot write the file");
 }
 
 void print_json(const json& doc, bool one_line) { std::cout << (one_line ? doc.dump() : doc.dump(2)) << '\n'; }

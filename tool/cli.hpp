@@ -4,6 +4,7 @@
 // files (static registration), so adding one means adding a file.
 
 #include <memsched/memsched.hpp>
+#include <memsched/sim/plan_io.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -132,18 +133,14 @@ class progress_printer {
 /// Reads a graph file, recognised by its extension (.json, .graphml, .dot).
 memsched::dataflow_graph load_graph(const std::string& path);
 
-/// Node ids of a list of vertex indices.
-json ids_of(const memsched::dataflow_graph& g, const std::vector<std::size_t>& vertices);
-/// Vertex indices of a JSON array of node ids; throws naming `what` on an unknown id.
+/// The node ids of `g` by vertex index (what memsched's order and plan files hold).
+std::vector<std::int64_t> node_ids(const memsched::dataflow_graph& g);
+
+// Transitional forwarders to <memsched/sim/plan_io.hpp> for the subcommands not yet switched
+// (cmd_remat.cpp, remat_order.hpp): use memsched::read_order / write_plan / plan_to_json directly.
 std::vector<std::size_t> indices_of(const memsched::dataflow_graph& g, const json& ids, const std::string& what);
-
-/// Plan steps as [{"op": "compute", "node": id}, ...] and back.
 json plan_to_json(const memsched::dataflow_graph& g, const memsched::execution_plan& plan);
-memsched::execution_plan plan_from_json(const memsched::dataflow_graph& g, const json& doc, const std::string& what);
-
-/// Reads a whole JSON file; throws memsched::file_error naming it.
 json read_json_file(const std::string& path);
-/// Writes `doc` to `path` (pretty-printed); throws memsched::file_error naming it.
 void write_json_file(const std::string& path, const json& doc);
 
 /// Prints `doc` on one line when --json was given, indented otherwise.

@@ -29,18 +29,19 @@ int run_order(const std::vector<std::string>& argv) {
   const auto start = std::chrono::steady_clock::now();
   const memsched::order_result result = it->second.run(graph, args);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const auto ids = node_ids(graph);
   json doc = {{"algorithm", name},
               {"status", std::string(to_string(result.status))},
               {"peak_bytes", result.peak_bytes},
               {"lower_bound", result.lower_bound},
-              {"order", ids_of(graph, result.order)},
+              {"order", memsched::order_to_json(ids, result.order)},
               {"seconds", seconds},
               {"stats",
                {{"states_expanded", result.stats.states_expanded},
                 {"states_stored", result.stats.states_stored},
                 {"search_bytes", result.stats.search_bytes},
                 {"seconds", result.stats.seconds}}}};
-  if (auto out = args.get("out")) write_json_file(*out, doc);
+  if (auto out = args.get("out")) memsched::write_order(*out, ids, result.order, doc);
   print_json(doc, args.has("json"));
   return 0;
 }

@@ -38,8 +38,6 @@ int run_rewrite(const std::vector<std::string>& argv) {
   const auto graph = load_graph(path);
   const auto r = memsched::rewrite_identities(graph, o);
   memsched::write_json_graph(*out, r.graph);
-  json original = json::array();
-  for (auto v : r.original) original.push_back(graph[v].id);
   const json doc = {{"concat_conv_rewrites", r.concat_conv_rewrites},
                     {"concat_depthwise_rewrites", r.concat_depthwise_rewrites},
                     {"concats_removed", r.concats_removed},
@@ -49,7 +47,7 @@ int run_rewrite(const std::vector<std::string>& argv) {
                     {"kahn_peak_before", memsched::kahn_order(graph).peak_bytes},
                     {"kahn_peak_after", memsched::kahn_order(r.graph).peak_bytes},
                     {"out", *out},
-                    {"original", std::move(original)}};
+                    {"original", memsched::order_to_json(node_ids(graph), r.original)}};
   print_json(doc, args.has("json"));
   return 0;
 }

@@ -18,7 +18,9 @@ std::string simulate_usage() {
          "PLAN.json is {\"steps\": [{\"op\": \"compute\", \"node\": id}, {\"op\": \"free\", \"node\": id}, ...]}.\n\n"
          "Prints {\"valid\": true, \"peak_bytes\", \"peak_step\", \"peak_node\", \"total_cost\", \"overhead\",\n"
          "\"arena\", \"arena_bytes\", \"fragmentation\", \"offchip_bytes\", \"offchip\", \"timeline\": [...]}.\n"
-         "An invalid order or plan prints {\"valid\": false, \"error\": \"...\"} and exits with code 1.\n\n"
+         "An order or plan the simulator rejects prints {\"valid\": false, \"error\": \"...\"} and exits with\n"
+         "code 1; a file that cannot be read as an order or plan of GRAPH (unknown node id, bad format)\n"
+         "is an error naming the file and the entry (stderr, exit code 1).\n\n"
          "options:\n"
          "  --order FILE     the order to simulate\n"
          "  --plan FILE      the plan (compute/free steps, recomputation allowed) to simulate\n"
@@ -40,21 +42,10 @@ int invalid(const std::string& error, bool one_line) {
   return 1;
 }
 
-int simulate_order_file(const memsched::dataflow_graph& graph, const memsched::memory_graph& g, const std::string& path,
+int simulate_order_file(const memsched::memory_graph& g, const std::string& path,
                         const parsed_args& args) {
   const bool one_line = args.has("json");
-  const json doc = read_json_file(path);
-  const json* ids = &doc;
-  if (doc.is_object()) {
-    if (!doc.contains("order")) return invalid(path + ": expected {\"order\": [ids]}", one_line);
-    ids = &doc["order"];
-  }
-  std::vector<std::size_t> order;
-  try {
-    order = indices_of(graph, *ids, path + ": order");
-  } catch (const memsched::file_error& e) {
-    return invalid(e.what(), one_line);
-  }
+  const std::vector<std::size_t> order = memsched::read_order(path, g.all_ids());
   memsched::order_simulation sim;
   try {
     sim = memsched::simulate_order(g, order);
@@ -68,7 +59,7 @@ int simulate_order_file(const memsched::dataflow_graph& graph, const memsched::m
               {"peak_bytes", sim.peak_bytes},
               {"peak_step", order.empty() ? json(nullptr) : json(sim.peak_step)},
               {"peak_node", order.empty() ? json(nullptr) : json(g.id(order[sim.peak_step]))},
-              {"resident_at_peak", ids_of(graph, sim.resident_at_peak)},
+              {"resident_at_peak", memsched::order_to_json(g.all_ids(), sim.resident_at_peak)},
               {"total_cost", g.total_cost()},
               {"overhead", 0.0},
               {"arena", std::string(to_string(strategy))},
@@ -106,17 +97,11 @@ int simulate_order_file(const memsched::dataflow_graph& graph, const memsched::m
   return 0;
 }
 
-int simulate_plan_file(const memsched::dataflow_graph& graph, const memsched::memory_graph& g, const std::string& path,
+int simulate_plan_file(const memsched::memory_graph& g, const std::string& path,
                        const parsed_args& args) {
   const bool one_line = args.has("json");
   if (args.has("onchip")) throw usage_error("--onchip applies to --order only");
-  const json doc = read_json_file(path);
-  memsched::execution_plan plan;
-  try {
-    plan = plan_from_json(graph, doc, path);
-  } catch (const memsched::file_error& e) {
-    return invalid(e.what(), one_line);
-  }
+  const memsched::execution_plan plan = memsched::read_plan(path, g.all_ids());
   memsched::plan_simulation sim;
   try {
     sim = memsched::simulate_plan(g, plan);
@@ -167,7 +152,7 @@ int run_simulate(const std::vector<std::string>& argv) {
   if (auto a = args.get("arena")) (void)parse_strategy(*a);
   const auto graph = load_graph(path);
   const memsched::memory_graph g = memsched::make_memory_graph(graph, "memsched simulate");
-  return order_file ? simulate_order_file(graph, g, *order_file, args) : simulate_plan_file(graph, g, *plan_file, args);
+  return order_file ? simulate_order_file(g, *order_file, args) : simulate_plan_file(g, *plan_file, args);
 }
 
 const register_subcommand simulate_command{

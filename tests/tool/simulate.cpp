@@ -97,7 +97,7 @@ TEST_CASE("memsched simulate: an invalid order or plan gives valid:false and exi
   const temp_dir s;
   const std::string graph = s.write("g.json", diamond);
   for (const char* text : {R"({"order": [101, 100, 102, 103]})", R"({"order": [100, 101, 102]})",
-                           R"({"order": [100, 101, 102, 103, 103]})", R"({"order": [100, 7, 101, 102]})"}) {
+                           R"({"order": [100, 101, 102, 103, 103]})"}) {
     CAPTURE(text);
     const tool_run r = run("simulate " + graph + " --order " + s.write("bad.json", text).string() + " --json");
     CHECK(r.exit_code == 1);
@@ -113,6 +113,17 @@ TEST_CASE("memsched simulate: an invalid order or plan gives valid:false and exi
   const json doc = json::parse(p.out);
   CHECK(doc["valid"] == false);
   CHECK(doc["error"].get<std::string>().find("step 0") != std::string::npos);
+  // A file that is not an order or plan of the graph is an error naming the file and the entry
+  // (stderr, exit code 1), not a verdict of the simulator.
+  const std::string unknown = s.write("unknown.json", R"({"order": [100, 7, 101, 102]})").string();
+  const tool_run u = run_tool("simulate " + graph + " --order " + unknown + " --json", s);
+  CHECK(u.exit_code == 1);
+  CHECK(u.out.empty());
+  CHECK(u.err.find(unknown + ": order[1]: unknown node id 7") != std::string::npos);
+  const std::string bad_op = s.write("bad_op.json", R"({"steps": [{"op": "keep", "node": 100}]})").string();
+  const tool_run b = run_tool("simulate " + graph + " --plan " + bad_op, s);
+  CHECK(b.exit_code == 1);
+  CHECK(b.err.find(bad_op + ": steps[0].op must be") != std::string::npos);
   // Usage errors are not verdicts: exit code 2.
   CHECK(run("simulate " + graph + " --json").exit_code == 2);
   CHECK(run("simulate " + graph + " --order a --plan b").exit_code == 2);

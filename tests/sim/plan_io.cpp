@@ -1,0 +1,133 @@
+// Order and plan files: round trips through files and every error, with the file and entry named.
+#include <memsched/graph/dataflow_graph.hpp>
+#include <memsched/sim/plan_io.hpp>
+
+#include <doctest/doctest.h>
+
+#include "../support/temp_dir.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace memsched;
+using memsched::testing::temp_dir;
+using json = nlohmann::json;
+
+namespace {
+
+/// Runs `f`, which must throw file_error, and returns its message.
+template <class F>
+std::string file_error_of(F&& f) {
+  try {
+    f();
+  } catch (const file_error& e) {
+    return e.what();
+  } catch (...) {
+    FAIL("not a file_error");
+  }
+  FAIL("no exception");
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("plan_io: orders round-trip through files, ids in the file and indices in memory") {
+  const temp_dir dir;
+  const std::vector<std::int64_t> ids{100, 7, -3, 42};  // index -> id
+  const std::string path = (dir / "order.json").string();
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<std::size_t> order{0, 1, 2, 3};
+    std::shuffle(order.begin(), order.end(), rng);
+    order.resize(static_cast<std::size_t>(trial % 5));  // any length, the file does not judge validity
+    write_order(path, ids, order, {{"algorithm", "test"}, {"peak_bytes", 12}});
+    CHECK(read_order(path, ids) == order);
+    // The file holds the ids, and the other fields.
+    std::ifstream in(path);
+    const json doc = json::parse(in);
+    CHECK(doc.at("algorithm") == "test");
+    CHECK(doc.at("peak_bytes") == 12);
+    REQUIRE(doc.at("order").size() == order.size());
+    for (std::size_t k = 0; k < order.size(); ++k) CHECK(doc["order"][k] == ids[order[k]]);
+  }
+  // A bare array is an order file too; duplicates are read as written (the simulator judges them).
+  const std::string bare = dir.write("bare.json", "[42, 100, 42]").string();
+  CHECK(read_order(bare, ids) == std::vector<std::size_t>{3, 0, 3});
+}
+
+TEST_CASE("plan_io: plans round-trip through files") {
+  const temp_dir dir;
+  const std::vector<std::int64_t> ids{10, 11, 12};
+  execution_plan plan;
+  plan.steps = {{plan_op::compute, 0}, {plan_op::compute, 1}, {plan_op::free, 0}, {plan_op::compute, 0},
+                {plan_op::compute, 2}, {plan_op::free, 1}};
+  const std::string path = (dir / "plan.json").string();
+  write_plan(path, ids, plan, {{"algorithm", "x"}});
+  CHECK(read_plan(path, ids) == plan);
+  std::ifstream in(path);
+  const json doc = json::parse(in);
+  CHECK(doc.at("algorithm") == "x");
+  CHECK(doc.at("steps")[2] == json{{"op", "free"}, {"node", 10}});
+  CHECK(doc.at("steps")[4] == json{{"op", "compute"}, {"node", 12}});
+  // An empty plan, and null fields.
+  write_plan(path, ids, execution_plan{}, nullptr);
+  CHECK(read_plan(path, ids).steps.empty());
+}
+
+TEST_CASE("plan_io: vertex_ids reads the ids through the node maps") {
+  dataflow_graph g;
+  for (std::int64_t id : {5, 9, 2}) {
+    const auto v = add_vertex(g);
+    g[v].id = id;
+    g[v].bytes = 1;
+  }
+  const auto ids = vertex_ids(g, default_node_maps(g));
+  CHECK(ids == std::vector<std::int64_t>{5, 9, 2});
+  CHECK(order_to_json(ids, std::vector<std::size_t>{2, 0}) == json::array({2, 5}));
+  CHECK_THROWS_AS((void)order_to_json(ids, std::vector<std::size_t>{3}), std::out_of_range);
+}
+
+TEST_CASE("plan_io: every error is a file_error naming the file and the entry") {
+  const temp_dir dir;
+  const std::vector<std::int64_t> ids{100, 101};
+  auto order_error = [&](const std::string& text) {
+    const std::string path = dir.write("o.json", text).string();
+    return file_error_of([&] { (void)read_order(path, ids); });
+  };
+  auto plan_error = [&](const std::string& text) {
+    const std::string path = dir.write("p.json", text).string();
+    return file_error_of([&] { (void)read_plan(path, ids); });
+  };
+  const std::string o = (dir / "o.json").string(), p = (dir / "p.json").string();
+
+  const std::string missing = (dir / "missing.json").string();
+  CHECK(file_error_of([&] { (void)read_order(missing, ids); }) == missing + ": cannot open the file");
+  CHECK(file_error_of([&] { (void)read_plan(missing, ids); }) == missing + ": cannot open the file");
+  CHECK(order_error("{\"order\": [100,").rfind(o + ": not valid JSON", 0) == 0);
+  CHECK(plan_error("steps").rfind(p + ": not valid JSON", 0) == 0);
+
+  CHECK(order_error(R"({"peak": 3})") == o + ": expected {\"order\": [ids]} or an array of ids");
+  CHECK(order_error(R"({"order": 100})") == o + ": order: expected an array of node ids");
+  CHECK(order_error("17") == o + ": order: expected an array of node ids");
+  CHECK(order_error(R"([100, 7])") == o + ": order[1]: unknown node id 7");
+  CHECK(order_error(R"({"order": [100, "101"]})") == o + ": order[1]: not an integer node id (\"101\")");
+  CHECK(order_error(R"([1.5])") == o + ": order[0]: not an integer node id (1.5)");
+
+  CHECK(plan_error("[]") == p + ": expected an object with a 'steps' array");
+  CHECK(plan_error(R"({"steps": {}})") == p + ": expected an object with a 'steps' array");
+  CHECK(plan_error(R"({"steps": [{"op": "compute"}]})") == p + ": steps[0]: expected {\"op\", \"node\"}");
+  CHECK(plan_error(R"({"steps": [{"op": "compute", "node": 100}, 3]})") == p + ": steps[1]: expected {\"op\", \"node\"}");
+  CHECK(plan_error(R"({"steps": [{"op": "keep", "node": 100}]})") == p + ": steps[0].op must be \"compute\" or \"free\"");
+  CHECK(plan_error(R"({"steps": [{"op": 1, "node": 100}]})") == p + ": steps[0].op must be \"compute\" or \"free\"");
+  CHECK(plan_error(R"({"steps": [{"op": "free", "node": 102}]})") == p + ": steps[0].node: unknown node id 102");
+  CHECK(plan_error(R"({"steps": [{"op": "free", "node": null}]})") == p + ": steps[0].node: not an integer node id (null)");
+
+  // Writing where no file can be created.
+  const std::string nowhere = (dir / "no-such-dir" / "x.json").string();
+  CHECK(file_error_of([&] { write_order(nowhere, ids, std::vector<std::size_t>{0}); }) == nowhere + ": cannot write the file");
+  CHECK(file_error_of([&] { write_plan(nowhere, ids, execution_plan{}); }) == nowhere + ": cannot write the file");
+}
