@@ -18,15 +18,14 @@ namespace {
 constexpr auto no_deadline = std::chrono::steady_clock::time_point::max();
 constexpr std::uint64_t no_cap = std::numeric_limits<std::uint64_t>::max();
 
-std::unique_ptr<detail::serenity_decision_search> make_search(bool backward, const memory_graph& g,
-                                                              detail::serenity_memory_pool& pool, bool free_moves) {
-  return backward ? detail::make_serenity_dfs<true>(g, pool, no_cap, no_deadline, free_moves)
-                  : detail::make_serenity_dfs<false>(g, pool, no_cap, no_deadline, free_moves);
+std::unique_ptr<detail::serenity_dfs> make_search(bool backward, const memory_graph& g, detail::serenity_memory_pool& pool,
+                                                  bool free_moves) {
+  return detail::make_serenity_dfs(backward, g, pool, no_cap, no_deadline, free_moves);
 }
 
 // Decides tau to the end and checks the answer against the optimum: an order within tau exactly
 // when tau >= best, and the order is a valid one (simulate_order checks it) within tau.
-void check_decision(detail::serenity_decision_search& s, const memory_graph& g, std::int64_t tau, std::int64_t best) {
+void check_decision(detail::serenity_dfs& s, const memory_graph& g, std::int64_t tau, std::int64_t best) {
   s.start(tau, no_deadline);
   const auto answer = s.run(no_cap);
   CAPTURE(tau);
@@ -79,7 +78,7 @@ TEST_CASE("the backward search counts outputs as resident from the start") {
   const memory_graph g(memory_graph_data{.num_nodes = 3, .edges = {{0, 1}, {1, 2}}, .bytes = {10, 20, 30}, .outputs = std::vector<std::size_t>{0, 1, 2}});
   REQUIRE(brute_force_peak(g) == 60);
   detail::serenity_memory_pool pool;
-  auto s = detail::make_serenity_dfs<true>(g, pool, no_cap, no_deadline, true);
+  auto s = detail::make_serenity_dfs(true, g, pool, no_cap, no_deadline, true);
   check_decision(*s, g, 59, 60);
   check_decision(*s, g, 60, 60);
   CHECK(s->order() == std::vector<std::size_t>{0, 1, 2});

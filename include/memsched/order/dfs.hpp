@@ -16,19 +16,13 @@
 
 namespace memsched {
 
-/// The reverse post-order of a depth-first search that starts from the sources in index order and
-/// visits each vertex's successors in index order (iterative: no recursion, any depth). Returns
-/// the order, its peak under the model of simulate_order and the simple lower bound; status
-/// optimal only when the peak equals that bound. Deterministic. O(n + m) time and memory.
-/// Throws what make_memory_graph throws (cycle_error on a cycle, graph_error on bad data).
-template <class G, class... Maps>
-  requires memory_graph_source<G, Maps...>
-[[nodiscard]] order_result dfs_order(const G& graph, const Maps&... maps) {
-  const auto start = std::chrono::steady_clock::now();
-  const memory_graph& g = detail::to_memory_graph(graph, maps...);
+namespace detail {
+
+/// The depth-first reverse post-order of g (see dfs_order). O(n + m).
+inline std::vector<std::size_t> dfs_order_of(const memory_graph& g) {
   const std::size_t n = g.size();
-  order_result result;
-  result.order.reserve(n);
+  std::vector<std::size_t> order;
+  order.reserve(n);
   std::vector<char> visited(n, 0);
   // Stack of (vertex, position of the next successor to look at).
   std::vector<std::pair<std::size_t, std::size_t>> stack;
@@ -46,13 +40,28 @@ template <class G, class... Maps>
           stack.emplace_back(s, 0);  // invalidates v/next; they are not used after this
         }
       } else {
-        result.order.push_back(v);
+        order.push_back(v);
         stack.pop_back();
       }
     }
   }
-  std::reverse(result.order.begin(), result.order.end());
-  return detail::heuristic_order_result(g, std::move(result.order), start);
+  std::reverse(order.begin(), order.end());
+  return order;
+}
+
+}  // namespace detail
+
+/// The reverse post-order of a depth-first search that starts from the sources in index order and
+/// visits each vertex's successors in index order (iterative: no recursion, any depth). Returns
+/// the order, its peak under the model of simulate_order and the simple lower bound; status
+/// optimal only when the peak equals that bound. Deterministic. O(n + m) time and memory.
+/// Throws what make_memory_graph throws (cycle_error on a cycle, graph_error on bad data).
+template <class G, class... Maps>
+  requires memory_graph_source<G, Maps...>
+[[nodiscard]] order_result dfs_order(const G& graph, const Maps&... maps) {
+  const auto start = std::chrono::steady_clock::now();
+  const memory_graph& g = detail::to_memory_graph(graph, maps...);
+  return detail::heuristic_order_result(g, detail::dfs_order_of(g), start);
 }
 
 }  // namespace memsched

@@ -5,6 +5,7 @@
 #include <memsched/order/detail/heuristic_result.hpp>
 #include <memsched/order/order_result.hpp>
 #include <memsched/order/peak_lower_bound.hpp>
+#include <memsched/sim/memory_model.hpp>
 #include <memsched/sim/simulate_order.hpp>
 
 #include <chrono>
@@ -20,25 +21,19 @@ namespace memsched {
 namespace detail {
 
 /// The greedy list scheduler behind greedy_order. Ready vertices sit in a binary heap keyed by
-/// (live-memory change, bytes + workspace, index); a key only improves when an input's last other
-/// consumer runs, which happens once per input, so stale entries are skipped lazily.
+/// (live-memory change, bytes + workspace, index), the change being what the memory model
+/// (sim/memory_model.hpp) says running the vertex now would do. A key only improves when an input's
+/// last other consumer runs, which happens once per input, so stale entries are skipped lazily.
 class greedy_orderer {
  public:
-  explicit greedy_orderer(const memory_graph& g) : g_(g) {}
+  explicit greedy_orderer(const memory_graph& g) : g_(g), model_(g) {}
 
   std::vector<std::size_t> run() {
     const std::size_t n = g_.size();
-    remaining_.resize(n);
     indegree_.resize(n);
-    freed_.assign(n, 0);
     version_.assign(n, 0);
     scheduled_.assign(n, 0);
-    for (std::size_t v = 0; v < n; ++v) {
-      remaining_[v] = static_cast<std::uint32_t>(g_.out_degree(v));
-      indegree_[v] = static_cast<std::uint32_t>(g_.in_degree(v));
-    }
-    for (std::size_t p = 0; p < n; ++p)  // inputs with a single consumer are freed by it
-      if (remaining_[p] == 1 && !g_.is_output(p)) freed_[g_.successors(p)[0]] += g_.bytes(p);
+    for (std::size_t v = 0; v < n; ++v) indegree_[v] = static_cast<std::uint32_t>(g_.in_degree(v));
     for (std::size_t v = 0; v < n; ++v)
       if (indegree_[v] == 0) push(v);
     std::vector<std::size_t> order;
@@ -50,12 +45,12 @@ class greedy_orderer {
       if (scheduled_[u] || std::get<3>(e) != version_[u]) continue;  // stale
       scheduled_[u] = 1;
       order.push_back(u);
+      (void)model_.step(u);
       for (auto p : g_.predecessors(u)) {
-        if (--remaining_[p] != 1 || g_.is_output(p)) continue;
+        if (model_.unread_consumers(p) != 1 || g_.is_output(p)) continue;
         // p is now freed by its one unscheduled consumer w: running w lowers live memory more.
         for (auto w : g_.successors(p))
           if (!scheduled_[w]) {
-            freed_[w] += g_.bytes(p);
             if (indegree_[w] == 0) push(w);
             break;
           }
@@ -71,17 +66,19 @@ class greedy_orderer {
   using entry = std::tuple<std::int64_t, std::int64_t, std::size_t, std::uint32_t>;
 
   void push(std::size_t v) {
-    const bool kept = g_.out_degree(v) != 0 || g_.is_output(v);
-    const std::int64_t delta = (kept ? g_.bytes(v) : 0) - freed_[v];
-    heap_.emplace(delta, g_.bytes(v) + g_.workspace(v), v, ++version_[v]);
+    const memory_step s = model_.peek(v);
+    heap_.emplace(s.live_after - s.live_before, s.transient - s.live_before, v, ++version_[v]);
   }
 
   const memory_graph& g_;
-  std::vector<std::uint32_t> remaining_, indegree_, version_;
-  std::vector<std::int64_t> freed_;  // bytes of inputs that running the vertex would free
+  memory_model model_;
+  std::vector<std::uint32_t> indegree_, version_;
   std::vector<char> scheduled_;
   std::priority_queue<entry, std::vector<entry>, std::greater<>> heap_;
 };
+
+/// The greedy order of g (see greedy_order).
+inline std::vector<std::size_t> greedy_order_of(const memory_graph& g) { return greedy_orderer(g).run(); }
 
 }  // namespace detail
 
@@ -90,13 +87,13 @@ class greedy_orderer {
 /// last consumer of that are not outputs); ties by the smaller transient peak (bytes + workspace),
 /// then by the smaller index. Returns the order, its peak under the model of simulate_order and
 /// the simple lower bound; status optimal only when the peak equals that bound. Deterministic.
-/// O((n + m) log n) time, O(n + m) memory. Throws what make_memory_graph throws.
+/// O((n + m) log n + sum of squared in-degrees) time, O(n + m) memory. Throws what make_memory_graph throws.
 template <class G, class... Maps>
   requires memory_graph_source<G, Maps...>
 [[nodiscard]] order_result greedy_order(const G& graph, const Maps&... maps) {
   const auto start = std::chrono::steady_clock::now();
   const memory_graph& g = detail::to_memory_graph(graph, maps...);
-  return detail::heuristic_order_result(g, detail::greedy_orderer(g).run(), start);
+  return detail::heuristic_order_result(g, detail::greedy_order_of(g), start);
 }
 
 }  // namespace memsched

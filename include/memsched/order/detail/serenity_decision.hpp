@@ -13,7 +13,8 @@
 // the other way round); a region where every order fits is crossed by one depth-first dive.
 
 #include <memsched/graph/memory_graph.hpp>
-#include <memsched/order/detail/serenity_dp.hpp>
+#include <memsched/order/detail/serenity_memory_pool.hpp>
+#include <memsched/order/detail/signature_tables.hpp>
 
 #include <algorithm>
 #include <bit>
@@ -22,113 +23,67 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
-#include <new>
 #include <vector>
+
+#ifdef MEMSCHED_SERENITY_TRACE
+#include <cstdio>
+#endif
 
 namespace memsched::detail {
 
 enum class serenity_decision { yes, no, paused, stopped };
 
-/// One direction of the decision search, type-erased over the bitset width.
-class serenity_decision_search {
+/// One direction of the decision search (forward from the inputs or backward from the outputs).
+class serenity_dfs {
  public:
-  virtual ~serenity_decision_search() = default;
-  /// Starts deciding tau, stopping at `deadline` at the latest (and at the search's own deadline).
-  /// The memo of dead signatures is kept when tau <= the last tau decided.
-  virtual void start(std::int64_t tau, std::chrono::steady_clock::time_point deadline) = 0;
-  /// Expands up to `budget` more signatures: yes (order() has peak <= tau), no (proven), paused
-  /// (budget used up), stopped (deadline, max_states or the memory pool).
-  virtual serenity_decision run(std::uint64_t budget) = 0;
-  /// The order found by the last `yes`, first vertex first.
-  [[nodiscard]] virtual const std::vector<std::size_t>& order() const = 0;
-  [[nodiscard]] virtual std::uint64_t expanded() const = 0;
-  [[nodiscard]] virtual std::uint64_t stored() const = 0;
-  [[nodiscard]] virtual bool out_of_time() const = 0;
-  [[nodiscard]] virtual std::int64_t peak_bytes() const = 0;  ///< Most memory the memo held.
-};
-
-template <std::size_t W, bool Backward>
-class serenity_dfs final : public serenity_decision_search {
- public:
-  serenity_dfs(const memory_graph& g, serenity_memory_pool& pool, std::uint64_t max_states,
+  serenity_dfs(const memory_graph& g, bool backward, serenity_memory_pool& pool, std::uint64_t max_states,
                std::chrono::steady_clock::time_point deadline, bool free_moves)
-      : g_(g), t_(g), mem_(pool), max_states_(max_states), search_deadline_(deadline), deadline_(deadline),
-        free_moves_(free_moves), n_(g.size()) {
-    if (Backward)
+      : g_(g), t_(g), w_(t_.words), backward_(backward), mem_(pool), max_states_(max_states), search_deadline_(deadline),
+        deadline_(deadline), free_moves_(free_moves), n_(g.size()), kbits_(2 * w_), dead_(w_), with_(w_) {
+    if (backward_)
       for (auto v : g.outputs()) root_live_ += g.bytes(v);
   }
-  ~serenity_dfs() override { release_memo(); }
+  ~serenity_dfs() { release_memo(); }
+  serenity_dfs(const serenity_dfs&) = delete;
+  serenity_dfs& operator=(const serenity_dfs&) = delete;
 
-  void start(std::int64_t tau, std::chrono::steady_clock::time_point deadline) override {
+  /// Starts deciding tau, stopping at `deadline` at the latest (and at the search's own deadline).
+  /// The memo of dead signatures is kept when tau <= the last tau decided.
+  void start(std::int64_t tau, std::chrono::steady_clock::time_point deadline) {
     if (tau > memo_tau_) release_memo();  // dead at a smaller tau says nothing about a larger one
     deadline_ = std::min(deadline, search_deadline_);
     out_of_time_ = false;
     memo_tau_ = tau;
     tau_ = tau;
     stack_.clear();
+    bits_.clear();
     children_.clear();
-    frame root{};
-    root.live = root_live_;
+    std::fill(kbits_.begin(), kbits_.end(), 0);
     for (std::size_t v = 0; v < n_; ++v)
-      if ((Backward ? g_.out_degree(v) : g_.in_degree(v)) == 0) root.ready[v / 64] |= std::uint64_t{1} << (v % 64);
-    push(root);
+      if ((backward_ ? g_.out_degree(v) : g_.in_degree(v)) == 0) set_bit(kbits_.data() + w_, v);
+    with_small_width(w_, [&]<std::size_t W>() { push<W>(frame{0, root_live_, 0, 0, 0, 0}); });
   }
 
-  serenity_decision run(std::uint64_t budget) override {
+  /// Expands up to `budget` more signatures: yes (order() has peak <= tau), no (proven), paused
+  /// (budget used up), stopped (deadline, max_states or the memory pool).
+  serenity_decision run(std::uint64_t budget) {
     if (std::chrono::steady_clock::now() >= deadline_) {
       out_of_time_ = true;
       return serenity_decision::stopped;
     }
-    while (budget > 0) {
-      if (stack_.empty()) return serenity_decision::no;
-      frame& f = stack_.back();
-      if (stack_.size() == n_ + 1) {
-        found_.clear();
-        for (std::size_t k = 1; k < stack_.size(); ++k) found_.push_back(stack_[k].node);
-        if (Backward) std::reverse(found_.begin(), found_.end());
-        return serenity_decision::yes;
-      }
-      if (f.next == f.end) {  // every child is dead: so is f
-        const std::uint64_t hash = f.hash;
-        std::uint64_t sig[W];
-        std::copy(f.sig, f.sig + W, sig);
-        children_.resize(f.first);
-        stack_.pop_back();
-        if (!remember_dead(sig, hash)) return serenity_decision::stopped;
-        continue;
-      }
-      const child c = children_[f.next++];
-      frame k{};
-      std::copy(f.sig, f.sig + W, k.sig);
-      k.sig[c.node / 64] |= std::uint64_t{1} << (c.node % 64);
-      k.hash = f.hash ^ t_.zobrist[c.node];
-      if (is_dead(k.sig, k.hash)) continue;
-      std::copy(f.ready, f.ready + W, k.ready);
-      k.ready[c.node / 64] &= ~(std::uint64_t{1} << (c.node % 64));
-      for (auto x : Backward ? g_.predecessors(c.node) : g_.successors(c.node))
-        if (is_subset<W>(Backward ? &t_.succmask[x * W] : &t_.predmask[x * W], k.sig)) k.ready[x / 64] |= std::uint64_t{1} << (x % 64);
-      k.live = c.live;
-      k.node = c.node;
-      push(k);
-      --budget;
-      if ((++expanded_ & 1023) == 0 && std::chrono::steady_clock::now() >= deadline_) {
-        out_of_time_ = true;
-        return serenity_decision::stopped;
-      }
-    }
-    return serenity_decision::paused;
+    return with_small_width(w_, [&]<std::size_t W>() { return run_steps<W>(budget); });
   }
 
-  const std::vector<std::size_t>& order() const override { return found_; }
-  std::uint64_t expanded() const override { return expanded_; }
-  std::uint64_t stored() const override { return memo_keys_.size() / W; }
-  bool out_of_time() const override { return out_of_time_; }
-  std::int64_t peak_bytes() const override { return mem_.peak(); }
+  /// The order found by the last `yes`, first vertex first.
+  [[nodiscard]] const std::vector<std::size_t>& order() const { return found_; }
+  [[nodiscard]] std::uint64_t expanded() const { return expanded_; }
+  [[nodiscard]] std::uint64_t stored() const { return memo_keys_.size() / std::max<std::size_t>(w_, 1); }
+  [[nodiscard]] bool out_of_time() const { return out_of_time_; }
+  [[nodiscard]] std::int64_t peak_bytes() const { return mem_.peak(); }  ///< Most memory the memo held.
 
  private:
+  // A frame of the depth-first stack; its signature and ready set (2w words) are in bits_.
   struct frame {
-    std::uint64_t sig[W];
-    std::uint64_t ready[W];
     std::uint64_t hash;
     std::int64_t live;
     std::uint32_t first, end, next;  // this frame's children in children_
@@ -140,44 +95,101 @@ class serenity_dfs final : public serenity_decision_search {
     std::int64_t transient;  // bytes while it runs
   };
 
+  // The width in words: W, or the run-time width when W == 0 (see with_small_width).
+  template <std::size_t W>
+  std::size_t words() const noexcept { return W != 0 ? W : w_; }
+
+  // The loop of run() for width W.
+  template <std::size_t W>
+  serenity_decision run_steps(std::uint64_t budget) {
+    const std::size_t nw = words<W>();  // a constant for W > 0
+    while (budget > 0) {
+      if (stack_.empty()) return serenity_decision::no;
+      frame& f = stack_.back();
+      const std::uint64_t* fbits = bits_.data() + (stack_.size() - 1) * 2 * nw;  // signature, ready set
+      if (stack_.size() == n_ + 1) {
+        found_.clear();
+        for (std::size_t k = 1; k < stack_.size(); ++k) found_.push_back(stack_[k].node);
+        if (backward_) std::reverse(found_.begin(), found_.end());
+        return serenity_decision::yes;
+      }
+      if (f.next == f.end) {  // every child is dead: so is f
+        const std::uint64_t hash = f.hash;
+        copy_bits(dead_.data(), fbits, nw);
+        children_.resize(f.first);
+        stack_.pop_back();
+        bits_.shrink(bits_.size() - 2 * nw);
+        if (!remember_dead(dead_.data(), hash)) return serenity_decision::stopped;
+        continue;
+      }
+      const child c = children_[f.next++];
+      std::uint64_t* ksig = kbits_.data();
+      std::uint64_t* kready = ksig + nw;
+      copy_bits(ksig, fbits, nw);
+      set_bit(ksig, c.node);
+      const std::uint64_t khash = f.hash ^ t_.zobrist[c.node];
+      if (is_dead<W>(ksig, khash)) continue;
+      copy_bits(kready, fbits + nw, nw);
+      clear_bit(kready, c.node);
+      if (backward_) {
+        for (auto x : g_.predecessors(c.node))
+          if (is_subset(t_.succ(x), ksig, nw)) set_bit(kready, x);
+      } else {
+        for (auto x : g_.successors(c.node))
+          if (is_subset(t_.pred(x), ksig, nw)) set_bit(kready, x);
+      }
+      push<W>(frame{khash, c.live, 0, 0, 0, c.node});
+      --budget;
+      if ((++expanded_ & 1023) == 0 && std::chrono::steady_clock::now() >= deadline_) {
+        out_of_time_ = true;
+        return serenity_decision::stopped;
+      }
+    }
+    return serenity_decision::paused;
+  }
 
   // Backward: y is resident once some vertex that reads it has run (in reverse), or is an output.
+  template <std::size_t W>
   bool resident_backward(std::size_t y, const std::uint64_t* sig) const noexcept {
-    if (g_.is_output(y)) return true;
-    std::uint64_t x = 0;
-    for (std::size_t w = 0; w < W; ++w) x |= t_.succmask[y * W + w] & sig[w];
-    return x != 0;
+    return g_.is_output(y) || intersects(t_.succ(y), sig, words<W>());
   }
 
   // Running v from a frame with signature sig and live bytes `live`.
-  child step(std::size_t v, const std::uint64_t* sig, std::int64_t live) const noexcept {
+  template <std::size_t W>
+  MEMSCHED_DETAIL_HOT_INLINE child step(std::size_t v, const std::uint64_t* sig, std::int64_t live) noexcept {
+    const std::size_t nw = words<W>();  // a constant for W > 0
     child c{static_cast<std::uint32_t>(v), live, 0};
-    if constexpr (Backward) {
-      if (resident_backward(v, sig)) c.live -= t_.bytes[v];
+    if (backward_) {
+      if (resident_backward<W>(v, sig)) c.live -= t_.bytes[v];
       for (auto p : g_.predecessors(v))
-        if (!resident_backward(p, sig)) c.live += t_.bytes[p];
+        if (!resident_backward<W>(p, sig)) c.live += t_.bytes[p];
       c.transient = c.live + t_.tadd[v];
     } else {
       c.transient = live + t_.tadd[v];
       c.live += t_.alloc[v];
-      std::uint64_t with[W];
-      std::copy(sig, sig + W, with);
-      with[v / 64] |= std::uint64_t{1} << (v % 64);
+      copy_bits(with_.data(), sig, nw);
+      set_bit(with_.data(), v);
       for (auto p : g_.predecessors(v))
-        if (!g_.is_output(p) && is_subset<W>(&t_.succmask[p * W], with)) c.live -= t_.bytes[p];
+        if (!g_.is_output(p) && is_subset(t_.succ(p), with_.data(), nw)) c.live -= t_.bytes[p];
     }
     return c;
   }
 
-  // Pushes f with its children: the vertices that fit tau, smallest live bytes after first; only
-  // one child when a free move exists (a vertex that fits tau and does not raise the live bytes:
-  // some order within tau runs it next, docs/serenity.md).
+  // Pushes f (signature and ready set in kbits_) with its children: the vertices that fit tau,
+  // smallest live bytes after first; only one child when a free move exists (a vertex that fits
+  // tau and does not raise the live bytes: some order within tau runs it next, docs/serenity.md).
+  template <std::size_t W>
   void push(frame f) {
+    const std::size_t nw = words<W>();  // a constant for W > 0
     f.first = f.next = static_cast<std::uint32_t>(children_.size());
-    for (std::size_t w = 0; w < W; ++w)
-      for (std::uint64_t bits = f.ready[w]; bits != 0; bits &= bits - 1) {
+    const std::uint64_t* sig = kbits_.data();
+    const std::uint64_t* ready = sig + nw;
+    // A free move ends the scan of its 64-bit word only: later words still add children (more
+    // branching than needed, never less; kept as it is so that the orders found stay the same).
+    for (std::size_t w = 0; w < nw; ++w)
+      for (std::uint64_t bits = ready[w]; bits != 0; bits &= bits - 1) {
         const std::size_t v = w * 64 + static_cast<std::size_t>(std::countr_zero(bits));
-        const child c = step(v, f.sig, f.live);
+        const child c = step<W>(v, sig, f.live);
         if (c.transient > tau_) continue;
         if (free_moves_ && c.live <= f.live) {
           children_.resize(f.first);
@@ -195,22 +207,25 @@ class serenity_dfs final : public serenity_decision_search {
       return a.node < b.node;
     });
     stack_.push_back(f);
+    if (bits_.size() + 2 * nw > bits_.capacity()) bits_.reserve(std::max<std::size_t>({64, bits_.size() + 2 * nw, 2 * bits_.capacity()}));
+    bits_.append(kbits_.data(), 2 * nw);
   }
 
-  // The memo: open addressing over (tag | index + 1), keys stored W words each.
+  // The memo: open addressing over (tag | index + 1), keys stored w words each.
+  template <std::size_t W>
   bool is_dead(const std::uint64_t* sig, std::uint64_t hash) const noexcept {
+    const std::size_t nw = words<W>();  // a constant for W > 0
     if (table_.empty()) return false;
     const std::uint64_t tag = hash & 0xFFFFFFFF00000000ull;
     for (std::size_t slot = hash & mask_; table_[slot] != 0; slot = (slot + 1) & mask_) {
       const std::uint64_t e = table_[slot];
       if ((e & 0xFFFFFFFF00000000ull) != tag) continue;
-      const std::uint64_t* key = &memo_keys_[((e & 0xFFFFFFFFull) - 1) * W];
-      if (std::equal(key, key + W, sig)) return true;
+      if (same_bits(&memo_keys_[((e & 0xFFFFFFFFull) - 1) * nw], sig, nw)) return true;
     }
     return false;
   }
   bool remember_dead(const std::uint64_t* sig, std::uint64_t hash) {
-    const std::size_t count = memo_keys_.size() / W;
+    const std::size_t count = memo_hash_.size();
     if (count + 1 > max_states_ || count + 1 >= 0xFFFFFFF0u) return false;
     if (2 * (count + 1) > table_.size()) {
       if (!mem_.assign_fresh(table_, std::max<std::size_t>(1024, table_.size() * 2), std::uint64_t{0})) return false;
@@ -221,9 +236,9 @@ class serenity_dfs final : public serenity_decision_search {
         table_[slot] = (memo_hash_[i] & 0xFFFFFFFF00000000ull) | (i + 1);
       }
     }
-    if (!mem_.grow(memo_keys_, memo_keys_.size() + W, 1024 * W) || !mem_.grow(memo_hash_, memo_hash_.size() + 1, 1024))
+    if (!mem_.grow(memo_keys_, memo_keys_.size() + w_, 1024 * w_) || !mem_.grow(memo_hash_, memo_hash_.size() + 1, 1024))
       return false;
-    memo_keys_.insert(memo_keys_.end(), sig, sig + W);
+    memo_keys_.insert(memo_keys_.end(), sig, sig + w_);
     memo_hash_.push_back(hash);
     std::size_t slot = hash & mask_;
     while (table_[slot] != 0) slot = (slot + 1) & mask_;
@@ -238,7 +253,9 @@ class serenity_dfs final : public serenity_decision_search {
   }
 
   const memory_graph& g_;
-  signature_tables<W> t_;
+  signature_tables t_;
+  std::size_t w_;
+  bool backward_;
   pool_accountant mem_;
   std::uint64_t max_states_;
   std::chrono::steady_clock::time_point search_deadline_, deadline_;
@@ -248,6 +265,8 @@ class serenity_dfs final : public serenity_decision_search {
   std::int64_t tau_ = 0;
   std::int64_t memo_tau_ = std::numeric_limits<std::int64_t>::min();
   std::vector<frame> stack_;
+  word_buffer bits_;                             // 2w words per frame of stack_
+  std::vector<std::uint64_t> kbits_, dead_, with_;  // scratch
   std::vector<child> children_;
   std::vector<std::uint64_t> memo_keys_, memo_hash_, table_;
   std::size_t mask_ = 0;
@@ -256,17 +275,12 @@ class serenity_dfs final : public serenity_decision_search {
   bool out_of_time_ = false;
 };
 
-template <bool Backward>
-std::unique_ptr<serenity_decision_search> make_serenity_dfs(const memory_graph& g, serenity_memory_pool& pool,
-                                                            std::uint64_t max_states,
-                                                            std::chrono::steady_clock::time_point deadline,
-                                                            bool free_moves) {
-  return with_signature_width(
-      g.size(),
-      [&]<std::size_t W>() -> std::unique_ptr<serenity_decision_search> {
-        return std::make_unique<serenity_dfs<W, Backward>>(g, pool, max_states, deadline, free_moves);
-      },
-      [] { return std::unique_ptr<serenity_decision_search>(); });
+/// One direction of the decision search, or null for a graph over max_signature_vertices.
+inline std::unique_ptr<serenity_dfs> make_serenity_dfs(bool backward, const memory_graph& g, serenity_memory_pool& pool,
+                                                       std::uint64_t max_states,
+                                                       std::chrono::steady_clock::time_point deadline, bool free_moves) {
+  if (g.size() > max_signature_vertices) return nullptr;
+  return std::make_unique<serenity_dfs>(g, backward, pool, max_states, deadline, free_moves);
 }
 
 /// Decides tau with a forward and a backward search in alternating slices of doubling size (both
@@ -275,8 +289,8 @@ class serenity_decider {
  public:
   serenity_decider(const memory_graph& g, serenity_memory_pool& pool, std::uint64_t max_states,
                    std::chrono::steady_clock::time_point deadline, bool free_moves)
-      : forward_(make_serenity_dfs<false>(g, pool, max_states, deadline, free_moves)),
-        backward_(make_serenity_dfs<true>(g, pool, max_states, deadline, free_moves)) {}
+      : forward_(make_serenity_dfs(false, g, pool, max_states, deadline, free_moves)),
+        backward_(make_serenity_dfs(true, g, pool, max_states, deadline, free_moves)) {}
 
   /// False when the graph is too large for the search (more than 4096 vertices).
   [[nodiscard]] bool usable() const { return forward_ != nullptr; }
@@ -311,7 +325,7 @@ class serenity_decider {
   [[nodiscard]] std::int64_t peak_bytes() const { return forward_->peak_bytes() + backward_->peak_bytes(); }
 
  private:
-  std::unique_ptr<serenity_decision_search> forward_, backward_;
+  std::unique_ptr<serenity_dfs> forward_, backward_;
   std::vector<std::size_t> order_;
 };
 

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Compile time of three small user TUs (issue 9, section 6): a Boost.Graph reference (adjacency_list +
+# topological_sort), a Serenity call (order/serenity.hpp + graph/json_io.hpp) and the same call
+# through the umbrella header memsched/memsched.hpp. Each TU is compiled RUNS times (g++ -O2
+# -std=c++20 -c, as a user would) for every include directory given; the output lists every run,
+# the median, and the ratio of each median to the Boost TU's median of the same run.
+#
+#   bench/compile_time.sh [INCLUDE_DIR ...]        (default: this checkout's include/)
+#   RUNS=3 CXX=g++ CXXFLAGS="-O2 -std=c++20" bench/compile_time.sh /work/base/include include
+#
+# Interleaves the include directories run by run, so a load change on the machine hits all alike.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+runs=${RUNS:-3}
+cxx=${CXX:-g++}
+read -r -a flags <<<"${CXXFLAGS:--O2 -std=c++20}"
+[ $# -gt 0 ] || set -- "$here/include"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+cat >"$tmp/boost.cpp" <<'CPP'
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/topological_sort.hpp>
+
+#include <iterator>
+#include <vector>
+
+int main() {
+  boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS> g(4);
+  boost::add_edge(0, 1, g);
+  boost::add_edge(1, 2, g);
+  std::vector<std::size_t> order;
+  boost::topological_sort(g, std::back_inserter(order));
+  return static_cast<int>(order.size());
+}
+CPP
+cat >"$tmp/serenity.cpp" <<'CPP'
+#include <memsched/graph/json_io.hpp>
+#include <memsched/order/serenity.hpp>
+
+int main(int argc, char** argv) {
+  const auto g = memsched::read_json_graph(argv[argc - 1]);
+  return static_cast<int>(memsched::serenity_order(g).peak_bytes & 1);
+}
+CPP
+cat >"$tmp/umbrella.cpp" <<'CPP'
+#include <memsched/memsched.hpp>
+
+int main(int argc, char** argv) {
+  const auto g = memsched::read_json_graph(argv[argc - 1]);
+  return static_cast<int>(memsched::serenity_order(g).peak_bytes & 1);
+}
+CPP
+
+# times[tu@dir] = "t1 t2 ..."
+declare -A times
+for ((r = 1; r <= runs; ++r)); do
+  for dir in "$@"; do
+    for tu in boost serenity umbrella; do
+      if ! /usr/bin/time -f %e -o "$tmp/t" "$cxx" "${flags[@]}" -I"$dir" -c "$tmp/$tu.cpp" -o "$tmp/$tu.o" 2>"$tmp/err"; then
+        cat "$tmp/err" >&2
+        exit 1
+      fi
+      t=$(tail -1 "$tmp/t")
+      times[$tu@$dir]="${times[$tu@$dir]:-} $t"
+    done
+  done
+done
+
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+echo "$cxx ${flags[*]}, $runs runs, $(date -u +%FT%TZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+for dir in "$@"; do
+  b=$(echo "${times[boost@$dir]}" | median)
+  for tu in boost serenity umbrella; do
+    m=$(echo "${times[$tu@$dir]}" | median)
+    printf '%-40s %-9s runs:%-24s median %6.2f s  ratio %5.2f\n' "$dir" "$tu" "${times[$tu@$dir]}" "$m" "$(echo "$m / $b" | bc -l)"
+  done
+done

@@ -1,0 +1,164 @@
+#pragma once
+// Signatures (sets of scheduled vertices) as bitsets of a run-time number of 64-bit words, and the
+// per-vertex tables serenity_order's searches read. Internal; see docs/serenity.md.
+//
+// Why a run-time width: the width used to be a template parameter of the whole search classes,
+// and every call of serenity_order instantiated the layered and the two decision searches for ten
+// widths (30 copies), which made a user's translation unit ~8x slower to compile than one using
+// Boost's topological_sort (docs/serenity.md, "Compile time"). Now only the inner loops are
+// instantiated, for five widths (with_small_width).
+
+#include <memsched/graph/memory_graph.hpp>
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <utility>
+#include <vector>
+
+// The searches' per-child steps must be inlined into their loops (the run-time direction and
+// width otherwise make them look too large to GCC's inliner, ~6 % more instructions).
+#if defined(__GNUC__) || defined(__clang__)
+#define MEMSCHED_DETAIL_HOT_INLINE [[gnu::always_inline]] inline
+#else
+#define MEMSCHED_DETAIL_HOT_INLINE inline
+#endif
+
+namespace memsched::detail {
+
+/// Largest graph (or segment) the searches take, in vertices: 64 words per bitset.
+inline constexpr std::size_t max_signature_vertices = 4096;
+
+/// Words of a bitset over n vertices.
+[[nodiscard]] constexpr std::size_t signature_words(std::size_t n) noexcept { return (n + 63) / 64; }
+
+inline void set_bit(std::uint64_t* a, std::size_t v) noexcept { a[v / 64] |= std::uint64_t{1} << (v % 64); }
+inline void clear_bit(std::uint64_t* a, std::size_t v) noexcept { a[v / 64] &= ~(std::uint64_t{1} << (v % 64)); }
+
+// The searches instantiate their inner loops for widths 1 to 4 words (graphs up to 256 vertices,
+// the common case) and once for a run-time width: `words` is then a constant in the helpers
+// below, which unroll. Everything else of the searches exists once.
+
+/// Calls body.template operator()<W>() with W = words for 1 to 4 words, W = 0 (run-time width)
+/// beyond.
+template <class Body>
+decltype(auto) with_small_width(std::size_t words, Body&& body) {
+  switch (words) {
+    case 1: return body.template operator()<1>();
+    case 2: return body.template operator()<2>();
+    case 3: return body.template operator()<3>();
+    case 4: return body.template operator()<4>();
+    default: return body.template operator()<0>();
+  }
+}
+
+/// dst = src, `words` words.
+inline void copy_bits(std::uint64_t* dst, const std::uint64_t* src, std::size_t words) noexcept {
+  for (std::size_t w = 0; w < words; ++w) dst[w] = src[w];
+}
+
+/// a ⊆ b for bitsets of `words` words.
+[[nodiscard]] inline bool is_subset(const std::uint64_t* a, const std::uint64_t* b, std::size_t words) noexcept {
+  std::uint64_t x = 0;
+  for (std::size_t w = 0; w < words; ++w) x |= a[w] & ~b[w];
+  return x == 0;
+}
+
+/// a ∩ b is not empty.
+[[nodiscard]] inline bool intersects(const std::uint64_t* a, const std::uint64_t* b, std::size_t words) noexcept {
+  std::uint64_t x = 0;
+  for (std::size_t w = 0; w < words; ++w) x |= a[w] & b[w];
+  return x != 0;
+}
+
+/// a == b.
+[[nodiscard]] inline bool same_bits(const std::uint64_t* a, const std::uint64_t* b, std::size_t words) noexcept {
+  std::uint64_t x = 0;
+  for (std::size_t w = 0; w < words; ++w) x |= a[w] ^ b[w];
+  return x == 0;
+}
+
+/// Calls f(v) for every set bit v, in increasing order.
+template <class F>
+void for_each_bit(const std::uint64_t* a, std::size_t words, F&& f) {
+  for (std::size_t w = 0; w < words; ++w)
+    for (std::uint64_t bits = a[w]; bits != 0; bits &= bits - 1) f(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
+}
+
+/// A growable array of words for the searches' states and stacks: append() copies without the
+/// zero fill of std::vector::resize and without a memmove call for a few words. The interface
+/// pool_accountant needs (value_type, capacity, reserve, swap) is the vector's.
+class word_buffer {
+ public:
+  using value_type = std::uint64_t;
+  word_buffer() = default;
+  word_buffer(const word_buffer&) = delete;
+  word_buffer& operator=(const word_buffer&) = delete;
+
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  [[nodiscard]] std::size_t capacity() const noexcept { return cap_; }
+  [[nodiscard]] std::uint64_t* data() noexcept { return data_.get(); }
+  [[nodiscard]] const std::uint64_t* data() const noexcept { return data_.get(); }
+  void clear() noexcept { size_ = 0; }
+  /// Precondition: n <= size().
+  void shrink(std::size_t n) noexcept { size_ = n; }
+  void reserve(std::size_t cap) {
+    if (cap <= cap_) return;
+    std::unique_ptr<std::uint64_t[]> d(new std::uint64_t[cap]);
+    if (size_ > 0) std::memcpy(d.get(), data_.get(), size_ * sizeof(std::uint64_t));
+    data_ = std::move(d);
+    cap_ = cap;
+  }
+  /// Appends n words. Precondition: size() + n <= capacity().
+  void append(const std::uint64_t* p, std::size_t n) noexcept {
+    copy_bits(data_.get() + size_, p, n);
+    size_ += n;
+  }
+  /// Appends n zero words. Precondition: size() + n <= capacity().
+  void append_zeros(std::size_t n) noexcept {
+    for (std::size_t i = 0; i < n; ++i) data_[size_ + i] = 0;
+    size_ += n;
+  }
+  void swap(word_buffer& o) noexcept {
+    data_.swap(o.data_);
+    std::swap(size_, o.size_);
+    std::swap(cap_, o.cap_);
+  }
+
+ private:
+  std::unique_ptr<std::uint64_t[]> data_;
+  std::size_t size_ = 0, cap_ = 0;
+};
+
+/// Per-vertex data the searches read: bytes while a vertex runs (bytes + workspace), bytes it
+/// leaves resident (0 for a dead end that is not an output), Zobrist keys (a signature's hash is
+/// the xor of its vertices' keys), and successor / predecessor bitsets of `words` words.
+struct signature_tables {
+  std::size_t words;
+  std::vector<std::int64_t> tadd, alloc, bytes;
+  std::vector<std::uint64_t> zobrist, succmask, predmask;
+
+  explicit signature_tables(const memory_graph& g)
+      : words(signature_words(g.size())), tadd(g.size()), alloc(g.size()), bytes(g.size()), zobrist(g.size()),
+        succmask(g.size() * words, 0), predmask(g.size() * words, 0) {
+    std::uint64_t seed = 0x9E3779B97F4A7C15ull;
+    for (std::size_t v = 0; v < g.size(); ++v) {
+      bytes[v] = g.bytes(v);
+      tadd[v] = g.bytes(v) + g.workspace(v);
+      alloc[v] = (g.out_degree(v) > 0 || g.is_output(v)) ? g.bytes(v) : 0;
+      seed += 0x9E3779B97F4A7C15ull;
+      std::uint64_t z = seed;
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+      zobrist[v] = z ^ (z >> 31);
+      for (auto s : g.successors(v)) set_bit(&succmask[v * words], s);
+      for (auto p : g.predecessors(v)) set_bit(&predmask[v * words], p);
+    }
+  }
+  [[nodiscard]] const std::uint64_t* succ(std::size_t v) const noexcept { return &succmask[v * words]; }
+  [[nodiscard]] const std::uint64_t* pred(std::size_t v) const noexcept { return &predmask[v * words]; }
+};
+
+}  // namespace memsched::detail
