@@ -15,6 +15,8 @@
 
 #include "../support/milp_models.hpp"
 
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -680,10 +682,30 @@ TEST_CASE_TEMPLATE("milp backend: threads option" * doctest::skip(no_real_milp_b
 
 #ifdef MEMSCHED_HAVE_CBC
 namespace {
-/// Sets the child-only test hook MEMSCHED_CBC_TEST_CRASH for one scope.
+/// Dies from SIGSEGV without a core file.
+[[noreturn]] void crash_now() {
+  struct rlimit no_core {};
+  ::setrlimit(RLIMIT_CORE, &no_core);
+  ::signal(SIGSEGV, SIG_DFL);
+  ::raise(SIGSEGV);
+  ::_exit(70);
+}
+
+/// The misbehaviour of the solver's child process for one scope (the crash injection of these
+/// tests, through the child-only hook of detail::run_isolated): "start" dies from SIGSEGV before
+/// solving, "incumbent" right after sending its first incumbent, "hang" stops responding then.
 struct crash_hook {
-  explicit crash_hook(const char* mode) { ::setenv("MEMSCHED_CBC_TEST_CRASH", mode, 1); }
-  ~crash_hook() { ::unsetenv("MEMSCHED_CBC_TEST_CRASH"); }
+  static inline std::string_view mode;
+  explicit crash_hook(std::string_view m) {
+    mode = m;
+    detail::isolated_child_test_hook() = [](std::string_view event) {
+      if (mode == "start" && event == "start") crash_now();
+      if (mode == "incumbent" && event == "incumbent") crash_now();
+      if (mode == "hang" && event == "incumbent")
+        for (;;) ::pause();
+    };
+  }
+  ~crash_hook() { detail::isolated_child_test_hook() = nullptr; }
   crash_hook(const crash_hook&) = delete;
   crash_hook& operator=(const crash_hook&) = delete;
 };

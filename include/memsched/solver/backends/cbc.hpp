@@ -13,6 +13,7 @@
 #include <memsched/core/status.hpp>
 #include <memsched/solver/concepts.hpp>
 #include <memsched/solver/detail/backend_support.hpp>
+#include <memsched/solver/detail/process_isolation.hpp>
 #include <memsched/solver/milp_model.hpp>
 #include <memsched/solver/solver_options.hpp>
 
@@ -28,31 +29,22 @@
 #include <coin/CoinPackedMatrix.hpp>
 #include <coin/OsiClpSolverInterface.hpp>
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/resource.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <iostream>
-#include <limits>
-#include <exception>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <exception>
+#include <limits>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace memsched {
@@ -291,86 +283,6 @@ inline std::vector<double> cbc_original_values(const CbcModel& m, const milp_mod
   return out;
 }
 
-// ---- The CBC child process (cbc_backend::isolate_process) ----------------------------------
-// Frames on the pipe: u32 kind, u64 payload size, payload (native byte order: same machine).
-//   kind 'I' (incumbent): f64 objective, f64 bound, f64 seconds, u64 n, n x f64 values.
-//   kind 'R' (result):    i32 status, f64 objective, f64 bound, u64 n, n x f64 values,
-//                         u64 length, message bytes.
-
-/// Appends the bytes of `v` to `out`.
-template <class T>
-void cbc_put(std::string& out, const T& v) {
-  out.append(reinterpret_cast<const char*>(&v), sizeof v);
-}
-
-/// Reads a T at `pos` of `in` and advances `pos`; false when `in` is too short.
-template <class T>
-bool cbc_get(std::string_view in, std::size_t& pos, T& v) {
-  if (in.size() - pos < sizeof v) return false;
-  std::memcpy(&v, in.data() + pos, sizeof v);
-  pos += sizeof v;
-  return true;
-}
-
-inline void cbc_put_values(std::string& out, const std::vector<double>& values) {
-  cbc_put(out, static_cast<std::uint64_t>(values.size()));
-  out.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(double));
-}
-
-inline bool cbc_get_values(std::string_view in, std::size_t& pos, std::vector<double>& values) {
-  std::uint64_t n = 0;
-  if (!cbc_get(in, pos, n) || (in.size() - pos) / sizeof(double) < n) return false;
-  values.resize(static_cast<std::size_t>(n));
-  if (n > 0) std::memcpy(values.data(), in.data() + pos, static_cast<std::size_t>(n) * sizeof(double));
-  pos += static_cast<std::size_t>(n) * sizeof(double);
-  return true;
-}
-
-/// Writes one frame to `fd` (retrying on EINTR and short writes); false when the pipe failed.
-inline bool cbc_send_frame(int fd, std::uint32_t kind, const std::string& payload) {
-  std::string frame;
-  frame.reserve(payload.size() + 12);
-  cbc_put(frame, kind);
-  cbc_put(frame, static_cast<std::uint64_t>(payload.size()));
-  frame += payload;
-  const char* p = frame.data();
-  std::size_t left = frame.size();
-  while (left > 0) {
-    const ssize_t w = ::write(fd, p, left);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    p += w;
-    left -= static_cast<std::size_t>(w);
-  }
-  return true;
-}
-
-/// "signal 11 SIGSEGV" for the usual fatal signals, else "signal N".
-inline std::string cbc_signal_name(int sig) {
-  const char* name = sig == SIGSEGV ? "SIGSEGV" : sig == SIGABRT ? "SIGABRT" : sig == SIGBUS ? "SIGBUS" : sig == SIGFPE ? "SIGFPE"
-                   : sig == SIGILL ? "SIGILL" : sig == SIGKILL ? "SIGKILL" : sig == SIGTERM ? "SIGTERM" : nullptr;
-  return "signal " + std::to_string(sig) + (name ? std::string(" ") + name : std::string());
-}
-
-/// Test hook, read only in the child: MEMSCHED_CBC_TEST_CRASH=start makes the child die from
-/// SIGSEGV before solving, =incumbent right after it has sent its first incumbent, =hang makes it
-/// stop responding after its first incumbent (the parent's deadline kill is then exercised).
-inline std::string_view cbc_test_crash_mode() {
-  const char* v = std::getenv("MEMSCHED_CBC_TEST_CRASH");
-  return v ? std::string_view(v) : std::string_view();
-}
-
-/// Dies from SIGSEGV without a core file (the test hook).
-[[noreturn]] inline void cbc_test_crash() {
-  struct rlimit no_core{};
-  ::setrlimit(RLIMIT_CORE, &no_core);
-  ::signal(SIGSEGV, SIG_DFL);
-  ::raise(SIGSEGV);
-  ::_exit(70);
-}
-
 }  // namespace detail
 
 /// CBC 2.10 (branch and cut over Clp) as a milp_backend, and Clp as its lp_backend.
@@ -490,213 +402,36 @@ struct cbc_backend {
     }
   }
 
-  /// The child process: solves exactly as the in-process path, sends each improving incumbent and
-  /// the result on `fd`, and leaves with _exit (no atexit handlers, no destructors of the parent's
-  /// objects). `seconds_left` is the time left of the parent's limit when it forked.
-  [[noreturn]] static void child_main(int fd, const milp_model& model, const solver_options& options, double seconds_left) noexcept {
-    int code = 0;
-    try {
-      ::signal(SIGPIPE, SIG_IGN);  // a parent gone: write() fails with EPIPE, the child stops
-      const std::string_view crash = detail::cbc_test_crash_mode();
-      if (crash == "start") detail::cbc_test_crash();
-      solver_options child;
-      if (options.time_limit) child.time_limit = std::chrono::duration<double>(std::max(seconds_left, 0.0));
-      child.relative_gap = options.relative_gap;
-      child.threads = options.threads;
-      child.verbosity = options.verbosity;
-      child.node_limit = options.node_limit;
-      const CbcModel* reporting = nullptr;
-      // Sends each incumbent, with its values, to the parent (which reports it to its observer).
-      struct pipe_reporter {
-        int fd;
-        const milp_model* model;
-        const CbcModel** reporting;
-        std::string_view crash;
-        void on_incumbent(double seconds, double objective, double bound) const {
-          std::string payload;
-          detail::cbc_put(payload, objective);
-          detail::cbc_put(payload, bound);
-          detail::cbc_put(payload, seconds);
-          detail::cbc_put_values(payload, *reporting ? detail::cbc_original_values(**reporting, *model) : std::vector<double>());
-          if (!detail::cbc_send_frame(fd, 'I', payload)) throw std::runtime_error("cbc child: the pipe to the caller is closed");
-          if (crash == "incumbent") detail::cbc_test_crash();
-          if (crash == "hang")
-            for (;;) ::pause();
-        }
-      } reporter{fd, &model, &reporting, crash};
-      child.observer = reporter;
-      detail::solve_session session(model, child);
-      solver_result result;
-      run_cbc_guarded(model, child, session, result, &reporting);
-      if (session.callback_failed()) {
-        code = 2;
-      } else {
-        std::string payload;
-        detail::cbc_put(payload, static_cast<std::int32_t>(result.status));
-        detail::cbc_put(payload, result.objective);
-        detail::cbc_put(payload, result.bound);
-        detail::cbc_put_values(payload, result.values);
-        detail::cbc_put(payload, static_cast<std::uint64_t>(result.message.size()));
-        payload += result.message;
-        if (!detail::cbc_send_frame(fd, 'R', payload)) code = 2;
-      }
-    } catch (...) {
-      code = 3;
-    }
-    std::fflush(stdout);
-    std::fflush(stderr);
-    ::_exit(code);
-  }
-
-  /// Runs CBC in a child process (see isolate_process). Returns false, having done nothing, when
-  /// the child cannot be started (the caller then solves in-process).
+  /// Runs CBC in a child process (see isolate_process and detail::run_isolated). Returns false,
+  /// having done nothing, when the child cannot be started (the caller then solves in-process).
   static bool run_isolated(const milp_model& model, const solver_options& options, detail::solve_session& session, solver_result& result) {
-    if (session.has_deadline() && session.seconds_left() <= 0) {
-      result.status = solve_status::time_limit;
-      result.message = "time limit reached before the search started";
-      return true;
-    }
-    int fds[2] = {-1, -1};
-    pid_t pid = -1;
-    {
-      // No in-process CBC solve may be running while we fork (its state would be copied half
-      // updated), and no other thread may fork between our pipe() and the close of its write end
-      // (its child would hold the write end open and we would never see end-of-file).
-      std::lock_guard lock(detail::cbc_mutex());
-      if (::pipe2(fds, O_CLOEXEC) != 0) return false;
-      std::fflush(stdout);  // else buffered output would be written twice
-      std::fflush(stderr);
-      const double left = session.seconds_left();
-      pid = ::fork();
-      if (pid == 0) {
-        ::close(fds[0]);
-        child_main(fds[1], model, options, left);
-      }
-      ::close(fds[1]);
-      if (pid < 0) {
-        ::close(fds[0]);
-        return false;
-      }
-    }
-    const int fd = fds[0];
-    const std::size_t n = model.num_variables();
-    const double grace = options.time_limit ? std::max(1.0, 0.1 * options.time_limit->count()) : 0.0;
-    std::string buffer;
-    std::vector<char> chunk(1 << 16);
-    std::vector<double> best_values;
-    double best_objective = std::numeric_limits<double>::quiet_NaN(), best_bound = best_objective;
-    bool got_result = false, killed = false;
-    solver_result received;
-
-    auto kill_child = [&] {
-      if (!killed) ::kill(pid, SIGKILL);
-      killed = true;
-    };
-    // Parses the complete frames at the front of `buffer`; false to stop reading.
-    auto parse = [&]() -> bool {
-      std::size_t pos = 0;
-      bool go_on = true;
-      while (go_on) {
-        std::size_t p = pos;
-        std::uint32_t kind = 0;
-        std::uint64_t size = 0;
-        if (!detail::cbc_get(buffer, p, kind) || !detail::cbc_get(buffer, p, size) || buffer.size() - p < size) break;
-        const std::string_view payload(buffer.data() + p, static_cast<std::size_t>(size));
-        pos = p + static_cast<std::size_t>(size);
-        std::size_t q = 0;
-        if (kind == 'I') {
-          double objective = 0, bound = 0, child_seconds = 0;
-          std::vector<double> values;
-          if (!detail::cbc_get(payload, q, objective) || !detail::cbc_get(payload, q, bound) || !detail::cbc_get(payload, q, child_seconds) ||
-              !detail::cbc_get_values(payload, q, values))
-            continue;
-          // Keep the values only when they form a valid assignment (a preprocessed column may be
-          // unknown, and a stopped CBC has returned broken assignments before).
-          const bool valid = values.size() == n && std::all_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); }) &&
-                             !model.first_violation(values);
-          if (valid) {
-            const double objective_of_values = model.objective_value(values);
-            if (best_values.empty() || detail::better_objective(objective_of_values, best_objective, model.sense)) {
-              best_values = std::move(values);
-              best_objective = objective_of_values;
-              best_bound = bound;
-            }
-          }
-          if (!session.report(objective, bound)) {  // the user's observer threw: stop
-            kill_child();
-            go_on = false;
-          }
-        } else if (kind == 'R') {
-          std::int32_t status = 0;
-          std::uint64_t length = 0;
-          if (detail::cbc_get(payload, q, status) && detail::cbc_get(payload, q, received.objective) && detail::cbc_get(payload, q, received.bound) &&
-              detail::cbc_get_values(payload, q, received.values) && detail::cbc_get(payload, q, length) && payload.size() - q >= length) {
-            received.status = static_cast<solve_status>(status);
-            received.message.assign(payload.data() + q, static_cast<std::size_t>(length));
-            got_result = true;
-          }
-        }
-      }
-      buffer.erase(0, pos);
-      return go_on;
-    };
-
-    for (;;) {
-      int timeout = -1;
-      if (session.has_deadline()) {
-        const double left = session.seconds_left() + grace;
-        if (left <= 0) {
-          kill_child();
-          break;
-        }
-        timeout = static_cast<int>(std::min(std::ceil(left * 1000), 1e9));
-      }
-      pollfd pfd{fd, POLLIN, 0};
-      const int ready = ::poll(&pfd, 1, timeout);
-      if (ready < 0) {
-        if (errno == EINTR) continue;
-        kill_child();
-        break;
-      }
-      if (ready == 0) continue;  // the loop head sees the deadline
-      const ssize_t got = ::read(fd, chunk.data(), chunk.size());
-      if (got < 0) {
-        if (errno == EINTR || errno == EAGAIN) continue;
-        kill_child();
-        break;
-      }
-      if (got == 0) break;  // end of file: the child has exited (or is exiting)
-      buffer.append(chunk.data(), static_cast<std::size_t>(got));
-      if (!parse()) break;
-    }
-    ::close(fd);
-    int wait_status = 0;
-    while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
-    }
-
-    if (got_result && !session.callback_failed()) {
-      result = std::move(received);
-      return true;
-    }
-    result = {};
-    if (session.callback_failed()) return true;  // solve() rethrows
-    std::string what;
-    if (killed) what = "the CBC process did not stop at the deadline and was killed";
-    else if (WIFSIGNALED(wait_status)) what = "CBC crashed (" + detail::cbc_signal_name(WTERMSIG(wait_status)) + ")";
-    else if (WIFEXITED(wait_status)) what = "CBC crashed (its process exited with status " + std::to_string(WEXITSTATUS(wait_status)) + " without a result)";
-    else what = "CBC crashed";
-    if (!best_values.empty()) {
-      result.status = solve_status::feasible;
-      result.values = std::move(best_values);
-      result.objective = best_objective;
-      result.bound = best_bound;
-      result.message = "cbc: " + what + (killed ? "; returned the best solution it had sent" : "; returned the best solution found before the crash");
-    } else {
-      result.status = killed ? solve_status::time_limit : solve_status::error;
-      result.message = "cbc: " + what + "; no solution had been found";
-    }
-    if (options.verbosity > 0) std::fprintf(stderr, "memsched: %s\n", result.message.c_str());
-    return true;
+    // No in-process CBC solve may run while we fork (its state would be copied half updated).
+    return detail::run_isolated(model, options, session, result, detail::cbc_mutex(), "cbc", "CBC",
+                                [&](detail::child_channel& channel, double seconds_left) {
+                                  solver_options child;
+                                  if (options.time_limit) child.time_limit = std::chrono::duration<double>(std::max(seconds_left, 0.0));
+                                  child.relative_gap = options.relative_gap;
+                                  child.threads = options.threads;
+                                  child.verbosity = options.verbosity;
+                                  child.node_limit = options.node_limit;
+                                  const CbcModel* reporting = nullptr;
+                                  // Sends each incumbent, with its values mapped back to the model's
+                                  // columns, to the parent (which reports it to its observer).
+                                  struct pipe_reporter {
+                                    detail::child_channel* channel;
+                                    const milp_model* model;
+                                    const CbcModel** reporting;
+                                    void on_incumbent(double seconds, double objective, double bound) const {
+                                      channel->send_incumbent(objective, bound, seconds,
+                                                              *reporting ? detail::cbc_original_values(**reporting, *model) : std::vector<double>());
+                                    }
+                                  } reporter{&channel, &model, &reporting};
+                                  child.observer = reporter;
+                                  detail::solve_session child_session(model, child);
+                                  solver_result child_result;
+                                  run_cbc_guarded(model, child, child_session, child_result, &reporting);
+                                  return child_session.callback_failed() ? std::optional<solver_result>() : std::optional<solver_result>(std::move(child_result));
+                                });
   }
 
   static void run_cbc(const milp_model& model, const solver_options& options, detail::solve_session& session, solver_result& result,

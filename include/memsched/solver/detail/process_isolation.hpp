@@ -1,0 +1,309 @@
+#pragma once
+// Process isolation of a MILP solve (POSIX): the solve runs in a forked child process, so that a
+// crash inside the solver library cannot take the caller's process down. The child streams each
+// improving incumbent (with its values) and then its result through a pipe; the caller's thread
+// reads them, reports incumbents to the observer, enforces the wall clock (a child still running
+// max(1 s, 10% of the limit) after the deadline is killed) and, when the child dies without a
+// result, returns the best valid incumbent it had sent. Used by cbc_backend (isolate_process);
+// includes no solver library.
+//
+// Frames on the pipe: u32 kind, u64 payload size, payload (native byte order: same machine).
+//   kind 'I' (incumbent): f64 objective, f64 bound, f64 seconds, u64 n, n x f64 values.
+//   kind 'R' (result):    i32 status, f64 objective, f64 bound, u64 n, n x f64 values,
+//                         u64 length, message bytes.
+
+#include <memsched/core/status.hpp>
+#include <memsched/solver/detail/backend_support.hpp>
+#include <memsched/solver/milp_model.hpp>
+#include <memsched/solver/solver_options.hpp>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace memsched::detail {
+
+/// Appends the bytes of `v` to `out`.
+template <class T>
+void frame_put(std::string& out, const T& v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+/// Reads a T at `pos` of `in` and advances `pos`; false when `in` is too short.
+template <class T>
+bool frame_get(std::string_view in, std::size_t& pos, T& v) {
+  if (in.size() - pos < sizeof v) return false;
+  std::memcpy(&v, in.data() + pos, sizeof v);
+  pos += sizeof v;
+  return true;
+}
+
+inline void frame_put_values(std::string& out, const std::vector<double>& values) {
+  frame_put(out, static_cast<std::uint64_t>(values.size()));
+  out.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(double));
+}
+
+inline bool frame_get_values(std::string_view in, std::size_t& pos, std::vector<double>& values) {
+  std::uint64_t n = 0;
+  if (!frame_get(in, pos, n) || (in.size() - pos) / sizeof(double) < n) return false;
+  values.resize(static_cast<std::size_t>(n));
+  if (n > 0) std::memcpy(values.data(), in.data() + pos, static_cast<std::size_t>(n) * sizeof(double));
+  pos += static_cast<std::size_t>(n) * sizeof(double);
+  return true;
+}
+
+/// Writes one frame to `fd` (retrying on EINTR and short writes); false when the pipe failed.
+inline bool send_frame(int fd, std::uint32_t kind, const std::string& payload) {
+  std::string frame;
+  frame.reserve(payload.size() + 12);
+  frame_put(frame, kind);
+  frame_put(frame, static_cast<std::uint64_t>(payload.size()));
+  frame += payload;
+  const char* p = frame.data();
+  std::size_t left = frame.size();
+  while (left > 0) {
+    const ssize_t w = ::write(fd, p, left);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += w;
+    left -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+/// "signal 11 SIGSEGV" for the usual fatal signals, else "signal N".
+inline std::string signal_name(int sig) {
+  const char* name = sig == SIGSEGV ? "SIGSEGV" : sig == SIGABRT ? "SIGABRT" : sig == SIGBUS ? "SIGBUS" : sig == SIGFPE ? "SIGFPE"
+                   : sig == SIGILL ? "SIGILL" : sig == SIGKILL ? "SIGKILL" : sig == SIGTERM ? "SIGTERM" : nullptr;
+  return "signal " + std::to_string(sig) + (name ? std::string(" ") + name : std::string());
+}
+
+/// A hook the tests install to make the child misbehave (crash, hang); null otherwise. Called in
+/// the child only, with "start" before it solves and "incumbent" after each incumbent it sent.
+using isolated_child_hook = void (*)(std::string_view event);
+inline isolated_child_hook& isolated_child_test_hook() {
+  static isolated_child_hook hook = nullptr;
+  return hook;
+}
+
+/// The child's end of the pipe.
+class child_channel {
+ public:
+  explicit child_channel(int fd) noexcept : fd_(fd) {}
+  /// Sends an incumbent. Throws std::runtime_error when the parent is gone (stop the search).
+  void send_incumbent(double objective, double bound, double seconds, const std::vector<double>& values) const {
+    std::string payload;
+    frame_put(payload, objective);
+    frame_put(payload, bound);
+    frame_put(payload, seconds);
+    frame_put_values(payload, values);
+    if (!send_frame(fd_, 'I', payload)) throw std::runtime_error("solver child: the pipe to the caller is closed");
+    if (const auto hook = isolated_child_test_hook()) hook("incumbent");
+  }
+  /// Sends the result; false when the pipe failed.
+  [[nodiscard]] bool send_result(const solver_result& result) const {
+    std::string payload;
+    frame_put(payload, static_cast<std::int32_t>(result.status));
+    frame_put(payload, result.objective);
+    frame_put(payload, result.bound);
+    frame_put_values(payload, result.values);
+    frame_put(payload, static_cast<std::uint64_t>(result.message.size()));
+    payload += result.message;
+    return send_frame(fd_, 'R', payload);
+  }
+
+ private:
+  int fd_;
+};
+
+/// Runs `solve_in_child(child_channel&, double seconds_left) -> std::optional<solver_result>` in a
+/// forked child process (nullopt: the child's search was stopped because the pipe closed) and
+/// fills `result` from what it sent. `fork_lock` is held while forking (the solver's own lock: no
+/// in-process solve may run then, and no other thread may fork between pipe() and the close of
+/// the write end). `prefix` starts messages ("cbc"), `solver` names the library ("CBC").
+/// Returns false, having done nothing, when the child cannot be started (solve in-process then).
+/// Throws nothing itself; the observer's exception is left in `session` (the caller rethrows).
+template <class SolveInChild>
+bool run_isolated(const milp_model& model, const solver_options& options, solve_session& session, solver_result& result, std::mutex& fork_lock,
+                  const char* prefix, const char* solver, SolveInChild&& solve_in_child) {
+  if (session.has_deadline() && session.seconds_left() <= 0) {
+    result.status = solve_status::time_limit;
+    result.message = "time limit reached before the search started";
+    return true;
+  }
+  int fds[2] = {-1, -1};
+  pid_t pid = -1;
+  {
+    std::lock_guard lock(fork_lock);
+    if (::pipe2(fds, O_CLOEXEC) != 0) return false;
+    std::fflush(stdout);  // else buffered output would be written twice
+    std::fflush(stderr);
+    const double left = session.seconds_left();
+    pid = ::fork();
+    if (pid == 0) {
+      // The child: solve, send, and leave with _exit (no atexit handlers, no destructors of the
+      // parent's objects).
+      ::close(fds[0]);
+      int code = 0;
+      try {
+        ::signal(SIGPIPE, SIG_IGN);  // a parent gone: write() fails with EPIPE, the child stops
+        if (const auto hook = isolated_child_test_hook()) hook("start");
+        child_channel channel(fds[1]);
+        const std::optional<solver_result> r = solve_in_child(channel, left);
+        code = r && channel.send_result(*r) ? 0 : 2;
+      } catch (...) {
+        code = 3;
+      }
+      std::fflush(stdout);
+      std::fflush(stderr);
+      ::_exit(code);
+    }
+    ::close(fds[1]);
+    if (pid < 0) {
+      ::close(fds[0]);
+      return false;
+    }
+  }
+  const int fd = fds[0];
+  const std::size_t n = model.num_variables();
+  const double grace = options.time_limit ? std::max(1.0, 0.1 * options.time_limit->count()) : 0.0;
+  std::string buffer;
+  std::vector<char> chunk(1 << 16);
+  std::vector<double> best_values;
+  double best_objective = std::numeric_limits<double>::quiet_NaN(), best_bound = best_objective;
+  bool got_result = false, killed = false;
+  solver_result received;
+
+  auto kill_child = [&] {
+    if (!killed) ::kill(pid, SIGKILL);
+    killed = true;
+  };
+  // Parses the complete frames at the front of `buffer`; false to stop reading.
+  auto parse = [&]() -> bool {
+    std::size_t pos = 0;
+    bool go_on = true;
+    while (go_on) {
+      std::size_t p = pos;
+      std::uint32_t kind = 0;
+      std::uint64_t size = 0;
+      if (!frame_get(buffer, p, kind) || !frame_get(buffer, p, size) || buffer.size() - p < size) break;
+      const std::string_view payload(buffer.data() + p, static_cast<std::size_t>(size));
+      pos = p + static_cast<std::size_t>(size);
+      std::size_t q = 0;
+      if (kind == 'I') {
+        double objective = 0, bound = 0, child_seconds = 0;
+        std::vector<double> values;
+        if (!frame_get(payload, q, objective) || !frame_get(payload, q, bound) || !frame_get(payload, q, child_seconds) ||
+            !frame_get_values(payload, q, values))
+          continue;
+        // Keep the values only when they form a valid assignment (a preprocessed column may be
+        // unknown, and a stopped solver has returned broken assignments before).
+        const bool valid = values.size() == n && std::all_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); }) &&
+                           !model.first_violation(values);
+        if (valid) {
+          const double objective_of_values = model.objective_value(values);
+          if (best_values.empty() || better_objective(objective_of_values, best_objective, model.sense)) {
+            best_values = std::move(values);
+            best_objective = objective_of_values;
+            best_bound = bound;
+          }
+        }
+        if (!session.report(objective, bound)) {  // the user's observer threw: stop
+          kill_child();
+          go_on = false;
+        }
+      } else if (kind == 'R') {
+        std::int32_t status = 0;
+        std::uint64_t length = 0;
+        if (frame_get(payload, q, status) && frame_get(payload, q, received.objective) && frame_get(payload, q, received.bound) &&
+            frame_get_values(payload, q, received.values) && frame_get(payload, q, length) && payload.size() - q >= length) {
+          received.status = static_cast<solve_status>(status);
+          received.message.assign(payload.data() + q, static_cast<std::size_t>(length));
+          got_result = true;
+        }
+      }
+    }
+    buffer.erase(0, pos);
+    return go_on;
+  };
+
+  for (;;) {
+    int timeout = -1;
+    if (session.has_deadline()) {
+      const double left = session.seconds_left() + grace;
+      if (left <= 0) {
+        kill_child();
+        break;
+      }
+      timeout = static_cast<int>(std::min(std::ceil(left * 1000), 1e9));
+    }
+    pollfd pfd{fd, POLLIN, 0};
+    const int ready = ::poll(&pfd, 1, timeout);
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      kill_child();
+      break;
+    }
+    if (ready == 0) continue;  // the loop head sees the deadline
+    const ssize_t got = ::read(fd, chunk.data(), chunk.size());
+    if (got < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      kill_child();
+      break;
+    }
+    if (got == 0) break;  // end of file: the child has exited (or is exiting)
+    buffer.append(chunk.data(), static_cast<std::size_t>(got));
+    if (!parse()) break;
+  }
+  ::close(fd);
+  int wait_status = 0;
+  while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
+  }
+
+  if (got_result && !session.callback_failed()) {
+    result = std::move(received);
+    return true;
+  }
+  result = {};
+  if (session.callback_failed()) return true;  // the caller rethrows
+  const std::string name(solver);
+  std::string what;
+  if (killed) what = "the " + name + " process did not stop at the deadline and was killed";
+  else if (WIFSIGNALED(wait_status)) what = name + " crashed (" + signal_name(WTERMSIG(wait_status)) + ")";
+  else if (WIFEXITED(wait_status)) what = name + " crashed (its process exited with status " + std::to_string(WEXITSTATUS(wait_status)) + " without a result)";
+  else what = name + " crashed";
+  if (!best_values.empty()) {
+    result.status = solve_status::feasible;
+    result.values = std::move(best_values);
+    result.objective = best_objective;
+    result.bound = best_bound;
+    result.message = std::string(prefix) + ": " + what + (killed ? "; returned the best solution it had sent" : "; returned the best solution found before the crash");
+  } else {
+    result.status = killed ? solve_status::time_limit : solve_status::error;
+    result.message = std::string(prefix) + ": " + what + "; no solution had been found";
+  }
+  if (options.verbosity > 0) std::fprintf(stderr, "memsched: %s\n", result.message.c_str());
+  return true;
+}
+
+}  // namespace memsched::detail
