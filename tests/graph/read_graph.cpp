@@ -122,3 +122,151 @@ TEST_CASE("the same bad graph gives the same message in all three formats") {
     }
   }
 }
+
+namespace {
+
+std::string repeat(const std::string& s, std::size_t n) {
+  std::string out;
+  out.reserve(s.size() * n);
+  for (std::size_t i = 0; i < n; ++i) out += s;
+  return out;
+}
+
+const std::string graphml_head = R"(<graphml><key id="b" for="node" attr.name="bytes" attr.type="long"/>
+<graph edgedefault="directed">
+)";  // <graphml> and <graph> are 2 levels; a <node> is the 3rd, its <data> the 4th
+
+}  // namespace
+
+TEST_CASE("deep nesting (100,000 levels) is a file_error naming the line in every format, not a stack overflow") {
+  constexpr std::size_t deep = 100'000;
+  const std::string node = R"(<node id="a"><data key="b">1</data></node>)";
+  struct hostile {
+    std::string name, text, what;
+  };
+  const std::vector<hostile> cases = {
+      // GraphML: well-formed elements in a <data>, nested <graph>s, unclosed elements, after a comment and CDATA holding '<'.
+      {"g1.graphml", graphml_head + R"(<node id="a"><data key="b">)" + repeat("<x>", deep) + repeat("</x>", deep) + "1</data></node></graph></graphml>",
+       "line 3: XML elements nested deeper than 256 levels"},
+      {"g2.graphml", graphml_head + node + "\n" + repeat("<graph>", deep) + repeat("</graph>", deep) + "</graph></graphml>",
+       "line 4: XML elements nested deeper than 256 levels"},
+      {"g3.graphml", repeat("<a>", deep), "line 1: XML elements nested deeper than 256 levels"},
+      {"g4.graphml", "<!-- <<<< --><graphml><![CDATA[ <a> ]]>\n" + repeat("<a x='>'>", deep), "line 2: XML elements"},
+      // DOT: nested subgraphs, anonymous braces, an edge into nested subgraphs, unclosed braces.
+      {"d1.dot", "digraph {\n1 [bytes=1]\n" + repeat("subgraph {", deep) + repeat("}", deep) + "}", "line 3: DOT subgraphs nested deeper than 256 levels"},
+      {"d2.dot", "digraph { 1 [bytes=1]; " + repeat("{", deep) + repeat("}", deep) + " }", "line 1: DOT subgraphs"},
+      {"d3.dot", "digraph { 1 [bytes=1]; 1 -> " + repeat("subgraph s {", deep), "line 1: DOT subgraphs"},
+      // JSON: nlohmann parses iteratively, but messages dump values recursively.
+      {"j1.json", "{\"nodes\": [{\"id\": 1, \"bytes\": 1}],\n\"x\": " + repeat("[", deep) + repeat("]", deep) + "}", "line 2: arrays and objects nested"},
+      {"j2.json", "{\"nodes\": [{\"id\": " + repeat("[", deep) + repeat("]", deep) + ", \"bytes\": 1}]}", "line 1: arrays and objects nested"},
+      {"j3.json", repeat("{\"a\":", deep), "line 1: arrays and objects nested"},
+  };
+  temp_dir dir;
+  for (const auto& c : cases) {
+    CAPTURE(c.name);
+    const auto file = dir.write(c.name, c.text);
+    const std::string message = error_of([&] { return read_graph(file); });
+    CHECK_MESSAGE(starts_with(message, file.string() + ": line "), message);
+    CHECK_MESSAGE(contains(message, c.what), message);
+  }
+}
+
+TEST_CASE("nesting up to 256 levels reads; one more is rejected; brackets in strings and comments do not count") {
+  // GraphML: <graphml><graph><node><data> + k levels inside the data.
+  auto graphml_at = [](std::size_t depth) {
+    const std::size_t k = depth - 4;
+    return graphml_head + R"(<node id="a"><data key="b">)" + repeat("<x>", k) + repeat("</x>", k) + "7</data></node></graph></graphml>";
+  };
+  CHECK(parse_graphml_graph(graphml_at(256))[0].bytes == 7);
+  CHECK(contains(error_of([&] { return parse_graphml_graph(graphml_at(257)); }), "nested deeper than 256"));
+  // The text of an element only counts: '<' in attribute values, comments, CDATA and DOCTYPE is not an element.
+  const std::string noise = repeat("<!-- <x> --><![CDATA[<x>]]><?pi <x>?>", 300);
+  CHECK(parse_graphml_graph("<!DOCTYPE graphml [ <!ELEMENT x ANY> " + repeat("<!-- <x> -->", 300) + " ]>" + graphml_head + noise +
+                            R"(<node id="a" name="<x><x>"><data key="b">3</data></node></graph></graphml>)")[0]
+            .bytes == 3);
+
+  // DOT: the root graph's braces are level 1.
+  auto dot_at = [](std::size_t depth) {
+    const std::size_t k = depth - 1;
+    return "digraph { 5 [bytes=2]; " + repeat("subgraph { ", k) + "5" + repeat(" }", k) + " }";
+  };
+  CHECK(parse_dot_graph(dot_at(256))[0].bytes == 2);
+  CHECK(contains(error_of([&] { return parse_dot_graph(dot_at(257)); }), "line 1: DOT subgraphs nested deeper than 256 levels"));
+  const std::string braces = repeat("{", 1000);
+  const dataflow_graph quoted = parse_dot_graph("digraph {\n// " + braces + "\n/* " + braces + " */\n#" + braces + "\n5 [bytes=4, name=\"" + braces +
+                                                "\", label=<b>" + braces + "</b>] }");
+  CHECK(quoted[0].bytes == 4);
+  CHECK(quoted[0].name == braces);
+
+  // JSON: the top-level object is level 1.
+  auto json_at = [](std::size_t depth) {
+    return R"({"nodes": [{"id": 1, "bytes": 9}], "x": )" + repeat("[", depth - 1) + repeat("]", depth - 1) + "}";
+  };
+  CHECK(parse_json_graph(json_at(256))[0].bytes == 9);
+  CHECK(contains(error_of([&] { return parse_json_graph(json_at(257)); }), "nested deeper than 256"));
+  CHECK(parse_json_graph(R"({"nodes": [{"id": 1, "bytes": 9, "name": ")" + braces + "\\\"" + braces + R"("}]})")[0].name ==
+        braces + "\"" + braces);
+}
+
+TEST_CASE("two nodes with the same id are an error naming the id, in every format") {
+  // GraphML: Boost's reader maps both <node id="x"> to one vertex, the later data winning.
+  const std::string twice = graphml_head + R"(<node id="x"><data key="b">1</data></node><node id="y"><data key="b">2</data></node>
+<node id="x"><data key="b">5</data></node><edge source="x" target="y"/></graph></graphml>)";
+  CHECK(error_of([&] { return parse_graphml_graph(twice, "t.graphml"); }) ==
+        "t.graphml: <node id=\"x\"> appears twice (<node> elements 1 and 3 in file order): node ids must be unique");
+  const std::string bare = graphml_head + R"(<node id="x"><data key="b">1</data></node><node id="x"/></graph></graphml>)";
+  CHECK(contains(error_of([&] { return parse_graphml_graph(bare); }), "<node id=\"x\"> appears twice"));
+  // Nested graphs are read into the same graph: their ids are checked too.
+  const std::string nested = graphml_head + R"(<node id="x"><data key="b">1</data></node><graph edgedefault="directed"><node id="x"/></graph></graph></graphml>)";
+  CHECK(contains(error_of([&] { return parse_graphml_graph(nested); }), "<node id=\"x\"> appears twice"));
+  // Different XML ids with the same memsched id attribute: the id check of every format.
+  const std::string ids = R"(<graphml><key id="b" for="node" attr.name="bytes" attr.type="long"/><key id="i" for="node" attr.name="id" attr.type="long"/>
+<graph edgedefault="directed"><node id="p"><data key="i">4</data><data key="b">1</data></node><node id="q"><data key="i">4</data><data key="b">1</data></node></graph></graphml>)";
+  CHECK(contains(error_of([&] { return parse_graphml_graph(ids); }), "duplicate node id 4"));
+  // The second graph of a document is not read (read_graphml reads the first): no false duplicate.
+  const std::string two_graphs = graphml_head + R"(<node id="x"><data key="b">1</data></node></graph><graph><node id="x"/></graph></graphml>)";
+  CHECK(num_vertices(parse_graphml_graph(two_graphs)) == 1);
+
+  // JSON.
+  CHECK(contains(error_of([&] { return parse_json_graph(R"({"nodes": [{"id": 3, "bytes": 1}, {"id": 3, "bytes": 2}]})", "t.json"); }),
+                 "t.json: nodes[1]: duplicate node id 3"));
+  // DOT: two names for one id; the same name twice is Graphviz's attribute update (documented).
+  CHECK(contains(error_of([&] { return parse_dot_graph("digraph { 3 [bytes=1]; 03 [bytes=2] }", "t.dot"); }), "duplicate node id 3"));
+  CHECK(contains(error_of([&] { return parse_dot_graph("digraph { 3 [bytes=1]; \" 3\" [bytes=2] }", "t.dot"); }), "duplicate node id 3"));
+  const dataflow_graph updated = parse_dot_graph("digraph { 3 [bytes=1, cost=2]; 3 [bytes=5] }");
+  CHECK(num_vertices(updated) == 1);
+  CHECK(updated[0].bytes == 5);
+  CHECK(updated[0].cost == 2);
+}
+
+TEST_CASE("costs whose sum is not finite are rejected naming the node, in every format and in memory_graph") {
+  CHECK(parse_json_graph(R"({"nodes": [{"id": 1, "bytes": 1, "cost": 1.7e308}]})")[0].cost == 1.7e308);
+  const std::string message =
+      error_of([&] { return parse_json_graph(R"({"nodes": [{"id": 1, "bytes": 1, "cost": 1e308}, {"id": 7, "bytes": 1, "cost": 1e308}]})", "c.json"); });
+  CHECK(message == "c.json: the sum of costs over all vertices overflows to infinity at node 7 (vertex 1): scale the costs down");
+  CHECK(contains(error_of([&] { return parse_dot_graph(R"(digraph { 1 [bytes=1, cost="1e308"]; 2 [bytes=1, cost="1e308"] })", "c.dot"); }),
+                 "c.dot: the sum of costs over all vertices overflows to infinity at node 2"));
+  CHECK(contains(error_of([&] {
+                   return parse_graphml_graph(R"(<graphml><key id="b" for="node" attr.name="bytes" attr.type="long"/>
+<key id="c" for="node" attr.name="cost" attr.type="double"/><graph edgedefault="directed">
+<node id="p"><data key="b">1</data><data key="c">1e308</data></node><node id="q"><data key="b">1</data><data key="c">9e307</data></node>
+</graph></graphml>)",
+                                              "c.graphml");
+                 }),
+                 "c.graphml: the sum of costs over all vertices overflows to infinity at node 1"));
+  memory_graph_data d{.num_nodes = 3, .edges = {{0, 1}}, .bytes = {1, 1, 1}, .cost = {1e308, 1, 1e308}};
+  CHECK_THROWS_WITH_AS(memory_graph(d, "ctx"), "ctx: the sum of costs over all vertices overflows to infinity at node 2: scale the costs down",
+                       graph_error);
+  d.cost = {1e308, 1, 7e307};
+  CHECK(memory_graph(d).total_cost() == doctest::Approx(1.7e308));
+}
+
+TEST_CASE("a directory given as a graph file is reported with its name") {
+  temp_dir dir;
+  for (const char* name : {"x.json", "x.graphml", "x.dot"}) {
+    CAPTURE(name);
+    std::filesystem::create_directories(dir / name);
+    CHECK(error_of([&] { return read_graph(dir / name); }) == (dir / name).string() + ": is a directory, not a graph file");
+  }
+  CHECK(error_of([&] { return read_json_graph(dir / "x.dot"); }) == (dir / "x.dot").string() + ": is a directory, not a graph file");
+}

@@ -7,6 +7,7 @@
 #include <memsched/graph/dataflow_graph.hpp>
 #include <memsched/graph/detail/attribute_graph.hpp>
 #include <memsched/graph/detail/graph_record.hpp>
+#include <memsched/graph/detail/input_limits.hpp>
 
 #include <boost/graph/graphviz.hpp>
 
@@ -23,10 +24,13 @@ namespace memsched {
 /// Parses a graph in Graphviz DOT (a `digraph`); `source` names the input in messages. Node names
 /// must be integers (the node ids). Node attributes `bytes` (required), `name`, `op`, `cost`,
 /// `workspace`, `role`, `backward` (legacy), `grad_of`, `output`, `order_position`; graph attributes `name`, `kind`;
-/// others (label, shape, ...) are ignored. O((n + m) log m). Throws file_error, whose message starts
-/// with `source`, for text that is not a DOT digraph, a node name that is not an integer, and
-/// everything parse_json_graph rejects (same checks, same validation).
+/// others (label, shape, ...) are ignored. As in Graphviz, statements naming the same node add to
+/// its attributes (a later value wins); two names for one id (`1` and `01`) are a duplicate id.
+/// O((n + m) log m). Throws file_error, whose message starts with `source`, for text that is not a
+/// DOT digraph, braces nested deeper than 256 levels (naming the line), a node name that is not an
+/// integer, and everything parse_json_graph rejects (same checks, same validation).
 [[nodiscard]] inline dataflow_graph parse_dot_graph(std::string_view text, const std::string& source = "<dot>") {
+  detail::check_dot_nesting(text, source);
   detail::attribute_graph raw;
   auto dp = detail::attribute_properties(raw, "node_id");
   try {
@@ -42,13 +46,11 @@ namespace memsched {
   return detail::build_dataflow_graph(detail::record_from_attributes(raw, source, detail::attribute_format::dot), source);
 }
 
-/// Reads a DOT file. Throws file_error naming the path when it cannot be opened, and everything
+/// Reads a DOT file. Throws file_error naming the path when it is a directory or cannot be opened or
+/// read, and everything
 /// parse_dot_graph throws.
 [[nodiscard]] inline dataflow_graph read_dot_graph(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw file_error(path.string() + ": cannot open the file");
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return parse_dot_graph(text, path.string());
+  return parse_dot_graph(detail::read_text_file(path), path.string());
 }
 
 namespace detail {

@@ -6,14 +6,18 @@
 #include <memsched/graph/dataflow_graph.hpp>
 #include <memsched/graph/detail/attribute_graph.hpp>
 #include <memsched/graph/detail/graph_record.hpp>
+#include <memsched/graph/detail/input_limits.hpp>
 
 #include <boost/any.hpp>
 #include <boost/graph/graphml.hpp>
+#include <boost/property_tree/ptree.hpp>
+#include <boost/property_tree/xml_parser.hpp>
 
 #include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -48,6 +52,40 @@ class graphml_builder final : public boost::mutate_graph {
   boost::dynamic_properties& dp_;
 };
 
+/// Boost's read_graphml gives two <node> elements with the same id one vertex, the later data
+/// overwriting the earlier: a silently wrong graph. Reads the same graphs Boost reads (the first
+/// <graph> of <graphml> and the <graph> elements nested directly in it, recursively) and throws
+/// file_error naming the id and both elements. Run after read_graphml accepted the text (which
+/// also bounds the nesting). O(size log n).
+inline void check_graphml_node_ids(const std::string& text, const std::string& source) {
+  namespace pt = boost::property_tree;
+  pt::ptree doc;
+  std::istringstream in(text);
+  pt::read_xml(in, doc, pt::xml_parser::no_comments | pt::xml_parser::trim_whitespace);
+  const auto root = doc.get_child_optional("graphml");
+  if (!root) return;
+  std::map<std::string, std::size_t> first;  // id -> position among the <node> elements read
+  std::size_t count = 0;
+  auto scan = [&](const auto& self, const pt::ptree& graph) -> void {
+    for (const auto& [tag, child] : graph)
+      if (tag == "node") {
+        const std::string id = child.get("<xmlattr>.id", std::string());
+        const auto [it, added] = first.emplace(id, count);
+        if (!added)
+          fail_file(source, "<node id=\"" + id + "\"> appears twice (<node> elements " + std::to_string(it->second + 1) + " and " +
+                                std::to_string(count + 1) + " in file order): node ids must be unique");
+        ++count;
+      }
+    for (const auto& [tag, child] : graph)
+      if (tag == "graph") self(self, child);
+  };
+  for (const auto& [tag, child] : *root)
+    if (tag == "graph") {
+      scan(scan, child);
+      break;
+    }
+}
+
 }  // namespace detail
 
 /// Parses a graph in GraphML (the first graph of the document); `source` names the input in
@@ -57,14 +95,18 @@ class graphml_builder final : public boost::mutate_graph {
 /// creates a node for an edge end that names no <node>; it has no `bytes` unless the key has a
 /// <default>, which is then the error reported).
 /// O((n + m) log m). Throws file_error, whose message starts with `source`, for text that is not
-/// GraphML and for everything parse_json_graph rejects (same checks, same validation).
+/// GraphML, elements nested deeper than 256 levels (naming the line), two <node> elements with the
+/// same id (naming it), and everything parse_json_graph rejects (same checks, same validation).
 [[nodiscard]] inline dataflow_graph parse_graphml_graph(std::string_view text, const std::string& source = "<graphml>") {
+  detail::check_xml_nesting(text, source);
   detail::attribute_graph raw;
   auto dp = detail::attribute_properties(raw, "id");
   try {
-    std::istringstream in{std::string(text)};
+    const std::string copy(text);
+    std::istringstream in{copy};
     detail::graphml_builder builder(raw, dp);
     boost::read_graphml(in, builder, 0);
+    detail::check_graphml_node_ids(copy, source);
   } catch (const file_error&) {
     throw;
   } catch (const boost::undirected_graph_error&) {
@@ -75,13 +117,11 @@ class graphml_builder final : public boost::mutate_graph {
   return detail::build_dataflow_graph(detail::record_from_attributes(raw, source, detail::attribute_format::graphml), source);
 }
 
-/// Reads a GraphML file. Throws file_error naming the path when it cannot be opened, and everything
+/// Reads a GraphML file. Throws file_error naming the path when it is a directory or cannot be opened or
+/// read, and everything
 /// parse_graphml_graph throws.
 [[nodiscard]] inline dataflow_graph read_graphml_graph(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw file_error(path.string() + ": cannot open the file");
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return parse_graphml_graph(text, path.string());
+  return parse_graphml_graph(detail::read_text_file(path), path.string());
 }
 
 /// Writes the graph as GraphML: nodes "n<index>" with the attributes above but `backward` (`role`

@@ -4,6 +4,7 @@
 #include <memsched/core/errors.hpp>
 #include <memsched/graph/dataflow_graph.hpp>
 #include <memsched/graph/detail/graph_record.hpp>
+#include <memsched/graph/detail/input_limits.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -118,9 +119,11 @@ inline graph_record json_record(const nlohmann::json& doc, const std::string& so
 /// Throws file_error, whose message starts with `source` and names the field or node, for text that
 /// is not JSON, a missing or ill-typed field, a negative or non-integer size, sizes whose sum
 /// overflows 64 bits, a duplicate or unknown node id, a self loop, a cycle (naming a node on it), an
-/// `order` that is not a topological order of all nodes, or an `outputs` entry that is not a node.
+/// `order` that is not a topological order of all nodes, an `outputs` entry that is not a node,
+/// costs whose sum is not finite, or arrays/objects nested deeper than 256 levels (naming the line).
 /// Unknown fields are ignored; duplicate edges and outputs are merged.
 [[nodiscard]] inline dataflow_graph parse_json_graph(std::string_view text, const std::string& source = "<json>") {
+  detail::check_json_nesting(text, source);
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text);
@@ -130,13 +133,10 @@ inline graph_record json_record(const nlohmann::json& doc, const std::string& so
   return detail::build_dataflow_graph(detail::json_record(doc, source), source);
 }
 
-/// Reads a graph file in memsched JSON. Throws file_error naming the path when it cannot be opened,
-/// and everything parse_json_graph throws.
+/// Reads a graph file in memsched JSON. Throws file_error naming the path when it is a directory or
+/// cannot be opened or read, and everything parse_json_graph throws.
 [[nodiscard]] inline dataflow_graph read_json_graph(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw file_error(path.string() + ": cannot open the file");
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return parse_json_graph(text, path.string());
+  return parse_json_graph(detail::read_text_file(path), path.string());
 }
 
 /// The graph as a memsched JSON document (version 1): every node's id, bytes and cost, the other

@@ -51,8 +51,8 @@ class memory_graph {
 
   /// Validates and builds. `context` prefixes error messages (the calling function or file).
   /// O((n + m) log m). Throws graph_error on an out-of-range vertex, a self loop, a negative
-  /// size or workspace, sizes whose sum overflows 64 bits, a negative or non-finite cost, a bad
-  /// output, roles or grad_of of the wrong length, a grad_of that is not a forward vertex or
+  /// size or workspace, sizes whose sum overflows 64 bits, a negative or non-finite cost, costs
+  /// whose sum is not finite, a bad output, roles or grad_of of the wrong length, a grad_of that is not a forward vertex or
   /// that is set on a forward vertex, or more than 2^32-1 vertices; cycle_error (a boost::not_a_dag) on a cycle, naming a
   /// vertex on it.
   explicit memory_graph(memory_graph_data data, std::string_view context = "memory_graph") {
@@ -158,6 +158,9 @@ class memory_graph {
           __builtin_add_overflow(total_bytes_, workspace_[v], &total_bytes_))
         throw graph_error(where + "the sum of bytes and workspace overflows 64 bits at " + label(v));
       total_cost_ += cost_[v];
+      // Finite costs can still sum to infinity (1e308 twice): every total and plan cost would be inf.
+      if (!std::isfinite(total_cost_))
+        throw graph_error(where + "the sum of costs over all vertices overflows to infinity at " + label(v) + ": scale the costs down");
     }
 
     for (auto [u, v] : d.edges) {

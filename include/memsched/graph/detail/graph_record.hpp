@@ -81,7 +81,8 @@ inline std::string node_label(std::int64_t id) { return "node " + std::to_string
 
 /// Validates a record and builds the graph. `source` (the file name) starts every message.
 /// O((n + m) log m). Throws file_error for: no nodes, a duplicate node id, a negative bytes or
-/// workspace, bytes + workspace summing past 64 bits, a negative or non-finite cost, a grad_of,
+/// workspace, bytes + workspace summing past 64 bits, a negative or non-finite cost, costs whose
+/// sum is not finite (memory_graph), a grad_of,
 /// edge end, output or order entry that is not a node id, a role that conflicts with `backward` or
 /// grad_of (resolve_role), a grad_of that names a node that is not forward, a self loop, a cycle
 /// (naming a node on it), and an order that is not a topological order of all nodes. Duplicate
