@@ -309,3 +309,83 @@ TEST_CASE("rewrite_identities: the torch graphs and the DARTS network") {
   CHECK(kahn_order(r.graph).peak_bytes < kahn_order(darts).peak_bytes);
   MESSAGE("darts 20 cells: kahn peak " << kahn_order(darts).peak_bytes << " -> " << kahn_order(r.graph).peak_bytes);
 }
+
+TEST_CASE("original_order: a rewritten graph's order mapped back to the original nodes") {
+  builder b;
+  const auto s = b.add("s", "input", 1, 0);
+  const auto x1 = b.add("x1", "conv2d", 10, 100, {s}), x2 = b.add("x2", "conv2d", 20, 100, {s}), x3 = b.add("x3", "conv2d", 30, 100, {s});
+  const auto cat = b.add("cat", "concat", 60, 6, {x1, x2, x3});
+  const auto y = b.add("y", "conv2d", 5, 600, {cat});
+  const auto z = b.add("z", "relu", 5, 1, {y});
+  const auto r = rewrite_identities(b.g);
+  const auto idx = by_name(r.graph);
+  std::vector<std::size_t> rewritten;
+  for (auto name : {"s", "x1", "y.part0", "x2", "y.part1", "x3", "y.part2", "z"}) rewritten.push_back(idx.at(name));
+  // Each node at the position of its last part (y: y.part2, position 6); the removed concat runs
+  // as soon as its inputs have run (before y).
+  CHECK(original_order(r, b.g, rewritten) == std::vector<std::size_t>{s, x1, x2, x3, cat, y, z});
+  // Another order of the rewritten graph: x3 first.
+  rewritten.clear();
+  for (auto name : {"s", "x3", "x1", "y.part0", "x2", "y.part1", "y.part2", "z"}) rewritten.push_back(idx.at(name));
+  CHECK(original_order(r, b.g, rewritten) == std::vector<std::size_t>{s, x3, x1, x2, cat, y, z});
+  // Not a permutation, or a rewrite of another graph: errors naming the function.
+  rewritten.pop_back();
+  CHECK_THROWS_WITH_AS((void)original_order(r, b.g, rewritten), doctest::Contains("original_order"), std::invalid_argument);
+  rewritten.push_back(idx.at("s"));
+  CHECK_THROWS_WITH_AS((void)original_order(r, b.g, rewritten), doctest::Contains("repeats"), std::invalid_argument);
+  builder small;
+  small.add("a", "input", 1, 0);
+  rewritten.back() = idx.at("z");
+  CHECK_THROWS_WITH_AS((void)original_order(r, small.g, rewritten), doctest::Contains("original_order"), std::invalid_argument);
+}
+
+TEST_CASE("original_order: valid orders of the original graph for random rewritten graphs and random orders") {
+  // The same generator as the brute-force test above; every order of the rewritten graph maps to
+  // a topological order of the original (simulate_order re-checks it) that keeps the relative
+  // order of the nodes' last parts.
+  std::mt19937_64 rng(5);
+  std::size_t checked = 0;
+  for (std::uint64_t seed = 0; seed < 40; ++seed) {
+    const auto d = random_dag(6, 0.4, seed, 50);
+    dataflow_graph g = to_dataflow_graph(d);
+    for (std::size_t v = 0; v < num_vertices(g); ++v) g[v].op = "conv2d", g[v].name = "n" + std::to_string(v);
+    node cat;
+    cat.id = 100;
+    cat.op = "concat";
+    cat.name = "cat";
+    const auto c = add_vertex(cat, g);
+    for (std::size_t x : {std::size_t{0}, std::size_t{1}, std::size_t{2}}) add_edge(x, c, g);
+    node conv{.id = 101, .name = "conv", .op = seed % 2 ? "depthwise_conv2d" : "conv2d", .bytes = 7, .cost = 1};
+    const auto y = add_vertex(conv, g);
+    add_edge(c, y, g);
+    const auto r = rewrite_identities(g);
+    REQUIRE(r.concats_removed == 1);
+    const memory_graph m = make_memory_graph(r.graph);
+    for (int rep = 0; rep < 5; ++rep) {
+      // A random topological order of the rewritten graph.
+      std::vector<std::size_t> indegree(m.size()), ready, order;
+      for (std::size_t v = 0; v < m.size(); ++v)
+        if ((indegree[v] = m.in_degree(v)) == 0) ready.push_back(v);
+      while (!ready.empty()) {
+        const std::size_t k = rng() % ready.size();
+        const std::size_t v = ready[k];
+        ready.erase(ready.begin() + static_cast<std::ptrdiff_t>(k));
+        order.push_back(v);
+        for (auto w : m.successors(v))
+          if (--indegree[w] == 0) ready.push_back(w);
+      }
+      const auto mapped = original_order(r, g, order);
+      REQUIRE(mapped.size() == num_vertices(g));
+      CHECK_NOTHROW((void)simulate_order(g, mapped));
+      // Nodes kept by the rewrite (every node but the concat) appear in the order of their last part.
+      std::vector<std::size_t> last(num_vertices(g), 0);
+      for (std::size_t k = 0; k < order.size(); ++k) last[r.original[order[k]]] = k;
+      std::vector<std::size_t> kept;
+      for (auto v : mapped)
+        if (v != c) kept.push_back(v);
+      for (std::size_t k = 1; k < kept.size(); ++k) CHECK(last[kept[k - 1]] < last[kept[k]]);
+      ++checked;
+    }
+  }
+  CHECK(checked == 200);
+}

@@ -12,6 +12,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <queue>
+#include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -315,6 +318,55 @@ class identity_rewriter {
     ++result.passes;
   }
   return result;
+}
+
+/// Maps an order of `rewrite.graph` (e.g. serenity_order of the rewritten graph) back to an order of
+/// `original`, the graph rewrite_identities was given: each original node runs at the position of
+/// its last rewritten part; nodes with no part (removed concats) run as soon as their inputs have
+/// run. A priority topological sort by those positions keeps the result a valid order of
+/// `original` (ties by vertex index). Its peak is the original graph's, not the rewritten one's.
+/// Complexity: O((n + m) log n + n') for n' rewritten vertices.
+/// Throws: std::invalid_argument naming the function when `rewritten_order` is not a permutation
+/// of the rewritten graph's vertices or `rewrite.original` does not match `original`; what
+/// make_memory_graph throws for an invalid `original`.
+[[nodiscard]] inline std::vector<std::size_t> original_order(const identity_rewrite_result& rewrite, const dataflow_graph& original,
+                                                             std::span<const std::size_t> rewritten_order) {
+  const std::size_t n = num_vertices(original), rn = num_vertices(rewrite.graph);
+  if (rewrite.original.size() != rn)
+    throw std::invalid_argument("original_order: the rewrite maps " + std::to_string(rewrite.original.size()) +
+                                " vertices, its graph has " + std::to_string(rn));
+  if (rewritten_order.size() != rn)
+    throw std::invalid_argument("original_order: the order has " + std::to_string(rewritten_order.size()) +
+                                " vertices, the rewritten graph " + std::to_string(rn));
+  // Priority of each original node: 1 + the position of its last part; 0 (first among the ready
+  // nodes) for a node without parts.
+  std::vector<std::size_t> key(n, 0);
+  std::vector<char> seen(rn, 0);
+  for (std::size_t k = 0; k < rn; ++k) {
+    const std::size_t v = rewritten_order[k];
+    if (v >= rn || seen[v]) throw std::invalid_argument("original_order: the order repeats or exceeds vertex " + std::to_string(v));
+    seen[v] = 1;
+    const std::size_t orig = rewrite.original[v];
+    if (orig >= n)
+      throw std::invalid_argument("original_order: rewritten vertex " + std::to_string(v) + " maps to " + std::to_string(orig) +
+                                  ", beyond the original graph's " + std::to_string(n) + " vertices");
+    key[orig] = k + 1;
+  }
+  const memory_graph g = make_memory_graph(original, "original_order");
+  using item = std::pair<std::size_t, std::size_t>;
+  std::priority_queue<item, std::vector<item>, std::greater<>> ready;
+  std::vector<std::size_t> indegree(n), order;
+  order.reserve(n);
+  for (std::size_t v = 0; v < n; ++v)
+    if ((indegree[v] = g.in_degree(v)) == 0) ready.emplace(key[v], v);
+  while (!ready.empty()) {
+    const std::size_t v = ready.top().second;
+    ready.pop();
+    order.push_back(v);
+    for (auto w : g.successors(v))
+      if (--indegree[w] == 0) ready.emplace(key[w], w);
+  }
+  return order;
 }
 
 }  // namespace memsched

@@ -90,6 +90,11 @@ inline order_result serenity_order_impl(const memory_graph& g, const serenity_op
     whole_lb = std::max(whole_lb, segs[k].base + seg_lb[k]);
   }
   detail::serenity_progress progress(options.observer, start, std::move(bases), whole_lb);
+  // With an observer, the first report is the concatenation of the segments' Kahn orders, so that
+  // the whole graph has an incumbent before the first segment is solved (O(n + m), only then).
+  if (progress.active())
+    for (std::size_t k = 0; k < segs.size(); ++k)
+      progress.update(k, detail::order_peak_unchecked(segs[k].graph, detail::kahn_order_of(segs[k].graph)), seg_lb[k]);
   auto solve_one = [&](std::size_t k) {
     std::optional<std::int64_t> budget;
     if (options.budget) budget = *options.budget - segs[k].base;

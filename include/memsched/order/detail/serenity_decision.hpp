@@ -148,31 +148,20 @@ class serenity_dfs {
     return serenity_decision::paused;
   }
 
-  // Backward: y is resident once some vertex that reads it has run (in reverse), or is an output.
-  template <std::size_t W>
-  bool resident_backward(std::size_t y, const std::uint64_t* sig) const noexcept {
-    return g_.is_output(y) || intersects(t_.succ(y), sig, words<W>());
-  }
-
-  // Running v from a frame with signature sig and live bytes `live`.
+  // Running v from a frame with signature sig and live bytes `live` (the memory model's step on
+  // signatures, detail/signature_tables.hpp).
   template <std::size_t W>
   MEMSCHED_DETAIL_HOT_INLINE child step(std::size_t v, const std::uint64_t* sig, std::int64_t live) noexcept {
-    const std::size_t nw = words<W>();  // a constant for W > 0
-    child c{static_cast<std::uint32_t>(v), live, 0};
+    search_step st;
     if (backward_) {
-      if (resident_backward<W>(v, sig)) c.live -= t_.bytes[v];
-      for (auto p : g_.predecessors(v))
-        if (!resident_backward<W>(p, sig)) c.live += t_.bytes[p];
-      c.transient = c.live + t_.tadd[v];
+      st = backward_step<W>(g_, t_, v, sig, live);
     } else {
-      c.transient = live + t_.tadd[v];
-      c.live += t_.alloc[v];
+      const std::size_t nw = words<W>();
       copy_bits(with_.data(), sig, nw);
       set_bit(with_.data(), v);
-      for (auto p : g_.predecessors(v))
-        if (!g_.is_output(p) && is_subset(t_.succ(p), with_.data(), nw)) c.live -= t_.bytes[p];
+      st = forward_step<W>(g_, t_, v, with_.data(), live);
     }
-    return c;
+    return child{static_cast<std::uint32_t>(v), st.live, st.transient};
   }
 
   // Pushes f (signature and ready set in kbits_) with its children: the vertices that fit tau,

@@ -97,15 +97,6 @@ class serenity_dp {
   template <std::size_t W, class P>
   P* ready(P* s) const noexcept { return s + head + words<W>(); }
 
-  // Bytes freed when v runs after the scheduled set `sig` (sig already includes v).
-  template <std::size_t W>
-  std::int64_t freed_by(std::size_t v, const std::uint64_t* sig_with_v) const noexcept {
-    std::int64_t f = 0;
-    for (auto p : g_.predecessors(v))
-      if (!g_.is_output(p) && is_subset(t_.succ(p), sig_with_v, words<W>())) f += t_.bytes[p];
-    return f;
-  }
-
   void release_all() {
     mem_.release(cur_);
     mem_.release(next_);
@@ -139,9 +130,10 @@ class serenity_dp {
     return true;
   }
 
-  // Adds the child of cur_[i] that runs v. Returns false when a limit stops the search.
+  // Adds the child of cur_[i] that runs v (its live bytes `known_live` when `known`). Returns
+  // false when a limit stops the search.
   template <std::size_t W>
-  bool add_child(std::uint32_t i, std::size_t v, std::int64_t known_freed) {
+  bool add_child(std::uint32_t i, std::size_t v, bool known, std::int64_t known_live) {
     const std::size_t w = words<W>();
     const std::uint64_t* s = at<W>(cur_, i);
     const std::int64_t np = std::max(peak(s), live(s) + t_.tadd[v]);
@@ -174,8 +166,7 @@ class serenity_dp {
     clear_bit(cr, v);
     for (auto x : g_.successors(v))
       if (is_subset(t_.pred(x), csig, w)) set_bit(cr, x);
-    const std::int64_t freed = known_freed >= 0 ? known_freed : freed_by<W>(v, csig);
-    const std::int64_t nlive = live(s) + t_.alloc[v] - freed;
+    const std::int64_t nlive = known ? known_live : forward_step<W>(g_, t_, v, csig, live(s)).live;
     // One step of lookahead: the child's next vertex needs live + its bytes and workspace.
     if (depth_ + 1 < n_) {
       std::int64_t cheapest = std::numeric_limits<std::int64_t>::max();
@@ -212,14 +203,14 @@ class serenity_dp {
           if (live(s) + t_.tadd[v] > thr) continue;
           copy_bits(scratch_.data(), sig(s), w);
           set_bit(scratch_.data(), v);
-          const std::int64_t freed = freed_by<W>(v, scratch_.data());
-          if (t_.alloc[v] - freed <= 0) return add_child<W>(i, v, freed);
+          const std::int64_t after = forward_step<W>(g_, t_, v, scratch_.data(), live(s)).live;
+          if (after <= live(s)) return add_child<W>(i, v, true, after);
         }
     }
     for (std::size_t k = 0; k < w; ++k)
       for (std::uint64_t bits = rs[k]; bits != 0; bits &= bits - 1) {
         const std::size_t v = k * 64 + static_cast<std::size_t>(std::countr_zero(bits));
-        if (!add_child<W>(i, v, -1)) return false;
+        if (!add_child<W>(i, v, false, 0)) return false;
       }
     return true;
   }

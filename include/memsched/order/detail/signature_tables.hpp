@@ -161,4 +161,47 @@ struct signature_tables {
   [[nodiscard]] const std::uint64_t* pred(std::size_t v) const noexcept { return &predmask[v * words]; }
 };
 
+/// One step of a search: bytes in use while the vertex runs, and the resident bytes on the other
+/// side of it (after it, forward; before it, backward).
+struct search_step {
+  std::int64_t transient = 0;
+  std::int64_t live = 0;
+};
+
+/// The memory model (sim/memory_model.hpp) on signatures, forward: v runs with `live` bytes
+/// resident after the scheduled set; `sig_with_v` is that set with v. Inputs of v that are not
+/// graph outputs and have no consumer outside sig_with_v are freed; v's own output stays unless
+/// nothing reads it (alloc). The searches' fast copy of the model: tests/order/serenity_memory_model.cpp
+/// compares it with memory_model on random graphs. O(in-degree * words).
+template <std::size_t W = 0>
+MEMSCHED_DETAIL_HOT_INLINE search_step forward_step(const memory_graph& g, const signature_tables& t, std::size_t v,
+                                                    const std::uint64_t* sig_with_v, std::int64_t live) noexcept {
+  const std::size_t nw = W != 0 ? W : t.words;
+  std::int64_t freed = 0;
+  for (auto p : g.predecessors(v))
+    if (!g.is_output(p) && is_subset(t.succ(p), sig_with_v, nw)) freed += t.bytes[p];
+  return {live + t.tadd[v], live + t.alloc[v] - freed};
+}
+
+/// Backward: y's output is resident once some vertex of `later` (the vertices that run after the
+/// current point) reads it, or when it is a graph output.
+template <std::size_t W = 0>
+MEMSCHED_DETAIL_HOT_INLINE bool resident_backward(const memory_graph& g, const signature_tables& t, std::size_t y,
+                                                  const std::uint64_t* later) noexcept {
+  return g.is_output(y) || intersects(t.succ(y), later, W != 0 ? W : t.words);
+}
+
+/// The memory model backward: v runs just before the vertices of `later` (all v's consumers are
+/// in it, v is not), with `live` bytes resident after v; returns the bytes while v runs and the
+/// bytes resident before it (v's output is not yet there; inputs whose last reader is v are).
+/// Tested against memory_model with forward_step. O(in-degree * words).
+template <std::size_t W = 0>
+MEMSCHED_DETAIL_HOT_INLINE search_step backward_step(const memory_graph& g, const signature_tables& t, std::size_t v,
+                                                     const std::uint64_t* later, std::int64_t live) noexcept {
+  if (resident_backward<W>(g, t, v, later)) live -= t.bytes[v];
+  for (auto p : g.predecessors(v))
+    if (!resident_backward<W>(g, t, p, later)) live += t.bytes[p];
+  return {live + t.tadd[v], live};
+}
+
 }  // namespace memsched::detail

@@ -1,0 +1,134 @@
+// Serenity's searches keep a fast copy of the memory model on signatures (forward_step and
+// backward_step, detail/signature_tables.hpp: the layered DP and both decision searches call
+// them). Here every step of random orders of random graphs is compared with the one model,
+// sim/memory_model.hpp: forward from every down-set, backward from every up-set.
+
+#include <memsched/order/detail/signature_tables.hpp>
+#include <memsched/sim/memory_model.hpp>
+
+#include "../support/random_dag.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+using namespace memsched;
+using namespace memsched::testing;
+
+namespace {
+
+// A random topological order (ready vertices picked at random).
+std::vector<std::size_t> random_order(const memory_graph& g, std::mt19937_64& rng) {
+  std::vector<std::size_t> indegree(g.size()), ready, order;
+  for (std::size_t v = 0; v < g.size(); ++v)
+    if ((indegree[v] = g.in_degree(v)) == 0) ready.push_back(v);
+  while (!ready.empty()) {
+    const std::size_t k = rng() % ready.size();
+    const std::size_t v = ready[k];
+    ready.erase(ready.begin() + static_cast<std::ptrdiff_t>(k));
+    order.push_back(v);
+    for (auto w : g.successors(v))
+      if (--indegree[w] == 0) ready.push_back(w);
+  }
+  return order;
+}
+
+// The model's steps along `order`, and the final resident bytes.
+std::vector<memory_step> model_steps(const memory_graph& g, const std::vector<std::size_t>& order) {
+  memory_model m(g);
+  std::vector<memory_step> steps;
+  for (auto v : order) steps.push_back(m.step(v));
+  return steps;
+}
+
+// Compares forward_step and backward_step with the model along `order`; returns the steps checked.
+template <std::size_t W>
+std::size_t check_order(const memory_graph& g, const detail::signature_tables& t, const std::vector<std::size_t>& order) {
+  const std::vector<memory_step> steps = model_steps(g, order);
+  const std::size_t n = g.size();
+  std::vector<std::uint64_t> sig(t.words, 0);
+  std::int64_t live = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t v = order[k];
+    CAPTURE(k);
+    CAPTURE(v);
+    REQUIRE(live == steps[k].live_before);
+    detail::set_bit(sig.data(), v);
+    const detail::search_step s = detail::forward_step<W>(g, t, v, sig.data(), live);
+    CHECK(s.transient == steps[k].transient);
+    CHECK(s.live == steps[k].live_after);
+    live = s.live;
+  }
+  // Backward from the end: the up-set grows by the vertex just stepped over.
+  std::vector<std::uint64_t> later(t.words, 0);
+  live = n > 0 ? steps[n - 1].live_after : 0;
+  std::int64_t outputs = 0;
+  for (std::size_t v = 0; v < n; ++v) outputs += g.is_output(v) ? g.bytes(v) : 0;
+  CHECK(live == outputs);  // where the backward search starts
+  for (std::size_t k = n; k-- > 0;) {
+    const std::size_t v = order[k];
+    CAPTURE(k);
+    const detail::search_step s = detail::backward_step<W>(g, t, v, later.data(), live);
+    CHECK(s.transient == steps[k].transient);
+    CHECK(s.live == steps[k].live_before);
+    live = s.live;
+    detail::set_bit(later.data(), v);
+  }
+  return 2 * n;
+}
+
+}  // namespace
+
+TEST_CASE("forward_step and backward_step agree with memory_model on random graphs") {
+  std::mt19937_64 rng(12345);
+  std::size_t checked = 0;
+  for (std::uint64_t seed = 0; seed < 300; ++seed) {
+    // Sizes across the word boundaries the searches specialise (1-4 words) and beyond.
+    const std::size_t n = std::vector<std::size_t>{5, 12, 40, 63, 64, 65, 130, 200, 257, 330}[seed % 10];
+    memory_graph_data d = random_dag(n, 6.0 / static_cast<double>(n), seed, 100, seed % 2 == 1);
+    if (seed % 3 == 0) d = with_random_outputs(std::move(d), seed);
+    const memory_graph g(std::move(d));
+    const detail::signature_tables t(g);
+    REQUIRE(t.words == (n + 63) / 64);
+    for (int rep = 0; rep < 3; ++rep) {
+      const auto order = random_order(g, rng);
+      REQUIRE(order.size() == n);
+      // The width the searches would pick, and the run-time width, give the same steps.
+      checked += check_order<0>(g, t, order);
+      switch (t.words) {
+        case 1: checked += check_order<1>(g, t, order); break;
+        case 2: checked += check_order<2>(g, t, order); break;
+        case 3: checked += check_order<3>(g, t, order); break;
+        case 4: checked += check_order<4>(g, t, order); break;
+        default: break;
+      }
+    }
+  }
+  CHECK(checked > 100000);
+}
+
+TEST_CASE("the tables hold the model's per-vertex numbers") {
+  // a -> b -> c, a -> c; d is an unread sink (freed at once), c an output; workspaces.
+  memory_graph_data d;
+  d.num_nodes = 4;
+  d.edges = {{0, 1}, {1, 2}, {0, 2}};
+  d.bytes = {10, 20, 30, 40};
+  d.workspace = {1, 2, 3, 4};
+  d.cost = {1, 1, 1, 1};
+  d.outputs = std::vector<std::size_t>{2};
+  const memory_graph g(std::move(d));
+  const detail::signature_tables t(g);
+  CHECK(t.tadd == std::vector<std::int64_t>{11, 22, 33, 44});
+  CHECK(t.alloc == std::vector<std::int64_t>{10, 20, 30, 0});  // d: nobody reads it
+  // Order a, b, d, c: hand-computed steps.
+  const std::vector<std::size_t> order{0, 1, 3, 2};
+  const auto steps = model_steps(g, order);
+  CHECK(steps[0].transient == 11);
+  CHECK(steps[1].transient == 10 + 22);
+  CHECK(steps[2].transient == 30 + 44);
+  CHECK(steps[3].transient == 30 + 33);
+  CHECK(steps[3].live_after == 30);  // only the output c
+  CHECK(check_order<0>(g, t, order) == 8);
+}
