@@ -88,7 +88,7 @@ int simulate_order_file(const memsched::memory_graph& g, const std::string& path
     timeline.push_back({{"step", k},
                         {"node", g.id(v)},
                         {"live_before", sim.live_before[k]},
-                        {"transient", sim.live_before[k] + g.bytes(v) + g.workspace(v)},
+                        {"transient", sim.transient[k]},
                         {"live_after", sim.live_after[k]},
                         {"offset", arena.offset[v]}});
   }
@@ -124,16 +124,14 @@ int simulate_plan_file(const memsched::memory_graph& g, const std::string& path,
               {"offchip_bytes", nullptr},
               {"offchip", nullptr}};
   json timeline = json::array();
-  std::int64_t live = 0;
   for (std::size_t k = 0; k < plan.steps.size(); ++k) {
     const auto& s = plan.steps[k];
-    json step = {{"step", k}, {"op", std::string(to_string(s.op))}, {"node", g.id(s.node)}, {"live_before", live}};
+    json step = {{"step", k}, {"op", std::string(to_string(s.op))}, {"node", g.id(s.node)}, {"live_before", sim.live_before[k]}};
     if (s.op == memsched::plan_op::compute) {
-      step["transient"] = live + g.bytes(s.node) + g.workspace(s.node);
+      step["transient"] = sim.transient[k];
       step["offset"] = arena.offset[k];
     }
     step["live_after"] = sim.live_after[k];
-    live = sim.live_after[k];
     timeline.push_back(std::move(step));
   }
   out["timeline"] = std::move(timeline);
