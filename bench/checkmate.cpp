@@ -11,6 +11,7 @@
 
 #include <memsched/graph/json_io.hpp>
 #include <memsched/remat/checkmate.hpp>
+#include <memsched/remat/input_order.hpp>
 #include <memsched/sim/simulate_order.hpp>
 #ifdef MEMSCHED_HAVE_CBC
 #include <memsched/solver/backends/cbc.hpp>
@@ -47,15 +48,21 @@ void run_row(benchmark::State& state, const row& r, const Backend& backend, int 
   std::vector<std::size_t> order = file_order.empty() ? std::vector<std::size_t>(topo.begin(), topo.end()) : file_order;
   const std::int64_t paper_peak = memsched::simulate_order(g, order).peak_bytes;
   const std::int64_t budget = r.fraction > 0 ? static_cast<std::int64_t>(std::floor(paper_peak * r.fraction)) : r.budget;
-  if (r.best_order) order = memsched::checkmate_input_order(g, std::chrono::seconds(20), order).order;
+  if (r.best_order)
+    order = memsched::remat_input_order(g, {.source = memsched::input_order_source::best,
+                                            .serenity_time_limit = std::chrono::seconds(20),
+                                            .graph_order = order})
+                .order;
   const double seconds = memsched_bench::env_number("MEMSCHED_CHECKMATE_SECONDS", 60);
-  memsched::checkmate_result res;
+  memsched::remat_result res;
   for (auto _ : state) {
-    res = memsched::checkmate_milp(g, budget, backend,
-                                   memsched::checkmate_options{.order = order,
-                                                               .time_limit = std::chrono::duration<double>(seconds),
-                                                               .threads = static_cast<int>(memsched_bench::env_number("MEMSCHED_CHECKMATE_THREADS", 1)),
-                                                               .lns_fraction = memsched_bench::env_number("MEMSCHED_CHECKMATE_LNS", 0.75)});
+    res = memsched::checkmate_milp_plan(
+        g, budget,
+        memsched::checkmate_options{.backend = backend,
+                                    .solver = {.time_limit = std::chrono::duration<double>(seconds),
+                                               .threads = static_cast<unsigned>(memsched_bench::env_number("MEMSCHED_CHECKMATE_THREADS", 1))},
+                                    .order = order,
+                                    .lns_fraction = memsched_bench::env_number("MEMSCHED_CHECKMATE_LNS", 0.75)});
   }
   const double total = g.total_cost();
   state.counters["budget"] = static_cast<double>(budget);
@@ -72,7 +79,7 @@ void run_row(benchmark::State& state, const row& r, const Backend& backend, int 
       state.counters["gap_pct"] = 100.0 * (res.total_cost - *res.cost_bound) / res.total_cost;
     }
   }
-  if (!std::isnan(res.stats.start_cost)) state.counters["start_tdi_pct"] = 100.0 * (res.stats.start_cost / total - 1.0);
+  if (res.stats.start_cost) state.counters["start_tdi_pct"] = 100.0 * (*res.stats.start_cost / total - 1.0);
   state.counters["lns_rounds"] = static_cast<double>(res.stats.lns_rounds);
   state.counters["lns_improvements"] = static_cast<double>(res.stats.lns_improvements);
   state.SetLabel(std::string(to_string(res.status)) + " start=" + res.stats.start_source + " " + res.message.substr(0, 60));

@@ -7,6 +7,7 @@
 #include <memsched/remat/best_heuristic.hpp>
 #include <memsched/remat/checkmate.hpp>
 #include <memsched/remat/checkpoint_plan.hpp>
+#include <memsched/remat/input_order.hpp>
 #include <memsched/remat/moccasin.hpp>
 #include <memsched/sim/simulate_order.hpp>
 #include <memsched/solver/backends/gecode.hpp>
@@ -30,23 +31,19 @@ void run(benchmark::State& state, const std::string& file, double budget_kind, b
   const memsched::memory_graph g = memsched::make_memory_graph(graph, memsched::default_node_maps(graph));
   // The input order: the file's, else the order of the no-recomputation plan (checkpoint-all),
   // whose peak is the "no-remat peak" the budgets of the Checkmate graphs are fractions of.
-  std::vector<std::size_t> graph_order = graph[boost::graph_bundle].order;
-  if (graph_order.empty()) {
-    std::vector<char> seen(g.size(), 0);
-    for (const auto& st : memsched::checkpoint_all_plan(g).plan.steps)
-      if (st.op == memsched::plan_op::compute && !seen[st.node]) {
-        seen[st.node] = 1;
-        graph_order.push_back(st.node);
-      }
-  }
+  const std::vector<std::size_t> graph_order = memsched::remat_input_order(graph, {.source = memsched::input_order_source::graph}).order;
   const std::int64_t base_peak = memsched::order_peak(g, graph_order);
   const std::int64_t budget =
       budget_kind > 1 ? static_cast<std::int64_t>(budget_kind) : static_cast<std::int64_t>(budget_kind * static_cast<double>(base_peak));
   for (auto _ : state) {
     const auto t0 = std::chrono::steady_clock::now();
-    memsched::moccasin_options o;
-    o.order = best_order ? memsched::checkmate_input_order(g, std::chrono::duration<double>(5.0), graph_order).order : graph_order;
-    const auto h = memsched::best_heuristic_plan(graph, budget);  // needs the forward/backward marks
+    memsched::moccasin_options o{.backend = memsched::gecode_backend{}};
+    o.order = best_order ? memsched::remat_input_order(g, {.source = memsched::input_order_source::best,
+                                                           .serenity_time_limit = std::chrono::duration<double>(5.0),
+                                                           .graph_order = graph_order})
+                               .order
+                         : graph_order;
+    const auto h = memsched::best_heuristic_plan(g, budget);
     if (memsched::has_solution(h.status)) o.start_plans.push_back(h.plan);
     const double prep = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     o.solver.time_limit = std::chrono::duration<double>(seconds_limit());
@@ -57,16 +54,14 @@ void run(benchmark::State& state, const std::string& file, double budget_kind, b
       void on_incumbent(double seconds, double, double) const { *best = prep + seconds; }
     } watch{prep, &best_time};
     o.solver.observer = watch;
-    memsched::moccasin_stats stats;
-    o.stats = &stats;
-    const auto r = memsched::moccasin(g, budget, memsched::gecode_backend{}, o);
+    const auto r = memsched::moccasin_plan(g, budget, o);
     state.counters["TDI_pct"] = memsched::has_solution(r.status) ? 100.0 * r.overhead : -1;
     state.counters["peak"] = static_cast<double>(r.peak_bytes);
     state.counters["budget"] = static_cast<double>(budget);
     state.counters["time_to_best_s"] = best_time;
     state.counters["gap_pct"] = r.cost_bound && r.total_cost > 0 ? 100.0 * (r.total_cost - *r.cost_bound) / r.total_cost : -1;
     state.counters["heuristic_TDI_pct"] = memsched::has_solution(h.status) ? 100.0 * h.overhead : -1;
-    state.counters["order_peak"] = static_cast<double>(memsched::order_peak(g, o.order));
+    state.counters["order_peak"] = static_cast<double>(memsched::order_peak(g, *o.order));
   }
 }
 

@@ -23,13 +23,13 @@ namespace {
 
 struct prepared {
   memsched::memory_graph graph;
-  memsched::remat_heuristic_options options;
+  memsched::best_heuristic_options options;
   std::int64_t no_remat_peak = 0;
 };
 
 prepared prepare(const memsched::dataflow_graph& g) {
-  prepared p{memsched::make_memory_graph(g), {.forward = memsched::forward_vertices(g)}, 0};
-  p.no_remat_peak = memsched::checkpoint_all_plan(p.graph, memsched::unlimited_budget, p.options).peak_bytes;
+  prepared p{memsched::make_memory_graph(g), {}, 0};  // the memory graph carries the training roles
+  p.no_remat_peak = memsched::checkpoint_all_plan(p.graph, memsched::unlimited_budget).peak_bytes;
   return p;
 }
 

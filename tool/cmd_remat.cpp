@@ -18,7 +18,8 @@ std::string remat_usage() {
       "peak of checkpoint-all). Prints {\"algorithm\", \"status\", \"budget\", \"peak_bytes\", \"total_cost\",\n"
       "\"overhead\", \"seconds\", \"steps\": [{\"op\", \"node\"}], ...}; --out writes the same document\n"
       "(readable by `memsched simulate --plan`). Exit code 2 when the algorithm finds no plan within the\n"
-      "budget (status infeasible, time_limit or unsupported; steps empty).\n\n"
+      "budget (status infeasible (proven), no_solution (not proven), time_limit or unsupported; steps\n"
+      "empty; \"message\" says why).\n\n"
       "algorithms:\n";
   for (const auto& [name, algo] : remat_algorithms()) text += "  " + name + "\n" + algo.usage;
   return text;
@@ -36,7 +37,7 @@ int run_remat(const std::vector<std::string>& argv) {
   if (!budget_text) throw usage_error("--budget is required");
   const auto graph = load_graph(path);
   const std::int64_t budget = parse_budget(
-      *budget_text, [&] { return memsched::checkpoint_all_plan(graph).peak_bytes; }, "budget");
+      *budget_text, [&] { return memsched::checkpoint_all_plan(graph, memsched::unlimited_budget).peak_bytes; }, "budget");
   json extra = json::object();
   const auto start = std::chrono::steady_clock::now();
   const memsched::remat_result result = it->second.run(graph, budget, args, extra);
@@ -49,6 +50,7 @@ int run_remat(const std::vector<std::string>& argv) {
               {"overhead", result.overhead},
               {"seconds", seconds}};
   if (result.cost_bound) doc["cost_bound"] = *result.cost_bound;
+  if (!result.message.empty()) doc["message"] = result.message;
   for (auto& [key, value] : extra.items()) doc[key] = value;
   doc["steps"] = plan_to_json(graph, result.plan);
   if (auto out = args.get("out")) write_json_file(*out, doc);

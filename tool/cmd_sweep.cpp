@@ -17,7 +17,8 @@ std::string sweep_usage() {
          "Runs every applicable rematerialization heuristic (or those of --algos) on the training graph\n"
          "GRAPH at each budget (bytes or percentages of the no-remat peak, e.g. 90%,80%,70%; default:\n"
          "--num-budgets (10) budgets from the peak lower bound to the no-remat peak) and prints, per\n"
-         "budget, each heuristic's peak, total cost and overhead, or \"infeasible\".\n"
+         "budget, each heuristic's peak, total cost and overhead, or its status when it has no plan within the\n"
+         "budget (no_solution; infeasible when no plan can fit).\n"
          "--csv writes budget,algorithm,status,peak_bytes,total_cost,overhead,seconds rows.\n";
 }
 
@@ -43,7 +44,7 @@ int run_sweep(const std::vector<std::string>& argv) {
   if (auto list = args.get("budgets")) {
     std::optional<std::int64_t> peak;
     auto no_remat = [&] {
-      if (!peak) peak = memsched::checkpoint_all_plan(graph).peak_bytes;
+      if (!peak) peak = memsched::checkpoint_all_plan(graph, memsched::unlimited_budget).peak_bytes;
       return *peak;
     };
     for (const auto& b : split_list(*list)) options.budgets.push_back(parse_budget(b, no_remat, "budgets"));
@@ -97,8 +98,8 @@ int run_sweep(const std::vector<std::string>& argv) {
         std::snprintf(line, sizeof line, "  %-18s overhead %8.4f%%  peak %lld\n", std::string(to_string(e.heuristic)).c_str(),
                       100.0 * e.overhead, static_cast<long long>(e.peak_bytes));
       else
-        std::snprintf(line, sizeof line, "  %-18s infeasible         (peak %lld)\n", std::string(to_string(e.heuristic)).c_str(),
-                      static_cast<long long>(e.peak_bytes));
+        std::snprintf(line, sizeof line, "  %-18s %-18s (peak %lld)\n", std::string(to_string(e.heuristic)).c_str(),
+                      std::string(to_string(e.status)).c_str(), static_cast<long long>(e.peak_bytes));
       std::cout << line;
     }
   }

@@ -5,11 +5,13 @@
 #include <memsched/remat/best_heuristic.hpp>
 #include <memsched/remat/revolve.hpp>
 
+#include <optional>
+
 namespace memsched_cli {
 namespace {
 
-memsched::remat_heuristic_options heuristic_options(const parsed_args& args) {
-  memsched::remat_heuristic_options o;
+memsched::best_heuristic_options heuristic_options(const parsed_args& args) {
+  memsched::best_heuristic_options o;
   if (auto k = args.get_int("greedy-budgets")) {
     if (*k < 1) throw usage_error("--greedy-budgets must be at least 1");
     o.greedy_budgets = static_cast<std::size_t>(*k);
@@ -56,23 +58,29 @@ void register_all() {
     if (h == remat_heuristic::revolve) a.options = {{"snapshots"}, {}};
     a.run = [h](const memsched::dataflow_graph& g, std::int64_t budget, const parsed_args& args, json& extra) {
       const auto opts = heuristic_options(args);
+      memsched::remat_result r;
+      const auto b = segment_bytes(args);
+      const memsched::greedy_options greedy{.segment_bytes = b, .greedy_budgets = opts.greedy_budgets};
       if (h == remat_heuristic::revolve) {
+        std::optional<std::size_t> snapshots;
         if (auto s = args.get_int("snapshots")) {
           if (*s < 1) throw usage_error("--snapshots must be at least 1");
-          extra["snapshots"] = *s;
-          return memsched::revolve_plan_with_snapshots(g, static_cast<std::size_t>(*s), budget, opts);
+          snapshots = static_cast<std::size_t>(*s);
         }
+        r = memsched::revolve_plan(g, budget, memsched::revolve_options{.snapshots = snapshots});
+      } else if (h == remat_heuristic::chen_greedy) {
+        r = memsched::chen_greedy_plan(g, budget, greedy);
+      } else if (h == remat_heuristic::ap_greedy) {
+        r = memsched::ap_greedy_plan(g, budget, greedy);
+      } else if (h == remat_heuristic::linearized_greedy) {
+        r = memsched::linearized_greedy_plan(g, budget, greedy);
+      } else {
+        r = memsched::run_remat_heuristic(g, h, budget, opts);
       }
-      if (const auto b = segment_bytes(args)) {
-        extra["segment_bytes"] = *b;
-        switch (h) {
-          case remat_heuristic::chen_greedy: return memsched::chen_greedy_plan(g, *b, budget, opts);
-          case remat_heuristic::ap_greedy: return memsched::ap_greedy_plan(g, *b, budget, opts);
-          case remat_heuristic::linearized_greedy: return memsched::linearized_greedy_plan(g, *b, budget, opts);
-          default: break;
-        }
-      }
-      return memsched::run_remat_heuristic(g, h, budget, opts);
+      if (r.stats.snapshots) extra["snapshots"] = *r.stats.snapshots;
+      if (r.stats.segment_bytes) extra["segment_bytes"] = *r.stats.segment_bytes;
+      if (!r.message.empty()) extra["message"] = r.message;
+      return r;
     };
     register_remat_algorithm{std::move(a)};
   }
@@ -80,8 +88,10 @@ void register_all() {
   best.name = "best-heuristic";
   best.usage = "    The cheapest plan within the budget over all the heuristics above.\n";
   best.options = {{"greedy-budgets"}, {}};
-  best.run = [](const memsched::dataflow_graph& g, std::int64_t budget, const parsed_args& args, json&) {
-    return memsched::best_heuristic_plan(g, budget, heuristic_options(args));
+  best.run = [](const memsched::dataflow_graph& g, std::int64_t budget, const parsed_args& args, json& extra) {
+    memsched::remat_result r = memsched::best_heuristic_plan(g, budget, heuristic_options(args));
+    if (!r.message.empty()) extra["message"] = r.message;
+    return r;
   };
   register_remat_algorithm{std::move(best)};
 }

@@ -65,11 +65,11 @@ TEST_CASE("forward_articulation_points matches the definition") {
     const dataflow_graph t = random_training_graph(4 + seed % 9, 0.15 + 0.05 * static_cast<double>(seed % 6), seed);
     const memory_graph g = make_memory_graph(t);
     CAPTURE(seed);
-    CHECK(forward_articulation_points(t, {}) == naive_articulation_points(g, forward_vertices(t)));
+    CHECK(forward_articulation_points(t) == naive_articulation_points(g, detail::forward_mask(g)));
   }
   // On a chain every forward node is one.
   const dataflow_graph c = chain_training_graph(6);
-  CHECK(forward_articulation_points(c, {}) == std::vector<std::size_t>{0, 1, 2, 3, 4, 5});
+  CHECK(forward_articulation_points(c) == std::vector<std::size_t>{0, 1, 2, 3, 4, 5});
 }
 
 TEST_CASE("generalized strategies: valid plans within budget on random and shared graphs") {
@@ -78,7 +78,7 @@ TEST_CASE("generalized strategies: valid plans within budget on random and share
   for (const auto& p : shared_training_graphs()) graphs.push_back(read_json_graph(p));
   for (const auto& t : graphs) {
     CAPTURE(t[boost::graph_bundle].name);
-    const remat_result all = checkpoint_all_plan(t);
+    const remat_result all = checkpoint_all_plan(t, unlimited_budget);
     for (double frac : {1.0, 0.9, 0.7}) {
       const auto budget = static_cast<std::int64_t>(frac * static_cast<double>(all.peak_bytes));
       for (auto h : all_remat_heuristics) {
@@ -117,13 +117,13 @@ TEST_CASE("generalized strategies: valid plans within budget on random and share
 TEST_CASE("fixed-b greedy plans and names") {
   const dataflow_graph t = random_training_graph(12, 0.3, 5);
   for (std::int64_t b : {0, 50, 200, 100000}) {
-    for (const remat_result& r : {ap_greedy_plan(t, b, unlimited_budget, {}), linearized_greedy_plan(t, b, unlimited_budget, {})}) {
+    for (const remat_result& r : {ap_greedy_plan(t, unlimited_budget, {.segment_bytes = b}), linearized_greedy_plan(t, unlimited_budget, {.segment_bytes = b})}) {
       REQUIRE(r.status == solve_status::feasible);
       CHECK(simulate_plan(t, r.plan).peak_bytes == r.peak_bytes);
     }
   }
   // b larger than the forward part: no checkpoint, the tail is everything: checkpoint all.
-  CHECK(linearized_greedy_plan(t, 100000, unlimited_budget, {}).overhead == 0.0);
+  CHECK(linearized_greedy_plan(t, unlimited_budget, {.segment_bytes = 100000}).overhead == 0.0);
   for (auto h : all_remat_heuristics) CHECK(parse_remat_heuristic(to_string(h)) == h);
   CHECK(!parse_remat_heuristic("nope"));
 }

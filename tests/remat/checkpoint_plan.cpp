@@ -64,20 +64,23 @@ TEST_CASE("checkpoint_plan on a chain, by hand") {
   // x -> a -> b -> c, 100 bytes each, cost 1 (x: 0). Training: loss 4, g(c) 5, g(b) 6, g(a) 7.
   const dataflow_graph t = chain_training_graph(4, 0, true);
   const memory_graph g = make_memory_graph(t);
-  const remat_result all = checkpoint_all_plan(t);
+  const remat_result all = checkpoint_all_plan(t, unlimited_budget);
   CHECK(all.status == solve_status::feasible);
   CHECK(all.overhead == 0.0);
   const std::vector<std::size_t> s{2};  // keep b
-  const remat_result r = checkpoint_plan(t, s);
+  const remat_result r = checkpoint_plan(t, unlimited_budget, {.checkpoints = s});
   REQUIRE(r.status == solve_status::feasible);
   // Recomputed: c (from b) for the loss, then x and a for g(a): 1 + 0 + 1.
   CHECK(r.total_cost == doctest::Approx(g.total_cost() + 2));
   const plan_simulation sim = simulate_plan(t, r.plan);
   CHECK(sim.peak_bytes == r.peak_bytes);
   CHECK(sim.total_cost == r.total_cost);
-  // Budget below the peak: infeasible with an empty plan, but the numbers still say why.
-  const remat_result tight = checkpoint_plan(t, s, r.peak_bytes - 1, {});
-  CHECK(tight.status == solve_status::infeasible);
+  // Budget below the peak: no_solution (nothing proven) with an empty plan, but the numbers still
+  // say why; below what every plan needs: infeasible (proven).
+  const remat_result tight = checkpoint_plan(t, r.peak_bytes - 1, {.checkpoints = s});
+  CHECK(tight.status == solve_status::no_solution);
+  CHECK_FALSE(tight.message.empty());
+  CHECK(checkpoint_plan(t, 99, {.checkpoints = s}).status == solve_status::infeasible);  // every value has 100 bytes
   CHECK(tight.plan.steps.empty());
   CHECK(tight.peak_bytes == r.peak_bytes);
 }
@@ -86,7 +89,7 @@ TEST_CASE("checkpoint_plan: minimal recomputation (brute force) and valid plans 
   for (std::uint64_t seed = 0; seed < 40; ++seed) {
     const dataflow_graph t = random_training_graph(5 + seed % 4, 0.4, seed);
     const memory_graph g = make_memory_graph(t);
-    const auto fwd = forward_vertices(t);
+    const auto fwd = detail::forward_mask(make_memory_graph(t));
     std::vector<std::size_t> fw;
     for (auto v : g.topological_order())
       if (fwd[v]) fw.push_back(v);
@@ -102,7 +105,7 @@ TEST_CASE("checkpoint_plan: minimal recomputation (brute force) and valid plans 
       for (auto o : g.outputs()) start[o] = 1;
       CAPTURE(seed);
       CAPTURE(trial);
-      const remat_result r = checkpoint_plan(t, s);
+      const remat_result r = checkpoint_plan(t, unlimited_budget, {.checkpoints = s});
       REQUIRE(r.status == solve_status::feasible);
       const plan_simulation sim = simulate_plan(g, r.plan);
       CHECK(sim.peak_bytes == r.peak_bytes);
@@ -122,7 +125,7 @@ TEST_CASE("checkpoint_plan: minimal recomputation (brute force) and valid plans 
         if (resident[v]) CHECK(start[v]);
     }
     // Checkpoint all: no recomputation, and the same peak as running the topological order.
-    const remat_result all = checkpoint_all_plan(t);
+    const remat_result all = checkpoint_all_plan(t, unlimited_budget);
     CHECK(all.overhead == 0.0);
     CHECK(all.total_cost == doctest::Approx(g.total_cost()));
     std::vector<std::size_t> order;
@@ -137,16 +140,20 @@ TEST_CASE("checkpoint_plan: minimal recomputation (brute force) and valid plans 
 TEST_CASE_TEMPLATE("checkpoint_plan is the same through every graph type", G, vecs_graph, lists_graph, csr_graph) {
   const dataflow_graph t = random_training_graph(7, 0.4, 3);
   const memory_graph g = make_memory_graph(t);
-  const auto fwd = forward_vertices(t);
+  const auto fwd = detail::forward_mask(make_memory_graph(t));
   const auto d = g.data();
   const typed_graph<G> tg(d);
   const std::vector<std::size_t> s{1, 3};
-  const remat_result a = checkpoint_plan(g, s, unlimited_budget, {.forward = fwd});
-  const remat_result b = checkpoint_plan(tg.graph, s, unlimited_budget, {.forward = fwd}, tg.maps());
+  const remat_result a = checkpoint_plan(g, unlimited_budget, {.checkpoints = s});
+  const remat_result b = checkpoint_plan(tg.graph, unlimited_budget, {.checkpoints = s}, tg.maps());
   CHECK(a.plan == b.plan);
   CHECK(a.peak_bytes == b.peak_bytes);
-  // Without a mask a memory_graph is a forward-only graph: one pass, no recomputation.
-  const remat_result plain = checkpoint_plan(g, s);
+  CHECK(a.overhead > 0.0);  // the roles came through: the backward phase recomputes
+  // Without roles a graph is forward-only: one pass, no recomputation.
+  memory_graph_data plain_data = d;
+  plain_data.roles.clear();
+  plain_data.grad_of.clear();
+  const remat_result plain = checkpoint_plan(memory_graph(plain_data), unlimited_budget, {.checkpoints = s});
   CHECK(plain.overhead == 0.0);
 }
 
@@ -154,7 +161,7 @@ TEST_CASE("checkpoint-all on every shared training graph: valid, overhead exactl
   for (const auto& path : shared_training_graphs()) {
     CAPTURE(path.string());
     const dataflow_graph t = read_json_graph(path);
-    const remat_result r = checkpoint_all_plan(t);
+    const remat_result r = checkpoint_all_plan(t, unlimited_budget);
     REQUIRE(r.status == solve_status::feasible);
     const plan_simulation sim = simulate_plan(t, r.plan);
     CHECK(sim.overhead == 0.0);
@@ -166,12 +173,13 @@ TEST_CASE("checkpoint-all on every shared training graph: valid, overhead exactl
 TEST_CASE("checkpoint_plan rejects bad input") {
   const dataflow_graph t = chain_training_graph(4);
   const std::vector<std::size_t> backward{5};
-  CHECK_THROWS_AS((void)checkpoint_plan(t, backward), graph_error);
+  CHECK_THROWS_AS((void)checkpoint_plan(t, unlimited_budget, {.checkpoints = backward}), graph_error);
   const std::vector<std::size_t> bad{99};
-  CHECK_THROWS_AS((void)checkpoint_plan(t, bad), graph_error);
-  CHECK_THROWS_AS((void)checkpoint_all_plan(t, unlimited_budget, {.forward = {1, 0}}), graph_error);
+  CHECK_THROWS_AS((void)checkpoint_plan(t, unlimited_budget, {.checkpoints = bad}), graph_error);
   // A forward node that reads a backward node.
-  std::vector<char> mask(num_vertices(t), 0);
-  mask[7] = 1;
-  CHECK_THROWS_AS((void)checkpoint_all_plan(t, unlimited_budget, {.forward = mask}), graph_error);
+  dataflow_graph u = t;
+  for (auto v : boost::make_iterator_range(vertices(u))) u[v].role = node_role::backward;
+  u[7].role = node_role::forward;
+  u[7].grad_of.reset();
+  CHECK_THROWS_AS((void)checkpoint_all_plan(u, unlimited_budget), graph_error);
 }

@@ -30,7 +30,7 @@ TEST_CASE("Chen's strategies on chains: valid plans, less memory than checkpoint
   for (std::size_t n : {5u, 12u, 40u, 101u}) {
     CAPTURE(n);
     const dataflow_graph t = chain_training_graph(n, n, true);
-    const remat_result all = checkpoint_all_plan(t);
+    const remat_result all = checkpoint_all_plan(t, unlimited_budget);
     const remat_result sq = chen_sqrtn_plan(t, unlimited_budget, {});
     REQUIRE(sq.status == solve_status::feasible);
     const plan_simulation sim = simulate_plan(t, sq.plan);
@@ -45,7 +45,7 @@ TEST_CASE("Chen's strategies on chains: valid plans, less memory than checkpoint
     // The greedy search never does worse than checkpoint-all within its budget, and meets budgets.
     for (double frac : {1.0, 0.8, 0.6, 0.5}) {
       const auto budget = static_cast<std::int64_t>(frac * static_cast<double>(all.peak_bytes));
-      const remat_result gr = chen_greedy_search(t, budget, {});
+      const remat_result gr = chen_greedy_plan(t, budget);
       if (frac == 1.0) {
         REQUIRE(gr.status == solve_status::feasible);
         CHECK(gr.overhead == 0.0);
@@ -65,27 +65,27 @@ TEST_CASE("Chen's sqrt(n) on a uniform chain keeps O(sqrt n) values") {
   REQUIRE(sq.status == solve_status::feasible);
   // Uniform 100-byte values: about sqrt(n) checkpoints plus one segment (and its gradients).
   CHECK(sq.peak_bytes <= 100 * static_cast<std::int64_t>(5 * std::sqrt(static_cast<double>(n))));
-  const remat_result all = checkpoint_all_plan(t);
+  const remat_result all = checkpoint_all_plan(t, unlimited_budget);
   CHECK(all.peak_bytes >= 100 * static_cast<std::int64_t>(n));
 }
 
 TEST_CASE("chen_greedy_plan with a fixed b, and unsupported off chains") {
   const dataflow_graph t = chain_training_graph(30, 1);
-  const remat_result r = chen_greedy_plan(t, 300, unlimited_budget, {});
+  const remat_result r = chen_greedy_plan(t, unlimited_budget, {.segment_bytes = 300});
   REQUIRE(r.status == solve_status::feasible);
   CHECK(simulate_plan(t, r.plan).total_cost == r.total_cost);
   const dataflow_graph d = random_training_graph(8, 0.5, 2);
   CHECK(chen_sqrtn_plan(d, unlimited_budget, {}).status == solve_status::unsupported);
-  CHECK(chen_greedy_search(d, unlimited_budget, {}).status == solve_status::unsupported);
+  CHECK(chen_greedy_plan(d, unlimited_budget).status == solve_status::unsupported);
 }
 
 TEST_CASE("use_spare_memory: cheaper plans that stay within the budget") {
   for (std::uint64_t seed = 0; seed < 10; ++seed) {
     const dataflow_graph t = seed % 2 ? chain_training_graph(20 + seed, seed) : random_training_graph(12, 0.25, seed);
-    const std::int64_t peak = checkpoint_all_plan(t).peak_bytes;
+    const std::int64_t peak = checkpoint_all_plan(t, unlimited_budget).peak_bytes;
     for (double frac : {0.95, 0.8, 0.6}) {
       const auto budget = static_cast<std::int64_t>(frac * static_cast<double>(peak));
-      const remat_heuristic_options own{.use_spare_memory = false};
+      const sqrtn_options own{.use_spare_memory = false};
       const remat_result a = ap_sqrtn_plan(t, budget, own);
       const remat_result b = ap_sqrtn_plan(t, budget, {});
       CAPTURE(seed);
@@ -99,7 +99,8 @@ TEST_CASE("use_spare_memory: cheaper plans that stay within the budget") {
         CHECK(sim.peak_bytes <= budget);
         CHECK(sim.peak_bytes == b.peak_bytes);
       } else {
-        CHECK(b.status == solve_status::infeasible);
+        CHECK(b.status == (detail::budget_below_lower_bound(make_memory_graph(t), budget) ? solve_status::infeasible
+                                                                                           : solve_status::no_solution));
       }
     }
     // With the whole no-remat peak to spend, the chain's sqrt(n) plan keeps everything.
@@ -108,14 +109,14 @@ TEST_CASE("use_spare_memory: cheaper plans that stay within the budget") {
   // Direct: on the sqrt(n) sequence of a chain, spare memory removes recomputations only.
   const dataflow_graph t = chain_training_graph(40, 1);
   const memory_graph g = make_memory_graph(t);
-  const auto in = detail::prepare_strategy(g, forward_vertices(t), "test");
+  const auto in = detail::prepare_strategy(g, detail::forward_mask(g), "test");
   const auto keep = detail::keep_with_tail(g, in.split, sqrtn_checkpoints(detail::as_indices(in.split.forward_order)));
-  const auto seq = detail::checkpoint_sequence(g, in.forward, in.split, keep);
+  const auto seq = detail::checkpoint_sequence(g, in.split, keep);
   const auto [peak, cost] = detail::sequence_peak_cost(g, seq);
   const auto relaxed = detail::use_spare_memory(g, seq, peak);  // no spare memory at all
   CHECK(detail::sequence_peak_cost(g, relaxed).first <= peak);
   CHECK(detail::sequence_peak_cost(g, relaxed).second <= cost);
   const auto all = detail::use_spare_memory(g, seq, unlimited_budget - 1);
   CHECK(detail::sequence_peak_cost(g, all).second == doctest::Approx(g.total_cost()));
-  CHECK(simulate_plan(g, plan_from_computes(g, all)).peak_bytes == checkpoint_all_plan(t).peak_bytes);
+  CHECK(simulate_plan(g, plan_from_computes(g, all)).peak_bytes == checkpoint_all_plan(t, unlimited_budget).peak_bytes);
 }

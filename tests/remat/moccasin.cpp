@@ -24,7 +24,7 @@ using namespace memsched::testing;
 TEST_CASE("moccasin model: slots, intervals and the no-recomputation start") {
   // Chain 0 -> 1 -> 2 with an extra edge 0 -> 2; order 0 1 2.
   const memory_graph g(memory_graph_data{.num_nodes = 3, .edges = {{0, 1}, {1, 2}, {0, 2}}, .bytes = {4, 8, 12}, .cost = {1, 2, 3}});
-  const moccasin_model m = make_moccasin_model(g, 20, 2, moccasin_options{.order = {0, 1, 2}, .max_intervals = 2});
+  const moccasin_model m = make_moccasin_model(g, 20, moccasin_phase::min_cost, {.order = std::vector<std::size_t>{0, 1, 2}, .max_intervals = 2});
   CHECK(m.slots == 6);
   CHECK(m.byte_unit == 4);
   CHECK(m.budget_units == 5);
@@ -35,7 +35,7 @@ TEST_CASE("moccasin model: slots, intervals and the no-recomputation start") {
   // The plan without recomputation has peak 4 + 8 + 12 = 24 > 20: it is not a solution of phase 2
   // but is one of phase 1 (capacity 6 units).
   memsched::detail::moccasin_schedule s{{0, 0}, {2, 1}, {5, 2}};
-  const moccasin_model m1 = make_moccasin_model(g, 20, 1, moccasin_options{.order = {0, 1, 2}});
+  const moccasin_model m1 = make_moccasin_model(g, 20, moccasin_phase::min_peak, {.order = std::vector<std::size_t>{0, 1, 2}});
   auto e1 = memsched::detail::encode_moccasin(g, m1, s);
   REQUIRE(e1);
   CHECK(e1->second == 6);
@@ -52,10 +52,11 @@ TEST_CASE("moccasin model: slots, intervals and the no-recomputation start") {
   const std::vector<double> vals(e1->first.begin(), e1->first.end());
   CHECK(memsched::detail::decode_moccasin(m1, vals) == s);
   const std::vector<std::size_t> order{0, 1, 2};
-  CHECK(moccasin_plan(g, m1, vals) == plan_from_computes(g, std::span<const std::size_t>(order)));
+  CHECK(decode_moccasin_solution(g, m1, vals) == plan_from_computes(g, std::span<const std::size_t>(order)));
   // A bad order throws.
-  CHECK_THROWS_AS((void)make_moccasin_model(g, 20, 2, moccasin_options{.order = {1, 0, 2}}), invalid_order);
-  CHECK_THROWS_AS((void)make_moccasin_model(g, -1, 2, moccasin_options{}), std::invalid_argument);
+  CHECK_THROWS_AS((void)make_moccasin_model(g, 20, moccasin_phase::min_cost, {.order = std::vector<std::size_t>{1, 0, 2}}), invalid_order);
+  CHECK_THROWS_AS((void)make_moccasin_model(g, -1, moccasin_phase::min_cost, {}), std::invalid_argument);
+  CHECK_THROWS_AS((void)make_moccasin_model(g, 20, moccasin_phase::min_cost, {.max_intervals = 0}), std::invalid_argument);
 }
 
 TEST_CASE("moccasin: plans are mapped into the staged domain of the order") {
@@ -92,6 +93,7 @@ std::vector<std::int64_t> budgets_of(const memory_graph& g, const std::vector<st
 
 TEST_CASE("moccasin with Gecode: CP optimum == brute force over the staged plans (random DAGs up to 7 vertices)") {
   const gecode_backend exact{{.search = gecode_search::branch_and_bound}};
+  constexpr std::uint64_t node_limit = 20000;  // search nodes per phase
   int compared = 0, infeasible = 0, proven_infeasible = 0, recomputing = 0;
   for (std::uint64_t seed = 0; seed < 24; ++seed) {
     const std::size_t n = 4 + seed % 4;
@@ -101,13 +103,13 @@ TEST_CASE("moccasin with Gecode: CP optimum == brute force over the staged plans
       CAPTURE(seed);
       CAPTURE(budget);
       const brute_force_plan bf = brute_force_min_cost_staged_plan(g, order, budget);
-      // Enough intervals to span the whole staged space. A time limit keeps the test fast: a few
-      // infeasibility proofs take Gecode (no clause learning) longer.
-      moccasin_stats stats;
-      moccasin_options opt{.order = order, .max_intervals = static_cast<unsigned>(n), .stats = &stats};
-      opt.solver.time_limit = std::chrono::duration<double>(0.5);
-      const remat_result r = moccasin(g, budget, exact, opt);
-      INFO(stats.message);
+      // Enough intervals to span the whole staged space. A counted search-node limit keeps the test
+      // fast and deterministic: a few infeasibility proofs take Gecode (no clause learning) longer.
+      const moccasin_options opt{.backend = exact, .solver = {.node_limit = node_limit}, .order = order,
+                                 .max_intervals = static_cast<unsigned>(n)};
+      const remat_result r = moccasin_plan(g, budget, opt);
+      INFO(r.message);
+      if (r.status == solve_status::infeasible) CHECK(bf.status == solve_status::infeasible);  // proofs are sound
       if (bf.status == solve_status::infeasible) {
         CHECK_FALSE(has_solution(r.status));
         CHECK(r.plan.steps.empty());
@@ -128,18 +130,18 @@ TEST_CASE("moccasin with Gecode: CP optimum == brute force over the staged plans
         if (bf.cost > g.total_cost()) ++recomputing;
       }
       // The default two intervals per vertex: a restriction, so never cheaper, still valid.
-      moccasin_options two{.order = order};
-      two.solver.time_limit = std::chrono::duration<double>(0.5);
-      const remat_result r2 = moccasin(g, budget, exact, two);
+      const remat_result r2 = moccasin_plan(g, budget, moccasin_options{.backend = exact, .solver = {.node_limit = node_limit}, .order = order});
       if (has_solution(r2.status)) {
         CHECK(simulate_plan(g, r2.plan).peak_bytes <= budget);
         CHECK(r2.total_cost >= bf.cost - 1e-9);
       }
     }
   }
+  // Counted limits make these counts the same on every machine.
+  MESSAGE("compared ", compared, ", infeasible ", infeasible, ", proven ", proven_infeasible, ", recomputing ", recomputing);
   CHECK(compared >= 55);
   CHECK(infeasible >= 20);
-  CHECK(proven_infeasible * 4 >= infeasible * 3);  // the rest ran out of time (machine-dependent)
+  CHECK(proven_infeasible * 4 >= infeasible * 3);  // the rest hit the node limit
   CHECK(recomputing >= 10);  // the comparison covers plans that recompute
 }
 
@@ -159,10 +161,12 @@ TEST_CASE_TEMPLATE("moccasin over every graph type, with LNS and a start plan", 
     }
     REQUIRE(bf.status == solve_status::optimal);
     // LNS from the brute-force plan itself: it maps into the staged domain and is already optimal.
-    moccasin_options opt{.order = order, .max_intervals = 7, .start_plans = {bf.plan}};
-    opt.solver.time_limit = std::chrono::duration<double>(2.0);
-    const gecode_backend lns{{.search = gecode_search::lns, .lns_iterations = 300}};
-    const remat_result r = moccasin(tg.graph, budget, lns, opt, tg.maps());
+    const moccasin_options opt{.backend = gecode_backend{{.search = gecode_search::lns, .lns_iterations = 300}},
+                               .order = order,
+                               .max_intervals = 7,
+                               .start_plans = {bf.plan}};
+    const remat_result r = moccasin_plan(tg.graph, budget, opt, tg.maps());
+    CHECK_FALSE(r.stats.start_source.empty());
     REQUIRE(has_solution(r.status));
     CHECK(simulate_plan(g, r.plan).peak_bytes <= budget);
     CHECK(r.total_cost == doctest::Approx(bf.cost));
@@ -171,7 +175,7 @@ TEST_CASE_TEMPLATE("moccasin over every graph type, with LNS and a start plan", 
 
 TEST_CASE("moccasin: the encoded plan without recomputation is a solution of phase 1") {
   const memory_graph g(memory_graph_data{.num_nodes = 3, .edges = {{0, 1}, {1, 2}, {0, 2}}, .bytes = {4, 8, 12}, .cost = {1, 2, 3}});
-  moccasin_model m1 = make_moccasin_model(g, 20, 1, moccasin_options{.order = {0, 1, 2}});
+  moccasin_model m1 = make_moccasin_model(g, 20, moccasin_phase::min_peak, {.order = std::vector<std::size_t>{0, 1, 2}});
   m1.model.start = memsched::detail::encode_moccasin(g, m1, {{0, 0}, {2, 1}, {5, 2}})->first;
   const solver_result r = gecode_backend{{.search = gecode_search::lns, .lns_iterations = 0}}.solve(m1.model, {});
   REQUIRE(has_solution(r.status));  // optimal: running vertex 2 needs 4 + 8 + 12 = 6 units at the root
@@ -189,13 +193,13 @@ TEST_CASE("moccasin on a hand-made chain: recompute the first value") {
   // in stage 3 (cost 5): running 3 holds 0, 2, 3 = 30.
   const memory_graph g(memory_graph_data{.num_nodes = 4, .edges = {{0, 1}, {1, 2}, {2, 3}, {0, 3}}, .bytes = {10, 20, 10, 10}, .cost = {5, 1, 1, 1}});
   const gecode_backend exact{{.search = gecode_search::branch_and_bound}};
-  const remat_result r = moccasin(g, 30, exact, moccasin_options{});
+  const remat_result r = moccasin_plan(g, 30, moccasin_options{.backend = exact});
   REQUIRE(r.status == solve_status::optimal);
   CHECK(r.total_cost == 13);
   CHECK(r.peak_bytes == 30);
   CHECK(std::count(r.plan.steps.begin(), r.plan.steps.end(), plan_step{plan_op::compute, 0}) == 2);
-  CHECK(moccasin(g, 29, exact, moccasin_options{}).status == solve_status::infeasible);
-  const remat_result all = moccasin(g, 40, exact, moccasin_options{});
+  CHECK(moccasin_plan(g, 29, moccasin_options{.backend = exact}).status == solve_status::infeasible);
+  const remat_result all = moccasin_plan(g, 40, moccasin_options{.backend = exact});
   CHECK(all.total_cost == 8);
   CHECK(all.status == solve_status::optimal);
 }

@@ -113,16 +113,17 @@ TEST_CASE("revolve: a small schedule, by hand") {
 }
 
 TEST_CASE("revolve plans on chain training graphs") {
+  int tight_feasible = 0;
   for (std::size_t n : {3u, 6u, 11u, 30u}) {
     const dataflow_graph t = chain_training_graph(n, 7, true);
     const memory_graph g = make_memory_graph(t);
     const std::size_t l = n - 1;  // states x, f1, ..., f(n-1)
-    const remat_result all = checkpoint_all_plan(t);
+    const remat_result all = checkpoint_all_plan(t, unlimited_budget);
     std::int64_t last_peak = 0;
     for (std::size_t s = 1; s <= l + 1; ++s) {
       CAPTURE(n);
       CAPTURE(s);
-      const remat_result r = revolve_plan_with_snapshots(t, s, unlimited_budget, {});
+      const remat_result r = revolve_plan(t, unlimited_budget, {.snapshots = s});
       REQUIRE(r.status == solve_status::feasible);
       const plan_simulation sim = simulate_plan(t, r.plan);
       CHECK(sim.peak_bytes == r.peak_bytes);
@@ -142,34 +143,53 @@ TEST_CASE("revolve plans on chain training graphs") {
     const remat_result full = revolve_plan(t, all.peak_bytes, {});
     REQUIRE(full.status == solve_status::feasible);
     CHECK(full.overhead == 0.0);
-    const remat_result tight = revolve_plan(t, all.peak_bytes * 3 / 4, {});
+    // A tighter budget: the search picks the most snapshots that fit, so the plan fits and one
+    // more snapshot would not (or s is already l + 1).
+    const std::int64_t tight_budget = all.peak_bytes * 3 / 4;
+    const remat_result tight = revolve_plan(t, tight_budget, {});
+    REQUIRE(tight.stats.snapshots);
+    const std::size_t s_used = *tight.stats.snapshots;
     if (tight.status == solve_status::feasible) {
-      CHECK(simulate_plan(t, tight.plan).peak_bytes <= all.peak_bytes * 3 / 4);
+      ++tight_feasible;
+      CHECK(simulate_plan(t, tight.plan).peak_bytes <= tight_budget);
+      CHECK(tight.total_cost > g.total_cost());  // a quarter less memory costs recomputation
+      if (s_used <= l) CHECK(revolve_plan(t, unlimited_budget, {.snapshots = s_used + 1, .use_spare_memory = false}).peak_bytes > tight_budget);
+    } else {
+      CHECK((tight.status == solve_status::no_solution || tight.status == solve_status::infeasible));
+      CHECK(revolve_plan(t, unlimited_budget, {.snapshots = s_used}).peak_bytes > tight_budget);
     }
   }
+  CHECK(tight_feasible >= 2);  // the tight-budget checks ran on plans, not only on refusals
 }
 
 TEST_CASE("revolve on non-chain and shared training graphs: valid plans") {
   std::vector<dataflow_graph> graphs;
   for (std::uint64_t seed = 0; seed < 10; ++seed) graphs.push_back(random_training_graph(12, 0.2, seed));
   for (const auto& p : shared_training_graphs()) graphs.push_back(read_json_graph(p));
+  std::size_t checked = 0;
   for (const auto& t : graphs) {
     CAPTURE(t[boost::graph_bundle].name);
-    const remat_result all = checkpoint_all_plan(t);
+    const remat_result all = checkpoint_all_plan(t, unlimited_budget);
     for (double frac : {1.0, 0.8}) {
       const auto budget = static_cast<std::int64_t>(frac * static_cast<double>(all.peak_bytes));
       const remat_result r = revolve_plan(t, budget, {});
-      if (r.status != solve_status::feasible) continue;
+      if (r.status != solve_status::feasible) {
+        CHECK((r.status == solve_status::no_solution || r.status == solve_status::infeasible));
+        CHECK(r.plan.steps.empty());
+        continue;
+      }
+      ++checked;
       const plan_simulation sim = simulate_plan(t, r.plan);
       CHECK(sim.peak_bytes == r.peak_bytes);
       CHECK(sim.peak_bytes <= budget);
     }
     for (std::size_t s : {1u, 2u, 4u}) {
-      const remat_result r = revolve_plan_with_snapshots(t, s, unlimited_budget, {});
+      const remat_result r = revolve_plan(t, unlimited_budget, {.snapshots = s});
       REQUIRE(r.status == solve_status::feasible);
       CHECK(simulate_plan(t, r.plan).total_cost == doctest::Approx(r.total_cost));
     }
   }
+  CHECK(checked >= graphs.size());  // at least the full-budget plan of every graph was checked
 }
 
 TEST_CASE("revolve: binomials are exact, then saturate") {

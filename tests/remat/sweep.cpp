@@ -11,7 +11,7 @@ TEST_CASE("remat_sweep: budgets from the lower bound to the no-remat peak, entri
   const dataflow_graph t = chain_training_graph(25, 3);
   const sweep_result s = remat_sweep(t, {.num_budgets = 5});
   REQUIRE(s.rows.size() == 5);
-  CHECK(s.no_remat_peak == checkpoint_all_plan(t).peak_bytes);
+  CHECK(s.no_remat_peak == checkpoint_all_plan(t, unlimited_budget).peak_bytes);
   CHECK(s.lower_bound == peak_lower_bound(t));
   CHECK(s.rows.front().budget == s.lower_bound);
   CHECK(s.rows.back().budget == s.no_remat_peak);
@@ -33,7 +33,7 @@ TEST_CASE("remat_sweep: budgets from the lower bound to the no-remat peak, entri
 
 TEST_CASE("remat_sweep: explicit budgets and heuristics, non-chain graphs leave chen-* out") {
   const dataflow_graph t = random_training_graph(10, 0.4, 1);
-  const auto all = checkpoint_all_plan(t).peak_bytes;
+  const auto all = checkpoint_all_plan(t, unlimited_budget).peak_bytes;
   const sweep_result s = remat_sweep(t, {.budgets = {all, all / 2}});
   REQUIRE(s.rows.size() == 2);
   for (const auto& e : s.rows[0].entries) {

@@ -44,7 +44,7 @@ TEST_CASE("make_training_graph reproduces every shared torch training graph") {
       CHECK(a.name == b.name);
       CHECK(a.grad_of == b.grad_of);
       // The files mark gradients only through grad_of; the builder also sets `backward`.
-      CHECK(is_forward_node(a) == is_forward_node(b));
+      CHECK(a.role == b.role);
     }
     CHECK(edge_ids(built) == edge_ids(expected));
     REQUIRE(built[boost::graph_bundle].outputs.has_value());
@@ -82,8 +82,8 @@ TEST_CASE("make_training_graph on a three-node chain, by hand") {
       {0, 5}};                 // conv2d reads input x: x -> g(a)
   CHECK(edge_ids(t) == expected);
   CHECK(*t[boost::graph_bundle].outputs == std::vector<std::size_t>{3});
-  CHECK(!is_forward_node(t[3]));
-  CHECK(forward_vertices(t) == std::vector<char>{1, 1, 1, 0, 0, 0});
+  CHECK(t[3].role != node_role::forward);
+  CHECK(detail::forward_mask(make_memory_graph(t)) == std::vector<char>{1, 1, 1, 0, 0, 0});
 }
 
 TEST_CASE("make_training_graph: bilinear operands and options") {

@@ -3,6 +3,7 @@
 
 #include <memsched/graph/json_io.hpp>
 #include <memsched/remat/best_heuristic.hpp>
+#include <memsched/remat/input_order.hpp>
 #include <memsched/remat/revolve.hpp>
 #include <memsched/remat/training_graph.hpp>
 #include <memsched/sim/simulate_plan.hpp>
@@ -65,7 +66,7 @@ TEST_CASE("memsched remat: JSON, plans the simulator accepts, infeasible -> exit
   const temp_dir dir;
   const auto path = data_dir / "torch" / "resnet18.training.json";
   const dataflow_graph g = read_json_graph(path);
-  const std::int64_t peak = checkpoint_all_plan(g).peak_bytes;
+  const std::int64_t peak = checkpoint_all_plan(g, unlimited_budget).peak_bytes;
   for (auto h : all_remat_heuristics) {
     CAPTURE(to_string(h));
     const std::int64_t budget = peak * 85 / 100;
@@ -101,13 +102,18 @@ TEST_CASE("memsched remat: JSON, plans the simulator accepts, infeasible -> exit
       CHECK(doc.at("steps").empty());
     }
   }
-  // checkpoint-all at the no-remat peak: overhead exactly 0; one byte less: infeasible, exit 2.
+  // checkpoint-all at the no-remat peak: overhead exactly 0; one byte less: no plan (not a proof:
+  // no_solution, with a message), exit 2; below what one vertex needs with its inputs: infeasible.
   const tool_run ok = run_tool("remat " + path.string() + " --budget " + std::to_string(peak) + " --algo checkpoint-all --json", dir);
   CHECK(ok.exit_code == 0);
   CHECK(json::parse(ok.out).at("overhead") == 0.0);
   const tool_run no = run_tool("remat " + path.string() + " --budget " + std::to_string(peak - 1) + " --algo checkpoint-all --json", dir);
   CHECK(no.exit_code == 2);
-  CHECK(json::parse(no.out).at("status") == "infeasible");
+  CHECK(json::parse(no.out).at("status") == "no_solution");
+  CHECK_FALSE(json::parse(no.out).at("message").get<std::string>().empty());
+  const tool_run none = run_tool("remat " + path.string() + " --budget 1 --algo checkpoint-all --json", dir);
+  CHECK(none.exit_code == 2);
+  CHECK(json::parse(none.out).at("status") == "infeasible");
   // Percent budgets, fixed-parameter options, and usage errors.
   CHECK(run_tool("remat " + path.string() + " --budget 100% --algo revolve --snapshots 3 --json", dir).exit_code == 0);
   CHECK(run_tool("remat " + path.string() + " --budget 100% --algo best-heuristic --json", dir).exit_code == 0);
@@ -146,11 +152,11 @@ TEST_CASE("memsched sweep: table, JSON and CSV") {
   const json doc = json::parse(r.out);
   REQUIRE(doc.at("rows").size() == 3);
   const dataflow_graph g = read_json_graph(path);
-  CHECK(doc.at("no_remat_peak") == checkpoint_all_plan(g).peak_bytes);
+  CHECK(doc.at("no_remat_peak") == checkpoint_all_plan(g, unlimited_budget).peak_bytes);
   for (const auto& row : doc["rows"])
     for (const auto& e : row.at("entries")) {
       if (e.at("status") == "feasible") CHECK(e.at("peak_bytes").get<std::int64_t>() <= row.at("budget").get<std::int64_t>());
-      if (e.at("algorithm") == "checkpoint-all") CHECK(e.at("status") == "infeasible");
+      if (e.at("algorithm") == "checkpoint-all") CHECK(e.at("status") == "no_solution");
     }
   std::ifstream in(csv);
   std::string header;
@@ -164,3 +170,21 @@ TEST_CASE("memsched sweep: table, JSON and CSV") {
   CHECK(table.out.find("revolve") != std::string::npos);
   CHECK(run_tool("sweep " + path.string() + " --algos nope", dir).exit_code == 2);
 }
+
+#if defined(MEMSCHED_HAVE_CBC) && defined(MEMSCHED_HAVE_GECODE)
+TEST_CASE("memsched remat: checkmate and moccasin choose the input order the same way") {
+  const temp_dir dir;
+  // A training graph without an order in the file: --order-from graph falls back to checkpoint-all's.
+  const auto path = data_dir / "torch" / "vgg16.training.json";
+  const dataflow_graph g = read_json_graph(path);
+  REQUIRE(g[boost::graph_bundle].order.empty());
+  const auto expected = remat_input_order(g, {.source = input_order_source::graph});
+  for (const char* algo : {"checkmate-lp", "moccasin"}) {
+    CAPTURE(algo);
+    const tool_run r = run_tool("remat " + path.string() + " --budget 100% --algo " + algo + " --order-from graph --time-limit 5 --json", dir);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(json::parse(r.out).at("order_source") == expected.source);
+  }
+  CHECK(run_tool("remat " + path.string() + " --budget 100% --algo moccasin --order-from nope", dir).exit_code == 2);
+}
+#endif

@@ -11,7 +11,9 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace memsched {
 
@@ -47,51 +49,89 @@ inline constexpr std::array<remat_heuristic, 8> all_remat_heuristics{
   return std::nullopt;
 }
 
-/// Runs one heuristic within `budget` (greedy ones with the search over b). `unsupported` for
-/// chen-* when the forward part is not a chain. Complexity and exceptions of the heuristic.
+/// Options of best_heuristic_plan and run_remat_heuristic (plain aggregate).
+struct best_heuristic_options {
+  /// The heuristics tried by best_heuristic_plan; empty: all_remat_heuristics.
+  std::vector<remat_heuristic> heuristics;
+  std::size_t greedy_budgets = 24;      ///< As greedy_options::greedy_budgets.
+  std::size_t max_revolve_factor = 32;  ///< As revolve_options::max_revolve_factor.
+  bool use_spare_memory = true;         ///< As sqrtn_options::use_spare_memory, for every heuristic.
+};
+
+namespace detail {
+
+/// One heuristic on a converted graph (greedy ones search b, revolve searches s).
+inline remat_result run_heuristic_on(const memory_graph& g, const strategy_input& in, remat_heuristic h, std::int64_t budget,
+                                     const best_heuristic_options& o, std::chrono::steady_clock::time_point start) {
+  const sqrtn_options sq{.use_spare_memory = o.use_spare_memory};
+  const greedy_options gr{.greedy_budgets = o.greedy_budgets, .use_spare_memory = o.use_spare_memory};
+  switch (h) {
+    case remat_heuristic::checkpoint_all: return finish_plan(g, checkpoint_sequence(g, in.split, in.forward), budget, start);
+    case remat_heuristic::chen_sqrtn: return chen_sqrtn_on(g, in, budget, sq, start);
+    case remat_heuristic::chen_greedy: return chen_greedy_on(g, in, budget, gr, start);
+    case remat_heuristic::ap_sqrtn: return generalized_sqrtn_on(g, in, budget, sq, candidate_rule::articulation_points, start);
+    case remat_heuristic::ap_greedy: return generalized_greedy_on(g, in, budget, gr, candidate_rule::articulation_points, start);
+    case remat_heuristic::linearized_sqrtn: return generalized_sqrtn_on(g, in, budget, sq, candidate_rule::linearized, start);
+    case remat_heuristic::linearized_greedy: return generalized_greedy_on(g, in, budget, gr, candidate_rule::linearized, start);
+    case remat_heuristic::revolve:
+      return revolve_strategy(g, in.forward, in.split, budget,
+                              revolve_options{.max_revolve_factor = o.max_revolve_factor, .use_spare_memory = o.use_spare_memory}, start);
+  }
+  return unsupported_result(start, "run_remat_heuristic: unknown heuristic");
+}
+
+}  // namespace detail
+
+/// Runs one heuristic within `budget` (greedy ones with the search over b, revolve with the search
+/// over s), with the parameters of `options` (its `heuristics` list is not used). `unsupported` for
+/// chen-* when the forward part is not a chain.
+/// Complexity and exceptions: those of the heuristic.
 template <class G, class... Maps>
   requires memory_graph_source<G, Maps...>
 [[nodiscard]] remat_result run_remat_heuristic(const G& graph, remat_heuristic h, std::int64_t budget,
-                                               const remat_heuristic_options& options, const Maps&... maps) {
-  switch (h) {
-    case remat_heuristic::checkpoint_all: return checkpoint_all_plan(graph, budget, options, maps...);
-    case remat_heuristic::chen_sqrtn: return chen_sqrtn_plan(graph, budget, options, maps...);
-    case remat_heuristic::chen_greedy: return chen_greedy_search(graph, budget, options, maps...);
-    case remat_heuristic::ap_sqrtn: return ap_sqrtn_plan(graph, budget, options, maps...);
-    case remat_heuristic::ap_greedy: return ap_greedy_search(graph, budget, options, maps...);
-    case remat_heuristic::linearized_sqrtn: return linearized_sqrtn_plan(graph, budget, options, maps...);
-    case remat_heuristic::linearized_greedy: return linearized_greedy_search(graph, budget, options, maps...);
-    case remat_heuristic::revolve: return revolve_plan(graph, budget, options, maps...);
-  }
-  return {};
+                                               const best_heuristic_options& options, const Maps&... maps) {
+  const auto start = std::chrono::steady_clock::now();
+  const memory_graph& g = detail::to_memory_graph(graph, maps...);
+  const auto in = detail::prepare_strategy(g, detail::forward_mask(g), "run_remat_heuristic");
+  return detail::run_heuristic_on(g, in, h, budget, options, start);
 }
 
-/// The cheapest valid plan within `budget` over every heuristic (ties: lower peak, then the
-/// earlier heuristic in all_remat_heuristics); status `feasible`, or `infeasible` with an empty
-/// plan when none fits. Deterministic. O(options.greedy_budgets * (n + m) + (n + m) log n) plus
-/// revolve's snapshot search.
-/// Throws graph_error when a forward node reads a backward node or options.forward has the wrong
-/// size; what make_memory_graph throws for a bad graph.
+/// The cheapest valid plan within `budget` over options.heuristics (empty: every heuristic; ties:
+/// lower peak, then the earlier heuristic in the list); status `feasible`, or `no_solution` with an
+/// empty plan when none fits (`infeasible` when the budget is below what every plan needs).
+/// Deterministic.
+/// Complexity: O(options.greedy_budgets * (n + m) + (n + m) log n) plus revolve's snapshot search.
+/// Throws: graph_error when a forward node reads a backward node; what make_memory_graph throws.
 template <class G, class... Maps>
   requires memory_graph_source<G, Maps...>
-[[nodiscard]] remat_result best_heuristic_plan(const G& graph, std::int64_t budget, const remat_heuristic_options& options,
+[[nodiscard]] remat_result best_heuristic_plan(const G& graph, std::int64_t budget, const best_heuristic_options& options,
                                                const Maps&... maps) {
   const auto start = std::chrono::steady_clock::now();
   const memory_graph& g = detail::to_memory_graph(graph, maps...);
-  remat_heuristic_options opts = options;
-  opts.forward = detail::resolve_forward(graph, g, options.forward, "best_heuristic_plan", maps...);
+  const auto in = detail::prepare_strategy(g, detail::forward_mask(g), "best_heuristic_plan");
+  std::vector<remat_heuristic> hs = options.heuristics;
+  if (hs.empty()) hs.assign(all_remat_heuristics.begin(), all_remat_heuristics.end());
   remat_result best;
   bool found = false;
-  for (auto h : all_remat_heuristics) {
-    remat_result r = run_remat_heuristic(g, h, budget, opts);
+  for (auto h : hs) {
+    remat_result r = detail::run_heuristic_on(g, in, h, budget, options, start);
     if (r.status != solve_status::feasible) continue;
     if (!found || r.total_cost < best.total_cost || (r.total_cost == best.total_cost && r.peak_bytes < best.peak_bytes)) {
       best = std::move(r);
+      best.message = "best of the heuristics: " + std::string(to_string(h));
       found = true;
     }
   }
-  if (!found) best = remat_result{};
-  best.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!found) {
+    best = remat_result{};
+    if (auto why = detail::budget_below_lower_bound(g, budget)) {
+      best.status = solve_status::infeasible;
+      best.message = *why;
+    } else {
+      best.message = "no heuristic plan fits the budget " + std::to_string(budget);
+    }
+  }
+  best.stats.seconds = detail::seconds_since(start);
   return best;
 }
 
@@ -99,7 +139,7 @@ template <class G, class... Maps>
 template <class G>
   requires memory_graph_source<G>
 [[nodiscard]] remat_result best_heuristic_plan(const G& graph, std::int64_t budget) {
-  return best_heuristic_plan(graph, budget, remat_heuristic_options{});
+  return best_heuristic_plan(graph, budget, best_heuristic_options{});
 }
 
 }  // namespace memsched

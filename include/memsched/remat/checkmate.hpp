@@ -7,12 +7,11 @@
 #include <memsched/core/errors.hpp>
 #include <memsched/core/status.hpp>
 #include <memsched/graph/memory_graph.hpp>
-#include <memsched/order/order_result.hpp>
-#include <memsched/order/serenity.hpp>
 #include <memsched/remat/checkmate_lp_rounding.hpp>
 #include <memsched/remat/checkmate_model.hpp>
 #include <memsched/remat/detail/checkmate_greedy.hpp>
 #include <memsched/remat/detail/checkmate_staging.hpp>
+#include <memsched/remat/detail/solver_glue.hpp>
 #include <memsched/remat/remat_result.hpp>
 #include <memsched/sim/execution_plan.hpp>
 #include <memsched/sim/plan_from_computes.hpp>
@@ -26,9 +25,9 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 #include <span>
 #include <string>
 #include <utility>
@@ -36,58 +35,39 @@
 
 namespace memsched {
 
-/// Options of checkmate_milp.
+/// Options of checkmate_milp_plan (plain aggregate; the backend type is deduced:
+/// `checkmate_options{.backend = cbc_backend{}, .solver = {.time_limit = 60s}}`).
+template <milp_backend Backend>
 struct checkmate_options {
+  Backend backend{};
+  /// time_limit: wall clock for the whole call; node_limit: for each backend solve; relative_gap,
+  /// threads, verbosity: for the backend; observer: on_phase ("starts", "lns", "full solve"),
+  /// on_incumbent(seconds, total cost, bound) for each better plan, on_bound for the LP bound.
+  solver_options solver;
   /// Input topological order (vertex indices). nullopt: the lowest-peak order among Kahn, DFS and
-  /// greedy (callers with a better order, e.g. Serenity's or the graph file's, pass it here).
+  /// greedy (remat_input_order computes better ones, e.g. Serenity's or the graph file's).
   std::optional<std::vector<std::size_t>> order;
-  std::optional<std::chrono::duration<double>> time_limit;  ///< Wall clock for the whole call; nullopt: none.
-  double relative_gap = 1e-6;
-  int threads = 1;
-  int verbosity = 0;
   /// Start solutions tried (the cheapest one that fits the model is given to the solver): these
   /// plans (skipped unless their first computations follow the input order), the plan of the input
   /// order without recomputation, and the staged eviction greedy (greedy_starts).
   std::vector<execution_plan> start_plans;
   /// Also try the staged recomputation-on-demand greedy (several eviction policies) as starts.
   bool greedy_starts = true;
-  /// Also try checkmate_lp_rounding as a start when the backend solves LPs (lp_backend), with at
-  /// most lp_rounding_fraction of the time limit.
+  /// Also try checkmate_lp_plan's rounding as a start when the backend solves LPs (lp_backend),
+  /// with at most lp_rounding_fraction of the time limit.
   bool lp_rounding_start = true;
   double lp_rounding_fraction = 0.25;
-  checkmate_lp_options lp_rounding;  ///< Its options (order and time limit are set by checkmate_milp).
+  lp_rounding_options lp_rounding;
   /// Large-neighbourhood search before the full solve, when there is a time limit and a start:
   /// repeatedly free a window of stages (or of positions) and re-solve it with the rest fixed to the
   /// incumbent. Fraction of the time limit it may use (0 disables).
   double lns_fraction = 0.75;
-  std::size_t lns_window = 0;            ///< Stages (positions) per window; 0: about n / 10, within [6, 20].
-  double lns_round_seconds = 6;          ///< Time limit of one neighbourhood solve.
+  std::size_t lns_window = 0;  ///< Stages (positions) per window; 0: about n / 10, within [6, 20].
+  std::chrono::duration<double> lns_round_time{6.0};  ///< Time limit of one neighbourhood solve.
   /// The full solve after the search runs only when at least this much time is left (a short CBC
   /// run adds nothing but a bound no better than the LP's).
-  double min_full_solve_seconds = 10;
+  std::chrono::duration<double> min_full_solve_time{10.0};
   checkmate_model_options model;
-  std::function<void(const solver_progress&)> on_incumbent;  ///< Each better plan: seconds, total cost, bound.
-};
-
-/// Statistics of a checkmate_milp call.
-struct checkmate_stats {
-  std::size_t variables = 0, constraints = 0, nonzeros = 0;
-  std::int64_t memory_unit = 1;
-  double start_cost = std::numeric_limits<double>::quiet_NaN();  ///< Cost of the start solution, NaN if none.
-  std::string start_source;                                     ///< "plan N", "no-remat", "eviction greedy N", "lp rounding", or "" when none.
-  double seconds_to_best = 0;                                   ///< When the returned plan was found.
-  std::size_t lns_rounds = 0, lns_improvements = 0;
-  solve_status full_solve_status = solve_status::error;         ///< Of the backend's solve of the full model.
-};
-
-/// What checkmate_milp returns: a remat_result plus the input order, the backend's name, a message
-/// and statistics. `status` optimal means optimal among the staged plans of `order` (the MILP's
-/// plan space); `cost_bound` is the solver's proven bound on that space.
-struct [[nodiscard]] checkmate_result : remat_result {
-  std::vector<std::size_t> order;
-  std::string backend;
-  std::string message;
-  checkmate_stats stats;
 };
 
 namespace detail {
@@ -96,24 +76,28 @@ namespace detail {
 template <class Backend>
 class checkmate_solver {
  public:
-  checkmate_solver(const memory_graph& g, std::int64_t budget, const Backend& backend, const checkmate_options& o)
-      : g_(g), budget_(budget), backend_(backend), o_(o) {}
+  checkmate_solver(const memory_graph& g, std::int64_t budget, const checkmate_options<Backend>& o)
+      : g_(g), budget_(budget), backend_(o.backend), o_(o) {}
 
-  checkmate_result run(checkmate_model& cm, checkmate_clock::time_point t0) {
+  remat_result run(checkmate_model& cm, checkmate_clock::time_point t0) {
     t0_ = t0;
-    checkmate_result res;
-    res.order = cm.order;
-    res.backend = std::string(Backend::name);
+    remat_result res;
+    res.stats.order = cm.order;
+    res.stats.backend = backend_name(backend_);
     res.stats.variables = cm.model.num_variables();
     res.stats.constraints = cm.model.num_constraints();
     res.stats.nonzeros = cm.model.num_nonzeros();
     res.stats.memory_unit = cm.memory_unit;
     cm_ = &cm;
+    o_.solver.observer.on_phase(seconds_since(t0_), "starts");
     choose_start(res);
     // A start that recomputes nothing (of positive cost) is optimal: every vertex runs at least once.
     const bool trivially_optimal = best_ && best_objective_ <= cm.model.objective_offset * (1 + 1e-12);
-    const double limit = trivially_optimal ? 0.0 : o_.time_limit ? o_.time_limit->count() : infinity;
-    if (best_ && std::isfinite(limit) && o_.lns_fraction > 0) lns(res, limit * o_.lns_fraction);
+    const double limit = trivially_optimal ? 0.0 : o_.solver.time_limit ? o_.solver.time_limit->count() : infinity;
+    if (best_ && std::isfinite(limit) && o_.lns_fraction > 0) {
+      o_.solver.observer.on_phase(seconds_since(t0_), "lns");
+      lns(res, limit * o_.lns_fraction);
+    }
     // The full model, from the incumbent.
     solver_options so = base_options();
     if (std::isfinite(limit)) so.time_limit = std::chrono::duration<double>(std::max(0.0, limit - seconds_since(t0_)));
@@ -122,13 +106,17 @@ class checkmate_solver {
     if (trivially_optimal) {
       full.status = solve_status::optimal;
       full.objective = full.bound = best_objective_;
-    } else if (best_ && so.time_limit && so.time_limit->count() < o_.min_full_solve_seconds) {
+    } else if (best_ && so.time_limit && *so.time_limit < o_.min_full_solve_time) {
       full.status = solve_status::time_limit;
       full.message = "no time left for the full solve";
     } else {
+      o_.solver.observer.on_phase(seconds_since(t0_), "full solve");
+      // The backend's incumbents, as total costs since the call started (re-checked by offer below).
+      const scaled_observer translate{o_.solver.observer, t0_, 1.0 / cm.cost_scale, &reported_cost_};
+      so.observer = translate;
       full = backend_.solve(cm.model, so);
     }
-    res.stats.full_solve_status = full.status;
+    res.stats.solver_status = full.status;
     if (has_solution(full.status) && full.values.size() == cm.model.num_variables()) offer(full.values, cm.model.objective_value(full.values));
     // A bound above the incumbent is no bound (a stopped solver may report garbage): ignore it.
     if (!std::isnan(full.bound) && (!best_ || full.bound <= best_objective_ * (1 + 1e-9) + 1e-9))
@@ -142,7 +130,7 @@ class checkmate_solver {
         res.status = solve_status::error;
         res.message = "the solver's assignment violates the model; " + res.message;
       }
-      res.seconds = seconds_since(t0_);
+      res.stats.seconds = seconds_since(t0_);
       return res;
     }
     res.plan = decode_checkmate_solution(g_, cm, *best_);
@@ -158,16 +146,16 @@ class checkmate_solver {
       res.status = solve_status::error;
       res.message = "decoded plan exceeds the budget (peak " + std::to_string(sim.peak_bytes) + ")";
     }
-    res.seconds = seconds_since(t0_);
+    res.stats.seconds = seconds_since(t0_);
     return res;
   }
 
  private:
+  /// The caller's gap, threads, verbosity and node limit; no time limit, no observer (set per solve).
   solver_options base_options() const {
-    solver_options so;
-    so.relative_gap = o_.relative_gap;
-    so.threads = o_.threads;
-    so.verbosity = o_.verbosity;
+    solver_options so = o_.solver;
+    so.time_limit.reset();
+    so.observer = {};
     return so;
   }
 
@@ -182,13 +170,17 @@ class checkmate_solver {
     best_ = x;
     best_objective_ = objective;
     best_seconds_ = seconds_since(t0_);
-    if (o_.on_incumbent) o_.on_incumbent({best_seconds_, cm_->cost_of_objective(objective), std::numeric_limits<double>::quiet_NaN()});
+    const double cost = cm_->cost_of_objective(objective);
+    if (cost < reported_cost_) {
+      reported_cost_ = cost;
+      o_.solver.observer.on_incumbent(best_seconds_, cost, lp_bound_.value_or(std::numeric_limits<double>::quiet_NaN()));
+    }
     return true;
   }
 
   /// Offers every start candidate as soon as it exists (so seconds_to_best is honest), the LP
   /// rounding last and only when the best start still recomputes something.
-  void choose_start(checkmate_result& res) {
+  void choose_start(remat_result& res) {
     auto take = [&](const execution_plan& plan, const std::string& source) {
       const auto x = encode_checkmate_plan(g_, *cm_, plan);
       if (!x || cm_->model.first_violation(*x)) return;
@@ -206,13 +198,13 @@ class checkmate_solver {
     if constexpr (lp_backend<Backend>) {
       const bool no_recomputation = best_ && best_objective_ <= cm_->model.objective_offset * (1 + 1e-12);
       if (o_.lp_rounding_start && !no_recomputation) {
-        checkmate_lp_options lo = o_.lp_rounding;
-        lo.order = cm_->order;
-        lo.model = o_.model;
-        if (o_.time_limit) lo.time_limit = *o_.time_limit * o_.lp_rounding_fraction;
-        const checkmate_lp_result lr = checkmate_lp_rounding(g_, budget_, backend_, lo);
-        if (has_solution(lr.status)) take(lr.plan, "lp rounding");
+        checkmate_lp_options<Backend> lo{.backend = backend_, .solver = base_options(), .order = cm_->order,
+                                         .rounding = o_.lp_rounding, .model = o_.model};
+        if (o_.solver.time_limit) lo.solver.time_limit = *o_.solver.time_limit * o_.lp_rounding_fraction;
+        const remat_result lr = checkmate_lp_on(g_, budget_, lo);
         lp_bound_ = lr.cost_bound;
+        if (lp_bound_) o_.solver.observer.on_bound(seconds_since(t0_), *lp_bound_);
+        if (has_solution(lr.status)) take(lr.plan, "lp rounding");
       }
     }
   }
@@ -256,7 +248,7 @@ class checkmate_solver {
 
   /// Large-neighbourhood search: alternately free a window of stages and a window of positions;
   /// everything else is fixed to the incumbent and the restricted model is solved.
-  void lns(checkmate_result& res, double until) {
+  void lns(remat_result& res, double until) {
     const checkmate_model& cm = *cm_;
     const std::size_t n = cm.order.size();
     if (n < 3) return;
@@ -306,7 +298,7 @@ class checkmate_solver {
       const milp_model sub_model = restricted_model(fixed, columns);
       solver_options so = base_options();
       so.relative_gap = 1e-9;
-      so.time_limit = std::chrono::duration<double>(std::max(0.05, std::min(o_.lns_round_seconds, until - seconds_since(t0_))));
+      so.time_limit = std::chrono::duration<double>(std::max(0.05, std::min(o_.lns_round_time.count(), until - seconds_since(t0_))));
       const solver_result sub = backend_.solve(sub_model, so);
       ++res.stats.lns_rounds;
       bool improved = false;
@@ -330,82 +322,62 @@ class checkmate_solver {
   const memory_graph& g_;
   std::int64_t budget_;
   const Backend& backend_;
-  const checkmate_options& o_;
+  const checkmate_options<Backend>& o_;
   checkmate_model* cm_ = nullptr;
   checkmate_clock::time_point t0_;
   std::optional<std::vector<double>> best_;
-  std::optional<double> lp_bound_;
-  std::size_t rejected_ = 0;  // backend assignments that violated the model  // LP relaxation optimum at the budget (from the LP rounding)
+  std::optional<double> lp_bound_;  // LP relaxation optimum at the budget (from the LP rounding)
+  std::size_t rejected_ = 0;        // backend assignments that violated the model
   double best_objective_ = infinity;
   double best_seconds_ = 0;
+  double reported_cost_ = infinity;  // the best total cost the observer has seen
 };
 
 }  // namespace detail
 
-/// The best input order the library can compute for Checkmate: the lowest-peak order among
-/// Serenity's (with the time limit; skipped when it is zero), Kahn's, DFS, greedy and `extra`
-/// (e.g. the graph file's order). The peak is that of the order without recomputation.
-/// Cost: Serenity's search within the limit, plus O(n + m) per basic order. Throws what
-/// make_memory_graph throws.
-template <class G, class... Maps>
-  requires memory_graph_source<G, Maps...>
-[[nodiscard]] order_result checkmate_input_order(const G& graph, std::chrono::duration<double> serenity_time_limit,
-                                                 const std::optional<std::vector<std::size_t>>& extra = std::nullopt,
-                                                 const Maps&... maps) {
-  const auto t0 = detail::checkmate_clock::now();
-  const memory_graph& g = detail::to_memory_graph(graph, maps...);
-  order_result res;
-  if (serenity_time_limit.count() > 0) {
-    order_result s = serenity_order(g, serenity_options{.time_limit = serenity_time_limit});
-    const std::vector<std::size_t> basic = detail::checkmate_best_basic_order(g, extra);
-    if (detail::order_peak_unchecked(g, basic) < s.peak_bytes) {
-      res.order = basic;
-    } else {
-      res.order = std::move(s.order);
-      res.status = s.status;
-      res.lower_bound = s.lower_bound;
-    }
-  } else {
-    res.order = detail::checkmate_best_basic_order(g, extra);
-  }
-  res.peak_bytes = detail::order_peak_unchecked(g, res.order);
-  if (res.status == solve_status::optimal && res.peak_bytes > res.lower_bound) res.status = solve_status::feasible;
-  if (res.status != solve_status::optimal) res.status = solve_status::feasible;
-  res.stats.seconds = detail::seconds_since(t0);
-  return res;
-}
-
-/// Checkmate's optimal rematerialization: builds the MILP for the input order (options.order, or
-/// the lowest-peak basic order), gives the backend the cheapest start solution that fits (the
-/// options' start plans, the plan without recomputation), improves it by large-neighbourhood
-/// search when a time limit is set, solves the full model for the rest of the time, decodes the
-/// best assignment and checks it with the simulator. Status: optimal (proven for the staged plans
-/// of the order), feasible (a limit stopped the proof), infeasible (proven: no staged plan of the
-/// order fits, or a vertex cannot run within the budget at all), time_limit (nothing found), error
-/// or unsupported (from the backend; see message). Exponential worst case; model size O(n^2 + n m).
-/// Throws invalid_order on a bad options.order, std::invalid_argument on a negative budget, and
+/// Checkmate's optimal rematerialization with options.backend (a milp_backend): builds the MILP
+/// for the input order (options.order, or the lowest-peak basic order), gives the backend the
+/// cheapest start solution that fits (the options' start plans, the plan without recomputation,
+/// the eviction greedy, the LP rounding), improves it by large-neighbourhood search when a time
+/// limit is set, solves the full model for the rest of the time, decodes the best assignment and
+/// checks it with the simulator.
+/// Status: `optimal` (proven for the staged plans of the order), `feasible` (a limit stopped the
+/// proof), `infeasible` (proven: no staged plan of the order fits, or a vertex cannot run within
+/// the budget at all), `time_limit` (nothing found), `error` or `unsupported` (from the backend;
+/// see message). cost_bound: the solver's proven bound on that plan space. stats: order, backend,
+/// model size, start_source/start_cost, seconds_to_best, LNS rounds, solver_status.
+/// Complexity: exponential worst case; model size O(n^2 + n m).
+/// Throws: invalid_order on a bad options.order, std::invalid_argument on a negative budget, and
 /// what make_memory_graph throws.
-template <milp_backend Backend, class G, class... Maps>
+template <class G, class Backend, class... Maps>
   requires memory_graph_source<G, Maps...>
-[[nodiscard]] checkmate_result checkmate_milp(const G& graph, std::int64_t budget, const Backend& backend,
-                                              const checkmate_options& options = {}, const Maps&... maps) {
+[[nodiscard]] remat_result checkmate_milp_plan(const G& graph, std::int64_t budget, const checkmate_options<Backend>& options,
+                                               const Maps&... maps) {
   const auto t0 = detail::checkmate_clock::now();
   const memory_graph& g = detail::to_memory_graph(graph, maps...);
-  if (budget < 0) throw std::invalid_argument("checkmate_milp: negative budget");
+  if (budget < 0) throw std::invalid_argument("checkmate_milp_plan: negative budget");
   const std::vector<std::size_t> order = options.order ? *options.order : detail::checkmate_best_basic_order(g);
-  detail::check_checkmate_order(g, order, "checkmate_milp");
+  detail::check_checkmate_order(g, order, "checkmate_milp_plan");
   if (auto why = detail::checkmate_obviously_infeasible(g, budget)) {
-    checkmate_result res;
-    res.order = order;
-    res.backend = std::string(Backend::name);
+    remat_result res;
+    res.stats.order = order;
+    res.stats.backend = detail::backend_name(options.backend);
     res.status = solve_status::infeasible;
     res.message = *why;
-    res.seconds = detail::seconds_since(t0);
+    res.stats.seconds = detail::seconds_since(t0);
     return res;
   }
   checkmate_model cm = build_checkmate_model(g, budget, order, options.model);
-  detail::checkmate_solver<Backend> solver(g, budget, backend, options);
+  detail::checkmate_solver<Backend> solver(g, budget, options);
   return solver.run(cm, t0);
+}
+
+/// checkmate_milp_plan with default options for the backend given as template argument:
+/// `checkmate_milp_plan<cbc_backend>(graph, budget)` (no time limit: use with small graphs).
+template <milp_backend Backend, class G>
+  requires memory_graph_source<G>
+[[nodiscard]] remat_result checkmate_milp_plan(const G& graph, std::int64_t budget) {
+  return checkmate_milp_plan(graph, budget, checkmate_options<Backend>{});
 }
 
 }  // namespace memsched

@@ -3,51 +3,52 @@
 // Checkmate MILP, round the checkpoint matrix S (deterministic thresholds and randomized
 // rounding), take the cheapest R for each rounded S, simulate, keep the cheapest plan within the
 // budget. Like the paper, the LP is also solved at smaller budgets (the rounding loses memory).
-// The Moccasin paper found that often no rounding fits; then the status is infeasible with a
-// message (this strategy cannot meet the budget; not a proof).
+// The Moccasin paper found that often no rounding fits; then the status is no_solution with a
+// message (this strategy cannot meet the budget; that is no proof).
 
 #include <memsched/core/status.hpp>
 #include <memsched/graph/memory_graph.hpp>
 #include <memsched/remat/checkmate_model.hpp>
 #include <memsched/remat/detail/checkmate_staging.hpp>
+#include <memsched/remat/detail/solver_glue.hpp>
 #include <memsched/remat/remat_result.hpp>
 #include <memsched/sim/simulate_plan.hpp>
 #include <memsched/solver/concepts.hpp>
+#include <memsched/solver/solver_options.hpp>
 
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <optional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace memsched {
 
-/// Options of checkmate_lp_rounding.
-struct checkmate_lp_options {
-  /// Input topological order (vertex indices); nullopt: the lowest-peak order among Kahn, DFS and greedy.
-  std::optional<std::vector<std::size_t>> order;
+/// How checkmate_lp_plan rounds (also used by checkmate_milp_plan's LP-rounding start).
+struct lp_rounding_options {
   /// The LP is solved at budget x each fraction (the first should be 1: its optimum is a bound).
   std::vector<double> lp_budget_fractions{1.0, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.6, 0.5};
   /// S[t][i] = 1 when the LP value exceeds the threshold.
   std::vector<double> thresholds{0.01, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.99};
   std::size_t random_roundings = 16;  ///< Randomized roundings per LP (S[t][i] = 1 with the LP value as probability).
   std::uint64_t seed = 1;             ///< Of the randomized rounding.
-  std::optional<std::chrono::duration<double>> time_limit;  ///< Whole call; LPs still unsolved are skipped.
-  int verbosity = 0;
-  checkmate_model_options model;
 };
 
-/// What checkmate_lp_rounding returns: the plan (status feasible) or none (infeasible, message),
-/// the LP bound at the full budget in cost_bound (a lower bound for the staged plans of `order`).
-struct [[nodiscard]] checkmate_lp_result : remat_result {
-  std::vector<std::size_t> order;
-  std::string backend;
-  std::string message;
-  std::size_t lps_solved = 0;
-  std::size_t roundings = 0;         ///< Rounded S tried.
-  std::size_t roundings_fit = 0;     ///< Of those, plans within the budget.
+/// Options of checkmate_lp_plan (plain aggregate; the backend type is deduced:
+/// `checkmate_lp_options{.backend = glpk_backend{}, .solver = {.time_limit = 10s}}`).
+template <lp_backend Backend>
+struct checkmate_lp_options {
+  Backend backend{};
+  /// For the whole call (LPs still unsolved when time_limit runs out are skipped), and each LP's
+  /// verbosity / threads / node_limit.
+  solver_options solver;
+  /// Input topological order (vertex indices); nullopt: the lowest-peak order among Kahn, DFS and greedy.
+  std::optional<std::vector<std::size_t>> order;
+  lp_rounding_options rounding;
+  checkmate_model_options model;
 };
 
 namespace detail {
@@ -55,7 +56,7 @@ namespace detail {
 /// Rounds the S values of one LP solution many ways; calls keep(plan, simulation) for each plan.
 template <class Keep>
 void round_checkmate_lp(const memory_graph& g, const checkmate_model& cm, const std::vector<double>& lp,
-                        const checkmate_lp_options& o, std::mt19937_64& rng, Keep&& keep) {
+                        const lp_rounding_options& o, std::mt19937_64& rng, Keep&& keep) {
   const std::size_t n = cm.order.size();
   auto round_with = [&](auto&& decide) {
     std::vector<std::vector<char>> s(n + 1);
@@ -72,53 +73,48 @@ void round_checkmate_lp(const memory_graph& g, const checkmate_model& cm, const 
   for (std::size_t k = 0; k < o.random_roundings; ++k) round_with([&](double v) { return u(rng) < v; });
 }
 
-}  // namespace detail
-
-/// Checkmate's two-phase LP rounding within `budget` for an input order (see the file comment).
-/// Deterministic for a seed (given the LP solutions). Cost: one LP per budget fraction plus
-/// O((thresholds + random_roundings) x (n^2 + n m)) per LP. Status feasible with the cheapest plan
-/// that fits, or infeasible with an empty plan and a message; time_limit when no LP was solved in
-/// time; error when the backend fails. Throws invalid_order on a bad options.order,
-/// std::invalid_argument on a negative budget, and what make_memory_graph throws.
-template <lp_backend Backend, class G, class... Maps>
-  requires memory_graph_source<G, Maps...>
-[[nodiscard]] checkmate_lp_result checkmate_lp_rounding(const G& graph, std::int64_t budget, const Backend& backend,
-                                                        const checkmate_lp_options& options = {}, const Maps&... maps) {
-  const auto t0 = detail::checkmate_clock::now();
-  const memory_graph& g = detail::to_memory_graph(graph, maps...);
-  if (budget < 0) throw std::invalid_argument("checkmate_lp_rounding: negative budget");
-  checkmate_lp_result res;
-  res.order = options.order ? *options.order : detail::checkmate_best_basic_order(g);
-  detail::check_checkmate_order(g, res.order, "checkmate_lp_rounding");
-  res.backend = std::string(Backend::name);
-  if (auto why = detail::checkmate_obviously_infeasible(g, budget)) {
-    res.status = solve_status::infeasible;
-    res.message = *why;
-    res.seconds = detail::seconds_since(t0);
-    return res;
-  }
-  const double limit = options.time_limit ? options.time_limit->count() : infinity;
-  std::mt19937_64 rng(options.seed);
+/// checkmate_lp_plan on a converted graph.
+template <class Backend>
+remat_result checkmate_lp_on(const memory_graph& g, std::int64_t budget, const checkmate_lp_options<Backend>& options) {
+  const auto t0 = checkmate_clock::now();
+  if (budget < 0) throw std::invalid_argument("checkmate_lp_plan: negative budget");
+  remat_result res;
+  res.stats.order = options.order ? *options.order : checkmate_best_basic_order(g);
+  check_checkmate_order(g, res.stats.order, "checkmate_lp_plan");
+  res.stats.backend = backend_name(options.backend);
+  auto finish = [&](solve_status status, std::string message) {
+    res.status = status;
+    res.message = std::move(message);
+    res.stats.seconds = seconds_since(t0);
+    return std::move(res);
+  };
+  if (auto why = checkmate_obviously_infeasible(g, budget)) return finish(solve_status::infeasible, *why);
+  const lp_rounding_options& ro = options.rounding;
+  const double limit = options.solver.time_limit ? options.solver.time_limit->count() : infinity;
+  std::mt19937_64 rng(ro.seed);
   std::optional<plan_simulation> best_sim;
   bool any_lp = false, lp_error = false;
   std::string errors;
-  for (std::size_t f = 0; f < options.lp_budget_fractions.size(); ++f) {
-    const double elapsed = detail::seconds_since(t0);
+  for (std::size_t f = 0; f < ro.lp_budget_fractions.size(); ++f) {
+    const double elapsed = seconds_since(t0);
     if (elapsed >= limit) break;
-    const auto lp_budget = static_cast<std::int64_t>(std::floor(static_cast<double>(budget) * options.lp_budget_fractions[f]));
+    const auto lp_budget = static_cast<std::int64_t>(std::floor(static_cast<double>(budget) * ro.lp_budget_fractions[f]));
     if (lp_budget < 0) continue;
-    const checkmate_model cm = build_checkmate_model(g, lp_budget, res.order, options.model);
-    solver_options so;
-    so.verbosity = options.verbosity;
+    const checkmate_model cm = build_checkmate_model(g, lp_budget, res.stats.order, options.model);
+    if (f == 0) {
+      res.stats.variables = cm.model.num_variables();
+      res.stats.constraints = cm.model.num_constraints();
+      res.stats.nonzeros = cm.model.num_nonzeros();
+      res.stats.memory_unit = cm.memory_unit;
+    }
+    solver_options so = options.solver;
+    so.observer = {};
+    so.time_limit.reset();
     if (std::isfinite(limit)) so.time_limit = std::chrono::duration<double>(std::max(0.01, limit - elapsed));
-    const solver_result lp = backend.solve_relaxation(cm.model, so);
+    const solver_result lp = options.backend.solve_relaxation(cm.model, so);
     if (lp.status == solve_status::infeasible) {
-      if (f == 0 && options.lp_budget_fractions[0] >= 1.0) {
-        res.status = solve_status::infeasible;
-        res.message = "the LP relaxation is infeasible: no staged plan of this order fits the budget";
-        res.seconds = detail::seconds_since(t0);
-        return res;
-      }
+      if (f == 0 && ro.lp_budget_fractions[0] >= 1.0)
+        return finish(solve_status::infeasible, "the LP relaxation is infeasible: no staged plan of this order fits the budget");
       continue;  // smaller budgets are infeasible too
     }
     if (lp.status != solve_status::optimal || lp.values.size() != cm.model.num_variables()) {
@@ -129,40 +125,67 @@ template <lp_backend Backend, class G, class... Maps>
       continue;
     }
     any_lp = true;
-    ++res.lps_solved;
-    if (options.lp_budget_fractions[f] >= 1.0 && !std::isnan(lp.objective)) {
+    ++res.stats.lps_solved;
+    if (ro.lp_budget_fractions[f] >= 1.0 && !std::isnan(lp.objective)) {
       const double bound = cm.cost_of_objective(lp.objective);
       res.cost_bound = res.cost_bound ? std::max(*res.cost_bound, bound) : bound;
+      options.solver.observer.on_bound(seconds_since(t0), *res.cost_bound);
     }
-    detail::round_checkmate_lp(g, cm, lp.values, options, rng, [&](execution_plan plan) {
-      ++res.roundings;
+    round_checkmate_lp(g, cm, lp.values, ro, rng, [&](execution_plan plan) {
+      ++res.stats.roundings;
       const plan_simulation sim = simulate_plan(g, plan);
       if (sim.peak_bytes > budget) return;
-      ++res.roundings_fit;
+      ++res.stats.roundings_fit;
       if (!best_sim || sim.total_cost < best_sim->total_cost ||
           (sim.total_cost == best_sim->total_cost && sim.peak_bytes < best_sim->peak_bytes)) {
+        if (!best_sim || sim.total_cost < best_sim->total_cost)
+          options.solver.observer.on_incumbent(seconds_since(t0), sim.total_cost, res.cost_bound.value_or(std::nan("")));
         best_sim = sim;
         res.plan = std::move(plan);
+        res.stats.seconds_to_best = seconds_since(t0);
       }
     });
   }
-  res.seconds = detail::seconds_since(t0);
   if (best_sim) {
-    res.status = solve_status::feasible;
     res.peak_bytes = best_sim->peak_bytes;
     res.total_cost = best_sim->total_cost;
     res.overhead = best_sim->overhead;
-    return res;
+    return finish(solve_status::feasible, "");
   }
-  if (!any_lp) {
-    res.status = lp_error ? solve_status::error : solve_status::time_limit;
-    res.message = lp_error ? errors : "no LP relaxation solved within the time limit";
-    return res;
-  }
-  res.status = solve_status::infeasible;
-  res.message = "no rounding of " + std::to_string(res.roundings) + " (from " + std::to_string(res.lps_solved) +
-                " LPs) fits the budget";
-  return res;
+  if (!any_lp)
+    return finish(lp_error ? solve_status::error : solve_status::time_limit,
+                  lp_error ? errors : "no LP relaxation solved within the time limit");
+  return finish(solve_status::no_solution, "no rounding of " + std::to_string(res.stats.roundings) + " (from " +
+                                               std::to_string(res.stats.lps_solved) + " LPs) fits the budget");
+}
+
+}  // namespace detail
+
+/// Checkmate's two-phase LP rounding within `budget` for an input order (see the file comment),
+/// with options.backend (an lp_backend). Deterministic for a seed (given the LP solutions).
+/// Status: `feasible` with the cheapest plan that fits; `no_solution` (empty plan, message) when no
+/// rounding fits (this is no proof); `infeasible` when proven (the budget is below what every
+/// plan needs, or the LP relaxation at the full budget is infeasible: no staged plan of the order
+/// fits); `time_limit` when no LP was solved in time; `error` when the backend fails. cost_bound is
+/// the LP bound at the full budget (a lower bound for the staged plans of the order); observer:
+/// on_bound for it, on_incumbent for each cheaper plan. stats: order, backend, model size,
+/// lps_solved, roundings, roundings_fit.
+/// Complexity: one LP per budget fraction plus O((thresholds + random_roundings) x (n^2 + n m)) per LP.
+/// Throws: invalid_order on a bad options.order, std::invalid_argument on a negative budget, and
+/// what make_memory_graph throws.
+template <class G, class Backend, class... Maps>
+  requires memory_graph_source<G, Maps...>
+[[nodiscard]] remat_result checkmate_lp_plan(const G& graph, std::int64_t budget, const checkmate_lp_options<Backend>& options,
+                                             const Maps&... maps) {
+  return detail::checkmate_lp_on(detail::to_memory_graph(graph, maps...), budget, options);
+}
+
+/// checkmate_lp_plan with default options for the backend given as template argument:
+/// `checkmate_lp_plan<glpk_backend>(graph, budget)`.
+template <lp_backend Backend, class G>
+  requires memory_graph_source<G>
+[[nodiscard]] remat_result checkmate_lp_plan(const G& graph, std::int64_t budget) {
+  return checkmate_lp_plan(graph, budget, checkmate_lp_options<Backend>{});
 }
 
 }  // namespace memsched

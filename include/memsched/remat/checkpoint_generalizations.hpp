@@ -107,101 +107,114 @@ inline std::vector<std::size_t> candidates_of(const memory_graph& g, const strat
                                                      : as_indices(in.split.forward_order);
 }
 
-template <class G, class... Maps>
-remat_result generalized_sqrtn(const G& graph, std::int64_t budget, const remat_heuristic_options& options, candidate_rule rule,
-                               const char* context, const Maps&... maps) {
-  const auto start = std::chrono::steady_clock::now();
-  const memory_graph& g = to_memory_graph(graph, maps...);
-  const auto in = prepare_strategy(g, resolve_forward(graph, g, options.forward, context, maps...), context);
+/// ap-sqrtn / linearized-sqrtn on a converted graph.
+inline remat_result generalized_sqrtn_on(const memory_graph& g, const strategy_input& in, std::int64_t budget,
+                                         const sqrtn_options& options, candidate_rule rule, std::chrono::steady_clock::time_point start) {
   const auto cps = sqrtn_checkpoints(candidates_of(g, in, rule));
-  return fixed_checkpoints_strategy(g, in.forward, in.split, cps, budget, options, start);
+  return fixed_checkpoints_strategy(g, in.split, cps, budget, options.use_spare_memory, start);
+}
+
+/// ap-greedy / linearized-greedy on a converted graph.
+inline remat_result generalized_greedy_on(const memory_graph& g, const strategy_input& in, std::int64_t budget,
+                                          const greedy_options& options, candidate_rule rule, std::chrono::steady_clock::time_point start) {
+  return greedy_on(g, in, mask_of(g.size(), candidates_of(g, in, rule)), budget, options, start);
 }
 
 template <class G, class... Maps>
-remat_result generalized_greedy(const G& graph, std::optional<std::int64_t> segment_bytes, std::int64_t budget,
-                                const remat_heuristic_options& options, candidate_rule rule, const char* context, const Maps&... maps) {
+remat_result generalized_sqrtn(const G& graph, std::int64_t budget, const sqrtn_options& options, candidate_rule rule,
+                               const char* context, const Maps&... maps) {
   const auto start = std::chrono::steady_clock::now();
   const memory_graph& g = to_memory_graph(graph, maps...);
-  const auto in = prepare_strategy(g, resolve_forward(graph, g, options.forward, context, maps...), context);
-  const auto is_candidate = mask_of(g.size(), candidates_of(g, in, rule));
-  if (segment_bytes) {
-    const auto cps = greedy_checkpoints(g, in.split.forward_order, is_candidate, *segment_bytes);
-    return fixed_checkpoints_strategy(g, in.forward, in.split, cps, budget, options, start);
-  }
-  return greedy_search_strategy(g, in.forward, in.split, is_candidate, budget, options, start);
+  return generalized_sqrtn_on(g, prepare_strategy(g, forward_mask(g), context), budget, options, rule, start);
+}
+
+template <class G, class... Maps>
+remat_result generalized_greedy(const G& graph, std::int64_t budget, const greedy_options& options, candidate_rule rule,
+                                const char* context, const Maps&... maps) {
+  const auto start = std::chrono::steady_clock::now();
+  const memory_graph& g = to_memory_graph(graph, maps...);
+  return generalized_greedy_on(g, prepare_strategy(g, forward_mask(g), context), budget, options, rule, start);
 }
 
 }  // namespace detail
 
 /// The articulation points of the undirected forward graph (with Checkmate's virtual source on the
 /// first and sink on the last forward vertex, so both ends of a chain count), in topological
-/// order. These are the `ap-*` candidates. O((n + m) log n). Throws graph_error when a forward
-/// node reads a backward node or options.forward has the wrong size.
+/// order. These are the `ap-*` candidates.
+/// Complexity: O((n + m) log n).
+/// Throws: graph_error when a forward node reads a backward node; what make_memory_graph throws.
 template <class G, class... Maps>
   requires memory_graph_source<G, Maps...>
-[[nodiscard]] std::vector<std::size_t> forward_articulation_points(const G& graph, const remat_heuristic_options& options,
-                                                                   const Maps&... maps) {
+[[nodiscard]] std::vector<std::size_t> forward_articulation_points(const G& graph, const Maps&... maps) {
   const memory_graph& g = detail::to_memory_graph(graph, maps...);
-  const auto in = detail::prepare_strategy(
-      g, detail::resolve_forward(graph, g, options.forward, "forward_articulation_points", maps...), "forward_articulation_points");
+  const auto in = detail::prepare_strategy(g, detail::forward_mask(g), "forward_articulation_points");
   return detail::forward_articulation_points(g, in.forward, in.split);
 }
 
 /// `ap-sqrtn`: sqrtn_checkpoints over the forward articulation points, then the cheapest plan for
-/// that checkpoint set. `infeasible` when its peak exceeds `budget`. O((n + m) log n). Throws
-/// graph_error when a forward node reads a backward node.
+/// that checkpoint set. `no_solution` when its peak exceeds `budget` (`infeasible` when the budget
+/// is below what every plan needs).
+/// Complexity: O((n + m) log n).
+/// Throws: graph_error when a forward node reads a backward node; what make_memory_graph throws.
 template <class G, class... Maps>
   requires memory_graph_source<G, Maps...>
-[[nodiscard]] remat_result ap_sqrtn_plan(const G& graph, std::int64_t budget, const remat_heuristic_options& options,
-                                         const Maps&... maps) {
+[[nodiscard]] remat_result ap_sqrtn_plan(const G& graph, std::int64_t budget, const sqrtn_options& options, const Maps&... maps) {
   return detail::generalized_sqrtn(graph, budget, options, detail::candidate_rule::articulation_points, "ap_sqrtn_plan", maps...);
+}
+
+/// ap_sqrtn_plan with default options.
+template <class G>
+  requires memory_graph_source<G>
+[[nodiscard]] remat_result ap_sqrtn_plan(const G& graph, std::int64_t budget) {
+  return ap_sqrtn_plan(graph, budget, sqrtn_options{});
 }
 
 /// `linearized-sqrtn`: sqrtn_checkpoints over every forward vertex in topological order. As
 /// ap_sqrtn_plan otherwise.
 template <class G, class... Maps>
   requires memory_graph_source<G, Maps...>
-[[nodiscard]] remat_result linearized_sqrtn_plan(const G& graph, std::int64_t budget, const remat_heuristic_options& options,
+[[nodiscard]] remat_result linearized_sqrtn_plan(const G& graph, std::int64_t budget, const sqrtn_options& options,
                                                  const Maps&... maps) {
   return detail::generalized_sqrtn(graph, budget, options, detail::candidate_rule::linearized, "linearized_sqrtn_plan", maps...);
 }
 
-/// `ap-greedy` with a fixed segment size b (greedy_checkpoints over the articulation points).
-/// O((n + m) log n). Throws as ap_sqrtn_plan.
-template <class G, class... Maps>
-  requires memory_graph_source<G, Maps...>
-[[nodiscard]] remat_result ap_greedy_plan(const G& graph, std::int64_t segment_bytes, std::int64_t budget,
-                                          const remat_heuristic_options& options, const Maps&... maps) {
-  return detail::generalized_greedy(graph, std::optional<std::int64_t>(segment_bytes), budget, options,
-                                    detail::candidate_rule::articulation_points, "ap_greedy_plan", maps...);
+/// linearized_sqrtn_plan with default options.
+template <class G>
+  requires memory_graph_source<G>
+[[nodiscard]] remat_result linearized_sqrtn_plan(const G& graph, std::int64_t budget) {
+  return linearized_sqrtn_plan(graph, budget, sqrtn_options{});
 }
 
-/// `ap-greedy` with the search over b (see chen_greedy_search): the cheapest plan within `budget`.
-/// O(options.greedy_budgets * (n + m)) after the conversion. Throws as ap_sqrtn_plan.
+/// `ap-greedy`: greedy_checkpoints over the articulation points, with options.segment_bytes or
+/// the search over b (as chen_greedy_plan). Status as ap_sqrtn_plan.
+/// Complexity: O((n + m) log n), plus O(options.greedy_budgets * (n + m)) for the search.
+/// Throws: as ap_sqrtn_plan.
 template <class G, class... Maps>
   requires memory_graph_source<G, Maps...>
-[[nodiscard]] remat_result ap_greedy_search(const G& graph, std::int64_t budget, const remat_heuristic_options& options,
-                                            const Maps&... maps) {
-  return detail::generalized_greedy(graph, std::optional<std::int64_t>(), budget, options, detail::candidate_rule::articulation_points,
-                                    "ap_greedy_search", maps...);
+[[nodiscard]] remat_result ap_greedy_plan(const G& graph, std::int64_t budget, const greedy_options& options, const Maps&... maps) {
+  return detail::generalized_greedy(graph, budget, options, detail::candidate_rule::articulation_points, "ap_greedy_plan", maps...);
 }
 
-/// `linearized-greedy` with a fixed segment size b (every forward vertex is a candidate).
-template <class G, class... Maps>
-  requires memory_graph_source<G, Maps...>
-[[nodiscard]] remat_result linearized_greedy_plan(const G& graph, std::int64_t segment_bytes, std::int64_t budget,
-                                                  const remat_heuristic_options& options, const Maps&... maps) {
-  return detail::generalized_greedy(graph, std::optional<std::int64_t>(segment_bytes), budget, options,
-                                    detail::candidate_rule::linearized, "linearized_greedy_plan", maps...);
+/// ap_greedy_plan with default options (the search over b).
+template <class G>
+  requires memory_graph_source<G>
+[[nodiscard]] remat_result ap_greedy_plan(const G& graph, std::int64_t budget) {
+  return ap_greedy_plan(graph, budget, greedy_options{});
 }
 
-/// `linearized-greedy` with the search over b: the cheapest plan within `budget`.
+/// `linearized-greedy`: as ap_greedy_plan with every forward vertex a candidate.
 template <class G, class... Maps>
   requires memory_graph_source<G, Maps...>
-[[nodiscard]] remat_result linearized_greedy_search(const G& graph, std::int64_t budget, const remat_heuristic_options& options,
-                                                    const Maps&... maps) {
-  return detail::generalized_greedy(graph, std::optional<std::int64_t>(), budget, options, detail::candidate_rule::linearized,
-                                    "linearized_greedy_search", maps...);
+[[nodiscard]] remat_result linearized_greedy_plan(const G& graph, std::int64_t budget, const greedy_options& options,
+                                                  const Maps&... maps) {
+  return detail::generalized_greedy(graph, budget, options, detail::candidate_rule::linearized, "linearized_greedy_plan", maps...);
+}
+
+/// linearized_greedy_plan with default options (the search over b).
+template <class G>
+  requires memory_graph_source<G>
+[[nodiscard]] remat_result linearized_greedy_plan(const G& graph, std::int64_t budget) {
+  return linearized_greedy_plan(graph, budget, greedy_options{});
 }
 
 }  // namespace memsched

@@ -9,6 +9,7 @@
 // and save no memory.
 
 #include <memsched/remat/checkpoint_plan.hpp>
+#include <memsched/remat/heuristic_options.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -81,11 +82,11 @@ inline bool forward_is_chain(const memory_graph& g, const std::vector<char>& fwd
 inline std::vector<std::size_t> as_indices(std::span<const std::uint32_t> order) { return {order.begin(), order.end()}; }
 
 /// The plan for a fixed checkpoint list (with the tail kept).
-inline remat_result fixed_checkpoints_strategy(const memory_graph& g, const std::vector<char>& fwd, const training_split& split,
-                                               std::span<const std::size_t> checkpoints, std::int64_t budget,
-                                               const remat_heuristic_options& options, std::chrono::steady_clock::time_point start) {
+inline remat_result fixed_checkpoints_strategy(const memory_graph& g, const training_split& split,
+                                               std::span<const std::size_t> checkpoints, std::int64_t budget, bool use_spare_memory,
+                                               std::chrono::steady_clock::time_point start) {
   const auto keep = keep_with_tail(g, split, checkpoints);
-  return finish_strategy_plan(g, checkpoint_sequence(g, fwd, split, keep), budget, options, start);
+  return finish_strategy_plan(g, checkpoint_sequence(g, split, keep), budget, use_spare_memory, start);
 }
 
 /// The budgets b tried by the greedy search: 0 and a geometric grid over the forward sizes.
@@ -110,12 +111,12 @@ inline std::vector<std::int64_t> greedy_grid(const memory_graph& g, const traini
 
 /// The cheapest greedy plan within the budget over the grid of b (ties: lower peak), refined by
 /// bisecting b between the best feasible grid value and the next one (peaks grow with b, roughly);
-/// when none fits, the lowest-peak one, marked infeasible.
-inline remat_result greedy_search_strategy(const memory_graph& g, const std::vector<char>& fwd, const training_split& split,
-                                           const std::vector<char>& is_candidate, std::int64_t budget,
-                                           const remat_heuristic_options& options, std::chrono::steady_clock::time_point start) {
+/// when none fits, the lowest-peak one, marked no_solution (or infeasible, see finish_plan).
+inline remat_result greedy_search_strategy(const memory_graph& g, const training_split& split, const std::vector<char>& is_candidate,
+                                           std::int64_t budget, const greedy_options& options,
+                                           std::chrono::steady_clock::time_point start) {
   std::vector<char> best_keep, last_keep, low_keep;
-  std::int64_t low_peak = 0;
+  std::int64_t low_peak = 0, low_b = -1;
   bool last_keep_fits = false;
   std::int64_t best_peak = 0, best_b = -1;
   double best_cost = 0;
@@ -125,13 +126,14 @@ inline remat_result greedy_search_strategy(const memory_graph& g, const std::vec
     auto keep = keep_with_tail(g, split, cps);
     if (keep == last_keep) return last_keep_fits;
     last_keep = keep;
-    const auto seq = checkpoint_sequence(g, fwd, split, keep);
+    const auto seq = checkpoint_sequence(g, split, keep);
     const auto [peak, cost] = sequence_peak_cost(g, seq);
     const bool fits = peak <= budget;
     last_keep_fits = fits;
     if (fits && (low_keep.empty() || peak < low_peak)) {
       low_keep = keep;
       low_peak = peak;
+      low_b = b;
     }
     const bool better = best_keep.empty() || (fits && !best_fits) ||
                         (fits == best_fits && (fits ? (cost < best_cost || (cost == best_cost && peak < best_peak)) : peak < best_peak));
@@ -158,25 +160,43 @@ inline remat_result greedy_search_strategy(const memory_graph& g, const std::vec
       }
     }
   }
-  remat_result best = finish_strategy_plan(g, checkpoint_sequence(g, fwd, split, best_keep), budget, options, start);
+  remat_result best = finish_strategy_plan(g, checkpoint_sequence(g, split, best_keep), budget, options.use_spare_memory, start);
+  best.stats.segment_bytes = best_b;
   // With spare memory, relaxing the lowest-peak plan may beat relaxing the cheapest one.
   if (best_fits && low_keep != best_keep && options.use_spare_memory && budget != unlimited_budget) {
-    remat_result low = finish_strategy_plan(g, checkpoint_sequence(g, fwd, split, low_keep), budget, options, start);
-    if (low.status == solve_status::feasible && low.total_cost < best.total_cost) best = std::move(low);
+    remat_result low = finish_strategy_plan(g, checkpoint_sequence(g, split, low_keep), budget, options.use_spare_memory, start);
+    if (low.status == solve_status::feasible && low.total_cost < best.total_cost) {
+      best = std::move(low);
+      best.stats.segment_bytes = low_b;
+    }
   }
-  best.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  best.stats.seconds = seconds_since(start);
   return best;
 }
 
-/// Shared prologue of the strategies: graph, forward mask, split.
-struct strategy_input {
-  std::vector<char> forward;
-  training_split split;
-};
-inline strategy_input prepare_strategy(const memory_graph& g, std::vector<char> fwd, std::string_view context) {
-  strategy_input in{std::move(fwd), {}};
-  in.split = split_training(g, in.forward, context);
-  return in;
+/// chen_sqrtn_plan on a converted graph.
+inline remat_result chen_sqrtn_on(const memory_graph& g, const strategy_input& in, std::int64_t budget, const sqrtn_options& options,
+                                  std::chrono::steady_clock::time_point start) {
+  if (!forward_is_chain(g, in.forward, in.split)) return unsupported_result(start, "chen_sqrtn_plan: the forward part is not a chain");
+  const auto cps = sqrtn_checkpoints(as_indices(in.split.forward_order));
+  return fixed_checkpoints_strategy(g, in.split, cps, budget, options.use_spare_memory, start);
+}
+
+/// Greedy checkpoints over the candidates with a fixed segment size, or the search over it.
+inline remat_result greedy_on(const memory_graph& g, const strategy_input& in, const std::vector<char>& is_candidate,
+                              std::int64_t budget, const greedy_options& options, std::chrono::steady_clock::time_point start) {
+  if (!options.segment_bytes) return greedy_search_strategy(g, in.split, is_candidate, budget, options, start);
+  const auto cps = greedy_checkpoints(g, in.split.forward_order, is_candidate, *options.segment_bytes);
+  remat_result r = fixed_checkpoints_strategy(g, in.split, cps, budget, options.use_spare_memory, start);
+  r.stats.segment_bytes = options.segment_bytes;
+  return r;
+}
+
+/// chen_greedy_plan on a converted graph.
+inline remat_result chen_greedy_on(const memory_graph& g, const strategy_input& in, std::int64_t budget, const greedy_options& options,
+                                   std::chrono::steady_clock::time_point start) {
+  if (!forward_is_chain(g, in.forward, in.split)) return unsupported_result(start, "chen_greedy_plan: the forward part is not a chain");
+  return greedy_on(g, in, in.forward, budget, options, start);
 }
 
 }  // namespace detail
@@ -184,52 +204,49 @@ inline strategy_input prepare_strategy(const memory_graph& g, std::vector<char> 
 /// Chen's sqrt(n) strategy on a training graph whose forward part is a chain: checkpoints the ends
 /// of about sqrt(n) segments of the forward chain (sqrtn_checkpoints over all forward vertices in
 /// order) and returns the cheapest plan for them. `unsupported` when the forward part is not a
-/// chain (use ap_sqrtn_plan or linearized_sqrtn_plan), `infeasible` when the plan's peak exceeds
-/// `budget`. O((n + m) log n). Throws graph_error when a forward node reads a backward node.
+/// chain (use ap_sqrtn_plan or linearized_sqrtn_plan); `no_solution` when the plan's peak exceeds
+/// `budget` (`infeasible` when the budget is below what every plan needs).
+/// Complexity: O((n + m) log n).
+/// Throws: graph_error when a forward node reads a backward node; what make_memory_graph throws.
 template <class G, class... Maps>
   requires memory_graph_source<G, Maps...>
-[[nodiscard]] remat_result chen_sqrtn_plan(const G& graph, std::int64_t budget, const remat_heuristic_options& options,
-                                           const Maps&... maps) {
+[[nodiscard]] remat_result chen_sqrtn_plan(const G& graph, std::int64_t budget, const sqrtn_options& options, const Maps&... maps) {
   const auto start = std::chrono::steady_clock::now();
   const memory_graph& g = detail::to_memory_graph(graph, maps...);
-  const auto in = detail::prepare_strategy(g, detail::resolve_forward(graph, g, options.forward, "chen_sqrtn_plan", maps...),
-                                           "chen_sqrtn_plan");
-  if (!detail::forward_is_chain(g, in.forward, in.split)) return detail::unsupported_result(start);
-  const auto cps = sqrtn_checkpoints(detail::as_indices(in.split.forward_order));
-  return detail::fixed_checkpoints_strategy(g, in.forward, in.split, cps, budget, options, start);
+  const auto in = detail::prepare_strategy(g, detail::forward_mask(g), "chen_sqrtn_plan");
+  return detail::chen_sqrtn_on(g, in, budget, options, start);
 }
 
-/// Chen's greedy strategy with a given segment size `segment_bytes` (b) on a chain: see
-/// greedy_checkpoints. `unsupported` off chains, `infeasible` over budget. O((n + m) log n).
-/// Throws graph_error when a forward node reads a backward node.
-template <class G, class... Maps>
-  requires memory_graph_source<G, Maps...>
-[[nodiscard]] remat_result chen_greedy_plan(const G& graph, std::int64_t segment_bytes, std::int64_t budget,
-                                            const remat_heuristic_options& options, const Maps&... maps) {
-  const auto start = std::chrono::steady_clock::now();
-  const memory_graph& g = detail::to_memory_graph(graph, maps...);
-  const auto in = detail::prepare_strategy(g, detail::resolve_forward(graph, g, options.forward, "chen_greedy_plan", maps...),
-                                           "chen_greedy_plan");
-  if (!detail::forward_is_chain(g, in.forward, in.split)) return detail::unsupported_result(start);
-  const auto cps = greedy_checkpoints(g, in.split.forward_order, in.forward, segment_bytes);
-  return detail::fixed_checkpoints_strategy(g, in.forward, in.split, cps, budget, options, start);
+/// chen_sqrtn_plan with default options.
+template <class G>
+  requires memory_graph_source<G>
+[[nodiscard]] remat_result chen_sqrtn_plan(const G& graph, std::int64_t budget) {
+  return chen_sqrtn_plan(graph, budget, sqrtn_options{});
 }
 
-/// Chen's greedy strategy with the search over b: tries b = 0 and options.greedy_budgets values
-/// on a geometric grid up to the total forward size and returns the cheapest plan within `budget`
-/// (ties: lower peak), refined by up to 12 bisection steps on b above the best grid value.
-/// `unsupported` off chains; `infeasible` (with the lowest peak found) when no b fits.
-/// O((options.greedy_budgets + 12) * (n + m)) after the O((n + m) log n) conversion.
+/// Chen's greedy strategy on a chain. With options.segment_bytes = b: greedy_checkpoints with
+/// segment size b. Without: the search over b (b = 0 and options.greedy_budgets values on a
+/// geometric grid up to the total forward size, refined by up to 12 bisection steps above the best
+/// grid value) for the cheapest plan within `budget` (ties: lower peak); stats.segment_bytes is the
+/// b of the returned plan. `unsupported` off chains; `no_solution` (with the lowest peak found) when
+/// no plan fits, `infeasible` when the budget is below what every plan needs.
+/// Complexity: O((n + m) log n) with a fixed b, O((options.greedy_budgets + 12) * (n + m)) more for
+/// the search.
+/// Throws: graph_error when a forward node reads a backward node; what make_memory_graph throws.
 template <class G, class... Maps>
   requires memory_graph_source<G, Maps...>
-[[nodiscard]] remat_result chen_greedy_search(const G& graph, std::int64_t budget, const remat_heuristic_options& options,
-                                              const Maps&... maps) {
+[[nodiscard]] remat_result chen_greedy_plan(const G& graph, std::int64_t budget, const greedy_options& options, const Maps&... maps) {
   const auto start = std::chrono::steady_clock::now();
   const memory_graph& g = detail::to_memory_graph(graph, maps...);
-  const auto in = detail::prepare_strategy(g, detail::resolve_forward(graph, g, options.forward, "chen_greedy_search", maps...),
-                                           "chen_greedy_search");
-  if (!detail::forward_is_chain(g, in.forward, in.split)) return detail::unsupported_result(start);
-  return detail::greedy_search_strategy(g, in.forward, in.split, in.forward, budget, options, start);
+  const auto in = detail::prepare_strategy(g, detail::forward_mask(g), "chen_greedy_plan");
+  return detail::chen_greedy_on(g, in, budget, options, start);
+}
+
+/// chen_greedy_plan with default options (the search over b).
+template <class G>
+  requires memory_graph_source<G>
+[[nodiscard]] remat_result chen_greedy_plan(const G& graph, std::int64_t budget) {
+  return chen_greedy_plan(graph, budget, greedy_options{});
 }
 
 }  // namespace memsched

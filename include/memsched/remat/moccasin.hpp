@@ -7,6 +7,9 @@
 #include <memsched/core/status.hpp>
 #include <memsched/graph/memory_graph.hpp>
 #include <memsched/remat/detail/moccasin_model.hpp>
+#include <memsched/remat/detail/plan_builder.hpp>
+#include <memsched/remat/detail/solver_glue.hpp>
+#include <memsched/remat/moccasin_model.hpp>
 #include <memsched/remat/remat_result.hpp>
 #include <memsched/sim/execution_plan.hpp>
 #include <memsched/sim/plan_from_computes.hpp>
@@ -21,71 +24,64 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace memsched {
 
-/// Statistics of a moccasin() call, beyond remat_result.
-struct moccasin_stats {
-  std::size_t variables = 0, intervals = 0;
-  std::int64_t phase1_peak = 0;      ///< Peak (bytes, model units scaled back) at the end of phase 1.
-  double phase1_seconds = 0;
-  solve_status phase1_status = solve_status::error;
-  solve_status phase2_status = solve_status::error;
-  std::string start;                 ///< Where phase 2 started: "phase1" or "plan k".
-  std::string message;               ///< The backend's messages.
-};
-
-/// Options of moccasin().
+/// Options of moccasin_plan (plain aggregate; the backend type is deduced:
+/// `moccasin_options{.backend = gecode_backend{}, .solver = {.time_limit = 60s}}`).
+template <cp_backend Backend>
 struct moccasin_options {
-  /// The input topological order (vertex indices) that fixes the staged time domain; empty: the
-  /// graph's topological order (memory_graph::topological_order()).
-  std::vector<std::size_t> order;
-  unsigned max_intervals = 2;  ///< C_v: retention intervals (computations) per vertex, >= 1.
-  /// Time limit (for both phases together), threads, gap and verbosity for the backend; its
-  /// on_incumbent receives phase-2 plans: seconds since the call, total cost, cost bound.
+  Backend backend{};
+  /// time_limit: for both phases together; node_limit: for each phase's solve; threads, gap,
+  /// verbosity: for the backend; observer: on_phase("phase 1: min peak" / "phase 2: min cost"),
+  /// then on_incumbent(seconds, value, bound) with value = the peak in bytes during phase 1 and the
+  /// total cost during phase 2.
   solver_options solver;
-  double phase1_share = 0.5;  ///< Most of the time limit phase 1 may use (it stops once the budget is met).
+  /// The input topological order (vertex indices) that fixes the staged time domain; nullopt: the
+  /// graph's topological order (memory_graph::topological_order()).
+  std::optional<std::vector<std::size_t>> order;
+  unsigned max_intervals = 2;  ///< C_v: retention intervals (computations) per vertex, >= 1.
+  double phase1_share = 0.5;   ///< Most of the time limit phase 1 may use (it stops once the budget is met).
   double phase1_share_with_start = 0.1;  ///< The same when a start plan already fits the budget.
   /// Plans to start phase 2 from as well (for example best_heuristic_plan's): used when their first
   /// computations follow `order`, recomputations fit the stages and the peak fits the budget.
   std::vector<execution_plan> start_plans;
-  /// Phase-1 improvements: seconds since the call and the peak of the incumbent (bytes).
-  std::function<void(double seconds, std::int64_t peak_bytes)> on_phase1;
-  moccasin_stats* stats = nullptr;  ///< When set, receives the details of the call.
 };
 
 /// Builds the Moccasin CP model of `graph` for `budget` bytes over the staged time domain of
-/// `options.order` (see moccasin_model): phase 1 minimises max(peak, budget) (the capacity
-/// variable), phase 2 minimises the total cost with the capacity fixed to the budget. Up to
-/// options.max_intervals intervals per vertex. Size O(n * C) variables, O((n + m) * C^2)
-/// constraints, O(n^2) time slots. Throws invalid_order for a bad order, std::invalid_argument for
-/// a negative budget, a phase other than 1 or 2 or max_intervals 0, and what make_memory_graph throws.
+/// options.order (see moccasin_model): `min_peak` minimises max(peak, budget) (the capacity
+/// variable), `min_cost` minimises the total cost with the capacity fixed to the budget. Up to
+/// options.max_intervals intervals per vertex.
+/// Complexity: O(n * C) variables, O((n + m) * C^2) constraints, O(n^2) time slots.
+/// Throws: invalid_order for a bad order, std::invalid_argument for a negative budget or
+/// max_intervals 0, and what make_memory_graph throws.
 template <class G, class... Maps>
   requires memory_graph_source<G, Maps...>
-[[nodiscard]] moccasin_model make_moccasin_model(const G& graph, std::int64_t budget, int phase, const moccasin_options& options,
-                                                 const Maps&... maps) {
+[[nodiscard]] moccasin_model make_moccasin_model(const G& graph, std::int64_t budget, moccasin_phase phase,
+                                                 const moccasin_model_options& options, const Maps&... maps) {
   const memory_graph& g = detail::to_memory_graph(graph, maps...);
   if (budget < 0) throw std::invalid_argument("make_moccasin_model: negative budget");
-  if (phase != 1 && phase != 2) throw std::invalid_argument("make_moccasin_model: phase must be 1 or 2");
   if (options.max_intervals == 0) throw std::invalid_argument("make_moccasin_model: max_intervals must be >= 1");
-  std::vector<std::size_t> order = options.order;
-  if (order.empty()) order.assign(g.topological_order().begin(), g.topological_order().end());
+  std::vector<std::size_t> order;
+  if (options.order) order = *options.order;
+  else order.assign(g.topological_order().begin(), g.topological_order().end());
   detail::check_order(g, order, "make_moccasin_model");
   return detail::build_moccasin_model(g, order, budget, phase, std::vector<unsigned>(g.size(), options.max_intervals),
                                       g.total_bytes());
 }
 
 /// Decodes a solution of a moccasin_model (values indexed by variable) into an execution plan:
-/// the computations in slot order with every value freed right after its last use. O(n C log(n C) + m C).
+/// the computations in slot order with every value freed right after its last use.
+/// Complexity: O(n C log(n C) + m C). Throws: what make_memory_graph throws.
 template <class G, class... Maps>
   requires memory_graph_source<G, Maps...>
-[[nodiscard]] execution_plan moccasin_plan(const G& graph, const moccasin_model& model, const std::vector<double>& values,
-                                           const Maps&... maps) {
+[[nodiscard]] execution_plan decode_moccasin_solution(const G& graph, const moccasin_model& model, const std::vector<double>& values,
+                                                      const Maps&... maps) {
   const memory_graph& g = detail::to_memory_graph(graph, maps...);
   const auto computes = detail::schedule_computes(detail::decode_moccasin(model, values));
   return plan_from_computes(g, std::span<const std::size_t>(computes));
@@ -94,40 +90,36 @@ template <class G, class... Maps>
 namespace detail {
 
 template <class Backend>
-remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const Backend& backend, const moccasin_options& options,
-                          moccasin_stats* stats) {
+remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const moccasin_options<Backend>& options) {
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - t0).count(); };
-  moccasin_stats local;
-  moccasin_stats& st = stats ? *stats : local;
-  st = moccasin_stats{};
-  if (budget < 0) throw std::invalid_argument("moccasin: negative budget");
-  if (options.max_intervals == 0) throw std::invalid_argument("moccasin: max_intervals must be >= 1");
+  const Backend& backend = options.backend;
+  if (budget < 0) throw std::invalid_argument("moccasin_plan: negative budget");
+  if (options.max_intervals == 0) throw std::invalid_argument("moccasin_plan: max_intervals must be >= 1");
   const std::size_t n = g.size();
-  std::vector<std::size_t> order = options.order;
-  if (order.empty()) order.assign(g.topological_order().begin(), g.topological_order().end());
-  detail::check_order(g, order, "moccasin");
+  std::vector<std::size_t> order;
+  if (options.order) order = *options.order;
+  else order.assign(g.topological_order().begin(), g.topological_order().end());
+  detail::check_order(g, order, "moccasin_plan");
   remat_result result;
-  result.status = solve_status::infeasible;
+  result.stats.order = order;
+  result.stats.backend = backend_name(backend);
+  remat_stats& st = result.stats;
+  auto finish = [&](solve_status status) {
+    result.status = status;
+    result.stats.seconds = elapsed();
+    return std::move(result);
+  };
   if (n == 0) {
-    result.status = solve_status::optimal;
     result.cost_bound = 0;
-    return result;
+    return finish(solve_status::optimal);
   }
   // Every plan computes each vertex once with its inputs resident; outputs stay resident.
-  std::int64_t outputs = 0, need = 0;
-  for (std::size_t v = 0; v < n; ++v) {
-    std::int64_t b = g.bytes(v) + g.workspace(v);
-    for (auto u : g.predecessors(v)) b += g.bytes(u);
-    need = std::max(need, b);
-    if (g.is_output(v)) outputs += g.bytes(v);
+  if (auto why = budget_below_lower_bound(g, budget)) {
+    result.message = *why;
+    return finish(solve_status::infeasible);
   }
-  if (need > budget || outputs > budget) {
-    result.seconds = elapsed();
-    return result;
-  }
-
   // Start plans mapped into the staged domain; they may need more intervals per vertex.
   std::vector<unsigned> counts(n, options.max_intervals);
   std::vector<moccasin_schedule> plan_starts;
@@ -147,7 +139,8 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const Back
   };
 
   // Phase 1: minimise max(peak, budget) from the input order without recomputation.
-  moccasin_model m1 = build_moccasin_model(g, order, budget, 1, counts, g.total_bytes());
+  options.solver.observer.on_phase(elapsed(), "phase 1: min peak");
+  moccasin_model m1 = build_moccasin_model(g, order, budget, moccasin_phase::min_peak, counts, g.total_bytes());
   st.variables = m1.model.num_variables();
   st.intervals = m1.model.intervals().size();
   moccasin_schedule phase1 = no_remat;
@@ -164,23 +157,13 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const Back
       const double share = plan_fits ? std::min(options.phase1_share, options.phase1_share_with_start) : options.phase1_share;
       solver_options o = options.solver;
       if (o.time_limit) o.time_limit = std::chrono::duration<double>(options.solver.time_limit->count() * share);
-      struct phase1_observer {
-        const std::function<void(double, std::int64_t)>& on_phase1;
-        const std::function<double()> elapsed;
-        std::int64_t unit;
-        void on_incumbent(double, double objective, double) const {
-          if (on_phase1) on_phase1(elapsed(), static_cast<std::int64_t>(objective) * unit);
-        }
-      } phase1_obs{options.on_phase1, elapsed, m1.byte_unit};
-      o.observer = phase1_obs;
+      double reported_peak = std::numeric_limits<double>::infinity();
+      const scaled_observer peaks{options.solver.observer, t0, static_cast<double>(m1.byte_unit), &reported_peak};
+      o.observer = peaks;
       const solver_result r1 = backend.solve(m1.model, o);
       st.phase1_status = r1.status;
-      if (!r1.message.empty()) st.message += "phase 1: " + r1.message + "\n";
-      if (r1.status == solve_status::unsupported || r1.status == solve_status::error) {
-        result.status = r1.status;
-        result.seconds = elapsed();
-        return result;
-      }
+      if (!r1.message.empty()) result.message += "phase 1: " + r1.message + "\n";
+      if (r1.status == solve_status::unsupported || r1.status == solve_status::error) return finish(r1.status);
       if (has_solution(r1.status)) {
         phase1 = decode_moccasin(m1, r1.values);
         phase1_peak_units = static_cast<std::int64_t>(r1.objective);
@@ -194,7 +177,7 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const Back
   st.phase1_peak = phase1_peak_units == std::numeric_limits<std::int64_t>::max() ? 0 : phase1_peak_units * m1.byte_unit;
 
   // Phase 2: minimise the cost within the budget, from the cheapest start that fits.
-  moccasin_model m2 = build_moccasin_model(g, order, budget, 2, counts, g.total_bytes());
+  moccasin_model m2 = build_moccasin_model(g, order, budget, moccasin_phase::min_cost, counts, g.total_bytes());
   std::optional<std::vector<std::int64_t>> start;
   std::int64_t start_cost = std::numeric_limits<std::int64_t>::max();
   auto consider = [&](const moccasin_schedule& s, const std::string& name) {
@@ -204,33 +187,29 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const Back
     if (c < start_cost) {
       start_cost = c;
       start = std::move(enc->first);
-      st.start = name;
+      st.start_source = name;
     }
   };
-  if (phase1_peak_units <= m1.budget_units) consider(phase1, "phase1");
+  if (phase1_peak_units <= m1.budget_units) consider(phase1, "phase 1");
   for (std::size_t k = 0; k < plan_starts.size(); ++k) consider(plan_starts[k], "plan " + std::to_string(k));
   if (!start) {
     // Phase 1 did not reach the budget: proven impossible in this model, or out of time.
-    result.status = st.phase1_status == solve_status::optimal || st.phase1_status == solve_status::infeasible
-                        ? solve_status::infeasible
-                        : solve_status::time_limit;
-    result.seconds = elapsed();
-    return result;
+    const bool proven = st.phase1_status == solve_status::optimal || st.phase1_status == solve_status::infeasible;
+    if (proven) result.message += "phase 1 proved the model's minimum peak above the budget\n";
+    return finish(proven ? solve_status::infeasible : solve_status::time_limit);
   }
+  st.start_cost = static_cast<double>(start_cost) * m2.cost_unit;
   m2.model.start = start;
   solver_options o = options.solver;
   o.time_limit = remaining();
   const double unit = m2.cost_unit;
-  struct phase2_observer {
-    observer_ref user;
-    const std::function<double()> elapsed;
-    double unit;
-    void on_incumbent(double, double objective, double bound) const { user.on_incumbent(elapsed(), objective * unit, bound * unit); }
-  } phase2_obs{options.solver.observer, elapsed, unit};
-  o.observer = phase2_obs;
+  options.solver.observer.on_phase(elapsed(), "phase 2: min cost");
+  double reported_cost = std::numeric_limits<double>::infinity(), improved_at = st.phase1_seconds;
+  const scaled_observer costs{options.solver.observer, t0, unit, &reported_cost, &improved_at};
+  o.observer = costs;
   const solver_result r2 = backend.solve(m2.model, o);
-  st.phase2_status = r2.status;
-  if (!r2.message.empty()) st.message += "phase 2: " + r2.message + "\n";
+  st.solver_status = r2.status;
+  if (!r2.message.empty()) result.message += "phase 2: " + r2.message + "\n";
   std::vector<double> values;
   solve_status status = r2.status;
   if (has_solution(r2.status)) {
@@ -240,9 +219,7 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const Back
     values.assign(start->begin(), start->end());
     status = solve_status::feasible;
   } else {
-    result.status = r2.status;
-    result.seconds = elapsed();
-    return result;
+    return finish(r2.status);
   }
   const auto computes = schedule_computes(decode_moccasin(m2, values));
   result.plan = plan_from_computes(g, std::span<const std::size_t>(computes));
@@ -252,7 +229,7 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const Back
   result.overhead = sim.overhead;
   if (sim.peak_bytes > budget) {
     result.status = solve_status::error;
-    st.message += "decoded plan exceeds the budget (model error)\n";
+    result.message += "decoded plan exceeds the budget (model error)\n";
   } else {
     result.status = status;
   }
@@ -263,30 +240,42 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const Back
     if (status == solve_status::optimal && unit == 1.0) result.cost_bound = result.total_cost;
   }
   if (status == solve_status::optimal && unit != 1.0) result.status = solve_status::feasible;  // optimal for rounded costs only
-  result.seconds = elapsed();
+  st.seconds_to_best = improved_at;
+  if (!result.message.empty() && result.message.back() == '\n') result.message.pop_back();
+  result.stats.seconds = elapsed();
   return result;
 }
 
 }  // namespace detail
 
-/// Plans `graph` within `budget` bytes with the Moccasin CP model solved by `backend` (a
+/// Plans `graph` within `budget` bytes with the Moccasin CP model solved by options.backend (a
 /// cp_backend, e.g. gecode_backend): phase 1 minimises max(peak, budget) starting from the input
 /// order without recomputation, phase 2 minimises the total cost within the budget starting from
 /// phase 1 and options.start_plans. The solution is decoded to a plan (computations in time
-/// order, earliest frees) and re-simulated. Status: `optimal` when the backend proved the staged
-/// model's optimum (costs integral), `feasible` when a limit stopped it, `infeasible` when no plan
-/// fits (the budget is below what every plan needs, or phase 1 proved the model's minimum peak
-/// above it), `time_limit` when phase 1 ran out of time, `unsupported`/`error` from the backend.
-/// Optimal is relative to the staged space of the order with at most max_intervals computations
-/// per vertex. Exponential worst case; bounded by options.solver.time_limit. Throws invalid_order
-/// for a bad order, std::invalid_argument for a negative budget or max_intervals 0, and what
-/// make_memory_graph throws. options.stats (optional) receives details.
-template <class G, cp_backend Backend, class... Maps>
+/// order, earliest frees) and re-simulated.
+/// Status: `optimal` when the backend proved the staged model's optimum (costs integral),
+/// `feasible` when a limit stopped it, `infeasible` when proven (the budget is below what every
+/// plan needs, or phase 1 proved the model's minimum peak above it), `time_limit` when phase 1 ran
+/// out of time, `unsupported`/`error` from the backend (message). Optimal is relative to the staged
+/// space of the order with at most max_intervals computations per vertex. stats: order, backend,
+/// variables, intervals, phase1_status/peak/seconds, start_source/start_cost, solver_status
+/// (phase 2). Progress through options.solver.observer (see moccasin_options::solver).
+/// Complexity: exponential worst case; bounded by options.solver.time_limit / node_limit.
+/// Throws: invalid_order for a bad order, std::invalid_argument for a negative budget or
+/// max_intervals 0, and what make_memory_graph throws.
+template <class G, class Backend, class... Maps>
   requires memory_graph_source<G, Maps...>
-[[nodiscard]] remat_result moccasin(const G& graph, std::int64_t budget, const Backend& backend, const moccasin_options& options,
-                                    const Maps&... maps) {
-  return detail::run_moccasin(detail::to_memory_graph(graph, maps...), budget, backend, options, options.stats);
+[[nodiscard]] remat_result moccasin_plan(const G& graph, std::int64_t budget, const moccasin_options<Backend>& options,
+                                         const Maps&... maps) {
+  return detail::run_moccasin(detail::to_memory_graph(graph, maps...), budget, options);
 }
 
+/// moccasin_plan with default options for the backend given as template argument:
+/// `moccasin_plan<gecode_backend>(graph, budget)` (no time limit: use with small graphs).
+template <cp_backend Backend, class G>
+  requires memory_graph_source<G>
+[[nodiscard]] remat_result moccasin_plan(const G& graph, std::int64_t budget) {
+  return moccasin_plan(graph, budget, moccasin_options<Backend>{});
+}
 
 }  // namespace memsched

@@ -1,23 +1,57 @@
 #pragma once
-// The result type shared by every rematerialization algorithm.
+// The result type shared by every rematerialization algorithm, heuristic or solver-based.
 
 #include <memsched/core/status.hpp>
 #include <memsched/sim/execution_plan.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace memsched {
 
-/// An execution plan within a memory budget, with what the simulator measured for it.
+/// What a rematerialization algorithm did, beyond its plan. Fields an algorithm does not use keep
+/// their defaults (zero, empty, nullopt); which ones each fills is in docs/remat.md.
+struct remat_stats {
+  double seconds = 0;          ///< Wall-clock time of the call.
+  double seconds_to_best = 0;  ///< When the returned plan was found (solver-based algorithms).
+  /// The input topological order of the staged plan space (solver-based algorithms; vertex indices).
+  std::vector<std::size_t> order;
+  std::string backend;  ///< Name of the solver backend ("cbc", "gecode", ...); empty for heuristics.
+  // Model size (solver-based algorithms).
+  std::size_t variables = 0, constraints = 0, nonzeros = 0, intervals = 0;
+  std::int64_t memory_unit = 1;  ///< Bytes per model memory unit (gcd of sizes and workspaces).
+  // Start solution handed to the solver.
+  std::string start_source;       ///< "plan N", "no-remat", "eviction greedy N", "lp rounding", "phase 1", or "".
+  std::optional<double> start_cost;  ///< Total cost of that start.
+  // Phases and searches.
+  std::size_t lns_rounds = 0, lns_improvements = 0;   ///< Checkmate's large-neighbourhood search.
+  std::optional<solve_status> solver_status;          ///< The backend's last full solve (Checkmate's full model, Moccasin's phase 2).
+  std::optional<solve_status> phase1_status;          ///< Moccasin phase 1 (minimise the peak).
+  std::int64_t phase1_peak = 0;                       ///< Moccasin: the peak reached by phase 1 (bytes).
+  double phase1_seconds = 0;                          ///< Moccasin: when phase 1 ended.
+  std::size_t lps_solved = 0, roundings = 0, roundings_fit = 0;  ///< Checkmate LP rounding.
+  // Heuristic parameters chosen by a search.
+  std::optional<std::size_t> snapshots;         ///< Revolve: the number of snapshots of the plan.
+  std::optional<std::int64_t> segment_bytes;    ///< Greedy strategies: the segment size b of the plan.
+};
+
+/// An execution plan within a memory budget, with what the simulator measured for it. Statuses:
+/// `optimal` (proven cheapest in the algorithm's plan space), `feasible` (within the budget, no
+/// proof), `infeasible` (proven: no plan fits), `no_solution` (this method found no plan within the
+/// budget and proved nothing; peak and cost then describe the plan it would have returned),
+/// `time_limit`, `unsupported` (the strategy does not apply to the graph), `error`.
 struct [[nodiscard]] remat_result {
   execution_plan plan;                            ///< Empty when status has no solution.
-  solve_status status = solve_status::infeasible;
+  solve_status status = solve_status::no_solution;
   std::int64_t peak_bytes = 0;                    ///< Simulated peak of the plan.
   double total_cost = 0;                          ///< Sum of cost over compute steps.
   double overhead = 0;                            ///< total_cost / (sum of costs) - 1.
   std::optional<double> cost_bound;               ///< A proven lower bound on the total cost, when known.
-  double seconds = 0;                             ///< Wall-clock time.
+  remat_stats stats;
+  std::string message;                            ///< Why (no plan, backend messages); empty when there is nothing to say.
 };
 
 }  // namespace memsched

@@ -15,6 +15,7 @@
 
 #include <memsched/remat/checkpoint_generalizations.hpp>
 #include <memsched/remat/checkpoint_plan.hpp>
+#include <memsched/remat/heuristic_options.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -256,17 +257,21 @@ class revolve_engine {
 };
 
 /// Snapshot count search: the largest s (fewest recomputations) whose plan fits the budget,
-/// among s with t(l, s) <= max_factor * l.
+/// among s with t(l, s) <= max_factor * l; or the given number of snapshots.
 inline remat_result revolve_strategy(const memory_graph& g, const std::vector<char>& fwd, const training_split& split,
-                                     std::int64_t budget, std::optional<std::size_t> fixed_snapshots,
-                                     const remat_heuristic_options& options, std::chrono::steady_clock::time_point start) {
+                                     std::int64_t budget, const revolve_options& options, std::chrono::steady_clock::time_point start) {
   const auto boundaries = forward_articulation_points(g, fwd, split);
   const std::size_t l = boundaries.empty() ? 0 : boundaries.size() - 1;
   auto sequence = [&](std::size_t s) {
     revolve_engine e(g, fwd, split, boundaries);
     return e.run(std::max<std::size_t>(s, 1));
   };
-  if (fixed_snapshots || l <= 1) return finish_strategy_plan(g, sequence(fixed_snapshots.value_or(1)), budget, options, start);
+  auto finish = [&](std::size_t s, bool spare) {
+    remat_result r = finish_strategy_plan(g, sequence(s), budget, spare && options.use_spare_memory, start);
+    r.stats.snapshots = s;
+    return r;
+  };
+  if (options.snapshots || l <= 1) return finish(options.snapshots.value_or(1), true);
   const std::uint64_t cap = static_cast<std::uint64_t>(std::max<std::size_t>(options.max_revolve_factor, 1)) * l;
   // Smallest s with t(l, s) <= cap (t is non-increasing in s; s = l gives l - 1).
   std::size_t lo = 1, hi = l;
@@ -282,7 +287,7 @@ inline remat_result revolve_strategy(const memory_graph& g, const std::vector<ch
     return pc.first <= budget;
   };
   std::pair<std::int64_t, double> pc;
-  if (!fits(s_min, pc)) return finish_plan(g, sequence(s_min), budget, start);
+  if (!fits(s_min, pc)) return finish(s_min, false);
   std::size_t good = s_min;
   if (fits(s_max, pc)) {
     good = s_max;
@@ -295,44 +300,38 @@ inline remat_result revolve_strategy(const memory_graph& g, const std::vector<ch
     }
     good = a;
   }
-  return finish_strategy_plan(g, sequence(good), budget, options, start);
+  return finish(good, true);
 }
 
 }  // namespace detail
 
 /// Revolve on a training graph: binomial checkpointing over the chain of forward articulation
-/// points (exact on chain training graphs, Checkmate's AP generalization elsewhere), with the
-/// snapshot count searched for the largest s (the least recomputation) whose plan fits `budget`
-/// (peak assumed non-decreasing in s), among s with t(l, s) <= options.max_revolve_factor * l.
-/// `infeasible` when even the fewest snapshots tried exceed the budget. A turn keeps the state it
-/// starts from for the next turn (which reads it as the output of the step it reverses), so the
-/// turns recompute nothing on a chain: the plan recomputes t(l, s) - l + 1 forward nodes of a
-/// chain, and none with s = l + 1.
-/// O(log l * (n + m + t(l, s))) after the O((n + m) log n) conversion. Throws graph_error when a
-/// forward node reads a backward node or options.forward has the wrong size.
+/// points (exact on chain training graphs, Checkmate's AP generalization elsewhere). With
+/// options.snapshots = s (>= 1) the plan for s snapshots; without, the largest s (the least
+/// recomputation) whose plan fits `budget` (peak assumed non-decreasing in s), among s with
+/// t(l, s) <= options.max_revolve_factor * l; stats.snapshots is the s of the returned plan.
+/// `no_solution` when even the fewest snapshots tried exceed the budget (`infeasible` when the
+/// budget is below what every plan needs). A turn keeps the state it starts from for the next turn
+/// (which reads it as the output of the step it reverses), so the turns recompute nothing on a
+/// chain: the plan recomputes t(l, s) - l + 1 forward nodes of a chain, and none with s = l + 1.
+/// Complexity: O(log l * (n + m + t(l, s))) after the O((n + m) log n) conversion.
+/// Throws: std::invalid_argument when options.snapshots is 0; graph_error when a forward node
+/// reads a backward node; what make_memory_graph throws.
 template <class G, class... Maps>
   requires memory_graph_source<G, Maps...>
-[[nodiscard]] remat_result revolve_plan(const G& graph, std::int64_t budget, const remat_heuristic_options& options,
-                                        const Maps&... maps) {
+[[nodiscard]] remat_result revolve_plan(const G& graph, std::int64_t budget, const revolve_options& options, const Maps&... maps) {
+  if (options.snapshots && *options.snapshots == 0) throw std::invalid_argument("revolve_plan: options.snapshots must be at least 1");
   const auto start = std::chrono::steady_clock::now();
   const memory_graph& g = detail::to_memory_graph(graph, maps...);
-  const auto in = detail::prepare_strategy(g, detail::resolve_forward(graph, g, options.forward, "revolve_plan", maps...),
-                                           "revolve_plan");
-  return detail::revolve_strategy(g, in.forward, in.split, budget, std::nullopt, options, start);
+  const auto in = detail::prepare_strategy(g, detail::forward_mask(g), "revolve_plan");
+  return detail::revolve_strategy(g, in.forward, in.split, budget, options, start);
 }
 
-/// Revolve with a fixed number of snapshots s >= 1 (see revolve_plan). `infeasible` over budget.
-/// Throws std::invalid_argument when s == 0, and as revolve_plan.
-template <class G, class... Maps>
-  requires memory_graph_source<G, Maps...>
-[[nodiscard]] remat_result revolve_plan_with_snapshots(const G& graph, std::size_t snapshots, std::int64_t budget,
-                                                       const remat_heuristic_options& options, const Maps&... maps) {
-  if (snapshots == 0) throw std::invalid_argument("revolve_plan_with_snapshots: snapshots must be at least 1");
-  const auto start = std::chrono::steady_clock::now();
-  const memory_graph& g = detail::to_memory_graph(graph, maps...);
-  const auto in = detail::prepare_strategy(
-      g, detail::resolve_forward(graph, g, options.forward, "revolve_plan_with_snapshots", maps...), "revolve_plan_with_snapshots");
-  return detail::revolve_strategy(g, in.forward, in.split, budget, snapshots, options, start);
+/// revolve_plan with default options (the snapshot search).
+template <class G>
+  requires memory_graph_source<G>
+[[nodiscard]] remat_result revolve_plan(const G& graph, std::int64_t budget) {
+  return revolve_plan(graph, budget, revolve_options{});
 }
 
 }  // namespace memsched

@@ -5,6 +5,7 @@
 #include <memsched/order/peak_lower_bound.hpp>
 #include <memsched/remat/best_heuristic.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -20,13 +21,14 @@ struct sweep_options {
   /// The heuristics to run; empty: all of them. Those that do not apply to the graph (chen-* off
   /// chains) are left out of the rows.
   std::vector<remat_heuristic> heuristics;
-  remat_heuristic_options heuristic_options;
+  /// Parameters of the heuristics (its `heuristics` list is not used: see above).
+  best_heuristic_options heuristic_options;
 };
 
 /// One heuristic at one budget.
 struct sweep_entry {
   remat_heuristic heuristic = remat_heuristic::checkpoint_all;
-  solve_status status = solve_status::infeasible;  ///< feasible, or infeasible (over budget).
+  solve_status status = solve_status::no_solution;  ///< feasible, no_solution (over budget) or infeasible (proven).
   std::int64_t peak_bytes = 0;  ///< Peak of the strategy's plan (also when over budget).
   double total_cost = 0;
   double overhead = 0;          ///< total_cost / (sum of costs) - 1.
@@ -47,17 +49,18 @@ struct [[nodiscard]] sweep_result {
 };
 
 /// Runs every applicable heuristic at every budget. O(budgets * heuristics * cost of one).
-/// Throws graph_error when a forward node reads a backward node, options.heuristic_options.forward
-/// has the wrong size, or a budget is negative; what make_memory_graph throws for a bad graph.
+/// Throws graph_error when a forward node reads a backward node or a budget is negative; what
+/// make_memory_graph throws for a bad graph.
 template <class G, class... Maps>
   requires memory_graph_source<G, Maps...>
 [[nodiscard]] sweep_result remat_sweep(const G& graph, const sweep_options& options, const Maps&... maps) {
+  const auto start = std::chrono::steady_clock::now();
   const memory_graph& g = detail::to_memory_graph(graph, maps...);
-  remat_heuristic_options hopts = options.heuristic_options;
-  hopts.forward = detail::resolve_forward(graph, g, hopts.forward, "remat_sweep", maps...);
+  const auto in = detail::prepare_strategy(g, detail::forward_mask(g), "remat_sweep");
+  const best_heuristic_options& hopts = options.heuristic_options;
   sweep_result out;
   out.lower_bound = peak_lower_bound(g);
-  out.no_remat_peak = checkpoint_all_plan(g, unlimited_budget, hopts).peak_bytes;
+  out.no_remat_peak = detail::run_heuristic_on(g, in, remat_heuristic::checkpoint_all, unlimited_budget, hopts, start).peak_bytes;
   std::vector<std::int64_t> budgets = options.budgets;
   if (budgets.empty()) {
     const std::size_t k = std::max<std::size_t>(options.num_budgets, 1);
@@ -73,9 +76,9 @@ template <class G, class... Maps>
     if (b < 0) throw graph_error("remat_sweep: budget " + std::to_string(b) + " is negative");
     sweep_row row{b, {}};
     for (auto h : hs) {
-      const remat_result r = run_remat_heuristic(g, h, b, hopts);
+      const remat_result r = detail::run_heuristic_on(g, in, h, b, hopts, std::chrono::steady_clock::now());
       if (r.status == solve_status::unsupported) continue;
-      row.entries.push_back({h, r.status, r.peak_bytes, r.total_cost, r.overhead, r.seconds});
+      row.entries.push_back({h, r.status, r.peak_bytes, r.total_cost, r.overhead, r.stats.seconds});
     }
     out.rows.push_back(std::move(row));
   }

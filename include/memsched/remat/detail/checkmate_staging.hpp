@@ -7,6 +7,7 @@
 #include <memsched/order/dfs.hpp>
 #include <memsched/order/greedy.hpp>
 #include <memsched/order/kahn.hpp>
+#include <memsched/remat/detail/plan_builder.hpp>
 #include <memsched/sim/execution_plan.hpp>
 #include <memsched/sim/plan_from_computes.hpp>
 #include <memsched/sim/simulate_order.hpp>
@@ -138,22 +139,9 @@ inline std::vector<std::vector<char>> cheapest_r_for_s(const memory_graph& g, st
 
 using checkmate_clock = std::chrono::steady_clock;
 
-inline double seconds_since(checkmate_clock::time_point t0) {
-  return std::chrono::duration<double>(checkmate_clock::now() - t0).count();
-}
-
 /// A necessary condition for any plan: every vertex fits with its inputs. nullopt or the message.
 inline std::optional<std::string> checkmate_obviously_infeasible(const memory_graph& g, std::int64_t budget) {
-  for (std::size_t v = 0; v < g.size(); ++v) {
-    std::int64_t need = g.bytes(v) + g.workspace(v);
-    for (auto p : g.predecessors(v)) need += g.bytes(p);
-    if (need > budget)
-      return g.label(v) + " needs " + std::to_string(need) + " bytes with its inputs, more than the budget " + std::to_string(budget);
-  }
-  std::int64_t outs = 0;
-  for (auto o : g.outputs()) outs += g.bytes(o);
-  if (outs > budget) return "the outputs alone need " + std::to_string(outs) + " bytes";
-  return std::nullopt;
+  return budget_below_lower_bound(g, budget);
 }
 
 }  // namespace memsched::detail

@@ -1,8 +1,10 @@
 #pragma once
-// Internals of remat/moccasin.hpp: the staged time domain, the retention-interval CP model, and the
-// conversions between schedules (compute events), CP assignments and execution plans.
+// Internals of remat/moccasin.hpp: building the retention-interval CP model (the type is in
+// remat/moccasin_model.hpp), and the conversions between schedules (compute events), CP assignments
+// and execution plans.
 
 #include <memsched/graph/memory_graph.hpp>
+#include <memsched/remat/moccasin_model.hpp>
 #include <memsched/sim/execution_plan.hpp>
 #include <memsched/solver/cp_model.hpp>
 
@@ -16,36 +18,6 @@
 #include <vector>
 
 namespace memsched {
-
-/// The retention-interval model of Moccasin (Bartan et al., ICML 2023) over the staged time domain
-/// of an input order o_0..o_{n-1}: stage j has j + 1 time slots, slot i of stage j computes o_i
-/// (i <= j), and the last slot of stage j computes o_j for the first time. A vertex v has up to
-/// `intervals[v].size()` retention intervals [start, end): it is computed at `start` and resident
-/// until just before `end` (end - 1 is its last use). Memory is in units of `byte_unit` bytes,
-/// costs in units of `cost_unit`.
-struct moccasin_model {
-  /// Variables of one retention interval (presence is a constant 1 for the first interval).
-  struct interval_vars {
-    std::size_t presence = 0, start = 0, length = 0, end = 0;
-    std::size_t cp_interval = 0;  ///< Index of the interval in `model`.
-    std::optional<std::size_t> workspace_end;  ///< start + 1, the end of the workspace task (workspace > 0).
-  };
-  cp_model model;
-  std::vector<std::size_t> order;     ///< The input order (vertex indices).
-  std::vector<std::size_t> position;  ///< position[v]: index of v in `order`.
-  std::int64_t slots = 0;             ///< Number of time slots, n (n + 1) / 2; every end is <= slots.
-  std::int64_t byte_unit = 1;         ///< gcd of the sizes and workspaces.
-  std::int64_t budget_units = 0;      ///< floor(budget / byte_unit).
-  double cost_unit = 1;               ///< Real cost of one objective unit.
-  std::vector<std::vector<interval_vars>> intervals;  ///< Per vertex, in time order.
-  std::size_t capacity = 0;           ///< The memory capacity variable (units).
-  int phase = 2;                      ///< 1: minimise max(peak, budget); 2: minimise cost within the budget.
-
-  /// The slot where stage `stage` computes the vertex at input position `pos` (pos <= stage).
-  [[nodiscard]] static std::int64_t slot(std::size_t stage, std::size_t pos) noexcept {
-    return static_cast<std::int64_t>(stage * (stage + 1) / 2 + pos);
-  }
-};
 
 namespace detail {
 
@@ -61,7 +33,7 @@ inline std::vector<std::size_t> moccasin_positions(std::size_t n, const std::vec
 /// Builds the model. `counts[v]` >= 1 intervals per vertex (clamped to the stages after v's own).
 /// `capacity_upper` bounds the phase-1 capacity variable (units).
 inline moccasin_model build_moccasin_model(const memory_graph& g, const std::vector<std::size_t>& order, std::int64_t budget,
-                                           int phase, std::vector<unsigned> counts, std::int64_t capacity_upper_bytes) {
+                                           moccasin_phase phase, std::vector<unsigned> counts, std::int64_t capacity_upper_bytes) {
   moccasin_model mm;
   const std::size_t n = g.size();
   mm.order = order;
@@ -92,7 +64,7 @@ inline moccasin_model build_moccasin_model(const memory_graph& g, const std::vec
   cp_model& m = mm.model;
   const std::int64_t H = mm.slots;
   const std::int64_t cap_hi = std::max(mm.budget_units, (capacity_upper_bytes + mm.byte_unit - 1) / mm.byte_unit);
-  mm.capacity = phase == 1 ? m.add_variable(mm.budget_units, cap_hi, "capacity") : m.add_constant(mm.budget_units, "capacity");
+  mm.capacity = phase == moccasin_phase::min_peak ? m.add_variable(mm.budget_units, cap_hi, "capacity") : m.add_constant(mm.budget_units, "capacity");
   const std::size_t one = m.add_constant(1, "one");
   mm.intervals.resize(n);
   cp_cumulative memory{{}, 0, mm.capacity};
@@ -212,7 +184,7 @@ inline moccasin_model build_moccasin_model(const memory_graph& g, const std::vec
   }
   if (!memory.tasks.empty()) m.add(std::move(memory));
   m.add(std::move(distinct_starts));
-  if (phase == 1) {
+  if (phase == moccasin_phase::min_peak) {
     m.objective = {{mm.capacity, 1}};
     m.objective_offset = 0;
   } else {
@@ -338,7 +310,7 @@ inline std::optional<std::pair<std::vector<std::int64_t>, std::int64_t>> encode_
     while (i < delta.size() && delta[i].first == t) load += delta[i++].second;
     peak = std::max(peak, load);
   }
-  vals[mm.capacity] = mm.phase == 1 ? std::max(peak, mm.budget_units) : mm.budget_units;
+  vals[mm.capacity] = mm.phase == moccasin_phase::min_peak ? std::max(peak, mm.budget_units) : mm.budget_units;
   return std::make_pair(std::move(vals), peak);
 }
 

@@ -1,0 +1,42 @@
+// The --order / --order-from flags of the solver-based remat algorithms (checkmate-milp,
+// checkmate-lp, moccasin): one parser, the choice itself is memsched::remat_input_order.
+#pragma once
+
+#include "cli.hpp"
+
+#include <memsched/remat/input_order.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <string>
+
+namespace memsched_cli {
+
+inline const char* const remat_order_usage =
+    "    --order ORDER.json      input order: a JSON array of node ids, or {\"order\": [...]}\n"
+    "    --order-from SOURCE     graph (the file's order, else checkpoint-all's first computations),\n"
+    "                            kahn, best (default: the lowest peak of Serenity, Kahn, DFS, greedy\n"
+    "                            and the file's order), heuristic (the first computations of the best\n"
+    "                            heuristic plan, so that it is a start)\n";
+
+/// The input order chosen by --order FILE or --order-from SOURCE. `heuristic` is the best heuristic
+/// plan (used by --order-from heuristic); Serenity gets 10% of `time_limit`, within [1, 30] s.
+inline memsched::input_order_result remat_order_of(const memsched::dataflow_graph& graph, const parsed_args& args,
+                                                   std::chrono::duration<double> time_limit,
+                                                   const std::optional<memsched::remat_result>& heuristic) {
+  if (auto file = args.get("order")) {
+    const json doc = read_json_file(*file);
+    const json& ids = doc.is_object() ? doc.at("order") : doc;
+    return {indices_of(graph, ids, "--order " + *file), 0, "file"};
+  }
+  const std::string from = args.get_or("order-from", "best");
+  const auto source = memsched::parse_input_order_source(from);
+  if (!source) throw usage_error("--order-from must be graph, kahn, best or heuristic, got '" + from + "'");
+  memsched::input_order_options o{.source = *source};
+  o.serenity_time_limit = std::chrono::duration<double>(std::clamp(time_limit.count() * 0.1, 1.0, 30.0));
+  if (heuristic && memsched::has_solution(heuristic->status)) o.plan = heuristic->plan;
+  return memsched::remat_input_order(graph, o);
+}
+
+}  // namespace memsched_cli
