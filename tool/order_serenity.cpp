@@ -1,14 +1,11 @@
 // memsched order GRAPH --algo serenity [--budget BYTES] [--soft-budget paper|bounded|off] [--no-divide]
 //   [--rewrite] [--time-limit S] [--attempt-time-limit S] [--max-states N] [--max-bytes N] [--threads N]
-//   [--decision-budget N]
+//   [--decision-budget N] [--progress]
 
 #include "cli.hpp"
 
 #include <memsched/order/serenity.hpp>
 
-#include <queue>
-#include <utility>
-#include <vector>
 
 #if __has_include(<memsched/graph/identity_rewrite.hpp>)
 #include <memsched/graph/identity_rewrite.hpp>
@@ -58,34 +55,15 @@ memsched::serenity_options serenity_options_of(const parsed_args& args) {
 }
 
 memsched::order_result run_serenity(const memsched::dataflow_graph& g, const parsed_args& args) {
-  const memsched::serenity_options o = serenity_options_of(args);
+  memsched::serenity_options o = serenity_options_of(args);
+  progress_printer printer(args.has("progress"));
+  if (args.has("progress")) o.observer = printer;
   if (args.has("rewrite")) {
 #ifdef MEMSCHED_CLI_HAVE_REWRITE
     const auto rw = memsched::rewrite_identities(g);
     memsched::order_result r = memsched::serenity_order(rw.graph, o);
-    // peak_bytes and lower_bound are those of the rewritten graph. The order is given over the
-    // original nodes: each at the position of its last rewritten part, nodes the rewrite removed
-    // (concats) as soon as they are ready; a priority topological sort keeps it valid.
-    const std::size_t n = num_vertices(g);
-    std::vector<long long> key(n, -1);
-    for (std::size_t k = 0; k < r.order.size(); ++k) {
-      const std::size_t orig = rw.original[r.order[k]];
-      if (orig < n) key[orig] = static_cast<long long>(k);
-    }
-    const memsched::memory_graph mg = memsched::make_memory_graph(g);
-    std::vector<std::size_t> indegree(n), order;
-    using item = std::pair<long long, std::size_t>;
-    std::priority_queue<item, std::vector<item>, std::greater<>> ready;
-    for (std::size_t v = 0; v < n; ++v)
-      if ((indegree[v] = mg.in_degree(v)) == 0) ready.emplace(key[v], v);
-    while (!ready.empty()) {
-      const std::size_t v = ready.top().second;
-      ready.pop();
-      order.push_back(v);
-      for (auto w : mg.successors(v))
-        if (--indegree[w] == 0) ready.emplace(key[w], w);
-    }
-    r.order = std::move(order);
+    // peak_bytes and lower_bound stay those of the rewritten graph; the order lists the original nodes.
+    r.order = memsched::original_order(rw, g, r.order);
     return r;
 #else
     throw usage_error("--rewrite needs memsched/graph/identity_rewrite.hpp, which this build lacks");
@@ -109,12 +87,13 @@ const register_order_algorithm serenity{
      "      --max-states N            cap on stored partial schedules per search\n"
      "      --max-bytes N             cap on search memory (default 4 GiB)\n"
      "      --threads N               threads over segments (0: all cores; default 1)\n"
+     "      --progress                print every better order and lower bound on stderr\n"
      "      --decision-budget N       signatures the forward/backward decision searches may expand\n"
      "                                per segment before the layered DP takes over (default 524288;\n"
      "                                0: layered DP only)\n",
      {{"budget", "soft-budget", "time-limit", "attempt-time-limit", "max-states", "max-bytes", "threads",
        "decision-budget"},
-      {"no-divide", "rewrite"}},
+      {"no-divide", "rewrite", "progress"}},
      run_serenity}};
 
 }  // namespace
