@@ -5,6 +5,10 @@
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -230,6 +234,14 @@ TEST_CASE("two nodes with the same id are an error naming the id, in every forma
   // JSON.
   CHECK(contains(error_of([&] { return parse_json_graph(R"({"nodes": [{"id": 3, "bytes": 1}, {"id": 3, "bytes": 2}]})", "t.json"); }),
                  "t.json: nodes[1]: duplicate node id 3"));
+  // JSON objects: nlohmann would keep the later of two equal keys.
+  CHECK(error_of([&] { return parse_json_graph(R"({"nodes": [{"id": 3, "bytes": 1, "cost": 2, "bytes": 2}]})", "k.json"); }) ==
+        "k.json: node 3: key \"bytes\" appears twice");
+  CHECK(error_of([&] { return parse_json_graph(R"({"nodes": [{"id": 3, "bytes": 1}], "nodes": []})", "k.json"); }) ==
+        "k.json: the top-level object: key \"nodes\" appears twice");
+  CHECK(error_of([&] { return parse_json_graph(R"({"nodes": [{"id": 3, "bytes": 1}], "meta": {"a": {"a": 1, "b": 2}, "b": 1, "a": 0}})", "k.json"); }) ==
+        "k.json: an object: key \"a\" appears twice");
+  CHECK(parse_json_graph(R"({"nodes": [{"id": 3, "bytes": 1, "x": {"bytes": 1}}], "x": {"nodes": 1}})")[0].bytes == 1);
   // DOT: two names for one id; the same name twice is Graphviz's attribute update (documented).
   CHECK(contains(error_of([&] { return parse_dot_graph("digraph { 3 [bytes=1]; 03 [bytes=2] }", "t.dot"); }), "duplicate node id 3"));
   CHECK(contains(error_of([&] { return parse_dot_graph("digraph { 3 [bytes=1]; \" 3\" [bytes=2] }", "t.dot"); }), "duplicate node id 3"));
@@ -269,4 +281,29 @@ TEST_CASE("a directory given as a graph file is reported with its name") {
     CHECK(error_of([&] { return read_graph(dir / name); }) == (dir / name).string() + ": is a directory, not a graph file");
   }
   CHECK(error_of([&] { return read_json_graph(dir / "x.dot"); }) == (dir / "x.dot").string() + ": is a directory, not a graph file");
+}
+
+TEST_CASE("fuzz regression inputs (tests/data/fuzz/<format>/) read or fail with file_error, and what reads is a valid graph") {
+  const std::filesystem::path root = std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "fuzz";
+  std::size_t files = 0;
+  for (const char* format : {"json", "graphml", "dot"}) {
+    if (!std::filesystem::is_directory(root / format)) continue;
+    for (const auto& entry : std::filesystem::directory_iterator(root / format)) {
+      CAPTURE(entry.path());
+      ++files;
+      std::ifstream in(entry.path(), std::ios::binary);
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      const std::string f = format;
+      try {
+        const dataflow_graph g = f == "json" ? parse_json_graph(text) : f == "graphml" ? parse_graphml_graph(text) : parse_dot_graph(text);
+        const memory_graph m = make_memory_graph(g);
+        const order_result kahn = kahn_order(m);
+        CHECK(kahn.order.size() == num_vertices(g));
+        CHECK(simulate_order(m, std::span<const std::size_t>(kahn.order)).peak_bytes == kahn.peak_bytes);
+      } catch (const file_error& e) {
+        CHECK(std::string(e.what()).rfind("<", 0) == 0);  // the default source name: "<json>: ...", "<dot>: ..."
+      }
+    }
+  }
+  CHECK(files > 0);
 }

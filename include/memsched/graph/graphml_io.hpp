@@ -124,12 +124,34 @@ inline void check_graphml_node_ids(const std::string& text, const std::string& s
   return parse_graphml_graph(detail::read_text_file(path), path.string());
 }
 
+namespace detail {
+/// Boost's read_graphml parses with whitespace trimming and normalization (rapidxml), and the text
+/// ends at a NUL: a tab, newline, NUL, leading, trailing or repeated space would not read back.
+inline void check_graphml_text(const std::string& text, const std::string& what) {
+  bool bad = !text.empty() && (text.front() == ' ' || text.back() == ' ');
+  for (std::size_t i = 0; i < text.size() && !bad; ++i)
+    bad = text[i] == '\t' || text[i] == '\n' || text[i] == '\r' || text[i] == '\0' || (text[i] == ' ' && i > 0 && text[i - 1] == ' ');
+  if (bad)
+    throw graph_error("write_graphml_graph: " + what +
+                      " has a tab, newline, NUL, or a leading, trailing or repeated space: GraphML readers normalize whitespace, "
+                      "so it would not read back (use JSON)");
+}
+}  // namespace detail
+
 /// Writes the graph as GraphML: nodes "n<index>" with the attributes above but `backward` (`role`
 /// only when some node is not forward, `output` only when the graph has explicit outputs, `order_position` only when it has an order, `grad_of` only when
 /// a node has one); costs are written with enough digits to read back exactly. O(n + m).
-/// Throws graph_error when the graph's outputs or order hold a non-vertex.
+/// Throws graph_error when the graph's outputs or order hold a non-vertex, or when a name, op or
+/// kind has a tab, newline, NUL, or a leading, trailing or repeated space (GraphML readers
+/// normalize whitespace: it would not read back).
 inline void write_graphml_graph(std::ostream& out, const dataflow_graph& g) {
   detail::check_graph_lists(g, "write_graphml_graph");
+  detail::check_graphml_text(g[boost::graph_bundle].name, "the graph name");
+  detail::check_graphml_text(g[boost::graph_bundle].kind, "the graph kind");
+  for (std::size_t v = 0; v < num_vertices(g); ++v) {
+    detail::check_graphml_text(g[v].name, "node " + std::to_string(g[v].id) + ": name");
+    detail::check_graphml_text(g[v].op, "node " + std::to_string(g[v].id) + ": op");
+  }
   const auto dp = detail::written_properties(g, "id");
   boost::write_graphml(out, g, get(boost::vertex_index, g), dp, true);
 }

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -120,13 +121,35 @@ inline graph_record json_record(const nlohmann::json& doc, const std::string& so
 /// is not JSON, a missing or ill-typed field, a negative or non-integer size, sizes whose sum
 /// overflows 64 bits, a duplicate or unknown node id, a self loop, a cycle (naming a node on it), an
 /// `order` that is not a topological order of all nodes, an `outputs` entry that is not a node,
-/// costs whose sum is not finite, or arrays/objects nested deeper than 256 levels (naming the line).
+/// costs whose sum is not finite, a key repeated in one object (naming the node), or arrays/objects
+/// nested deeper than 256 levels (naming the line).
 /// Unknown fields are ignored; duplicate edges and outputs are merged.
 [[nodiscard]] inline dataflow_graph parse_json_graph(std::string_view text, const std::string& source = "<json>") {
   detail::check_json_nesting(text, source);
+  // nlohmann keeps the last of two equal keys: {"bytes": 1, "bytes": 2} would silently read 2.
+  std::vector<std::vector<std::string>> keys;  // the keys of each open object
+  const auto reject_repeated_keys = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using event_t = nlohmann::json::parse_event_t;
+    if (event == event_t::object_start) {
+      keys.emplace_back();
+    } else if (event == event_t::key && !keys.empty()) {
+      keys.back().push_back(parsed.get<std::string>());
+    } else if (event == event_t::object_end && !keys.empty()) {
+      auto& mine = keys.back();
+      std::sort(mine.begin(), mine.end());
+      if (const auto twice = std::adjacent_find(mine.begin(), mine.end()); twice != mine.end()) {
+        std::string where = keys.size() == 1 ? "the top-level object" : "an object";
+        if (keys.size() > 1 && parsed.contains("id") && parsed["id"].is_number_integer())
+          where = detail::node_label(parsed["id"].get<std::int64_t>());
+        detail::fail_file(source, where + ": key \"" + *twice + "\" appears twice");
+      }
+      keys.pop_back();
+    }
+    return true;
+  };
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(text);
+    doc = nlohmann::json::parse(text, reject_repeated_keys);
   } catch (const nlohmann::json::exception& e) {
     throw file_error(source + ": not valid JSON (" + e.what() + ")");
   }

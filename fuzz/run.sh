@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses (clang, -fsanitize=fuzzer,address,undefined) and runs each for a
+# number of seconds; exits 1 if any harness crashes, leaks, trips a sanitizer, times out or runs out
+# of memory (the reproducer is saved under $BUILD/artifacts/).
+#
+#   fuzz/run.sh [seconds-per-harness] [harness ...]     (default 45 s; harnesses: json graphml dot plan)
+#
+# Environment: MEMSCHED_FUZZ_BUILD (default <repo>/build-fuzz: binaries, the growing corpus,
+# artifacts), CXX_FUZZ (default clang++).
+# The corpus persists in $BUILD/corpus/<harness>, so repeated runs continue where they stopped.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${MEMSCHED_FUZZ_BUILD:-$ROOT/build-fuzz}
+CXX_FUZZ=${CXX_FUZZ:-clang++}
+SECONDS_EACH=${1:-45}
+shift || true
+HARNESSES=("$@")
+[ ${#HARNESSES[@]} -gt 0 ] || HARNESSES=(json graphml dot plan)
+
+declare -A SOURCE=([json]=json_graph [graphml]=graphml_graph [dot]=dot_graph [plan]=plan_files)
+FLAGS=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+       -I "$ROOT/include")
+mkdir -p "$BUILD/artifacts"
+
+build() {  # rebuilds a harness when it is missing or older than any header or harness source
+  local name=$1 src=$ROOT/fuzz/${SOURCE[$1]}.cpp bin=$BUILD/fuzz_${SOURCE[$1]}
+  if [ -x "$bin" ] && [ -z "$(find "$ROOT/include" "$ROOT/fuzz" -newer "$bin" -name '*.[hc]pp' -print -quit)" ]; then return; fi
+  echo "fuzz: building $bin" >&2
+  "$CXX_FUZZ" "${FLAGS[@]}" "$src" -o "$bin" -lboost_graph
+}
+
+seeds() {  # seed directories of a harness: hand-written seeds, regression inputs, small test graphs (JSON only)
+  local name=$1 dirs=("$ROOT/fuzz/seeds/$1")
+  [ -d "$ROOT/tests/data/fuzz/$1" ] && dirs+=("$ROOT/tests/data/fuzz/$1")
+  if [ "$name" = json ]; then
+    mkdir -p "$BUILD/seeds_json"
+    find "$ROOT/tests/data" -path "$ROOT/tests/data/fuzz" -prune -o -name '*.json' -size -16k -exec cp {} "$BUILD/seeds_json/" \;
+    dirs+=("$BUILD/seeds_json")
+  fi
+  printf '%s\n' "${dirs[@]}"
+}
+
+failed=()
+for name in "${HARNESSES[@]}"; do
+  [ -n "${SOURCE[$name]:-}" ] || { echo "fuzz: unknown harness '$name' (json graphml dot plan)" >&2; exit 2; }
+  build "$name"
+  mkdir -p "$BUILD/corpus/$name"
+  mapfile -t dirs < <(seeds "$name")
+  echo "fuzz: $name for ${SECONDS_EACH}s" >&2
+  log=$BUILD/fuzz_$name.log
+  if UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$BUILD/fuzz_${SOURCE[$name]}" -max_total_time="$SECONDS_EACH" -max_len=8192 \
+       -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+       -artifact_prefix="$BUILD/artifacts/$name-" "$BUILD/corpus/$name" "${dirs[@]}" >"$log" 2>&1; then
+    grep -E '^stat::number_of_executed_units|^Done ' "$log" | tr '\n' ' ' >&2; echo >&2
+  else
+    echo "fuzz: $name FAILED (log: $log)" >&2
+    grep -E 'ERROR|SUMMARY|check failed|Test unit written' "$log" | head -20 >&2 || true
+    failed+=("$name")
+  fi
+done
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "fuzz: failures in: ${failed[*]}" >&2
+  exit 1
+fi
+echo "fuzz: all harnesses ran without a finding" >&2
