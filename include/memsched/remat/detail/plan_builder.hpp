@@ -10,6 +10,7 @@
 #include <memsched/remat/detail/max_tree.hpp>
 #include <memsched/remat/remat_result.hpp>
 #include <memsched/sim/execution_plan.hpp>
+#include <memsched/sim/memory_model.hpp>
 #include <memsched/sim/plan_from_computes.hpp>
 #include <memsched/sim/simulate_plan.hpp>
 
@@ -97,35 +98,14 @@ class compute_sequencer {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> stack_;
 };
 
-/// Peak and cost of the plan plan_from_computes would build for `seq`, without building it.
+/// Peak and cost of the plan plan_from_computes would build for `seq`, without building it: the
+/// one memory model (sim/memory_model.hpp) along the sequence.
 /// O(len + sum of in-degrees). Precondition: seq is a valid compute sequence.
 inline std::pair<std::int64_t, double> sequence_peak_cost(const memory_graph& g, std::span<const std::size_t> seq) {
-  const std::size_t len = seq.size();
-  constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
-  std::vector<std::uint32_t> last_use(len, none), current(g.size(), none), free_count(len + 1, 0);
-  std::vector<char> superseded(len, 0);
-  for (std::size_t k = 0; k < len; ++k) {
-    const std::size_t v = seq[k];
-    for (auto p : g.predecessors(v))
-      if (current[p] != none) last_use[current[p]] = static_cast<std::uint32_t>(k);
-    if (current[v] != none) superseded[current[v]] = 1;
-    current[v] = static_cast<std::uint32_t>(k);
-  }
-  // freed_bytes[k]: bytes freed right after position k.
-  std::vector<std::int64_t> freed_bytes(len, 0);
-  for (std::size_t k = 0; k < len; ++k) {
-    const std::size_t v = seq[k];
-    if (!superseded[k] && g.is_output(v)) continue;
-    freed_bytes[last_use[k] == none ? k : last_use[k]] += g.bytes(v);
-  }
-  std::int64_t live = 0, peak = 0;
+  std::int64_t peak = 0;
+  for (const memory_step& s : simulate_sequence(g, seq)) peak = std::max(peak, s.transient);
   double cost = 0;
-  for (std::size_t k = 0; k < len; ++k) {
-    const std::size_t v = seq[k];
-    peak = std::max(peak, live + g.bytes(v) + g.workspace(v));
-    live += g.bytes(v) - freed_bytes[k];
-    cost += g.cost(v);
-  }
+  for (auto v : seq) cost += g.cost(v);
   return {peak, cost};
 }
 
@@ -142,7 +122,7 @@ inline std::vector<std::size_t> use_spare_memory(const memory_graph& g, const st
   std::vector<std::uint32_t> prev(len, none), current(g.size(), none), last_use(len, none), uses(len, 0), parent(len),
       read_offset(len + 1, 0);
   std::vector<std::uint32_t> reads;
-  std::vector<char> superseded(len, 0), alive(len, 1);
+  std::vector<char> alive(len, 1);
   for (std::size_t k = 0; k < len; ++k) {
     const std::size_t v = seq[k];
     for (auto p : g.predecessors(v)) {
@@ -153,20 +133,14 @@ inline std::vector<std::size_t> use_spare_memory(const memory_graph& g, const st
     }
     read_offset[k + 1] = static_cast<std::uint32_t>(reads.size());
     prev[k] = current[v];
-    if (current[v] != none) superseded[current[v]] = 1;
     current[v] = static_cast<std::uint32_t>(k);
     parent[k] = static_cast<std::uint32_t>(k);
   }
-  // Transient memory at each position, as sequence_peak_cost computes it.
-  std::vector<std::int64_t> freed(len, 0), transient(len, 0);
-  for (std::size_t k = 0; k < len; ++k) {
-    if (!superseded[k] && g.is_output(seq[k])) continue;
-    freed[last_use[k] == none ? k : last_use[k]] += g.bytes(seq[k]);
-  }
-  std::int64_t live = 0;
-  for (std::size_t k = 0; k < len; ++k) {
-    transient[k] = live + g.bytes(seq[k]) + g.workspace(seq[k]);
-    live += g.bytes(seq[k]) - freed[k];
+  // Transient memory at each position: the memory model along the sequence.
+  std::vector<std::int64_t> transient(len, 0);
+  {
+    const auto steps = simulate_sequence(g, seq);
+    for (std::size_t k = 0; k < len; ++k) transient[k] = steps[k].transient;
   }
   max_tree tree(transient);
   auto find = [&](std::uint32_t x) {
