@@ -273,6 +273,30 @@ TEST_CASE("costs whose sum is not finite are rejected naming the node, in every 
   CHECK(memory_graph(d).total_cost() == doctest::Approx(1.7e308));
 }
 
+TEST_CASE("names, ops and kinds must be valid UTF-8 in every format (found by fuzz_graphml_graph)") {
+  // Accepted by GraphML and DOT, such a graph could not be written as JSON (nlohmann's dump throws).
+  const std::string bad = "ab\x90";
+  const std::string named = R"(<graphml><key id="b" for="node" attr.name="bytes" attr.type="long"/><key id="n" for="node" attr.name="name" attr.type="string"/>
+<graph edgedefault="directed"><node id="a"><data key="b">1</data><data key="n">)";
+  CHECK(error_of([&] { return parse_graphml_graph(named + bad + "</data></node></graph></graphml>", "u.graphml"); }) ==
+        "u.graphml: node 0: name is not valid UTF-8");
+  CHECK(error_of([&] { return parse_dot_graph("digraph { 4 [bytes=1, op=\"" + bad + "\"] }", "u.dot"); }) == "u.dot: node 4: op is not valid UTF-8");
+  CHECK(error_of([&] { return parse_dot_graph("digraph { kind=\"\xC0\xAF\"; 4 [bytes=1] }", "u.dot"); }) == "u.dot: the graph kind is not valid UTF-8");
+  CHECK(starts_with(error_of([&] { return parse_json_graph(R"({"nodes": [{"id": 1, "bytes": 1, "name": ")" + bad + "\"}]}", "u.json"); }),
+                    "u.json: not valid JSON"));
+  // Valid multi-byte text reads and round-trips; overlong forms, surrogates and truncated sequences do not.
+  const dataflow_graph g = parse_dot_graph("digraph { 4 [bytes=1, name=\"\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\"] }");
+  CHECK(canonical(parse_json_graph(to_json(g).dump())) == canonical(g));
+  for (const std::string s : {"\xC0\x80", "\xED\xA0\x80", "\xF4\x90\x80\x80", "\xE2\x82", "\xF8\x88\x80\x80\x80"}) {
+    CAPTURE(s);
+    CHECK_FALSE(detail::valid_utf8(s));
+    dataflow_graph h = g;
+    h[0].name = s;
+    CHECK_THROWS_WITH_AS((void)to_json(h), "to_json: node 4: name is not valid UTF-8", graph_error);
+  }
+  CHECK(detail::valid_utf8("\xEF\xBF\xBF\xF4\x8F\xBF\xBF plain"));
+}
+
 TEST_CASE("a directory given as a graph file is reported with its name") {
   temp_dir dir;
   for (const char* name : {"x.json", "x.graphml", "x.dot"}) {
@@ -300,6 +324,17 @@ TEST_CASE("fuzz regression inputs (tests/data/fuzz/<format>/) read or fail with 
         const order_result kahn = kahn_order(m);
         CHECK(kahn.order.size() == num_vertices(g));
         CHECK(simulate_order(m, std::span<const std::size_t>(kahn.order)).peak_bytes == kahn.peak_bytes);
+        // Every writer either refuses the graph with graph_error (text the format cannot hold) or writes what reads back.
+        temp_dir dir;
+        for (const char* name : {"back.json", "back.graphml", "back.dot"}) {
+          CAPTURE(name);
+          try {
+            write_graph(dir / name, g);
+          } catch (const graph_error&) {
+            continue;
+          }
+          CHECK(canonical(read_graph(dir / name)) == canonical(g));
+        }
       } catch (const file_error& e) {
         CHECK(std::string(e.what()).rfind("<", 0) == 0);  // the default source name: "<json>: ...", "<dot>: ..."
       }

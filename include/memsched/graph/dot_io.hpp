@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <new>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -40,6 +41,9 @@ namespace memsched {
     throw;
   } catch (const boost::undirected_graph_error&) {
     throw file_error(source + ": not a DOT digraph (an undirected graph: use 'digraph' and '->')");
+  } catch (const std::bad_alloc&) {
+    // Boost expands an edge between subgraphs into every pair of their nodes before we see it.
+    throw file_error(source + ": out of memory reading the DOT graph (an edge between subgraphs adds one edge per pair of their nodes)");
   } catch (const std::exception& e) {
     throw file_error(source + ": not valid DOT (" + e.what() + ")");
   }

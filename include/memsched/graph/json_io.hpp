@@ -164,11 +164,22 @@ inline graph_record json_record(const nlohmann::json& doc, const std::string& so
 
 /// The graph as a memsched JSON document (version 1): every node's id, bytes and cost, the other
 /// node fields when set (`role` when not forward, or when op "loss" would otherwise read as the loss), the edges as [producer id, consumer id], `outputs` when explicit and `order`
-/// when set. O(n + m). Throws graph_error when `outputs` or `order` holds a non-vertex.
+/// when set. O(n + m). Throws graph_error when `outputs` or `order` holds a non-vertex, or a name,
+/// op or kind is not valid UTF-8 (JSON cannot hold it).
 [[nodiscard]] inline nlohmann::json to_json(const dataflow_graph& g) {
   using nlohmann::json;
   detail::check_graph_lists(g, "to_json");
   const auto& info = g[boost::graph_bundle];
+  // nlohmann's dump() would throw its own type_error on the first bad byte, naming nothing.
+  auto check_utf8 = [](const std::string& text, const std::string& what) {
+    if (!detail::valid_utf8(text)) throw graph_error("to_json: " + what + " is not valid UTF-8");
+  };
+  check_utf8(info.name, "the graph name");
+  check_utf8(info.kind, "the graph kind");
+  for (std::size_t i = 0; i < num_vertices(g); ++i) {
+    check_utf8(g[i].name, detail::node_label(g[i].id) + ": name");
+    check_utf8(g[i].op, detail::node_label(g[i].id) + ": op");
+  }
   json doc = json::object();
   doc["format"] = "memsched-graph";
   doc["version"] = 1;
