@@ -1,49 +1,13 @@
 #pragma once
 // The whole public API of memsched except the solver backends (memsched/solver/backends/*.hpp),
 // which need their libraries: include them yourself and link memsched::cbc, memsched::glpk or memsched::gecode.
+// Each area has its own header too (memsched/graph.hpp, sim.hpp, order.hpp, remat.hpp, solver.hpp).
 
 #include <memsched/core/errors.hpp>
+#include <memsched/core/observer.hpp>
 #include <memsched/core/status.hpp>
-#include <memsched/graph/concepts.hpp>
-#include <memsched/graph/darts.hpp>
-#include <memsched/graph/dataflow_graph.hpp>
-#include <memsched/graph/dot_io.hpp>
-#include <memsched/graph/graphml_io.hpp>
-#include <memsched/graph/identity_rewrite.hpp>
-#include <memsched/graph/json_io.hpp>
-#include <memsched/graph/memory_graph.hpp>
-#include <memsched/graph/node_maps.hpp>
-#include <memsched/graph/random_layered.hpp>
-#include <memsched/graph/randwire.hpp>
-#include <memsched/graph/read_graph.hpp>
-#include <memsched/order/dfs.hpp>
-#include <memsched/order/greedy.hpp>
-#include <memsched/order/kahn.hpp>
-#include <memsched/order/order_result.hpp>
-#include <memsched/order/peak_lower_bound.hpp>
-#include <memsched/order/serenity.hpp>
-#include <memsched/order/single_node_cuts.hpp>
-#include <memsched/remat/best_heuristic.hpp>
-#include <memsched/remat/checkmate.hpp>
-#include <memsched/remat/checkmate_lp_rounding.hpp>
-#include <memsched/remat/checkmate_model.hpp>
-#include <memsched/remat/checkpoint_generalizations.hpp>
-#include <memsched/remat/checkpoint_plan.hpp>
-#include <memsched/remat/chen.hpp>
-#include <memsched/remat/moccasin.hpp>
-#include <memsched/remat/remat_result.hpp>
-#include <memsched/remat/revolve.hpp>
-#include <memsched/remat/sweep.hpp>
-#include <memsched/remat/training_graph.hpp>
-#include <memsched/sim/arena.hpp>
-#include <memsched/sim/execution_plan.hpp>
-#include <memsched/sim/offchip_traffic.hpp>
-#include <memsched/sim/plan_from_computes.hpp>
-#include <memsched/sim/simulate_order.hpp>
-#include <memsched/sim/simulate_plan.hpp>
-#include <memsched/solver/concepts.hpp>
-#include <memsched/solver/cp_concepts.hpp>
-#include <memsched/solver/cp_model.hpp>
-#include <memsched/solver/milp_model.hpp>
-#include <memsched/solver/skeleton_backend.hpp>
-#include <memsched/solver/solver_options.hpp>
+#include <memsched/graph.hpp>
+#include <memsched/sim.hpp>
+#include <memsched/order.hpp>
+#include <memsched/remat.hpp>
+#include <memsched/solver.hpp>

@@ -1,0 +1,20 @@
+#pragma once
+// memsched/remat.hpp, rematerialization: training graphs and every plan strategy (heuristics,
+// Revolve, Checkmate, Moccasin), one remat_result. Includes every public header of memsched/remat/
+// (the ctest area_headers checks that none is missing).
+
+#include <memsched/remat/best_heuristic.hpp>
+#include <memsched/remat/checkmate.hpp>
+#include <memsched/remat/checkmate_lp_rounding.hpp>
+#include <memsched/remat/checkmate_model.hpp>
+#include <memsched/remat/checkpoint_generalizations.hpp>
+#include <memsched/remat/checkpoint_plan.hpp>
+#include <memsched/remat/chen.hpp>
+#include <memsched/remat/heuristic_options.hpp>
+#include <memsched/remat/input_order.hpp>
+#include <memsched/remat/moccasin.hpp>
+#include <memsched/remat/moccasin_model.hpp>
+#include <memsched/remat/remat_result.hpp>
+#include <memsched/remat/revolve.hpp>
+#include <memsched/remat/sweep.hpp>
+#include <memsched/remat/training_graph.hpp>
