@@ -160,8 +160,11 @@ inline order_result serenity_order_impl(const memory_graph& g, const serenity_op
 /// the best order found and a proven lower bound when time_limit, max_states or max_bytes stop it;
 /// infeasible when `budget` is below the optimum (the order is then the best one found);
 /// time_limit when a budget was given and no order within it was found before a limit.
-/// Worst case exponential (O(number of down-closed vertex sets * width)); memory is capped by
-/// max_bytes. Deterministic for the same input and options unless a time limit interrupts.
+/// Every better order and lower bound of the whole graph is reported to options.observer, one at
+/// a time (docs/serenity.md, "Progress"). Deterministic for the same input and options unless a
+/// time limit interrupts; the observer and the thread count do not change the result.
+/// Complexity: worst case exponential (O(number of down-closed vertex sets * width)); memory is
+/// capped by max_bytes.
 /// Throws std::invalid_argument naming the option on a negative budget or zero limits, and what
 /// make_memory_graph throws (cycle_error, graph_error).
 template <class G, class... Maps>

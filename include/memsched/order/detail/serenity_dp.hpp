@@ -183,7 +183,7 @@ class serenity_dp {
     if (!mem_.grow(next_, end + r, 16 * r) || !mem_.grow(nlinks_, nlinks_.size() + 1)) return false;
     next_.append(c, r);
     ++next_n_;
-    nlinks_.push_back(link{i, static_cast<std::uint32_t>(v)});
+    nlinks_.push(link{i, static_cast<std::uint32_t>(v)});
     table_[slot] = tag | next_n_;
     if (2 * next_n_ > table_.size() && !rehash()) return false;
     return true;
@@ -262,7 +262,7 @@ class serenity_dp {
     }
     next_n_ = idx.size();
     next_.shrink(next_n_ * rec_);
-    nlinks_.resize(idx.size());
+    nlinks_.shrink(idx.size());
   }
 
   void run_layers(serenity_dp_answer& ans) {
@@ -297,7 +297,7 @@ class serenity_dp {
       std::fprintf(stderr, "layer %zu: %zu -> %zu\n", depth, cur_n_, next_n_);
 #endif
       // Keep this layer's parent links (exactly sized), drop the expanded layer.
-      std::vector<link> kept(nlinks_.begin(), nlinks_.end());
+      std::vector<link> kept(nlinks_.data(), nlinks_.data() + nlinks_.size());
       if (!mem_.account(static_cast<std::int64_t>(kept.capacity() * sizeof(link)))) return stop(layer_min);
       links_.push_back(std::move(kept));  // links_ has room for n_ + 1 layers
       cur_.swap(next_);
@@ -334,7 +334,7 @@ class serenity_dp {
   std::vector<std::uint64_t> child_, scratch_;
   std::vector<std::uint64_t> table_;
   std::size_t mask_ = 0;
-  std::vector<link> nlinks_;
+  pod_buffer<link> nlinks_;
   std::vector<std::vector<link>> links_;
   std::uint64_t stored_ = 0;
   std::size_t depth_ = 0;

@@ -87,50 +87,58 @@ void for_each_bit(const std::uint64_t* a, std::size_t words, F&& f) {
     for (std::uint64_t bits = a[w]; bits != 0; bits &= bits - 1) f(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
 }
 
-/// A growable array of words for the searches' states and stacks: append() copies without the
-/// zero fill of std::vector::resize and without a memmove call for a few words. The interface
-/// pool_accountant needs (value_type, capacity, reserve, swap) is the vector's.
-class word_buffer {
+/// A growable array of trivially copyable values for the searches' states, stacks and links:
+/// push() and append() copy without the zero fill of std::vector::resize, a memmove call for a few
+/// words, or an out-of-line push_back in the hot loops. The interface pool_accountant needs
+/// (value_type, capacity, reserve, swap) is the vector's; growth is the caller's (reserve first).
+template <class T>
+class pod_buffer {
  public:
-  using value_type = std::uint64_t;
-  word_buffer() = default;
-  word_buffer(const word_buffer&) = delete;
-  word_buffer& operator=(const word_buffer&) = delete;
+  using value_type = T;
+  pod_buffer() = default;
+  pod_buffer(const pod_buffer&) = delete;
+  pod_buffer& operator=(const pod_buffer&) = delete;
 
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
   [[nodiscard]] std::size_t capacity() const noexcept { return cap_; }
-  [[nodiscard]] std::uint64_t* data() noexcept { return data_.get(); }
-  [[nodiscard]] const std::uint64_t* data() const noexcept { return data_.get(); }
+  [[nodiscard]] T* data() noexcept { return data_.get(); }
+  [[nodiscard]] const T* data() const noexcept { return data_.get(); }
+  [[nodiscard]] T& operator[](std::size_t i) noexcept { return data_[i]; }
+  [[nodiscard]] const T& operator[](std::size_t i) const noexcept { return data_[i]; }
   void clear() noexcept { size_ = 0; }
   /// Precondition: n <= size().
   void shrink(std::size_t n) noexcept { size_ = n; }
   void reserve(std::size_t cap) {
     if (cap <= cap_) return;
-    std::unique_ptr<std::uint64_t[]> d(new std::uint64_t[cap]);
-    if (size_ > 0) std::memcpy(d.get(), data_.get(), size_ * sizeof(std::uint64_t));
+    std::unique_ptr<T[]> d(new T[cap]);
+    if (size_ > 0) std::memcpy(static_cast<void*>(d.get()), data_.get(), size_ * sizeof(T));
     data_ = std::move(d);
     cap_ = cap;
   }
-  /// Appends n words. Precondition: size() + n <= capacity().
-  void append(const std::uint64_t* p, std::size_t n) noexcept {
-    copy_bits(data_.get() + size_, p, n);
+  /// Precondition: size() < capacity().
+  void push(const T& x) noexcept { data_[size_++] = x; }
+  /// Appends n values. Precondition: size() + n <= capacity().
+  void append(const T* p, std::size_t n) noexcept {
+    for (std::size_t i = 0; i < n; ++i) data_[size_ + i] = p[i];
     size_ += n;
   }
-  /// Appends n zero words. Precondition: size() + n <= capacity().
+  /// Appends n value-initialised values. Precondition: size() + n <= capacity().
   void append_zeros(std::size_t n) noexcept {
-    for (std::size_t i = 0; i < n; ++i) data_[size_ + i] = 0;
+    for (std::size_t i = 0; i < n; ++i) data_[size_ + i] = T{};
     size_ += n;
   }
-  void swap(word_buffer& o) noexcept {
+  void swap(pod_buffer& o) noexcept {
     data_.swap(o.data_);
     std::swap(size_, o.size_);
     std::swap(cap_, o.cap_);
   }
 
  private:
-  std::unique_ptr<std::uint64_t[]> data_;
+  std::unique_ptr<T[]> data_;
   std::size_t size_ = 0, cap_ = 0;
 };
+
+using word_buffer = pod_buffer<std::uint64_t>;
 
 /// Per-vertex data the searches read: bytes while a vertex runs (bytes + workspace), bytes it
 /// leaves resident (0 for a dead end that is not an output), Zobrist keys (a signature's hash is
