@@ -94,7 +94,7 @@ class checkmate_solver {
     // A start that recomputes nothing (of positive cost) is optimal: every vertex runs at least once.
     const bool trivially_optimal = best_ && best_objective_ <= cm.model.objective_offset * (1 + 1e-12);
     const double limit = trivially_optimal ? 0.0 : o_.solver.time_limit ? o_.solver.time_limit->count() : infinity;
-    if (best_ && std::isfinite(limit) && o_.lns_fraction > 0) {
+    if (best_ && std::isfinite(limit) && limit > 0 && o_.lns_fraction > 0) {
       o_.solver.observer.on_phase(seconds_since(t0_), "lns");
       lns(res, limit * o_.lns_fraction);
     }
