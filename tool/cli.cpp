@@ -88,18 +88,6 @@ std::map<std::string, remat_algorithm>& remat_algorithms() {
 
 std::vector<std::int64_t> node_ids(const memsched::dataflow_graph& g) { return memsched::vertex_ids(g, memsched::default_node_maps(g)); }
 
-std::vector<std::size_t> indices_of(const memsched::dataflow_graph& g, const json& ids, const std::string& what) {
-  return memsched::order_from_json(ids, node_ids(g), what);
-}
-
-json plan_to_json(const memsched::dataflow_graph& g, const memsched::execution_plan& plan) {
-  return memsched::plan_to_json(node_ids(g), plan);
-}
-
-json read_json_file(const std::string& path) { return memsched::detail::read_json_document(path); }
-
-void write_json_file(const std::string& path, const json& doc) { memsched::detail::write_json_document(path, doc); }
-
 namespace {
 void print_progress_line(double seconds, const char* fields) { std::fprintf(stderr, "[progress] t=%.2fs %s\n", seconds, fields); }
 std::string progress_number(double x) {

@@ -136,13 +136,6 @@ memsched::dataflow_graph load_graph(const std::string& path);
 /// The node ids of `g` by vertex index (what memsched's order and plan files hold).
 std::vector<std::int64_t> node_ids(const memsched::dataflow_graph& g);
 
-// Transitional forwarders to <memsched/sim/plan_io.hpp> for the subcommands not yet switched
-// (cmd_remat.cpp, remat_order.hpp): use memsched::read_order / write_plan / plan_to_json directly.
-std::vector<std::size_t> indices_of(const memsched::dataflow_graph& g, const json& ids, const std::string& what);
-json plan_to_json(const memsched::dataflow_graph& g, const memsched::execution_plan& plan);
-json read_json_file(const std::string& path);
-void write_json_file(const std::string& path, const json& doc);
-
 /// Prints `doc` on one line when --json was given, indented otherwise.
 void print_json(const json& doc, bool one_line);
 

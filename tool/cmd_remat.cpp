@@ -52,8 +52,9 @@ int run_remat(const std::vector<std::string>& argv) {
   if (result.cost_bound) doc["cost_bound"] = *result.cost_bound;
   if (!result.message.empty()) doc["message"] = result.message;
   for (auto& [key, value] : extra.items()) doc[key] = value;
-  doc["steps"] = plan_to_json(graph, result.plan);
-  if (auto out = args.get("out")) write_json_file(*out, doc);
+  const auto ids = node_ids(graph);
+  doc["steps"] = memsched::plan_to_json(ids, result.plan);
+  if (auto out = args.get("out")) memsched::write_plan(*out, ids, result.plan, doc);
   print_json(doc, args.has("json"));
   return memsched::has_solution(result.status) ? 0 : 2;
 }

@@ -26,9 +26,7 @@ inline memsched::input_order_result remat_order_of(const memsched::dataflow_grap
                                                    std::chrono::duration<double> time_limit,
                                                    const std::optional<memsched::remat_result>& heuristic) {
   if (auto file = args.get("order")) {
-    const json doc = read_json_file(*file);
-    const json& ids = doc.is_object() ? doc.at("order") : doc;
-    return {indices_of(graph, ids, "--order " + *file), 0, "file"};
+    return {memsched::read_order(*file, node_ids(graph)), 0, "file"};
   }
   const std::string from = args.get_or("order-from", "best");
   const auto source = memsched::parse_input_order_source(from);
