@@ -53,12 +53,4 @@ namespace detail {
 }
 }  // namespace detail
 
-/// An improvement reported by a rematerialization solver. Kept only for the remat options that
-/// still take a std::function (they move to observer_ref); new code uses an observer.
-struct solver_progress {
-  double seconds = 0;
-  double objective = std::numeric_limits<double>::quiet_NaN();
-  double bound = std::numeric_limits<double>::quiet_NaN();
-};
-
 }  // namespace memsched
