@@ -1,5 +1,6 @@
 // memsched: memory-aware scheduling of dataflow graphs from the command line.
-// Each subcommand lives in its own cmd_*.cpp file and registers itself.
+// Each subcommand lives in its own cmd_*.cpp file and registers itself. Errors are handled here,
+// once, for every subcommand: usage errors exit 2 (with the subcommand's usage), everything else 1.
 
 #include "cli.hpp"
 
@@ -40,7 +41,12 @@ int main(int argc, char** argv) {
     std::cerr << "memsched " << name << ": " << e.what() << "\n\n" << it->second.usage();
     return 2;
   } catch (const std::exception& e) {
+    // Every other failure (file_error, graph_error, invalid_order, ...): its message names the file,
+    // function or node.
     std::cerr << "memsched " << name << ": error: " << e.what() << '\n';
+    return 1;
+  } catch (...) {
+    std::cerr << "memsched " << name << ": error: unknown exception\n";
     return 1;
   }
 }
