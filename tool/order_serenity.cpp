@@ -27,14 +27,8 @@ memsched::serenity_options serenity_options_of(const parsed_args& args) {
   else if (soft == "bounded") o.soft_budget = memsched::soft_budget_mode::bounded;
   else throw usage_error("--soft-budget must be off, paper or bounded, got '" + soft + "'");
   o.divide = !args.has("no-divide");
-  if (auto t = args.get_double("time-limit")) {
-    if (*t < 0) throw usage_error("--time-limit must be >= 0");
-    o.time_limit = std::chrono::duration<double>(*t);
-  }
-  if (auto t = args.get_double("attempt-time-limit")) {
-    if (*t <= 0) throw usage_error("--attempt-time-limit must be > 0");
-    o.attempt_time_limit = std::chrono::duration<double>(*t);
-  }
+  o.time_limit = time_limit_of(args);  // the tool's one rule: seconds > 0, huge = none
+  if (auto t = time_limit_of(args, "attempt-time-limit")) o.attempt_time_limit = *t;
   if (auto s = args.get_int("max-states")) {
     if (*s <= 0) throw usage_error("--max-states must be > 0");
     o.max_states = static_cast<std::uint64_t>(*s);
@@ -47,10 +41,7 @@ memsched::serenity_options serenity_options_of(const parsed_args& args) {
     if (*d < 0) throw usage_error("--decision-budget must be >= 0");
     o.decision_budget = static_cast<std::uint64_t>(*d);
   }
-  if (auto t = args.get_int("threads")) {
-    if (*t < 0) throw usage_error("--threads must be >= 0");
-    o.threads = static_cast<unsigned>(*t);
-  }
+  o.threads = threads_of(args, o.threads);
   return o;
 }
 
