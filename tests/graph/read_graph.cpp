@@ -156,6 +156,8 @@ TEST_CASE("deep nesting (100,000 levels) is a file_error naming the line in ever
        "line 4: XML elements nested deeper than 256 levels"},
       {"g3.graphml", repeat("<a>", deep), "line 1: XML elements nested deeper than 256 levels"},
       {"g4.graphml", "<!-- <<<< --><graphml><![CDATA[ <a> ]]>\n" + repeat("<a x='>'>", deep), "line 2: XML elements"},
+      // Not a DOCTYPE for rapidxml (no blank after the word): its [...] does not hide the elements after the first '>'.
+      {"g5.graphml", "<!DOCTYPEx [ >\n" + repeat("<a>", deep) + "]>", "line 2: XML elements"},
       // DOT: nested subgraphs, anonymous braces, an edge into nested subgraphs, unclosed braces.
       {"d1.dot", "digraph {\n1 [bytes=1]\n" + repeat("subgraph {", deep) + repeat("}", deep) + "}", "line 3: DOT subgraphs nested deeper than 256 levels"},
       {"d2.dot", "digraph { 1 [bytes=1]; " + repeat("{", deep) + repeat("}", deep) + " }", "line 1: DOT subgraphs"},

@@ -91,8 +91,10 @@ inline void check_xml_nesting(std::string_view text, const std::string& source) 
       i = skip_past(i + 9, "]]>");
     } else if (rest.starts_with("<?")) {
       i = skip_past(i + 2, "?>");
-    } else if (rest.starts_with("<!DOCTYPE")) {
-      // rapidxml skips to the '>' that is outside [...] (nested brackets counted).
+    } else if (rest.starts_with("<!DOCTYPE") && rest.size() > 9 &&
+               (rest[9] == ' ' || rest[9] == '\t' || rest[9] == '\n' || rest[9] == '\r')) {
+      // rapidxml skips to the '>' that is outside [...] (nested brackets counted); "<!DOCTYPEx" is
+      // another "<!" node, which ends at the first '>'.
       std::size_t brackets = 0;
       for (i += 9; i < n && !(text[i] == '>' && brackets == 0); ++i) {
         if (text[i] == '[') ++brackets;
