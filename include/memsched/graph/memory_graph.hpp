@@ -113,7 +113,15 @@ class memory_graph {
   /// The same graph data as plain vectors (edges in CSR order; roles and grad_of empty when the
   /// graph has no training roles).
   [[nodiscard]] memory_graph_data data() const {
-    memory_graph_data d{size(), {}, bytes_, cost_, workspace_, std::vector<std::size_t>(outputs_.begin(), outputs_.end()), ids_};
+    memory_graph_data d{.num_nodes = size(),
+                        .edges = {},
+                        .bytes = bytes_,
+                        .cost = cost_,
+                        .workspace = workspace_,
+                        .outputs = std::vector<std::size_t>(outputs_.begin(), outputs_.end()),
+                        .ids = ids_,
+                        .roles = {},
+                        .grad_of = {}};
     if (has_training_roles_) {
       d.roles = roles_;
       d.grad_of.resize(size());
