@@ -3,7 +3,8 @@
 # topological_sort), a Serenity call (order/serenity.hpp + graph/json_io.hpp) and the same call
 # through the umbrella header memsched/memsched.hpp. Each TU is compiled RUNS times (g++ -O2
 # -std=c++20 -c, as a user would) for every include directory given; the output lists every run,
-# the median, and the ratio of each median to the Boost TU's median of the same run.
+# the median, and the ratio of each median to the Boost TU's median of the same run: wall-clock
+# seconds (what a user waits) and user CPU seconds (steadier on a loaded machine).
 #
 #   bench/compile_time.sh [INCLUDE_DIR ...]        (default: this checkout's include/)
 #   RUNS=3 CXX=g++ CXXFLAGS="-O2 -std=c++20" bench/compile_time.sh /work/base/include include
@@ -53,16 +54,17 @@ int main(int argc, char** argv) {
 CPP
 
 # times[tu@dir] = "t1 t2 ..."
-declare -A times
+declare -A times user
 for ((r = 1; r <= runs; ++r)); do
   for dir in "$@"; do
     for tu in boost serenity umbrella; do
-      if ! /usr/bin/time -f %e -o "$tmp/t" "$cxx" "${flags[@]}" -I"$dir" -c "$tmp/$tu.cpp" -o "$tmp/$tu.o" 2>"$tmp/err"; then
+      if ! /usr/bin/time -f "%e %U" -o "$tmp/t" "$cxx" "${flags[@]}" -I"$dir" -c "$tmp/$tu.cpp" -o "$tmp/$tu.o" 2>"$tmp/err"; then
         cat "$tmp/err" >&2
         exit 1
       fi
-      t=$(tail -1 "$tmp/t")
+      read -r t u < <(tail -1 "$tmp/t")
       times[$tu@$dir]="${times[$tu@$dir]:-} $t"
+      user[$tu@$dir]="${user[$tu@$dir]:-} $u"
     done
   done
 done
@@ -71,8 +73,11 @@ median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print (NR
 echo "$cxx ${flags[*]}, $runs runs, $(date -u +%FT%TZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for dir in "$@"; do
   b=$(echo "${times[boost@$dir]}" | median)
+  bu=$(echo "${user[boost@$dir]}" | median)
   for tu in boost serenity umbrella; do
     m=$(echo "${times[$tu@$dir]}" | median)
-    printf '%-40s %-9s runs:%-24s median %6.2f s  ratio %5.2f\n' "$dir" "$tu" "${times[$tu@$dir]}" "$m" "$(echo "$m / $b" | bc -l)"
+    mu=$(echo "${user[$tu@$dir]}" | median)
+    printf '%-28s %-9s wall:%-20s median %6.2f s ratio %5.2f | user:%-20s median %6.2f s ratio %5.2f\n' "$dir" "$tu" \
+      "${times[$tu@$dir]}" "$m" "$(echo "$m / $b" | bc -l)" "${user[$tu@$dir]}" "$mu" "$(echo "$mu / $bu" | bc -l)"
   done
 done
