@@ -304,9 +304,9 @@ TEST_CASE("a directory given as a graph file is reported with its name") {
   for (const char* name : {"x.json", "x.graphml", "x.dot"}) {
     CAPTURE(name);
     std::filesystem::create_directories(dir / name);
-    CHECK(error_of([&] { return read_graph(dir / name); }) == (dir / name).string() + ": is a directory, not a graph file");
+    CHECK(error_of([&] { return read_graph(dir / name); }) == (dir / name).string() + ": is a directory, not a file");
   }
-  CHECK(error_of([&] { return read_json_graph(dir / "x.dot"); }) == (dir / "x.dot").string() + ": is a directory, not a graph file");
+  CHECK(error_of([&] { return read_json_graph(dir / "x.dot"); }) == (dir / "x.dot").string() + ": is a directory, not a file");
 }
 
 TEST_CASE("fuzz regression inputs (tests/data/fuzz/<format>/) read or fail with file_error, and what reads is a valid graph") {

@@ -109,6 +109,13 @@ TEST_CASE("plan_io: every error is a file_error naming the file and the entry") 
   CHECK(file_error_of([&] { (void)read_plan(missing, ids); }) == missing + ": cannot open the file");
   CHECK(order_error("{\"order\": [100,").rfind(o + ": not valid JSON", 0) == 0);
   CHECK(plan_error("steps").rfind(p + ": not valid JSON", 0) == 0);
+  // Found by fuzz/plan_files: a number beyond double was nlohmann's out_of_range, not a file_error.
+  const std::string overflow = std::string(MEMSCHED_TEST_DATA_DIR) + "/fuzz/plan/number_overflow.json";
+  CHECK(file_error_of([&] { (void)read_order(overflow, ids); }).rfind(overflow + ": not valid JSON", 0) == 0);
+  CHECK(file_error_of([&] { (void)read_plan(overflow, ids); }).rfind(overflow + ": not valid JSON", 0) == 0);
+  // A directory and nesting deeper than the readers' limit are file errors naming the file.
+  CHECK(file_error_of([&] { (void)read_order(dir.path().string(), ids); }) == dir.path().string() + ": is a directory, not a file");
+  CHECK(order_error(std::string(300, '[') + std::string(300, ']')) == o + ": line 1: arrays and objects nested deeper than 256 levels");
 
   CHECK(order_error(R"({"peak": 3})") == o + ": expected {\"order\": [ids]} or an array of ids");
   CHECK(order_error(R"({"order": 100})") == o + ": order: expected an array of node ids");

@@ -11,6 +11,7 @@
 // is valid for the graph is the simulator's verdict (simulate_order, simulate_plan).
 
 #include <memsched/core/errors.hpp>
+#include <memsched/graph/detail/input_limits.hpp>
 #include <memsched/sim/execution_plan.hpp>
 
 #include <boost/graph/graph_traits.hpp>
@@ -42,11 +43,13 @@ template <class G, class Maps>
 namespace detail {
 
 [[nodiscard]] inline nlohmann::json read_json_document(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw file_error(path + ": cannot open the file");
+  // The graph readers' file reading and nesting limit: a directory and deep nesting (nlohmann's
+  // dump() in error messages recurses) are file errors naming the file.
+  const std::string text = read_text_file(path);
+  check_json_nesting(text, path);
   try {
-    return nlohmann::json::parse(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
-  } catch (const nlohmann::json::parse_error& e) {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for numbers beyond double
     throw file_error(path + ": not valid JSON (" + e.what() + ")");
   }
 }

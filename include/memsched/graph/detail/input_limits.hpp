@@ -28,7 +28,7 @@ inline constexpr std::size_t max_nesting_depth = 256;
 /// file that cannot be opened or one whose reading fails.
 [[nodiscard]] inline std::string read_text_file(const std::filesystem::path& path) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw file_error(path.string() + ": is a directory, not a graph file");
+  if (std::filesystem::is_directory(path, ec)) throw file_error(path.string() + ": is a directory, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw file_error(path.string() + ": cannot open the file");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
