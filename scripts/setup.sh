@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages memsched needs to build, test and benchmark. Idempotent: when
 # everything is present it only checks (well under a second). Run as root (or with sudo available).
-#   bash scripts/setup.sh [--glpk]
+#   bash scripts/setup.sh [--glpk] [--fuzz]
 # --glpk also installs libglpk-dev, for the opt-in GLPK backend (-DMEMSCHED_WITH_GLPK=ON). GLPK is
-# GPL-3+: it is installed, and linked, only when asked for.
+# GPL-3+: it is installed, and linked, only when asked for. --fuzz installs clang and libFuzzer (fuzz/run.sh).
 set -euo pipefail
 
 packages=(
@@ -14,7 +14,8 @@ packages=(
 for arg in "$@"; do
   case "$arg" in
     --glpk) packages+=(libglpk-dev) ;;
-    *) echo "setup: unknown argument '$arg' (usage: setup.sh [--glpk])" >&2; exit 2 ;;
+    --fuzz) packages+=(clang libclang-rt-14-dev) ;;
+    *) echo "setup: unknown argument '$arg' (usage: setup.sh [--glpk] [--fuzz])" >&2; exit 2 ;;
   esac
 done
 
