@@ -136,7 +136,7 @@ memsched::remat_result run_checkmate_lp(const memsched::dataflow_graph& graph, s
       extra["roundings_fit"] = r.stats.roundings_fit;
       return r;
     } else {
-      throw usage_error("--backend '" + std::string(memsched::detail::backend_name(backend)) + "' does not solve LPs");
+      throw usage_error("--backend '" + std::string(backend.name()) + "' does not solve LPs");
     }
   });
 }

@@ -83,7 +83,7 @@ class checkmate_solver {
     t0_ = t0;
     remat_result res;
     res.stats.order = cm.order;
-    res.stats.backend = backend_name(backend_);
+    res.stats.backend = std::string(backend_.name());
     res.stats.variables = cm.model.num_variables();
     res.stats.constraints = cm.model.num_constraints();
     res.stats.nonzeros = cm.model.num_nonzeros();
@@ -361,7 +361,7 @@ template <class G, class Backend, class... Maps>
   if (auto why = detail::checkmate_obviously_infeasible(g, budget)) {
     remat_result res;
     res.stats.order = order;
-    res.stats.backend = detail::backend_name(options.backend);
+    res.stats.backend = std::string(options.backend.name());
     res.status = solve_status::infeasible;
     res.message = *why;
     res.stats.seconds = detail::seconds_since(t0);

@@ -81,7 +81,7 @@ remat_result checkmate_lp_on(const memory_graph& g, std::int64_t budget, const c
   remat_result res;
   res.stats.order = options.order ? *options.order : checkmate_best_basic_order(g);
   check_checkmate_order(g, res.stats.order, "checkmate_lp_plan");
-  res.stats.backend = backend_name(options.backend);
+  res.stats.backend = std::string(options.backend.name());
   auto finish = [&](solve_status status, std::string message) {
     res.status = status;
     res.message = std::move(message);

@@ -104,7 +104,7 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const mocc
   detail::check_order(g, order, "moccasin_plan");
   remat_result result;
   result.stats.order = order;
-  result.stats.backend = backend_name(backend);
+  result.stats.backend = std::string(backend.name());
   remat_stats& st = result.stats;
   auto finish = [&](solve_status status) {
     result.status = status;

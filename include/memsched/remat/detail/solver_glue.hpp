@@ -1,6 +1,6 @@
 #pragma once
 // What the solver-based rematerialization algorithms (Checkmate, Moccasin) share in talking to a
-// backend: its name, and an observer that turns a backend's reports (model objective, seconds of
+// backend: an observer that turns a backend's reports (model objective, seconds of
 // one solve) into the caller's (total cost, seconds since the algorithm started).
 
 #include <memsched/core/observer.hpp>
@@ -10,16 +10,6 @@
 #include <string>
 
 namespace memsched::detail {
-
-/// The name of a MILP or CP backend, whichever way it exposes it (`B::name` or `b.name()`).
-template <class B>
-std::string backend_name(const B& b) {
-  if constexpr (requires { b.name(); }) {
-    return std::string(b.name());
-  } else {
-    return std::string(B::name);
-  }
-}
 
 /// Forwards a backend's on_incumbent / on_bound to `user`, with values multiplied by `scale` and
 /// times counted from `t0`; an incumbent no better than `*last` (the best value the algorithm has
