@@ -7,10 +7,7 @@
 #include <memsched/order/serenity.hpp>
 
 
-#if __has_include(<memsched/graph/identity_rewrite.hpp>)
 #include <memsched/graph/identity_rewrite.hpp>
-#define MEMSCHED_CLI_HAVE_REWRITE 1
-#endif
 
 namespace memsched_cli {
 namespace {
@@ -50,15 +47,11 @@ memsched::order_result run_serenity(const memsched::dataflow_graph& g, const par
   progress_printer printer(args.has("progress"));
   if (args.has("progress")) o.observer = printer;
   if (args.has("rewrite")) {
-#ifdef MEMSCHED_CLI_HAVE_REWRITE
     const auto rw = memsched::rewrite_identities(g);
     memsched::order_result r = memsched::serenity_order(rw.graph, o);
     // peak_bytes and lower_bound stay those of the rewritten graph; the order lists the original nodes.
     r.order = memsched::original_order(rw, g, r.order);
     return r;
-#else
-    throw usage_error("--rewrite needs memsched/graph/identity_rewrite.hpp, which this build lacks");
-#endif
   }
   return memsched::serenity_order(g, o);
 }
