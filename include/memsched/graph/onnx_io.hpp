@@ -1,0 +1,440 @@
+#pragma once
+// Reading ONNX models (the ONNX C++ library: Debian's libonnx-dev) as dataflow graphs. Link the
+// CMake target memsched::onnx (it exists only when ONNX was found at configure time). The reading
+// convention is in docs/graph-format.md ("ONNX models"); in short: a vertex per non-weight graph
+// input and per computing node, bytes from ONNX shape inference, cost in FLOPs for the
+// convolutions and matrix products, weights not planned.
+
+#include <memsched/core/errors.hpp>
+#include <memsched/graph/dataflow_graph.hpp>
+#include <memsched/graph/detail/graph_record.hpp>
+#include <memsched/graph/detail/input_limits.hpp>
+
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/proto_utils.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <charconv>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace memsched {
+
+/// How read_onnx_graph turns a model into a graph.
+struct onnx_read_options {
+  /// Values of symbolic dimensions ({"batch", 1}): every dim_param of the model must be bound here,
+  /// and every name here must occur in the model.
+  std::map<std::string, std::int64_t> dims;
+  /// Reshape, Flatten, Squeeze, Unsqueeze and Identity outputs share their input's memory: such a
+  /// node is merged into the producer of its data input (no vertex; its readers read the producer).
+  bool alias_views = false;
+  /// A node whose every input is a weight (an Identity of an initializer, as PyTorch's exporter
+  /// writes for shared parameters) computes a weight: no vertex, its outputs are weights too.
+  /// Off: every node but Constant is a vertex, and reading a folded value is not an edge.
+  bool fold_constants = true;
+};
+
+/// A model read by read_onnx_model: the graph and what was left out of it.
+struct [[nodiscard]] onnx_read_result {
+  dataflow_graph graph;
+  std::size_t weights = 0;          ///< Weight tensors: initializers, Constant outputs, folded outputs.
+  std::int64_t weight_bytes = 0;    ///< Their bytes, when their shapes are known (external data is not read).
+  std::size_t folded_nodes = 0;     ///< Nodes that compute weights (fold_constants).
+  std::size_t merged_views = 0;     ///< Nodes merged into their producer (alias_views).
+  std::size_t constant_nodes = 0;   ///< Constant nodes.
+};
+
+namespace detail {
+
+/// Bytes of one element of an ONNX TensorProto data type; 0 for types without a fixed size.
+[[nodiscard]] inline std::int64_t onnx_element_size(int type) {
+  using T = ::onnx::TensorProto;
+  switch (type) {
+    case T::FLOAT: case T::INT32: case T::UINT32: return 4;
+    case T::UINT8: case T::INT8: case T::BOOL: return 1;
+    case T::UINT16: case T::INT16: case T::FLOAT16: case T::BFLOAT16: return 2;
+    case T::INT64: case T::UINT64: case T::DOUBLE: case T::COMPLEX64: return 8;
+    case T::COMPLEX128: return 16;
+    default: return 0;
+  }
+}
+
+/// The state of one read: the model after shape inference and what is known of its tensors.
+class onnx_reader {
+ public:
+  onnx_reader(::onnx::ModelProto& model, const onnx_read_options& options, std::string source)
+      : model_(model), options_(options), source_(std::move(source)) {}
+
+  onnx_read_result run() {
+    auto& graph = *model_.mutable_graph();
+    bind_dims(graph);
+    check_structure(graph);  // before inference, whose messages on such models say less
+    infer();
+    auto add_types = [&](const auto& list) {
+      for (const auto& vi : list)
+        if (vi.has_type() && vi.type().value_case() != ::onnx::TypeProto::VALUE_NOT_SET) types_.emplace(vi.name(), &vi.type());
+    };
+    add_types(graph.input());
+    add_types(graph.output());
+    add_types(graph.value_info());
+
+    onnx_read_result result;
+    for (const auto& init : graph.initializer()) {
+      weights_.insert(init.name());
+      initializers_.emplace(init.name(), &init);
+    }
+    for (const auto& init : graph.sparse_initializer()) weights_.insert(init.values().name());
+    record_.name = graph.name();
+    record_.kind = "inference";
+
+    for (const auto& in : graph.input()) {
+      if (weights_.count(in.name())) continue;
+      const std::int64_t id = add_vertex(in.name(), "input", tensor_bytes(in.name(), "graph input"), 0.0);
+      producer_[in.name()] = id;
+    }
+    for (const auto& n : graph.node()) {
+      const std::string who = "node '" + node_name(n) + "' (" + n.op_type() + ")";
+      if (n.op_type() == "Constant" && n.domain().empty()) {
+        ++result.constant_nodes;
+        for (const auto& out : n.output()) add_weight(out);
+        continue;
+      }
+      // The tensors this node reads: its inputs and, for If/Loop/Scan, the outer values its subgraphs read.
+      std::vector<std::string> reads;
+      bool any_input = false, all_weights = true;
+      for (const auto& in : n.input()) {
+        if (in.empty()) continue;  // an omitted optional input
+        any_input = true;
+        if (!weights_.count(in)) all_weights = false;
+        reads.push_back(in);
+      }
+      std::vector<std::string> outer;
+      for (const auto& attr : n.attribute()) {
+        if (attr.has_g()) subgraph_reads(attr.g(), outer);
+        for (const auto& sub : attr.graphs()) subgraph_reads(sub, outer);
+      }
+      for (const auto& name : outer)
+        if (producer_.count(name)) {
+          all_weights = false;
+          reads.push_back(name);
+        }
+      if (options_.fold_constants && any_input && all_weights) {
+        ++result.folded_nodes;
+        for (const auto& out : n.output())
+          if (!out.empty()) add_weight(out);
+        continue;
+      }
+      if (options_.alias_views && is_view(n) && !n.input().empty() && !n.input(0).empty()) {
+        const std::string& data = n.input(0);
+        ++result.merged_views;
+        for (const auto& out : n.output()) {
+          if (out.empty()) continue;
+          if (weights_.count(data)) add_weight(out);
+          else producer_[out] = producer_.at(data);
+        }
+        continue;
+      }
+      std::int64_t bytes = 0;
+      double elements = 0;
+      for (const auto& out : n.output()) {
+        if (out.empty()) continue;
+        const std::int64_t b = tensor_bytes(out, "output of " + who);
+        if (__builtin_add_overflow(bytes, b, &bytes)) fail(who + ": the bytes of its outputs overflow 64 bits");
+        elements += static_cast<double>(numel(out, "output of " + who));
+      }
+      const auto flops = flops_of(n, who);
+      const std::int64_t id = add_vertex(node_name(n), n.op_type(), bytes, flops ? *flops : elements);
+      for (const auto& out : n.output())
+        if (!out.empty()) producer_[out] = id;
+      for (const auto& in : reads)
+        if (const auto it = producer_.find(in); it != producer_.end()) record_.edges.emplace_back(it->second, id);
+    }
+
+    std::vector<std::int64_t> outputs;
+    for (const auto& out : graph.output()) {
+      if (const auto it = producer_.find(out.name()); it != producer_.end()) {
+        outputs.push_back(it->second);
+      } else if (!weights_.count(out.name())) {
+        fail("graph output '" + out.name() + "' is produced by no node and is no graph input or initializer");
+      }
+    }
+    record_.outputs = std::move(outputs);
+    // The node order of an ONNX file is topological (checked above): keep it as the input order.
+    std::vector<std::int64_t> order(record_.nodes.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::int64_t>(i);
+    record_.order = std::move(order);
+    if (record_.nodes.empty()) fail("the model computes nothing (no graph input and no node that is not a weight)");
+
+    result.weights = weights_.size();
+    for (const auto& w : weights_) result.weight_bytes += known_bytes(w).value_or(0);
+    result.graph = build_dataflow_graph(std::move(record_), source_);
+    return result;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const { fail_file(source_, what); }
+
+  static std::string node_name(const ::onnx::NodeProto& n) {
+    if (!n.name().empty()) return n.name();
+    for (const auto& out : n.output())
+      if (!out.empty()) return out;
+    return n.op_type();
+  }
+
+  static bool is_view(const ::onnx::NodeProto& n) {
+    static const std::set<std::string> views = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
+    return n.domain().empty() && views.count(n.op_type()) != 0;
+  }
+
+  std::int64_t add_vertex(const std::string& name, const std::string& op, std::int64_t bytes, double cost) {
+    node v;
+    v.id = static_cast<std::int64_t>(record_.nodes.size());
+    v.name = name;
+    v.op = op;
+    v.bytes = bytes;
+    v.cost = cost;
+    record_.nodes.push_back(std::move(v));
+    return record_.nodes.back().id;
+  }
+
+  void add_weight(const std::string& name) {
+    if (!name.empty()) weights_.insert(name);
+  }
+
+  /// Every node input is a graph input, an initializer or the output of an earlier node.
+  void check_structure(const ::onnx::GraphProto& graph) const {
+    std::unordered_map<std::string, std::string> later;  // tensor -> the node that produces it
+    for (const auto& n : graph.node())
+      for (const auto& out : n.output())
+        if (!out.empty()) later.emplace(out, node_name(n));
+    std::set<std::string> known;
+    for (const auto& in : graph.input()) known.insert(in.name());
+    for (const auto& init : graph.initializer()) known.insert(init.name());
+    for (const auto& init : graph.sparse_initializer()) known.insert(init.values().name());
+    for (const auto& n : graph.node()) {
+      for (const auto& in : n.input()) {
+        if (in.empty() || known.count(in)) continue;
+        const std::string who = "node '" + node_name(n) + "' (" + n.op_type() + ")";
+        if (const auto it = later.find(in); it != later.end())
+          fail(who + " reads tensor '" + in + "' before node '" + it->second + "' produces it: ONNX nodes must be in topological order");
+        fail(who + " reads tensor '" + in + "', which no node produces and which is no graph input or initializer (a dangling input)");
+      }
+      for (const auto& out : n.output()) known.insert(out);
+    }
+  }
+
+  /// Names read by the nodes of `g` (and of its nested subgraphs), to be looked up in the outer scope.
+  static void subgraph_reads(const ::onnx::GraphProto& g, std::vector<std::string>& names) {
+    for (const auto& n : g.node()) {
+      for (const auto& in : n.input())
+        if (!in.empty()) names.push_back(in);
+      for (const auto& attr : n.attribute()) {
+        if (attr.has_g()) subgraph_reads(attr.g(), names);
+        for (const auto& sub : attr.graphs()) subgraph_reads(sub, names);
+      }
+    }
+  }
+
+  /// Replaces bound symbolic dimensions by their values in the inputs, outputs and value_info, so
+  /// that shape inference propagates numbers. Names bound but absent from the model are an error.
+  void bind_dims(::onnx::GraphProto& graph) {
+    for (const auto& [name, value] : options_.dims)
+      if (value < 0) fail("dimension '" + name + "' bound to " + std::to_string(value) + ": a dimension is >= 0");
+    std::set<std::string> used;
+    auto bind = [&](::onnx::ValueInfoProto& vi) {
+      if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return;
+      for (auto& d : *vi.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim())
+        if (d.has_dim_param()) {
+          const auto it = options_.dims.find(d.dim_param());
+          if (it == options_.dims.end()) continue;
+          used.insert(it->first);
+          d.set_dim_value(it->second);
+        }
+    };
+    for (auto& vi : *graph.mutable_input()) bind(vi);
+    for (auto& vi : *graph.mutable_output()) bind(vi);
+    for (auto& vi : *graph.mutable_value_info()) bind(vi);
+    for (const auto& [name, value] : options_.dims)
+      if (!used.count(name)) fail("dimension '" + name + "' is bound but the model has no symbolic dimension of that name");
+  }
+
+  /// ONNX shape inference, throwing on a node whose shapes cannot be inferred.
+  void infer() {
+    try {
+      ::onnx::shape_inference::InferShapes(model_, ::onnx::OpSchemaRegistry::Instance(),
+                                           ::onnx::ShapeInferenceOptions{false, 1, false});
+    } catch (const std::exception& e) {
+      fail(std::string("ONNX shape inference failed: ") + e.what());
+    }
+  }
+
+  /// The dimensions of `tensor`, all known: an initializer's dims or the inferred shape.
+  std::vector<std::int64_t> shape(const std::string& tensor, const std::string& what) const {
+    if (const auto it = initializers_.find(tensor); it != initializers_.end())
+      return {it->second->dims().begin(), it->second->dims().end()};
+    const auto it = types_.find(tensor);
+    const std::string named = "tensor '" + tensor + "' (" + what + ")";
+    if (it == types_.end()) fail(named + ": no type or shape after ONNX shape inference");
+    if (!it->second->has_tensor_type()) fail(named + ": not a tensor (sequences, maps and optionals are not supported)");
+    const auto& t = it->second->tensor_type();
+    if (!t.has_shape()) fail(named + ": no shape after ONNX shape inference (its rank is unknown)");
+    std::vector<std::int64_t> dims;
+    for (int k = 0; k < t.shape().dim_size(); ++k) {
+      const auto& d = t.shape().dim(k);
+      if (d.has_dim_value()) {
+        if (d.dim_value() < 0) fail(named + ": dimension " + std::to_string(k) + " is negative");
+        dims.push_back(d.dim_value());
+      } else if (d.has_dim_param()) {
+        const auto b = options_.dims.find(d.dim_param());
+        if (b == options_.dims.end())
+          fail(named + ": dimension " + std::to_string(k) + " is symbolic ('" + d.dim_param() + "'): bind it (onnx_read_options::dims, tool: --dim " +
+               d.dim_param() + "=N)");
+        dims.push_back(b->second);
+      } else {
+        fail(named + ": dimension " + std::to_string(k) + " is unknown after ONNX shape inference");
+      }
+    }
+    return dims;
+  }
+
+  std::int64_t numel(const std::string& tensor, const std::string& what) const {
+    std::int64_t n = 1;
+    for (const std::int64_t d : shape(tensor, what))
+      if (__builtin_mul_overflow(n, d, &n)) fail("tensor '" + tensor + "' (" + what + "): its element count overflows 64 bits");
+    return n;
+  }
+
+  int element_type(const std::string& tensor, const std::string& what) const {
+    if (const auto it = initializers_.find(tensor); it != initializers_.end()) return it->second->data_type();
+    const auto it = types_.find(tensor);
+    if (it == types_.end() || !it->second->has_tensor_type())
+      fail("tensor '" + tensor + "' (" + what + "): no type after ONNX shape inference");
+    return it->second->tensor_type().elem_type();
+  }
+
+  std::int64_t tensor_bytes(const std::string& tensor, const std::string& what) const {
+    const std::int64_t n = numel(tensor, what);
+    const int type = element_type(tensor, what);
+    const std::int64_t size = onnx_element_size(type);
+    if (size == 0)
+      fail("tensor '" + tensor + "' (" + what + "): element type " + std::to_string(type) + " has no fixed size (strings are not supported)");
+    std::int64_t bytes = 0;
+    if (__builtin_mul_overflow(n, size, &bytes)) fail("tensor '" + tensor + "' (" + what + "): its bytes overflow 64 bits");
+    return bytes;
+  }
+
+  /// A weight's bytes when its shape is known (weights need no shape: they are not planned).
+  std::optional<std::int64_t> known_bytes(const std::string& tensor) const {
+    try {
+      return tensor_bytes(tensor, "weight");
+    } catch (const file_error&) {
+      return std::nullopt;
+    }
+  }
+
+  /// FLOPs (2 per multiply-add) of the convolutions and matrix products; nullopt for other ops.
+  std::optional<double> flops_of(const ::onnx::NodeProto& n, const std::string& who) const {
+    if (!n.domain().empty() && n.domain() != "ai.onnx") return std::nullopt;
+    const std::string& op = n.op_type();
+    auto input = [&](int i) -> const std::string& {
+      if (n.input_size() <= i || n.input(i).empty()) fail(who + ": input " + std::to_string(i) + " is missing");
+      return n.input(i);
+    };
+    auto out_elements = [&] { return static_cast<double>(numel(n.output(0), "output of " + who)); };
+    auto tail_product = [&](const std::string& w) {  // product of all dims but the first
+      const auto dims = shape(w, "weight of " + who);
+      double p = 1;
+      for (std::size_t k = 1; k < dims.size(); ++k) p *= static_cast<double>(dims[k]);
+      return p;
+    };
+    auto inner = [&](const std::string& a) {  // the contracted dimension of a matrix product's A
+      const auto dims = shape(a, "input of " + who);
+      if (dims.empty()) fail(who + ": input '" + a + "' is a scalar");
+      return static_cast<double>(dims.back());
+    };
+    if (op == "Conv" || op == "ConvInteger") return 2 * out_elements() * tail_product(input(1));
+    if (op == "QLinearConv") return 2 * out_elements() * tail_product(input(3));
+    if (op == "ConvTranspose")
+      return 2 * static_cast<double>(numel(input(0), "input of " + who)) * tail_product(input(1));
+    if (op == "MatMul" || op == "MatMulInteger" || op == "QLinearMatMul") return 2 * out_elements() * inner(input(0));
+    if (op == "Gemm") {
+      const auto dims = shape(input(0), "input of " + who);
+      if (dims.size() != 2) fail(who + ": input A is not a matrix");
+      bool trans_a = false;
+      for (const auto& attr : n.attribute())
+        if (attr.name() == "transA") trans_a = attr.i() != 0;
+      return 2 * out_elements() * static_cast<double>(trans_a ? dims[0] : dims[1]);
+    }
+    return std::nullopt;
+  }
+
+  ::onnx::ModelProto& model_;
+  const onnx_read_options& options_;
+  std::string source_;
+  graph_record record_;
+  std::set<std::string> weights_;
+  std::unordered_map<std::string, const ::onnx::TensorProto*> initializers_;
+  std::unordered_map<std::string, const ::onnx::TypeProto*> types_;
+  std::unordered_map<std::string, std::int64_t> producer_;  // tensor -> id of the vertex holding it
+};
+
+}  // namespace detail
+
+/// Parses the bytes of an ONNX model (a serialized ModelProto); `source` names it in messages.
+/// External data is never read (the planner needs shapes, not weights). O(model size + shape
+/// inference). Throws file_error starting with `source` for bytes that are not an ONNX model (or
+/// are truncated), a failed shape inference (naming the node), a tensor whose shape stays unknown or
+/// symbolic (naming it and the dimension), a node reading a tensor nobody produces (naming both),
+/// nodes out of topological order, and everything build_dataflow_graph rejects.
+[[nodiscard]] inline onnx_read_result parse_onnx_model(std::string_view bytes, const onnx_read_options& options = {},
+                                                       const std::string& source = "<onnx>") {
+  ::onnx::ModelProto model;
+  if (bytes.size() > static_cast<std::size_t>(INT32_MAX))
+    detail::fail_file(source, "larger than 2 GiB: protobuf cannot parse it (store the weights as external data)");
+  if (!::onnx::ParseProtoFromBytes(&model, bytes.data(), bytes.size()))
+    detail::fail_file(source, "not an ONNX model (the protobuf does not parse: another format or a truncated file)");
+  if (!model.has_graph() || model.ir_version() <= 0 || model.opset_import_size() == 0)
+    detail::fail_file(source, "not an ONNX model (no graph, IR version or opset import)");
+  return detail::onnx_reader(model, options, source).run();
+}
+
+/// Reads an ONNX file: parse_onnx_model on its bytes, `path` naming it in messages. Throws
+/// file_error naming the path for a directory or a file that cannot be read, and everything
+/// parse_onnx_model throws.
+[[nodiscard]] inline onnx_read_result read_onnx_model(const std::filesystem::path& path, const onnx_read_options& options = {}) {
+  return parse_onnx_model(detail::read_text_file(path), options, path.string());
+}
+
+/// The graph of an ONNX file (read_onnx_model(path, options).graph). Same complexity and throws.
+[[nodiscard]] inline dataflow_graph read_onnx_graph(const std::filesystem::path& path, const onnx_read_options& options = {}) {
+  return read_onnx_model(path, options).graph;
+}
+
+/// Parses "NAME=VALUE" (the tool's --dim) into a binding for onnx_read_options::dims. O(size).
+/// Throws graph_error naming `text` when it has no '=', an empty name or a value that is not an
+/// integer >= 0.
+[[nodiscard]] inline std::pair<std::string, std::int64_t> parse_onnx_dim(std::string_view text) {
+  const auto eq = text.find('=');
+  const std::string whole(text);
+  if (eq == std::string_view::npos || eq == 0) throw graph_error("parse_onnx_dim: '" + whole + "' is not NAME=VALUE");
+  const std::string_view value = text.substr(eq + 1);
+  std::int64_t v = -1;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (ec != std::errc{} || end != value.data() + value.size() || v < 0)
+    throw graph_error("parse_onnx_dim: '" + whole + "': the value must be an integer >= 0");
+  return {std::string(text.substr(0, eq)), v};
+}
+
+}  // namespace memsched

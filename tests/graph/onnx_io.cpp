@@ -1,0 +1,425 @@
+// The ONNX reader: every rule of the reading convention (docs/graph-format.md, "ONNX models") on
+// models built here with the ONNX C++ API, every error, and the four bundled PyTorch exports.
+#include <memsched/graph/onnx_io.hpp>
+#include <memsched/graph/read_graph.hpp>
+
+#include "io_test_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <string>
+#include <variant>
+#include <vector>
+
+using namespace memsched;
+using namespace memsched::testing;
+
+namespace {
+
+using dim = std::variant<std::int64_t, std::string>;  // a number or a symbolic name
+constexpr int f32 = onnx::TensorProto::FLOAT;
+
+/// A ModelProto built step by step (opset 13, IR 7, as PyTorch exports).
+struct model_builder {
+  onnx::ModelProto m;
+  model_builder() {
+    m.set_ir_version(7);
+    m.add_opset_import()->set_version(13);
+    m.mutable_graph()->set_name("hand");
+  }
+  static void set_type(onnx::ValueInfoProto& vi, const std::string& name, int type, const std::vector<dim>& dims) {
+    vi.set_name(name);
+    auto* t = vi.mutable_type()->mutable_tensor_type();
+    t->set_elem_type(type);
+    auto* shape = t->mutable_shape();
+    for (const auto& d : dims) {
+      auto* x = shape->add_dim();
+      if (std::holds_alternative<std::int64_t>(d)) x->set_dim_value(std::get<std::int64_t>(d));
+      else x->set_dim_param(std::get<std::string>(d));
+    }
+  }
+  model_builder& input(const std::string& name, const std::vector<dim>& dims, int type = f32) {
+    set_type(*m.mutable_graph()->add_input(), name, type, dims);
+    return *this;
+  }
+  model_builder& output(const std::string& name) {
+    m.mutable_graph()->add_output()->set_name(name);
+    return *this;
+  }
+  /// An initializer without data, stored as external data that does not exist (the reader must not read it).
+  model_builder& weight(const std::string& name, const std::vector<std::int64_t>& dims, int type = f32) {
+    auto* t = m.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(type);
+    for (auto d : dims) t->add_dims(d);
+    t->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* loc = t->add_external_data();
+    loc->set_key("location");
+    loc->set_value("no-such-file.bin");
+    return *this;
+  }
+  onnx::NodeProto& node(const std::string& op, std::initializer_list<std::string> in, std::initializer_list<std::string> out,
+                        const std::string& name = "") {
+    auto* n = m.mutable_graph()->add_node();
+    n->set_op_type(op);
+    n->set_name(name);
+    for (const auto& s : in) n->add_input(s);
+    for (const auto& s : out) n->add_output(s);
+    return *n;
+  }
+  /// A Constant node holding an int64 vector (a Reshape's shape, a Clip's bound, ...).
+  model_builder& constant(const std::string& out, const std::vector<std::int64_t>& values) {
+    auto& n = node("Constant", {}, {out});
+    auto* a = n.add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    auto* t = a->mutable_t();
+    t->set_data_type(onnx::TensorProto::INT64);
+    t->add_dims(static_cast<std::int64_t>(values.size()));
+    for (auto v : values) t->add_int64_data(v);
+    return *this;
+  }
+  [[nodiscard]] std::string bytes() const { return m.SerializeAsString(); }
+  [[nodiscard]] onnx_read_result read(const onnx_read_options& o = {}) const { return parse_onnx_model(bytes(), o, "m.onnx"); }
+};
+
+void set_int(onnx::NodeProto& n, const std::string& name, std::int64_t v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+void set_ints(onnx::NodeProto& n, const std::string& name, std::initializer_list<std::int64_t> v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (auto x : v) a->add_ints(x);
+}
+
+/// The vertex with this name (names are unique in these models).
+std::size_t by_name(const dataflow_graph& g, const std::string& name) {
+  for (std::size_t v = 0; v < num_vertices(g); ++v)
+    if (g[v].name == name) return v;
+  FAIL("no vertex named " << name);
+  return 0;
+}
+bool has_edge(const dataflow_graph& g, std::size_t u, std::size_t v) { return boost::edge(u, v, g).second; }
+
+std::int64_t total_bytes(const dataflow_graph& g) {
+  std::int64_t s = 0;
+  for (std::size_t v = 0; v < num_vertices(g); ++v) s += g[v].bytes;
+  return s;
+}
+
+/// x[1,3,8,8] -> Conv(W[4,3,3,3], B[4], pads 1) -> Relu -> Add(r, r) -> output.
+model_builder conv_relu_add() {
+  model_builder b;
+  b.input("x", {1, 3, 8, 8}).weight("W", {4, 3, 3, 3}).weight("B", {4}).output("a");
+  auto& conv = b.node("Conv", {"x", "W", "B"}, {"c"}, "conv");
+  set_ints(conv, "pads", {1, 1, 1, 1});
+  b.node("Relu", {"c"}, {"r"}, "relu");
+  b.node("Add", {"r", "r"}, {"a"}, "add");
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("vertices, bytes, edges, outputs, ops and costs of a hand-built model") {
+  const auto r = conv_relu_add().read();
+  const dataflow_graph& g = r.graph;
+  REQUIRE(num_vertices(g) == 4);  // x, conv, relu, add: the initializers are no vertices
+  CHECK(num_edges(g) == 3);       // Add reads r twice: one edge
+  const auto x = by_name(g, "x"), conv = by_name(g, "conv"), relu = by_name(g, "relu"), add = by_name(g, "add");
+  CHECK(g[x].op == "input");
+  CHECK(g[conv].op == "Conv");
+  CHECK(g[relu].op == "Relu");
+  CHECK(g[add].op == "Add");
+  CHECK(g[x].bytes == 1 * 3 * 8 * 8 * 4);
+  CHECK(g[conv].bytes == 1 * 4 * 8 * 8 * 4);  // shape from inference (pads 1 keep 8x8)
+  CHECK(g[relu].bytes == 1024);
+  CHECK(g[add].bytes == 1024);
+  CHECK(g[x].cost == 0);                          // an input is not computed
+  CHECK(g[conv].cost == 2.0 * (4 * 8 * 8) * (3 * 3 * 3));  // 2 x output elements x (C/group x kH x kW)
+  CHECK(g[relu].cost == 256);                     // output elements
+  CHECK(g[add].cost == 256);
+  CHECK(has_edge(g, x, conv));
+  CHECK(has_edge(g, conv, relu));
+  CHECK(has_edge(g, relu, add));
+  REQUIRE(g[boost::graph_bundle].outputs);
+  CHECK(*g[boost::graph_bundle].outputs == std::vector<std::size_t>{add});
+  CHECK(g[boost::graph_bundle].name == "hand");
+  CHECK(g[boost::graph_bundle].kind == "inference");
+  CHECK(g[boost::graph_bundle].order == std::vector<std::size_t>{0, 1, 2, 3});  // the file's node order
+  CHECK(r.weights == 2);
+  CHECK(r.weight_bytes == (4 * 3 * 3 * 3 + 4) * 4);
+  CHECK(r.constant_nodes == 0);
+  CHECK(r.folded_nodes == 0);
+}
+
+TEST_CASE("Constant outputs are weights; nodes reading only weights are folded unless fold_constants is off") {
+  model_builder b;
+  b.input("x", {2, 3}).weight("W", {3, 4}).output("y");
+  b.constant("k", {1});
+  b.node("Identity", {"W"}, {"W2"}, "shared_weight");  // what PyTorch writes for a shared parameter
+  b.node("MatMul", {"x", "W2"}, {"m"}, "matmul");
+  set_int(b.node("Cast", {"k"}, {"kf"}, "cast"), "to", f32);  // a computation on a Constant only: folded too
+  b.node("Mul", {"m", "kf"}, {"y"}, "mul");
+
+  const auto folded = b.read();
+  const dataflow_graph& g = folded.graph;
+  REQUIRE(num_vertices(g) == 3);  // x, matmul, mul
+  CHECK(num_edges(g) == 2);
+  CHECK(has_edge(g, by_name(g, "x"), by_name(g, "matmul")));
+  CHECK(has_edge(g, by_name(g, "matmul"), by_name(g, "mul")));
+  CHECK(g[by_name(g, "matmul")].cost == 2.0 * (2 * 4) * 3);  // 2 x output elements x K
+  CHECK(folded.constant_nodes == 1);
+  CHECK(folded.folded_nodes == 2);
+  CHECK(folded.weights == 4);  // W, k, W2, kf
+  CHECK(folded.weight_bytes == 3 * 4 * 4 + 8 + 3 * 4 * 4 + 4);
+
+  const auto literal = b.read({.fold_constants = false});
+  const dataflow_graph& h = literal.graph;
+  REQUIRE(num_vertices(h) == 5);  // every node but Constant
+  const auto id = by_name(h, "shared_weight"), cast = by_name(h, "cast");
+  CHECK(h[id].bytes == 3 * 4 * 4);
+  CHECK(h[cast].bytes == 4);
+  CHECK(h[id].op == "Identity");
+  CHECK(has_edge(h, id, by_name(h, "matmul")));
+  CHECK(has_edge(h, cast, by_name(h, "mul")));
+  CHECK(in_degree(id, h) == 0);  // reading an initializer or a Constant is no edge
+  CHECK(in_degree(cast, h) == 0);
+  CHECK(num_edges(h) == 4);
+}
+
+TEST_CASE("alias_views merges Reshape, Flatten, Squeeze, Unsqueeze and Identity into their producer") {
+  model_builder b;
+  b.input("x", {1, 2, 3, 4}).output("f").output("t");
+  b.constant("shape", {1, 24});
+  b.constant("axes", {0});
+  b.node("Relu", {"x"}, {"r"}, "relu");
+  b.node("Reshape", {"r", "shape"}, {"s"}, "reshape");
+  b.node("Squeeze", {"s", "axes"}, {"q"}, "squeeze");
+  b.node("Unsqueeze", {"q", "axes"}, {"u"}, "unsqueeze");
+  b.node("Identity", {"u"}, {"i"}, "identity");
+  b.node("Sigmoid", {"i"}, {"t"}, "sigmoid");
+  b.node("Flatten", {"x"}, {"f"}, "flatten");  // a view of a graph input, and a graph output
+
+  const auto plain = b.read();
+  CHECK(num_vertices(plain.graph) == 8);  // x and the 7 nodes but the two Constants
+  CHECK(num_edges(plain.graph) == 7);
+  CHECK(plain.graph[by_name(plain.graph, "reshape")].bytes == 96);
+  CHECK(plain.merged_views == 0);
+
+  const auto merged = b.read({.alias_views = true});
+  const dataflow_graph& g = merged.graph;
+  REQUIRE(num_vertices(g) == 3);  // x, relu, sigmoid
+  CHECK(merged.merged_views == 5);
+  const auto x = by_name(g, "x"), relu = by_name(g, "relu"), sig = by_name(g, "sigmoid");
+  CHECK(has_edge(g, x, relu));
+  CHECK(has_edge(g, relu, sig));  // through the chain of views
+  CHECK(num_edges(g) == 2);
+  REQUIRE(g[boost::graph_bundle].outputs);
+  CHECK(*g[boost::graph_bundle].outputs == std::vector<std::size_t>{x, sig});  // "f" is a view of x
+  CHECK(total_bytes(g) == 3 * 96);
+}
+
+TEST_CASE("FLOPs of Gemm (transA), MatMul (batched), ConvTranspose and grouped Conv") {
+  model_builder b;
+  b.input("a", {5, 2}).input("p", {2, 3, 4}).input("q", {4, 5}).input("z", {1, 2, 4, 4}).input("y", {1, 4, 6, 6});
+  b.weight("B", {5, 3}).weight("Wt", {2, 3, 3, 3}).weight("Wg", {4, 2, 3, 3});
+  b.output("g").output("mm").output("ct").output("gc");
+  set_int(b.node("Gemm", {"a", "B"}, {"g"}, "gemm"), "transA", 1);
+  b.node("MatMul", {"p", "q"}, {"mm"}, "matmul");
+  b.node("ConvTranspose", {"z", "Wt"}, {"ct"}, "convt");
+  set_int(b.node("Conv", {"y", "Wg"}, {"gc"}, "gconv"), "group", 2);
+  const dataflow_graph g = b.read().graph;
+  CHECK(g[by_name(g, "gemm")].bytes == 2 * 3 * 4);
+  CHECK(g[by_name(g, "gemm")].cost == 2.0 * 2 * 3 * 5);             // M=2, N=3, K=5 (A transposed)
+  CHECK(g[by_name(g, "matmul")].cost == 2.0 * (2 * 3 * 5) * 4);      // batched: 30 outputs, K=4
+  CHECK(g[by_name(g, "convt")].bytes == 1 * 3 * 6 * 6 * 4);
+  CHECK(g[by_name(g, "convt")].cost == 2.0 * (1 * 2 * 4 * 4) * (3 * 3 * 3));  // each input element x (M/group x k x k)
+  CHECK(g[by_name(g, "gconv")].bytes == 1 * 4 * 4 * 4 * 4);
+  CHECK(g[by_name(g, "gconv")].cost == 2.0 * (4 * 4 * 4) * (2 * 3 * 3));     // C/group = 2
+}
+
+TEST_CASE("bytes sum over a node's outputs and follow the element type") {
+  model_builder b;
+  b.input("h", {2, 8}, onnx::TensorProto::FLOAT16).input("i", {3}, onnx::TensorProto::INT64).output("s0").output("n");
+  b.node("Split", {"h"}, {"s0", "s1"}, "split");  // two outputs of 2x4 halves; s1 is read by nobody
+  b.node("Neg", {"i"}, {"n"}, "neg");
+  const dataflow_graph g = b.read().graph;
+  CHECK(g[by_name(g, "h")].bytes == 2 * 8 * 2);
+  CHECK(g[by_name(g, "split")].bytes == 2 * (2 * 4 * 2));
+  CHECK(g[by_name(g, "split")].cost == 16);  // output elements, over both outputs
+  CHECK(g[by_name(g, "i")].bytes == 3 * 8);
+  CHECK(g[by_name(g, "neg")].bytes == 24);
+}
+
+TEST_CASE("symbolic dimensions must be bound") {
+  model_builder b;
+  b.input("x", {std::string("batch"), 3}).output("y");
+  b.node("Relu", {"x"}, {"y"}, "relu");
+  const std::string e = error_of([&] { return b.read(); });
+  CHECK(starts_with(e, "m.onnx: "));
+  CHECK(contains(e, "'x'"));
+  CHECK(contains(e, "'batch'"));
+  CHECK(contains(e, "--dim batch=N"));
+  const dataflow_graph g = b.read({.dims = {{"batch", 5}}}).graph;
+  CHECK(g[by_name(g, "x")].bytes == 5 * 3 * 4);
+  CHECK(g[by_name(g, "relu")].bytes == 5 * 3 * 4);  // inference propagates the bound value
+  const std::string typo = error_of([&] { return b.read({.dims = {{"batch", 5}, {"seq", 2}}}); });
+  CHECK(starts_with(typo, "m.onnx: dimension 'seq' is bound but the model has no symbolic dimension"));
+  CHECK(contains(error_of([&] { return b.read({.dims = {{"batch", -1}}}); }), "a dimension is >= 0"));
+  CHECK(parse_onnx_dim("batch=4") == std::pair<std::string, std::int64_t>{"batch", 4});
+  CHECK_THROWS_AS((void)parse_onnx_dim("batch"), graph_error);
+  CHECK_THROWS_AS((void)parse_onnx_dim("=3"), graph_error);
+  CHECK_THROWS_AS((void)parse_onnx_dim("batch=-1"), graph_error);
+  CHECK_THROWS_AS((void)parse_onnx_dim("batch=2x"), graph_error);
+}
+
+TEST_CASE("If branches reading outer values are edges") {
+  model_builder b;
+  b.input("c", {1}, onnx::TensorProto::BOOL).input("x", {4}).output("y");
+  b.node("Relu", {"x"}, {"r"}, "relu");
+  auto& n = b.node("If", {"c"}, {"y"}, "if");
+  for (const char* branch : {"then_branch", "else_branch"}) {
+    auto* a = n.add_attribute();
+    a->set_name(branch);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    auto* sub = a->mutable_g();
+    sub->set_name(branch);
+    auto* inner = sub->add_node();
+    inner->set_op_type(std::string(branch) == "then_branch" ? "Neg" : "Abs");
+    inner->add_input("r");  // the outer scope's r
+    inner->add_output(std::string(branch) + "_out");
+    model_builder::set_type(*sub->add_output(), std::string(branch) + "_out", f32, {4});
+  }
+  const dataflow_graph g = b.read().graph;
+  REQUIRE(num_vertices(g) == 4);
+  CHECK(has_edge(g, by_name(g, "relu"), by_name(g, "if")));
+  CHECK(has_edge(g, by_name(g, "c"), by_name(g, "if")));
+  CHECK(g[by_name(g, "if")].bytes == 16);
+}
+
+TEST_CASE("errors name the file and the tensor or node") {
+  temp_dir dir;
+  auto write = [&](const std::string& name, const std::string& bytes) {
+    const auto p = dir / name;
+    std::ofstream(p, std::ios::binary) << bytes;
+    return p;
+  };
+  SUBCASE("not an ONNX file") {
+    const auto p = write("g.onnx", R"({"nodes": [{"id": 0, "bytes": 4}], "edges": []})");
+    CHECK(error_of([&] { return read_onnx_graph(p); }) ==
+          p.string() + ": not an ONNX model (the protobuf does not parse: another format or a truncated file)");
+    const auto empty = write("empty.onnx", "");
+    CHECK(error_of([&] { return read_onnx_graph(empty); }) == empty.string() + ": not an ONNX model (no graph, IR version or opset import)");
+    CHECK(starts_with(error_of([&] { return read_onnx_graph(dir / "missing.onnx"); }), (dir / "missing.onnx").string() + ": cannot open"));
+  }
+  SUBCASE("a truncated file") {
+    const std::string whole = conv_relu_add().bytes();
+    for (std::size_t keep : {whole.size() / 2, whole.size() - 3, std::size_t{7}}) {
+      CAPTURE(keep);
+      const auto p = write("cut.onnx", whole.substr(0, keep));
+      CHECK(starts_with(error_of([&] { return read_onnx_graph(p); }), p.string() + ": "));
+    }
+  }
+  SUBCASE("a dangling input") {
+    model_builder b;
+    b.input("x", {2}).output("y");
+    b.node("Add", {"x", "ghost"}, {"y"}, "adder");
+    CHECK(error_of([&] { return b.read(); }) ==
+          "m.onnx: node 'adder' (Add) reads tensor 'ghost', which no node produces and which is no graph input or "
+          "initializer (a dangling input)");
+  }
+  SUBCASE("nodes out of topological order") {
+    model_builder b;
+    b.input("x", {2}).output("z");
+    b.node("Relu", {"y"}, {"z"}, "second");
+    b.node("Relu", {"x"}, {"y"}, "first");
+    const std::string e = error_of([&] { return b.read(); });
+    CAPTURE(e);
+    CHECK(starts_with(e, "m.onnx: node 'second' (Relu) reads tensor 'y' before node 'first' produces it"));
+  }
+  SUBCASE("shape inference fails on a node") {
+    model_builder b;
+    b.input("x", {2, 3}).input("w", {4, 5}).output("y");
+    b.node("MatMul", {"x", "w"}, {"y"}, "bad_matmul");
+    const std::string e = error_of([&] { return b.read(); });
+    CHECK(starts_with(e, "m.onnx: ONNX shape inference failed: "));
+    CHECK(contains(e, "bad_matmul"));
+  }
+  SUBCASE("an op without inferable shapes") {
+    model_builder b;
+    b.input("x", {2}).output("y");
+    b.node("MyOp", {"x"}, {"y"}, "custom").set_domain("com.example");
+    b.m.add_opset_import()->set_domain("com.example");
+    b.m.mutable_opset_import(1)->set_version(1);
+    const std::string e = error_of([&] { return b.read(); });
+    CAPTURE(e);
+    CHECK(starts_with(e, "m.onnx: tensor 'y' (output of node 'custom' (MyOp)): no type or shape after ONNX shape inference"));
+  }
+  SUBCASE("an unknown dimension") {
+    model_builder b;
+    b.input("x", {2}).output("y");
+    b.m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim();  // neither value nor name
+    b.node("Relu", {"x"}, {"y"}, "relu");
+    CHECK(error_of([&] { return b.read(); }) == "m.onnx: tensor 'x' (graph input): dimension 1 is unknown after ONNX shape inference");
+  }
+  SUBCASE("a string tensor") {
+    model_builder b;
+    b.input("s", {2}, onnx::TensorProto::STRING).output("s2");
+    b.node("Identity", {"s"}, {"s2"}, "id");
+    CHECK(contains(error_of([&] { return b.read(); }), "tensor 's' (graph input): element type 8 has no fixed size"));
+  }
+  SUBCASE("an output nobody produces") {
+    model_builder b;
+    b.input("x", {2}).output("y").output("nowhere");
+    b.node("Relu", {"x"}, {"y"}, "relu");
+    CHECK(error_of([&] { return b.read(); }) ==
+          "m.onnx: graph output 'nowhere' is produced by no node and is no graph input or initializer");
+  }
+}
+
+TEST_CASE("the bundled PyTorch exports read without their external weight files") {
+  // Expected numbers checked independently with python3-onnx 1.12 (onnx.shape_inference, the same
+  // convention written in Python): vertices, edges, total bytes.
+  struct expected {
+    const char* file;
+    std::size_t vertices, edges;
+    std::int64_t bytes;
+    std::size_t weights, folded;
+  };
+  const dataflow_graph first = read_onnx_graph(std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "onnx" / "resnet18.onnx");
+  for (const expected& e : {expected{"googlenet.onnx", 140, 166, 37'035'808, 116, 40},
+                            expected{"mobilenet_v2.onnx", 101, 110, 52'617'504, 176, 39},
+                            expected{"resnet18.onnx", 50, 57, 23'590'816, 42, 16},
+                            expected{"squeezenet1_1.onnx", 66, 73, 28'447'616, 52, 18}}) {
+    CAPTURE(e.file);
+    const auto path = std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "onnx" / e.file;
+    const auto r = read_onnx_model(path);
+    CHECK(num_vertices(r.graph) == e.vertices);
+    CHECK(num_edges(r.graph) == e.edges);
+    CHECK(total_bytes(r.graph) == e.bytes);
+    CHECK(r.weights == e.weights);
+    CHECK(r.folded_nodes == e.folded);
+    REQUIRE(r.graph[boost::graph_bundle].outputs);
+    CHECK(r.graph[boost::graph_bundle].outputs->size() == 1);
+    CHECK(r.graph[by_name(r.graph, "input")].bytes == 1 * 3 * 224 * 224 * 4);
+    // alias_views: the only view left after folding is the Flatten before the classifier.
+    const auto merged = read_onnx_model(path, {.alias_views = true});
+    CHECK(merged.merged_views == 1);
+    CHECK(num_vertices(merged.graph) == e.vertices - 1);
+    // read_graph dispatches .onnx when linked with memsched::onnx.
+    CHECK(canonical(read_graph(path)) == canonical(r.graph));
+  }
+  // ResNet-18's well-known 1.82 GMACs: the convolutions and the classifier, 2 FLOPs per MAC.
+  double conv_flops = 0;
+  for (std::size_t v = 0; v < num_vertices(first); ++v)
+    if (first[v].op == "Conv" || first[v].op == "Gemm") conv_flops += first[v].cost;
+  CHECK(conv_flops == doctest::Approx(2 * 1.814e9).epsilon(0.01));
+}
