@@ -285,3 +285,100 @@ TEST_CASE_TEMPLATE("plan_arena on plans: valid, >= the plan's peak, and equal to
     }
   }
 }
+
+namespace {
+
+// The greedy-by-size placement as it was before the lifetime index (O(B^2 log B): every placed
+// buffer is scanned for each new one), kept as the reference the fast version must equal.
+std::vector<std::int64_t> reference_greedy_by_size(const std::vector<detail::arena_buffer>& buffers) {
+  std::vector<std::size_t> by_size(buffers.size());
+  for (std::size_t i = 0; i < by_size.size(); ++i) by_size[i] = i;
+  std::sort(by_size.begin(), by_size.end(), [&](std::size_t a, std::size_t b) {
+    const auto& x = buffers[a];
+    const auto& y = buffers[b];
+    if (x.size != y.size) return x.size > y.size;
+    if (x.first != y.first) return x.first < y.first;
+    if (x.workspace != y.workspace) return !x.workspace;
+    return x.node < y.node;
+  });
+  std::vector<std::int64_t> offsets(buffers.size(), 0);
+  std::vector<std::size_t> placed, overlapping;
+  for (std::size_t i : by_size) {
+    const auto& b = buffers[i];
+    overlapping.clear();
+    for (std::size_t j : placed)
+      if (buffers[j].first <= b.last && b.first <= buffers[j].last) overlapping.push_back(j);
+    std::sort(overlapping.begin(), overlapping.end(), [&](std::size_t x, std::size_t y) { return offsets[x] < offsets[y]; });
+    std::int64_t current = 0, best = -1, best_gap = std::numeric_limits<std::int64_t>::max();
+    for (std::size_t j : overlapping) {
+      if (offsets[j] >= current) {
+        const std::int64_t gap = offsets[j] - current;
+        if (gap >= b.size && gap < best_gap) {
+          best = current;
+          best_gap = gap;
+        }
+      }
+      current = std::max(current, offsets[j] + buffers[j].size);
+    }
+    offsets[i] = best >= 0 ? best : current;
+    placed.push_back(i);
+  }
+  return offsets;
+}
+
+}  // namespace
+
+TEST_CASE("greedy by size with the lifetime index equals the old quadratic scan on random buffer lists") {
+  std::mt19937_64 rng(11);
+  std::size_t compared = 0, nontrivial = 0;
+  for (int round = 0; round < 400; ++round) {
+    CAPTURE(round);
+    // Buffers listed by first step, 1-3 per step, some steps without any; lifetimes short or to
+    // the end; few distinct sizes so that ties in size (and in offset) are common.
+    const std::size_t steps = 1 + rng() % 60;
+    const std::int64_t max_size = round % 3 == 0 ? 4 : 1000;
+    std::vector<detail::arena_buffer> buffers;
+    for (std::size_t k = 0; k < steps; ++k) {
+      const std::size_t here = rng() % 4;
+      for (std::size_t c = 0; c < here; ++c) {
+        const std::size_t span = rng() % 5 == 0 ? steps - 1 - k : std::min<std::size_t>(steps - 1 - k, rng() % 6);
+        buffers.push_back({buffers.size(), c == 2, 1 + static_cast<std::int64_t>(rng() % max_size), k, k + span});
+      }
+    }
+    std::vector<std::int64_t> fast;
+    detail::place_greedy_by_size(buffers, fast);
+    const auto ref = reference_greedy_by_size(buffers);
+    REQUIRE(fast == ref);
+    compared += buffers.size();
+    nontrivial += std::count_if(ref.begin(), ref.end(), [](std::int64_t o) { return o > 0; });
+  }
+  CHECK(compared > 10000);
+  CHECK(nontrivial > 1000);  // the offsets are not all 0: the placement has work to do
+}
+
+TEST_CASE("greedy by size with the lifetime index equals the old scan on random graphs, orders and plans") {
+  std::size_t compared = 0;
+  for (std::uint64_t seed = 0; seed < 60; ++seed) {
+    CAPTURE(seed);
+    const std::size_t n = 20 + seed * 5;
+    auto d = random_dag(n, seed % 2 ? 0.05 : 0.2, seed, seed % 3 == 0 ? 8 : 1000, seed % 2 == 0);
+    const memory_graph g(d);
+    for (const auto& order : {kahn_order(g).order, dfs_order(g).order}) {
+      std::vector<std::size_t> first, last;
+      auto buffers = detail::arena_buffers(g, order, first, last);
+      std::vector<std::int64_t> fast;
+      detail::place_greedy_by_size(buffers, fast);
+      REQUIRE(fast == reference_greedy_by_size(buffers));
+      compared += buffers.size();
+      // A plan with recomputation: every vertex computed, then the order again for the first half.
+      std::vector<std::size_t> computes(order.begin(), order.end());
+      computes.insert(computes.end(), order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n / 2));
+      const execution_plan plan = plan_from_computes(g, std::span<const std::size_t>(computes));
+      auto plan_buffers = detail::plan_arena_buffers(g, plan);
+      detail::place_greedy_by_size(plan_buffers, fast);
+      REQUIRE(fast == reference_greedy_by_size(plan_buffers));
+      compared += plan_buffers.size();
+    }
+  }
+  CHECK(compared > 5000);
+}
