@@ -297,3 +297,83 @@ TEST_CASE("checkmate_milp_plan: infeasible budgets say so") {
   CHECK(r.plan.steps.empty());
 }
 #endif
+
+TEST_CASE("checkmate_model_size counts exactly what build_checkmate_model builds") {
+  std::size_t models = 0;
+  for (std::uint64_t seed = 0; seed < 80; ++seed) {
+    CAPTURE(seed);
+    const std::size_t n = 1 + seed % 23;
+    auto d = seed % 3 == 0 ? random_training_dag(1 + n / 2, 0.3, seed) : with_random_outputs(random_dag(n, 0.05 + 0.1 * (seed % 5), seed, 100, seed % 2 == 0), seed);
+    if (seed % 4 == 1) d.bytes[0] = 0;  // rows without the empty tensor's terms
+    const memory_graph g(d);
+    const auto topo = g.topological_order();
+    for (const auto& o : {std::vector<std::size_t>(topo.begin(), topo.end()), memsched::detail::checkmate_best_basic_order(g)}) {
+      for (bool scale : {true, false}) {
+        const checkmate_model_options mo{.scale_memory = scale};
+        const checkmate_model cm = build_checkmate_model(g, g.total_bytes(), o, mo);
+        const model_size_estimate e = checkmate_model_size(g, o, "cbc", std::numeric_limits<std::uint64_t>::max(), mo);
+        REQUIRE(e.complete);
+        CHECK(e.variables == cm.model.num_variables());
+        CHECK(e.constraints == cm.model.num_constraints());
+        CHECK(e.nonzeros == cm.model.num_nonzeros());
+        CHECK(e.model_bytes > e.nonzeros * sizeof(linear_term));
+        CHECK(e.backend_bytes > 0);
+        ++models;
+      }
+    }
+  }
+  CHECK(models == 320);
+}
+
+TEST_CASE("checkmate_model_size stops early over a cap, with lower bounds") {
+  const memory_graph g(random_dag(60, 0.1, 9));
+  const auto topo = g.topological_order();
+  const std::vector<std::size_t> order(topo.begin(), topo.end());
+  const model_size_estimate full = checkmate_model_size(g, order, "cbc");
+  const model_size_estimate part = checkmate_model_size(g, order, "cbc", full.bytes() / 10);
+  CHECK(full.complete);
+  CHECK(!part.complete);
+  CHECK(part.bytes() > full.bytes() / 10);
+  CHECK(part.variables < full.variables);
+  CHECK(part.nonzeros < full.nonzeros);
+}
+
+#ifdef MEMSCHED_HAVE_CBC
+TEST_CASE("checkmate_milp_plan and checkmate_lp_plan refuse a model over max_bytes, naming both sizes") {
+  const memory_graph g(random_dag(30, 0.2, 4));
+  const auto topo = g.topological_order();
+  const std::vector<std::size_t> order(topo.begin(), topo.end());
+  const model_size_estimate e = checkmate_model_size(g, order, "cbc");
+  REQUIRE(e.bytes() > 100000);  // a 30-vertex model takes more than 100 kB: the cap below is under it
+  const std::int64_t budget = simulate_order(g, order).peak_bytes * 3 / 4;
+  const auto r = checkmate_milp_plan(g, budget, checkmate_options{.backend = cbc_backend{}, .order = order, .max_bytes = 100000});
+  CHECK(r.status == solve_status::no_solution);
+  CHECK(r.plan.steps.empty());
+  CHECK(r.message.find("checkmate_milp_plan: the model would need") != std::string::npos);
+  CHECK(r.message.find("over the memory cap of 100 kB (max_bytes)") != std::string::npos);
+  // The count stopped once over the cap: lower bounds, said as such.
+  CHECK(r.message.find("more than") != std::string::npos);
+  CHECK(r.message.find("at least " + std::to_string(r.stats.variables) + " variables") != std::string::npos);
+  CHECK(r.stats.variables > 0);
+  CHECK(r.stats.variables < e.variables);
+  const auto lp = checkmate_lp_plan(g, budget, checkmate_lp_options{.backend = cbc_backend{}, .order = order, .max_bytes = 100000});
+  CHECK(lp.status == solve_status::no_solution);
+  CHECK(lp.message.find("checkmate_lp_plan: the model would need") != std::string::npos);
+  CHECK(lp.message.find("(max_bytes)") != std::string::npos);
+  // Under a cap above the estimate the same call builds and solves the model.
+  const auto ok = checkmate_milp_plan(
+      g, budget, checkmate_options{.backend = cbc_backend{}, .solver = {.node_limit = 200}, .order = order, .max_bytes = 4 * e.bytes()});
+  CHECK(ok.status != solve_status::no_solution);
+  CHECK(ok.stats.variables == e.variables);
+}
+#endif
+
+TEST_CASE("default_max_bytes is half the physical memory at most, and positive") {
+  const std::uint64_t cap = default_max_bytes();
+  CHECK(cap > 0);
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  if (pages > 0 && page > 0) CHECK(cap <= static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) / 2);
+  CHECK(format_bytes(999) == "999 bytes");
+  CHECK(format_bytes(12'300'000'000) == "12.3 GB");
+  CHECK(format_bytes(100000) == "100 kB");
+}

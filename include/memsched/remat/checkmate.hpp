@@ -68,6 +68,10 @@ struct checkmate_options {
   /// run adds nothing but a bound no better than the LP's).
   std::chrono::duration<double> min_full_solve_time{10.0};
   checkmate_model_options model;
+  /// Memory cap for the model, the LP rounding's copy and the backend's, estimated before building
+  /// (checkmate_model_size): a model over it is not built and the call returns no_solution with a
+  /// message naming both sizes. Default: half the physical memory (default_max_bytes).
+  std::uint64_t max_bytes = default_max_bytes();
 };
 
 namespace detail {
@@ -199,7 +203,7 @@ class checkmate_solver {
       const bool no_recomputation = best_ && best_objective_ <= cm_->model.objective_offset * (1 + 1e-12);
       if (o_.lp_rounding_start && !no_recomputation) {
         checkmate_lp_options<Backend> lo{.backend = backend_, .solver = base_options(), .order = cm_->order,
-                                         .rounding = o_.lp_rounding, .model = o_.model};
+                                         .rounding = o_.lp_rounding, .model = o_.model, .max_bytes = o_.max_bytes};
         if (o_.solver.time_limit) lo.solver.time_limit = *o_.solver.time_limit * o_.lp_rounding_fraction;
         const remat_result lr = checkmate_lp_on(g_, budget_, lo);
         lp_bound_ = lr.cost_bound;
@@ -343,8 +347,9 @@ class checkmate_solver {
 /// checks it with the simulator.
 /// Status: `optimal` (proven for the staged plans of the order), `feasible` (a limit stopped the
 /// proof), `infeasible` (proven: no staged plan of the order fits, or a vertex cannot run within
-/// the budget at all), `time_limit` (nothing found), `error` or `unsupported` (from the backend;
-/// see message). cost_bound: the solver's proven bound on that plan space. stats: order, backend,
+/// the budget at all), `no_solution` (the model's estimated memory is over options.max_bytes: not
+/// built; message names both), `time_limit` (nothing found), `error` or `unsupported` (from the
+/// backend; see message). cost_bound: the solver's proven bound on that plan space. stats: order, backend,
 /// model size, start_source/start_cost, seconds_to_best, LNS rounds, solver_status.
 /// Complexity: exponential worst case; model size O(n^2 + n m).
 /// Throws: invalid_order on a bad options.order, std::invalid_argument on a negative budget, and
@@ -364,6 +369,22 @@ template <class G, class Backend, class... Maps>
     res.stats.backend = std::string(options.backend.name());
     res.status = solve_status::infeasible;
     res.message = *why;
+    res.stats.seconds = detail::seconds_since(t0);
+    return res;
+  }
+  // The model, the LP rounding's own copy of it while the start is chosen, and the backend's copy.
+  model_size_estimate size = checkmate_model_size(g, order, options.backend.name(), options.max_bytes, options.model);
+  if constexpr (lp_backend<Backend>)
+    if (options.lp_rounding_start) size.model_bytes *= 2;
+  if (size.bytes() > options.max_bytes) {
+    remat_result res;
+    res.stats.order = order;
+    res.stats.backend = std::string(options.backend.name());
+    res.stats.variables = size.variables;
+    res.stats.constraints = size.constraints;
+    res.stats.nonzeros = size.nonzeros;
+    res.status = solve_status::no_solution;
+    res.message = detail::model_too_large("checkmate_milp_plan", size, options.max_bytes);
     res.stats.seconds = detail::seconds_since(t0);
     return res;
   }

@@ -49,6 +49,10 @@ struct checkmate_lp_options {
   std::optional<std::vector<std::size_t>> order;
   lp_rounding_options rounding;
   checkmate_model_options model;
+  /// Memory cap for the model and the backend's copy, estimated before building
+  /// (checkmate_model_size): a model over it is not built and the call returns no_solution with a
+  /// message naming both sizes. Default: half the physical memory (default_max_bytes).
+  std::uint64_t max_bytes = default_max_bytes();
 };
 
 namespace detail {
@@ -89,6 +93,14 @@ remat_result checkmate_lp_on(const memory_graph& g, std::int64_t budget, const c
     return std::move(res);
   };
   if (auto why = checkmate_obviously_infeasible(g, budget)) return finish(solve_status::infeasible, *why);
+  {
+    const model_size_estimate size = checkmate_model_size(g, res.stats.order, options.backend.name(), options.max_bytes, options.model);
+    res.stats.variables = size.variables;
+    res.stats.constraints = size.constraints;
+    res.stats.nonzeros = size.nonzeros;
+    if (size.bytes() > options.max_bytes)
+      return finish(solve_status::no_solution, model_too_large("checkmate_lp_plan", size, options.max_bytes));
+  }
   const lp_rounding_options& ro = options.rounding;
   const double limit = options.solver.time_limit ? options.solver.time_limit->count() : infinity;
   std::mt19937_64 rng(ro.seed);
@@ -164,7 +176,8 @@ remat_result checkmate_lp_on(const memory_graph& g, std::int64_t budget, const c
 /// Checkmate's two-phase LP rounding within `budget` for an input order (see the file comment),
 /// with options.backend (an lp_backend). Deterministic for a seed (given the LP solutions).
 /// Status: `feasible` with the cheapest plan that fits; `no_solution` (empty plan, message) when no
-/// rounding fits (this is no proof); `infeasible` when proven (the budget is below what every
+/// rounding fits (this is no proof) or when the model's estimated memory is over options.max_bytes
+/// (not built; the message names both sizes); `infeasible` when proven (the budget is below what every
 /// plan needs, or the LP relaxation at the full budget is infeasible: no staged plan of the order
 /// fits); `time_limit` when no LP was solved in time; `error` when the backend fails. cost_bound is
 /// the LP bound at the full budget (a lower bound for the staged plans of the order); observer:

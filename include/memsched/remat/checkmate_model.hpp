@@ -28,6 +28,7 @@
 #include <memsched/sim/plan_from_computes.hpp>
 #include <memsched/sim/simulate_plan.hpp>
 #include <memsched/solver/milp_model.hpp>
+#include <memsched/solver/model_size.hpp>
 #include <memsched/solver/solver_options.hpp>
 
 #include <algorithm>
@@ -41,6 +42,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -93,6 +95,104 @@ inline std::int64_t checkmate_memory_unit(const memory_graph& g) {
 
 }  // namespace detail
 
+/// The size of Checkmate's MILP for `order` (exactly what build_checkmate_model builds: variables,
+/// constraints, nonzeros), and the bytes it and `backend` (a backend's name, e.g. "cbc") will need,
+/// counted without building it. The count stops, with complete = false, as soon as the bytes pass
+/// `stop_above` (so refusing a huge model is cheap). O(n + m log m + n * d) for the stages counted,
+/// d = most inputs of a vertex. Precondition: `order` is a topological order of g (not checked).
+[[nodiscard]] inline model_size_estimate checkmate_model_size(const memory_graph& g, std::span<const std::size_t> order,
+                                                              std::string_view backend,
+                                                              std::uint64_t stop_above = std::numeric_limits<std::uint64_t>::max(),
+                                                              const checkmate_model_options& options = {}) {
+  const std::size_t n = order.size();
+  const std::vector<std::size_t> pos = detail::positions_of(order);
+  const std::int64_t unit = options.scale_memory ? detail::checkmate_memory_unit(g) : 1;
+  std::vector<char> has_m(n), has_w(n), output(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    has_m[i] = g.bytes(order[i]) / unit != 0;
+    has_w[i] = g.workspace(order[i]) / unit != 0;
+    output[i] = g.is_output(order[i]);
+  }
+  // The builder's rows, stage by stage. d[i]: edges (i, k) with consumer k < t; the FREE variables
+  // of stage t are those edges except the ones whose producer the frontier o_t reads (or, at the
+  // last stage, that are outputs); each FREE has two rows of 2 + [t + 1 < n] + c terms, c = users of
+  // i strictly between k and t, whose sum over the edges of i is d[i] (d[i] - 1) / 2.
+  std::vector<std::uint64_t> d(n, 0);
+  std::vector<std::size_t> mark(n, std::numeric_limits<std::size_t>::max());
+  std::uint64_t edges_below = 0, edges_below_m = 0, pairs_below = 0;  // over consumers < t
+  std::uint64_t prefix_m = 0, prefix_w = 0;                              // vertices < t with bytes / workspace
+  std::uint64_t index_entries = 0, rows_terms_capacity = 0;
+  model_size_estimate e;
+  auto bytes_so_far = [&] {
+    // Our model: variables and rows (terms with the slack of push_back growth), the index maps.
+    e.model_bytes = e.variables * sizeof(milp_variable) + e.constraints * sizeof(linear_constraint) +
+                    rows_terms_capacity * sizeof(linear_term) + index_entries * sizeof(std::size_t) + 4 * n * sizeof(std::vector<std::size_t>);
+    detail::add_backend_bytes(e, backend);
+    return e.bytes();
+  };
+  std::vector<std::size_t> excluded;
+  for (std::size_t t = 0; t < n; ++t) {
+    const std::size_t v = order[t];
+    std::uint64_t in_t = 0;
+    excluded.clear();
+    for (auto p : g.predecessors(v)) {
+      ++in_t;
+      const std::size_t i = pos[p];
+      if (mark[i] != t) mark[i] = t, excluded.push_back(i);
+    }
+    if (t + 1 == n)
+      for (std::size_t i = 0; i < n; ++i)
+        if (output[i] && mark[i] != t) mark[i] = t, excluded.push_back(i);
+    std::uint64_t free_vars = edges_below, free_m = edges_below_m, free_pairs = pairs_below;
+    for (std::size_t i : excluded) {
+      free_vars -= d[i];
+      if (has_m[i]) free_m -= d[i];
+      free_pairs -= d[i] * (d[i] - (d[i] > 0)) / 2;
+    }
+    const std::uint64_t tt = t, has_next = t + 1 < n;
+    e.variables += 3 * tt + 1 + free_vars;
+    index_entries += 3 * tt + 1 + edges_below;
+    std::uint64_t rows = 0, terms = 0;
+    // Dependencies: the edges with consumer <= t (3 terms, 2 when the consumer is o_t itself).
+    rows += edges_below + in_t;
+    terms += 3 * edges_below + 2 * in_t;
+    // Checkpoints carried.
+    if (t >= 2) rows += tt - 1, terms += 3 * (tt - 1);
+    // FREE linearisation.
+    rows += 2 * free_vars;
+    terms += 2 * (free_vars * (2 + has_next) + free_pairs);
+    // The U chain and the workspace rows.
+    rows += tt + 1;
+    terms += (tt + 1) + tt + prefix_m + free_m + prefix_m;
+    const std::uint64_t w_rows = prefix_w + has_w[t];
+    rows += w_rows;
+    terms += w_rows + prefix_w;
+    e.constraints += rows;
+    e.nonzeros += terms;
+    // Rows grow by push_back: capacity is a power of two at least the size (1.5x on average).
+    rows_terms_capacity += terms + terms / 2;
+    // The edges with consumer t join the counts of stage t + 1.
+    for (auto p : g.predecessors(v)) {
+      const std::size_t i = pos[p];
+      pairs_below += d[i];
+      ++d[i];
+      ++edges_below;
+      if (has_m[i]) ++edges_below_m;
+    }
+    prefix_m += has_m[t];
+    prefix_w += has_w[t];
+    if (bytes_so_far() > stop_above && t + 1 < n) {
+      e.complete = false;
+      return e;
+    }
+  }
+  // Outputs resident after the last stage.
+  for (std::size_t i = 0; i + 1 < n; ++i)
+    if (output[i]) ++e.constraints, e.nonzeros += 2, rows_terms_capacity += 2;
+  bytes_so_far();
+  return e;
+}
+
 /// Builds Checkmate's MILP (see the file comment) for `order`, a topological order of g (vertex
 /// indices). O(n^2 + n m) variables and constraints; O(n^2 m) time in the worst case.
 /// Throws invalid_order when `order` is not a topological order, std::invalid_argument on a
@@ -142,6 +242,10 @@ inline std::int64_t checkmate_memory_unit(const memory_graph& g) {
   for (std::size_t k = 0; k < n; ++k) edges_before[k + 1] += edges_before[k];
 
   milp_model& m = cm.model;
+  {
+    const model_size_estimate size = checkmate_model_size(g, order, {}, std::numeric_limits<std::uint64_t>::max(), options);
+    m.reserve(size.variables, size.constraints);
+  }
   const double B = static_cast<double>(cm.budget_units);
   cm.R.resize(n);
   cm.S.resize(n);

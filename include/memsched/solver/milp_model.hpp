@@ -86,6 +86,13 @@ class milp_model {
     return add_constraint(std::move(terms), rhs, rhs, std::move(name));
   }
 
+  /// Reserves room for this many variables and constraints (a builder that counted its model first
+  /// avoids the vectors' growth, which briefly holds three times their size).
+  void reserve(std::size_t variables, std::size_t constraints) {
+    variables_.reserve(variables);
+    constraints_.reserve(constraints);
+  }
+
   [[nodiscard]] const std::vector<milp_variable>& variables() const noexcept { return variables_; }
   [[nodiscard]] const std::vector<linear_constraint>& constraints() const noexcept { return constraints_; }
   [[nodiscard]] std::vector<milp_variable>& variables() noexcept { return variables_; }
