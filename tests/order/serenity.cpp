@@ -165,6 +165,14 @@ TEST_CASE("serenity_order rejects bad options and cyclic graphs") {
   CHECK_THROWS_AS((void)serenity_order(g, serenity_options{.budget = -1}), std::invalid_argument);
   CHECK_THROWS_AS((void)serenity_order(g, serenity_options{.max_states = 0}), std::invalid_argument);
   CHECK_THROWS_AS((void)serenity_order(g, serenity_options{.max_bytes = 0}), std::invalid_argument);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS_WITH_AS((void)serenity_order(g, serenity_options{.time_limit = std::chrono::duration<double>(nan)}),
+                       doctest::Contains("time_limit"), std::invalid_argument);
+  CHECK_THROWS_AS((void)serenity_order(g, serenity_options{.time_limit = std::chrono::duration<double>(-1)}), std::invalid_argument);
+  CHECK_THROWS_WITH_AS((void)serenity_order(g, serenity_options{.attempt_time_limit = std::chrono::duration<double>(nan)}),
+                       doctest::Contains("attempt_time_limit"), std::invalid_argument);
+  CHECK_THROWS_AS((void)serenity_order(g, serenity_options{.attempt_time_limit = std::chrono::duration<double>(0)}),
+                  std::invalid_argument);
   const dataflow_graph empty;
   CHECK(serenity_order(empty).status == solve_status::optimal);
   dataflow_graph cyc(2);
@@ -193,6 +201,26 @@ TEST_CASE("the search returns every byte it reserved from the memory pool") {
           CHECK(a.peak == best);
         }
       }
+    }
+  }
+}
+
+TEST_CASE("serenity_order: an infinite or huge time limit means no limit (issue 11)") {
+  // Such limits once overflowed the deadline (start + limit) into the past: the search stopped at
+  // once, or, as an attempt limit of the soft-budget modes, retried forever.
+  const memory_graph g = make_memory_graph(read_json_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/randwire_ws_stage.inference.json"));
+  const order_result exact = serenity_order(g, serenity_options{.divide = false});
+  REQUIRE(exact.status == solve_status::optimal);
+  for (double t : {1e9, 1e12, 1e300, std::numeric_limits<double>::infinity()}) {
+    CAPTURE(t);
+    const auto limit = std::chrono::duration<double>(t);
+    for (auto mode : {soft_budget_mode::off, soft_budget_mode::paper, soft_budget_mode::bounded}) {
+      CAPTURE(static_cast<int>(mode));
+      const order_result r = serenity_order(
+          g, serenity_options{.soft_budget = mode, .divide = false, .time_limit = limit, .attempt_time_limit = limit});
+      CHECK(r.status == solve_status::optimal);
+      CHECK(r.peak_bytes == exact.peak_bytes);
+      check_result(g, r);
     }
   }
 }

@@ -42,7 +42,7 @@ TEST_CASE("soft budgeting (paper and bounded) equals brute force on random DAGs"
 }
 
 TEST_CASE("soft budgeting with attempts that time out still proves the optimum") {
-  // Attempts of a microsecond stop after the first 1024 expansions: the paper's mode halves the
+  // Attempts of a microsecond stop at their first look at the clock: the paper's mode halves the
   // budget until an attempt ends, the bounded mode bisects and lengthens the attempts.
   const memory_graph g = shared_graph("torch/randwire_ws_stage.inference.json");
   const order_result exact = serenity_order(g, serenity_options{.divide = false});

@@ -11,6 +11,7 @@
 
 #include <memsched/core/status.hpp>
 #include <memsched/graph/memory_graph.hpp>
+#include <memsched/order/detail/deadline_clock.hpp>
 #include <memsched/order/detail/serenity_memory_pool.hpp>
 #include <memsched/order/detail/serenity_progress.hpp>
 #include <memsched/order/detail/serenity_segments.hpp>
@@ -40,10 +41,11 @@ namespace detail {
 
 inline void check_serenity_options(const serenity_options& options) {
   if (options.budget && *options.budget < 0) throw std::invalid_argument("serenity_order: budget must be >= 0");
-  if (options.time_limit && options.time_limit->count() < 0)
-    throw std::invalid_argument("serenity_order: time_limit must be >= 0");
-  if (options.attempt_time_limit.count() <= 0)
-    throw std::invalid_argument("serenity_order: attempt_time_limit must be > 0");
+  // Written so that NaN fails too; an infinite or huge limit means "no limit" (deadline_after).
+  if (options.time_limit && !(options.time_limit->count() >= 0))
+    throw std::invalid_argument("serenity_order: time_limit must be >= 0 (not NaN)");
+  if (!(options.attempt_time_limit.count() > 0))
+    throw std::invalid_argument("serenity_order: attempt_time_limit must be > 0 (not NaN)");
   if (options.max_states == 0) throw std::invalid_argument("serenity_order: max_states must be > 0");
   if (options.max_bytes == 0) throw std::invalid_argument("serenity_order: max_bytes must be > 0");
 }
@@ -72,10 +74,8 @@ inline order_result serenity_order_impl(const memory_graph& g, const serenity_op
       return result;
     }
   }
-  auto deadline = std::chrono::steady_clock::time_point::max();
-  if (options.time_limit)
-    deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                           std::min(*options.time_limit, std::chrono::duration<double>(1e9)));
+  const auto deadline = options.time_limit ? detail::deadline_after(start, *options.time_limit)
+                                           : std::chrono::steady_clock::time_point::max();
   detail::serenity_memory_pool pool;
   pool.cap = static_cast<std::int64_t>(std::min<std::uint64_t>(options.max_bytes, std::numeric_limits<std::int64_t>::max()));
 
@@ -165,7 +165,10 @@ inline order_result serenity_order_impl(const memory_graph& g, const serenity_op
 /// time limit interrupts; the observer and the thread count do not change the result.
 /// Complexity: worst case exponential (O(number of down-closed vertex sets * width)); memory is
 /// capped by max_bytes.
-/// Throws std::invalid_argument naming the option on a negative budget or zero limits, and what
+/// time_limit is checked after an amount of work that adapts to the cost of a step (about every
+/// 10 ms of search); an infinite or huge limit means none.
+/// Throws std::invalid_argument naming the option on a negative budget, a negative or NaN
+/// time_limit, an attempt_time_limit not > 0, max_states or max_bytes 0, and what
 /// make_memory_graph throws (cycle_error, graph_error).
 template <class G, class... Maps>
   requires memory_graph_source<G, Maps...>

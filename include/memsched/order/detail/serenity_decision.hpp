@@ -13,6 +13,7 @@
 // the other way round); a region where every order fits is crossed by one depth-first dive.
 
 #include <memsched/graph/memory_graph.hpp>
+#include <memsched/order/detail/deadline_clock.hpp>
 #include <memsched/order/detail/serenity_memory_pool.hpp>
 #include <memsched/order/detail/signature_tables.hpp>
 
@@ -39,7 +40,7 @@ class serenity_dfs {
   serenity_dfs(const memory_graph& g, bool backward, serenity_memory_pool& pool, std::uint64_t max_states,
                std::chrono::steady_clock::time_point deadline, bool free_moves)
       : g_(g), t_(g), w_(t_.words), backward_(backward), mem_(pool), max_states_(max_states), search_deadline_(deadline),
-        deadline_(deadline), free_moves_(free_moves), n_(g.size()), kbits_(2 * w_), dead_(w_), with_(w_) {
+        clock_(deadline), free_moves_(free_moves), n_(g.size()), kbits_(2 * w_), dead_(w_), with_(w_) {
     if (backward_)
       for (auto v : g.outputs()) root_live_ += g.bytes(v);
   }
@@ -51,7 +52,7 @@ class serenity_dfs {
   /// The memo of dead signatures is kept when tau <= the last tau decided.
   void start(std::int64_t tau, std::chrono::steady_clock::time_point deadline) {
     if (tau > memo_tau_) release_memo();  // dead at a smaller tau says nothing about a larger one
-    deadline_ = std::min(deadline, search_deadline_);
+    clock_.set(std::min(deadline, search_deadline_));
     out_of_time_ = false;
     memo_tau_ = tau;
     tau_ = tau;
@@ -61,13 +62,13 @@ class serenity_dfs {
     std::fill(kbits_.begin(), kbits_.end(), 0);
     for (std::size_t v = 0; v < n_; ++v)
       if ((backward_ ? g_.out_degree(v) : g_.in_degree(v)) == 0) set_bit(kbits_.data() + w_, v);
-    with_small_width(w_, [&]<std::size_t W>() { push<W>(frame{0, root_live_, 0, 0, 0, 0}); });
+    with_small_width(w_, [&]<std::size_t W>() { (void)push<W>(frame{0, root_live_, 0, 0, 0, 0}); });
   }
 
   /// Expands up to `budget` more signatures: yes (order() has peak <= tau), no (proven), paused
   /// (budget used up), stopped (deadline, max_states or the memory pool).
   serenity_decision run(std::uint64_t budget) {
-    if (std::chrono::steady_clock::now() >= deadline_) {
+    if (clock_.resume()) {
       out_of_time_ = true;
       return serenity_decision::stopped;
     }
@@ -103,7 +104,15 @@ class serenity_dfs {
   template <std::size_t W>
   serenity_decision run_steps(std::uint64_t budget) {
     const std::size_t nw = words<W>();  // a constant for W > 0
+    // Work since the last look at the clock: 1 per iteration (a memo probe or a pop) plus the
+    // vertices a push stepped through; a push on a wide graph costs ~1,000 times a probe.
+    std::uint64_t work = 0;
     while (budget > 0) {
+      if (clock_.expired(work)) {
+        out_of_time_ = true;
+        return serenity_decision::stopped;
+      }
+      work = 1;
       if (stack_.empty()) return serenity_decision::no;
       frame& f = stack_.back();
       const std::uint64_t* fbits = bits_.data() + (stack_.size() - 1) * 2 * nw;  // signature, ready set
@@ -138,12 +147,9 @@ class serenity_dfs {
         for (auto x : g_.successors(c.node))
           if (is_subset(t_.pred(x), ksig, nw)) set_bit(kready, x);
       }
-      push<W>(frame{khash, c.live, 0, 0, 0, c.node});
+      work += push<W>(frame{khash, c.live, 0, 0, 0, c.node});
       --budget;
-      if ((++expanded_ & 1023) == 0 && std::chrono::steady_clock::now() >= deadline_) {
-        out_of_time_ = true;
-        return serenity_decision::stopped;
-      }
+      ++expanded_;
     }
     return serenity_decision::paused;
   }
@@ -167,18 +173,21 @@ class serenity_dfs {
   // Pushes f (signature and ready set in kbits_) with its children: the vertices that fit tau,
   // smallest live bytes after first; only one child when a free move exists (a vertex that fits
   // tau and does not raise the live bytes: some order within tau runs it next, docs/serenity.md).
+  // Returns the number of vertices stepped through (the work done, for the deadline clock).
   template <std::size_t W>
-  void push(frame f) {
+  std::uint64_t push(frame f) {
     const std::size_t nw = words<W>();  // a constant for W > 0
     f.first = f.next = static_cast<std::uint32_t>(children_.size());
     const std::uint64_t* sig = kbits_.data();
     const std::uint64_t* ready = sig + nw;
+    std::uint64_t scanned = 0;
     // A free move ends the scan of its 64-bit word only: later words still add children (more
     // branching than needed, never less; kept as it is so that the orders found stay the same).
     for (std::size_t w = 0; w < nw; ++w)
       for (std::uint64_t bits = ready[w]; bits != 0; bits &= bits - 1) {
         const std::size_t v = w * 64 + static_cast<std::size_t>(std::countr_zero(bits));
         const child c = step<W>(v, sig, f.live);
+        ++scanned;
         if (c.transient > tau_) continue;
         if (free_moves_ && c.live <= f.live) {
           children_.resize(f.first);
@@ -198,6 +207,7 @@ class serenity_dfs {
     stack_.push_back(f);
     if (bits_.size() + 2 * nw > bits_.capacity()) bits_.reserve(std::max<std::size_t>({64, bits_.size() + 2 * nw, 2 * bits_.capacity()}));
     bits_.append(kbits_.data(), 2 * nw);
+    return scanned;
   }
 
   // The memo: open addressing over (tag | index + 1), keys stored w words each.
@@ -247,7 +257,8 @@ class serenity_dfs {
   bool backward_;
   pool_accountant mem_;
   std::uint64_t max_states_;
-  std::chrono::steady_clock::time_point search_deadline_, deadline_;
+  std::chrono::steady_clock::time_point search_deadline_;
+  deadline_clock clock_;
   bool free_moves_;
   std::size_t n_;
   std::int64_t root_live_ = 0;

@@ -4,6 +4,7 @@
 // docs/serenity.md.
 
 #include <memsched/graph/memory_graph.hpp>
+#include <memsched/order/detail/deadline_clock.hpp>
 #include <memsched/order/detail/serenity_memory_pool.hpp>
 #include <memsched/order/detail/signature_tables.hpp>
 #include <memsched/order/order_result.hpp>
@@ -59,7 +60,7 @@ class serenity_dp {
  public:
   serenity_dp(const memory_graph& g, const serenity_dp_request& req)
       : g_(g), req_(req), n_(g.size()), t_(g), w_(t_.words), rec_(2 * w_ + head), mem_(*req.pool),
-        child_(rec_), scratch_(w_) {
+        child_(rec_), scratch_(w_), clock_(req.deadline) {
     assert(n_ <= max_signature_vertices);
   }
 
@@ -232,7 +233,8 @@ class serenity_dp {
     for (std::uint32_t i = 0; i < cur_n_; ++i) {
       ++expanded;
       ans.stats.states_expanded = expanded;
-      if ((expanded & 1023) == 0 && std::chrono::steady_clock::now() >= req_.deadline) {
+      // The work of an expansion grows with the ready vertices (one child each).
+      if (!clock_.unlimited() && clock_.expired(1 + count_bits(ready<W>(at<W>(cur_, i)), words<W>()))) {
         ans.out_of_time = true;
         return false;
       }
@@ -338,6 +340,7 @@ class serenity_dp {
   std::vector<std::vector<link>> links_;
   std::uint64_t stored_ = 0;
   std::size_t depth_ = 0;
+  deadline_clock clock_;
 };
 
 /// Runs the layered search. Graphs of more than max_signature_vertices vertices are not searched

@@ -6,6 +6,7 @@
 
 #include <memsched/core/status.hpp>
 #include <memsched/graph/memory_graph.hpp>
+#include <memsched/order/detail/deadline_clock.hpp>
 #include <memsched/order/detail/serenity_decision.hpp>
 #include <memsched/order/detail/serenity_dp.hpp>
 #include <memsched/order/detail/serenity_memory_pool.hpp>
@@ -165,6 +166,12 @@ class serenity_solver {
     return ans.outcome;
   }
 
+  // The soft-budget modes' time per attempt (doubled when a round ends without a proof): at least
+  // 1 us, so that doubling reaches a useful time in a few dozen rounds whatever the option says.
+  std::chrono::duration<double> attempt_limit() const {
+    return std::max(opt_.attempt_time_limit, std::chrono::duration<double>(1e-6));
+  }
+
   std::int64_t budget_cap() const { return budget_ ? *budget_ : std::numeric_limits<std::int64_t>::max(); }
 
   void solve_off(serenity_segment_answer& a) {
@@ -199,7 +206,7 @@ class serenity_solver {
     step = std::max<std::int64_t>(step, 1);
     const auto round_up = [&](std::int64_t x) { return x % step == 0 ? x : x + (step - x % step); };
     const auto round_down = [&](std::int64_t x) { return x - ((x % step) + step) % step; };
-    auto per_attempt = std::chrono::duration_cast<std::chrono::steady_clock::duration>(opt_.attempt_time_limit);
+    auto per_attempt = attempt_limit();
     std::int64_t hi = std::numeric_limits<std::int64_t>::max();  // the window's top
     bool first = !timed, round_timed_out = false, go_on = true;
     while (std::max(lb_, target_) < best_peak_) {
@@ -217,7 +224,7 @@ class serenity_solver {
       const std::int64_t tau = first ? hi : lo + (hi - lo) / step / 2 * step;
       first = false;
       if (!timed && decider.expanded() >= opt_.decision_budget) break;
-      const auto out = timed ? decider.decide(tau, std::numeric_limits<std::uint64_t>::max(), std::chrono::steady_clock::now() + per_attempt)
+      const auto out = timed ? decider.decide(tau, std::numeric_limits<std::uint64_t>::max(), deadline_after(std::chrono::steady_clock::now(), per_attempt))
                              : decider.decide(tau, opt_.decision_budget - decider.expanded());
 #ifdef MEMSCHED_SERENITY_TRACE
       std::fprintf(stderr, "decide %lld in [%lld, %lld]: %d, expanded %llu stored %llu\n", (long long)tau, (long long)lo,
@@ -272,10 +279,10 @@ class serenity_solver {
     const std::int64_t tau_max = std::min(kahn_peak_, budget_cap());
     std::int64_t tau = tau_max, tau_old = tau_max;
     bool round_timed_out = false;
-    auto per_attempt = std::chrono::duration_cast<std::chrono::steady_clock::duration>(opt_.attempt_time_limit);
+    auto per_attempt = attempt_limit();
     while (std::chrono::steady_clock::now() < deadline_) {
       const auto out = tau < lb_ ? serenity_dp_outcome::no_solution
-                                 : attempt(a, tau, false, std::chrono::steady_clock::now() + per_attempt);
+                                 : attempt(a, tau, false, deadline_after(std::chrono::steady_clock::now(), per_attempt));
       if (out == serenity_dp_outcome::solved) return;
       if (out == serenity_dp_outcome::no_solution) {
         if (tau >= tau_max) {  // only when the budget is below Kahn's peak

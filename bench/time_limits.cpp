@@ -1,0 +1,160 @@
+// Do time limits hold? Each row runs one algorithm once under a time limit of 1, 2 or 3 s and
+// reports the wall time of the call (manual time) and overshoot = elapsed / limit. The goal
+// (issue 11) is elapsed <= 1.1 * limit + 0.2 s: counter `holds` is 1 then.
+//   serenity/w<W>/<L>s: serenity_order (default options) on a dense random layered graph of 1,000
+//     vertices (make_random_layered, seed 0, width W = 0.3 / 0.6 / 1.0), far from solved in 3 s.
+//   checkmate_milp/<backend>/<L>s, checkmate_lp/<backend>/<L>s, moccasin/gecode/<L>s: on a
+//     250-vertex random layered graph (default recipe, seed 0) at 80% of the no-remat peak of its
+//     own order, with that order; only for the backends compiled in.
+// Counters: limit_s, elapsed_s, overshoot, holds, status (solve_status as int), and peak (bytes) or
+// cost. The graphs are made in-process: no files needed. One iteration per row.
+
+#include <memsched/graph/random_layered.hpp>
+#include <memsched/order/serenity.hpp>
+#include <memsched/sim/simulate_order.hpp>
+#ifdef MEMSCHED_HAVE_CBC
+#include <memsched/remat/checkmate.hpp>
+#include <memsched/solver/backends/cbc.hpp>
+#endif
+#ifdef MEMSCHED_HAVE_GLPK
+#include <memsched/remat/checkmate.hpp>
+#include <memsched/solver/backends/glpk.hpp>
+#endif
+#ifdef MEMSCHED_HAVE_GECODE
+#include <memsched/remat/moccasin.hpp>
+#include <memsched/solver/backends/gecode.hpp>
+#endif
+
+#include <benchmark/benchmark.h>
+
+#include "bench_support.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+using seconds_d = std::chrono::duration<double>;
+
+// Times one call of `run` (which returns its status as an int and sets `value`) under `limit`.
+void timed_row(benchmark::State& state, double limit, const std::function<int(seconds_d, double&)>& run) {
+  int status = 0;
+  double value = 0, elapsed = 0;
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    status = run(seconds_d(limit), value);
+    elapsed = seconds_d(std::chrono::steady_clock::now() - t0).count();
+    state.SetIterationTime(elapsed);
+  }
+  state.counters["limit_s"] = limit;
+  state.counters["elapsed_s"] = elapsed;
+  state.counters["overshoot"] = elapsed / limit;
+  state.counters["holds"] = elapsed <= 1.1 * limit + 0.2 ? 1 : 0;
+  state.counters["status"] = status;
+  state.counters["value"] = value;
+}
+
+struct remat_case {
+  memsched::memory_graph graph;
+  std::vector<std::size_t> order;
+  std::int64_t budget = 0;
+};
+
+[[maybe_unused]] const remat_case& remat_graph() {
+  static const remat_case c = [] {
+    const auto dg = memsched::make_random_layered({.nodes = 250});
+    remat_case r{memsched::make_memory_graph(dg), dg[boost::graph_bundle].order, 0};
+    r.budget = static_cast<std::int64_t>(std::floor(0.8 * static_cast<double>(memsched::simulate_order(r.graph, r.order).peak_bytes)));
+    return r;
+  }();
+  return c;
+}
+
+template <class Result>
+int remat_outcome(const Result& res, double& value) {
+  value = memsched::has_solution(res.status) ? res.total_cost : 0;
+  return static_cast<int>(res.status);
+}
+
+void register_all() {
+  const std::vector<double> limits{1, 2, 3};
+  for (double width : {0.3, 0.6, 1.0}) {
+    auto graph = std::make_shared<memsched::memory_graph>(
+        memsched::make_memory_graph(memsched::make_random_layered({.nodes = 1000, .width = width})));
+    for (double limit : limits) {
+      const std::string name = "serenity/w" + std::to_string(width).substr(0, 3) + "/" + std::to_string(int(limit)) + "s";
+      benchmark::RegisterBenchmark(name.c_str(), [graph, limit](benchmark::State& s) {
+        timed_row(s, limit, [&](seconds_d t, double& value) {
+          const auto r = memsched::serenity_order(*graph, memsched::serenity_options{.time_limit = t});
+          value = static_cast<double>(r.peak_bytes);
+          return static_cast<int>(r.status);
+        });
+      })->Iterations(1)->UseManualTime()->Unit(benchmark::kSecond);
+    }
+  }
+  for (double limit : limits) {
+    const std::string l = "/" + std::to_string(int(limit)) + "s";
+    auto add = [&](const std::string& name, std::function<int(seconds_d, double&)> run) {
+      benchmark::RegisterBenchmark((name + l).c_str(), [limit, run](benchmark::State& s) { timed_row(s, limit, run); })
+          ->Iterations(1)
+          ->UseManualTime()
+          ->Unit(benchmark::kSecond);
+    };
+    (void)add;
+#ifdef MEMSCHED_HAVE_CBC
+    add("checkmate_milp/cbc", [](seconds_d t, double& value) {
+      const auto& c = remat_graph();
+      return remat_outcome(memsched::checkmate_milp_plan(c.graph, c.budget,
+                                                         memsched::checkmate_options{.backend = memsched::cbc_backend{},
+                                                                                     .solver = {.time_limit = t},
+                                                                                     .order = c.order}),
+                           value);
+    });
+    add("checkmate_lp/cbc", [](seconds_d t, double& value) {
+      const auto& c = remat_graph();
+      return remat_outcome(memsched::checkmate_lp_plan(c.graph, c.budget,
+                                                       memsched::checkmate_lp_options{.backend = memsched::cbc_backend{},
+                                                                                      .solver = {.time_limit = t},
+                                                                                      .order = c.order}),
+                           value);
+    });
+#endif
+#ifdef MEMSCHED_HAVE_GLPK
+    add("checkmate_milp/glpk", [](seconds_d t, double& value) {
+      const auto& c = remat_graph();
+      return remat_outcome(memsched::checkmate_milp_plan(c.graph, c.budget,
+                                                         memsched::checkmate_options{.backend = memsched::glpk_backend{},
+                                                                                     .solver = {.time_limit = t},
+                                                                                     .order = c.order}),
+                           value);
+    });
+    add("checkmate_lp/glpk", [](seconds_d t, double& value) {
+      const auto& c = remat_graph();
+      return remat_outcome(memsched::checkmate_lp_plan(c.graph, c.budget,
+                                                       memsched::checkmate_lp_options{.backend = memsched::glpk_backend{},
+                                                                                      .solver = {.time_limit = t},
+                                                                                      .order = c.order}),
+                           value);
+    });
+#endif
+#ifdef MEMSCHED_HAVE_GECODE
+    add("moccasin/gecode", [](seconds_d t, double& value) {
+      const auto& c = remat_graph();
+      return remat_outcome(memsched::moccasin_plan(c.graph, c.budget,
+                                                   memsched::moccasin_options{.backend = memsched::gecode_backend{},
+                                                                              .solver = {.time_limit = t},
+                                                                              .order = c.order}),
+                           value);
+    });
+#endif
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return memsched_bench::run_benchmarks(argc, argv, register_all); }
