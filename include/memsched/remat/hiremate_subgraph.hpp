@@ -1,0 +1,254 @@
+#pragma once
+// The lowest level of HiRemate's H-Solver (Gusak et al. 2024, section 3.2): one forward subgraph
+// of an H-Partition, with its backward part taken from the training roles, is solved on its own
+// for a range of memory budgets; each solution is an option (forward schedule, backward schedule,
+// what stays resident between them, time and peak), and the options are thinned to the N_o whose
+// memory peaks lie farthest apart. The higher levels (H-ILP) are not here yet.
+
+#include <memsched/core/status.hpp>
+#include <memsched/graph/memory_graph.hpp>
+#include <memsched/order/peak_lower_bound.hpp>
+#include <memsched/remat/best_heuristic.hpp>
+#include <memsched/sim/execution_plan.hpp>
+#include <memsched/sim/simulate_order.hpp>
+#include <memsched/sim/simulate_plan.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace memsched {
+
+/// A forward subgraph S of a training graph as a problem of its own. Vertices: the values S reads
+/// from outside (forward inputs, including those only its gradients read), S, a barrier standing
+/// for the rest of the network (role loss; it reads S's outputs), the gradients S's backward part
+/// reads from outside (after the barrier), and the backward vertices of S (grad_of in S). The
+/// outside values are interface: the level above owns them, so they have bytes 0 and cost 0.
+struct hiremate_subgraph {
+  memory_graph graph;
+  std::vector<std::size_t> original;  ///< Vertex of the training graph per vertex (npos for the barrier).
+  std::size_t barrier = 0;
+  std::vector<char> interface;        ///< 1 for the outside values (sources of bytes 0 and cost 0).
+  std::size_t forward_vertices = 0, backward_vertices = 0;
+};
+
+/// Builds the problem of the forward vertices `forward` of `training`. O(sum of degrees of S and
+/// its gradients + n). Throws std::invalid_argument naming the vertex when the graph has no
+/// training roles, a vertex is out of range, not forward, or listed twice.
+[[nodiscard]] inline hiremate_subgraph make_hiremate_subgraph(const memory_graph& training, std::span<const std::size_t> forward) {
+  const std::string where = "make_hiremate_subgraph: ";
+  if (!training.has_training_roles()) throw std::invalid_argument(where + "the graph has no training roles");
+  constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
+  const std::size_t n = training.size();
+  // local[v]: index in the subgraph; kind[v]: 1 forward of S, 2 backward of S.
+  std::vector<std::size_t> local(n, none);
+  std::vector<char> kind(n, 0);
+  for (std::size_t v : forward) {
+    if (v >= n) throw std::invalid_argument(where + "vertex " + std::to_string(v) + " is not below " + std::to_string(n));
+    if (!training.is_forward(v)) throw std::invalid_argument(where + training.label(v) + " is not a forward vertex");
+    if (kind[v]) throw std::invalid_argument(where + training.label(v) + " is listed twice");
+    kind[v] = 1;
+  }
+  std::vector<std::size_t> S, B, inputs, grads;
+  for (auto v : training.topological_order()) {
+    if (kind[v] == 1) S.push_back(v);
+    if (training.role(v) == node_role::backward) {
+      const auto f = training.grad_of(v);
+      if (f && kind[*f] == 1) kind[v] = 2, B.push_back(v);
+    }
+  }
+  std::vector<char> seen(n, 0);
+  for (const auto* part : {&S, &B})
+    for (auto v : *part)
+      for (auto p : training.predecessors(v))
+        if (!kind[p] && !seen[p]) {
+          seen[p] = 1;
+          (training.is_forward(p) ? inputs : grads).push_back(p);
+        }
+  std::sort(inputs.begin(), inputs.end());
+  std::sort(grads.begin(), grads.end());
+
+  hiremate_subgraph sub;
+  memory_graph_data d;
+  auto add = [&](std::size_t v, std::int64_t bytes, double cost, std::int64_t workspace, node_role role) {
+    const std::size_t i = d.num_nodes++;
+    if (v != none) local[v] = i;
+    sub.original.push_back(v);
+    sub.interface.push_back(0);
+    d.bytes.push_back(bytes);
+    d.cost.push_back(cost);
+    d.workspace.push_back(workspace);
+    d.roles.push_back(role);
+    d.grad_of.emplace_back();
+    d.ids.push_back(v == none ? -1 : static_cast<std::int64_t>(training.id(v)));
+    return i;
+  };
+  for (auto v : inputs) sub.interface[add(v, 0, 0, 0, node_role::forward)] = 1;
+  for (auto v : S) add(v, training.bytes(v), training.cost(v), training.workspace(v), node_role::forward);
+  sub.barrier = add(none, 0, 0, 0, node_role::loss);
+  for (auto v : grads) sub.interface[add(v, 0, 0, 0, node_role::backward)] = 1;
+  for (auto v : B) {
+    const auto i = add(v, training.bytes(v), training.cost(v), training.workspace(v), node_role::backward);
+    d.grad_of[i] = local[*training.grad_of(v)];
+  }
+  sub.forward_vertices = S.size();
+  sub.backward_vertices = B.size();
+  // Edges of S and its gradients; outputs of S feed the barrier, which precedes the backward part.
+  std::vector<std::size_t> outputs;
+  bool barrier_reads = false;
+  for (const auto* part : {&S, &B})
+    for (auto v : *part) {
+      for (auto p : training.predecessors(v)) d.edges.emplace_back(local[p], local[v]);
+      bool read_outside = training.is_output(v);
+      for (auto s : training.successors(v)) read_outside = read_outside || (!kind[s] && (kind[v] == 2 || training.role(s) != node_role::backward));
+      if (read_outside && kind[v] == 1) d.edges.emplace_back(local[v], sub.barrier), barrier_reads = true;
+      if (read_outside && kind[v] == 2) outputs.push_back(local[v]);
+      if (kind[v] == 2) d.edges.emplace_back(sub.barrier, local[v]);
+    }
+  if (!barrier_reads && !S.empty()) d.edges.emplace_back(local[S.back()], sub.barrier);
+  for (auto v : grads) d.edges.emplace_back(sub.barrier, local[v]);
+  std::sort(outputs.begin(), outputs.end());
+  d.outputs = outputs;
+  sub.graph = memory_graph(std::move(d), "make_hiremate_subgraph");
+  return sub;
+}
+
+/// One way to run a subgraph: a plan of its problem (hiremate_subgraph indices) within `budget`.
+struct hiremate_option {
+  std::int64_t budget = 0;          ///< The budget it was solved for.
+  std::int64_t peak_bytes = 0;      ///< Simulated peak of the plan.
+  double cost = 0;                  ///< Total cost (forward + backward, recomputations included).
+  double forward_cost = 0, backward_cost = 0;  ///< Before / after the barrier.
+  std::int64_t forward_peak = 0, backward_peak = 0;
+  std::int64_t resident_bytes = 0;  ///< Kept between the forward and the backward part (the paper's phantoms and outputs).
+  std::vector<std::size_t> resident;  ///< Those values (subgraph indices).
+  execution_plan plan;
+  std::size_t barrier_step = 0;     ///< Index of the barrier's compute step: the forward schedule is before it.
+};
+
+/// Options of hiremate_subgraph_options.
+struct hiremate_subgraph_options_config {
+  std::size_t budgets = 8;       ///< Budgets solved, evenly spaced from the per-node lower bound to the no-remat peak (>= 1).
+  std::size_t max_options = 4;   ///< N_o: options kept (>= 1).
+  best_heuristic_options heuristics = {};  ///< How each budget is solved.
+};
+
+/// The options of one subgraph.
+struct [[nodiscard]] hiremate_subgraph_result {
+  solve_status status = solve_status::no_solution;  ///< feasible when at least one option was found.
+  hiremate_subgraph sub;
+  std::vector<hiremate_option> options;  ///< Increasing peak, decreasing cost (no option dominates another).
+  std::int64_t no_remat_peak = 0, lower_bound = 0;
+  std::size_t solves = 0, found = 0;     ///< Budgets solved; Pareto options before thinning.
+  std::string message;
+};
+
+namespace detail {
+
+/// The paper's thinning: keep the lowest and the highest peak, then repeatedly the option whose
+/// peak is farthest from every kept one (ties: the lower peak). `peaks` ascending; returns kept
+/// indices, ascending. O(k * n).
+inline std::vector<std::size_t> hm_thin(const std::vector<std::int64_t>& peaks, std::size_t keep) {
+  const std::size_t n = peaks.size();
+  if (n <= keep) {
+    std::vector<std::size_t> all(n);
+    for (std::size_t i = 0; i < n; ++i) all[i] = i;
+    return all;
+  }
+  std::vector<char> kept(n, 0);
+  std::vector<std::size_t> out{0};
+  kept[0] = 1;
+  if (keep >= 2) kept[n - 1] = 1, out.push_back(n - 1);
+  while (out.size() < keep) {
+    std::size_t best = n;
+    std::int64_t best_gap = -1;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (kept[i]) continue;
+      std::int64_t gap = std::numeric_limits<std::int64_t>::max();
+      for (auto j : out) gap = std::min(gap, peaks[i] > peaks[j] ? peaks[i] - peaks[j] : peaks[j] - peaks[i]);
+      if (gap > best_gap) best_gap = gap, best = i;
+    }
+    kept[best] = 1;
+    out.push_back(best);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace detail
+
+/// Solves the subgraph of the forward vertices `forward` of `training` for `config.budgets`
+/// budgets between its per-node lower bound and its no-remat peak (best_heuristic_plan on
+/// make_hiremate_subgraph), keeps the options no other beats in both peak and cost, and thins
+/// them to config.max_options (hm_thin). Every option's plan is re-simulated. Deterministic.
+/// Complexity: budgets x best_heuristic_plan on a graph of |S| + |grad S| + interface vertices.
+/// Throws: what make_hiremate_subgraph throws; std::invalid_argument for budgets or max_options of 0.
+[[nodiscard]] inline hiremate_subgraph_result hiremate_subgraph_options(const memory_graph& training, std::span<const std::size_t> forward,
+                                                                        const hiremate_subgraph_options_config& config = {}) {
+  if (config.budgets == 0) throw std::invalid_argument("hiremate_subgraph_options: budgets must be >= 1");
+  if (config.max_options == 0) throw std::invalid_argument("hiremate_subgraph_options: max_options must be >= 1");
+  hiremate_subgraph_result r;
+  r.sub = make_hiremate_subgraph(training, forward);
+  const memory_graph& g = r.sub.graph;
+  const auto& topo = g.topological_order();
+  const std::vector<std::size_t> order(topo.begin(), topo.end());
+  r.no_remat_peak = simulate_order(g, order).peak_bytes;
+  r.lower_bound = std::min(peak_lower_bound(g), r.no_remat_peak);
+  std::vector<hiremate_option> all;
+  for (std::size_t i = 0; i < config.budgets; ++i) {
+    const std::int64_t budget =
+        config.budgets == 1 ? r.no_remat_peak
+                            : r.lower_bound + static_cast<std::int64_t>((static_cast<long double>(r.no_remat_peak - r.lower_bound) * i +
+                                                                          (config.budgets - 2)) / (config.budgets - 1));
+    ++r.solves;
+    const remat_result res = best_heuristic_plan(g, budget, config.heuristics);
+    if (!has_solution(res.status)) continue;
+    const plan_simulation sim = simulate_plan(g, res.plan);
+    if (sim.peak_bytes > budget) continue;  // never trust a plan the simulator rejects
+    hiremate_option o;
+    o.budget = budget;
+    o.peak_bytes = sim.peak_bytes;
+    o.cost = sim.total_cost;
+    o.plan = res.plan;
+    std::vector<char> live(g.size(), 0);
+    bool after = false;
+    for (std::size_t s = 0; s < o.plan.steps.size(); ++s) {
+      const auto& step = o.plan.steps[s];
+      if (step.op == plan_op::compute && step.node == r.sub.barrier && !after) {
+        after = true;
+        o.barrier_step = s;
+        o.resident_bytes = sim.live_before[s];
+        for (std::size_t v = 0; v < g.size(); ++v)
+          if (live[v] && g.bytes(v) > 0) o.resident.push_back(v);
+      }
+      live[step.node] = step.op == plan_op::compute;
+      if (step.op == plan_op::compute) {
+        (after ? o.backward_cost : o.forward_cost) += g.cost(step.node);
+        auto& peak = after ? o.backward_peak : o.forward_peak;
+        peak = std::max(peak, sim.transient[s]);
+      }
+    }
+    all.push_back(std::move(o));
+  }
+  // Pareto: by peak, keep an option only when it is cheaper than every lower-peak one.
+  std::sort(all.begin(), all.end(), [](const hiremate_option& a, const hiremate_option& b) {
+    return a.peak_bytes != b.peak_bytes ? a.peak_bytes < b.peak_bytes : a.cost < b.cost;
+  });
+  std::vector<hiremate_option> front;
+  for (auto& o : all)
+    if (front.empty() || o.cost < front.back().cost) front.push_back(std::move(o));
+  r.found = front.size();
+  std::vector<std::int64_t> peaks;
+  for (const auto& o : front) peaks.push_back(o.peak_bytes);
+  for (auto i : detail::hm_thin(peaks, config.max_options)) r.options.push_back(std::move(front[i]));
+  r.status = r.options.empty() ? solve_status::no_solution : solve_status::feasible;
+  if (r.options.empty()) r.message = "no budget between the lower bound and the no-remat peak gave a plan";
+  return r;
+}
+
+}  // namespace memsched

@@ -1,0 +1,155 @@
+#include <memsched/graph/gpt.hpp>
+#include <memsched/remat/hiremate_partition.hpp>
+#include <memsched/remat/hiremate_subgraph.hpp>
+#include <memsched/remat/training_graph.hpp>
+#include <memsched/sim/simulate_plan.hpp>
+
+#include <doctest/doctest.h>
+
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+using namespace memsched;
+
+namespace {
+
+std::set<std::pair<std::size_t, std::size_t>> original_edges(const hiremate_subgraph& sub) {
+  std::set<std::pair<std::size_t, std::size_t>> s;
+  for (std::size_t u = 0; u < sub.graph.size(); ++u)
+    for (auto v : sub.graph.successors(u)) s.emplace(sub.original[u], sub.original[v]);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("make_hiremate_subgraph: a chain's middle, by hand") {
+  // x (input) -> a -> b -> c; training ids: x 0, a 1, b 2, c 3, loss 4, g(c) 5, g(b) 6, g(a) 7.
+  dataflow_graph f(4);
+  f[0] = node{.id = 0, .name = "x", .op = "input", .bytes = 8, .cost = 0};
+  f[1] = node{.id = 1, .name = "a", .op = "relu", .bytes = 16, .cost = 5};
+  f[2] = node{.id = 2, .name = "b", .op = "relu", .bytes = 32, .cost = 7};
+  f[3] = node{.id = 3, .name = "c", .op = "relu", .bytes = 4, .cost = 1};
+  add_edge(0, 1, f);
+  add_edge(1, 2, f);
+  add_edge(2, 3, f);
+  const memory_graph t = make_memory_graph(make_training_graph(f));
+  REQUIRE(t.size() == 8);
+  const std::vector<std::size_t> S{1, 2};
+  const hiremate_subgraph sub = make_hiremate_subgraph(t, S);
+  // Outside values: x (read by a) and c (read by g(b): c -> g(b)) forward; g(c) backward.
+  // Vertices: x, c | a, b | barrier | g(c) | g(b), g(a).
+  REQUIRE(sub.graph.size() == 8);
+  constexpr std::size_t npos = std::numeric_limits<std::size_t>::max();
+  CHECK(sub.original == std::vector<std::size_t>{0, 3, 1, 2, npos, 5, 6, 7});
+  CHECK(sub.interface == std::vector<char>{1, 1, 0, 0, 0, 1, 0, 0});
+  CHECK(sub.barrier == 4);
+  CHECK(sub.forward_vertices == 2);
+  CHECK(sub.backward_vertices == 2);
+  CHECK(sub.graph.bytes(0) == 0);  // interface: owned by the level above
+  CHECK(sub.graph.bytes(3) == 32);
+  CHECK(sub.graph.cost(6) == doctest::Approx(14));  // g(b) = 2 x cost(b)
+  CHECK(sub.graph.role(4) == node_role::loss);
+  CHECK(sub.graph.grad_of(6) == std::optional<std::size_t>{3});
+  // b is read by c outside: it feeds the barrier. g(a) is read by nobody outside (x has no
+  // gradient), so the problem has no output; g(b) is read by g(a) inside.
+  const std::set<std::pair<std::size_t, std::size_t>> expected{
+      {0, 1}, {1, 2},                      // x -> a -> b
+      {2, npos},                           // b -> barrier
+      {npos, 5}, {npos, 6}, {npos, 7},     // barrier -> g(c), g(b), g(a)
+      {5, 6}, {3, 6}, {2, 6},              // g(c), c, b -> g(b)  (c -> g(b): Checkmate; b -> g(b))
+      {6, 7}, {2, 7}, {1, 7},              // g(b), b, a -> g(a)
+  };
+  CHECK(original_edges(sub) == expected);
+  CHECK(sub.graph.outputs().empty());
+
+  CHECK_THROWS_AS((void)make_hiremate_subgraph(t, std::vector<std::size_t>{5}), std::invalid_argument);     // backward
+  CHECK_THROWS_AS((void)make_hiremate_subgraph(t, std::vector<std::size_t>{1, 1}), std::invalid_argument);  // twice
+  CHECK_THROWS_AS((void)make_hiremate_subgraph(t, std::vector<std::size_t>{9}), std::invalid_argument);     // range
+  CHECK_THROWS_AS((void)make_hiremate_subgraph(make_memory_graph(f), S), std::invalid_argument);            // no roles
+}
+
+TEST_CASE("hm_thin keeps the extremes, then the farthest peaks") {
+  const std::vector<std::int64_t> peaks{0, 1, 2, 5, 9, 10};
+  CHECK(detail::hm_thin(peaks, 1) == std::vector<std::size_t>{0});
+  CHECK(detail::hm_thin(peaks, 2) == std::vector<std::size_t>{0, 5});
+  CHECK(detail::hm_thin(peaks, 3) == std::vector<std::size_t>{0, 3, 5});     // 5 is 5 away from both ends
+  CHECK(detail::hm_thin(peaks, 4) == std::vector<std::size_t>{0, 2, 3, 5});  // then 2 (2 away), not 1 or 9 (1 away)
+  CHECK(detail::hm_thin(peaks, 6).size() == 6);
+  CHECK(detail::hm_thin(peaks, 9).size() == 6);
+}
+
+TEST_CASE("hiremate_subgraph_options: GPT blocks, every option re-simulated, one class one answer") {
+  const dataflow_graph f = make_gpt({.layers = 6, .hidden = 64, .heads = 4, .sequence = 32, .vocab = 100});
+  const memory_graph t = make_memory_graph(make_training_graph(f));
+  const auto part = hiremate_partition(f, {.max_lower = 20, .max_top = 4});
+  REQUIRE(!part.levels.empty());
+  // Two level-0 groups of the largest class (whole transformer blocks).
+  const auto& level = part.levels[0];
+  std::size_t cls = level.groups[0].subgraph_class;
+  for (const auto& grp : level.groups)
+    if (part.classes[grp.subgraph_class].count > part.classes[cls].count) cls = grp.subgraph_class;
+  std::vector<const hiremate_group*> same;
+  for (const auto& grp : level.groups)
+    if (grp.subgraph_class == cls) same.push_back(&grp);
+  REQUIRE(same.size() >= 2);
+  CHECK(same[0]->vertices.size() >= 10);
+
+  const hiremate_subgraph_options_config config{.budgets = 8, .max_options = 4};
+  std::vector<hiremate_subgraph_result> results;
+  for (std::size_t k = 0; k < 2; ++k) {
+    const auto r = hiremate_subgraph_options(t, same[k]->vertices, config);
+    REQUIRE(r.status == solve_status::feasible);
+    CHECK(r.solves == 8);
+    CHECK(r.lower_bound <= r.no_remat_peak);
+    REQUIRE(!r.options.empty());
+    CHECK(r.options.size() <= 4);
+    CHECK(r.options.size() == std::min<std::size_t>(4, r.found));
+    double all_costs = 0;
+    for (std::size_t v = 0; v < r.sub.graph.size(); ++v) all_costs += r.sub.graph.cost(v);
+    for (std::size_t i = 0; i < r.options.size(); ++i) {
+      const auto& o = r.options[i];
+      CAPTURE(i);
+      const plan_simulation sim = simulate_plan(r.sub.graph, o.plan);  // throws on an invalid plan
+      CHECK(sim.peak_bytes == o.peak_bytes);
+      CHECK(o.peak_bytes <= o.budget);
+      CHECK(sim.total_cost == doctest::Approx(o.cost));
+      CHECK(o.forward_cost + o.backward_cost == doctest::Approx(o.cost));
+      CHECK(std::max(o.forward_peak, o.backward_peak) == o.peak_bytes);
+      CHECK(o.cost >= all_costs - 1e-6 * all_costs);
+      if (i > 0) {
+        CHECK(o.peak_bytes > r.options[i - 1].peak_bytes);
+        CHECK(o.cost < r.options[i - 1].cost);
+      }
+      // The forward schedule computes forward vertices only; every gradient of S once, after it.
+      REQUIRE(o.barrier_step < o.plan.steps.size());
+      std::vector<int> computed(r.sub.graph.size(), 0);
+      for (std::size_t s = 0; s < o.plan.steps.size(); ++s) {
+        const auto& step = o.plan.steps[s];
+        if (step.op != plan_op::compute) continue;
+        ++computed[step.node];
+        if (s < o.barrier_step) CHECK(r.sub.graph.is_forward(step.node));
+      }
+      std::int64_t resident = 0;
+      for (auto v : o.resident) resident += r.sub.graph.bytes(v);
+      CHECK(resident == o.resident_bytes);
+      for (std::size_t v = 0; v < r.sub.graph.size(); ++v)
+        if (r.sub.graph.role(v) == node_role::backward && !r.sub.interface[v]) CHECK(computed[v] == 1);
+    }
+    // The largest budget is the no-remat peak: no recomputation.
+    CHECK(r.options.back().cost == doctest::Approx(all_costs));
+    results.push_back(r);
+  }
+  // Identical subgraphs are the same problem: the same options, so each class is solved once.
+  REQUIRE(results[0].options.size() == results[1].options.size());
+  CHECK(results[0].sub.graph.size() == results[1].sub.graph.size());
+  for (std::size_t i = 0; i < results[0].options.size(); ++i) {
+    CHECK(results[0].options[i].peak_bytes == results[1].options[i].peak_bytes);
+    CHECK(results[0].options[i].cost == doctest::Approx(results[1].options[i].cost));
+  }
+  MESSAGE("block of " << same[0]->vertices.size() << " forward vertices: " << results[0].found << " Pareto options, no-remat peak "
+                      << results[0].no_remat_peak << ", lowest option peak " << results[0].options.front().peak_bytes << " (cost +"
+                      << (results[0].options.front().cost / results[0].options.back().cost - 1) * 100 << "%)");
+  CHECK_THROWS_AS((void)hiremate_subgraph_options(t, same[0]->vertices, {.budgets = 0}), std::invalid_argument);
+}
