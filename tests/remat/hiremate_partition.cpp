@@ -273,7 +273,8 @@ TEST_CASE("hiremate_partition: random DAGs, every level acyclic and every class 
     const memory_graph g = random_dag(n, seed);
     for (const hiremate_partition_options& o :
          {hiremate_partition_options{.max_lower = 2, .max_top = 1}, hiremate_partition_options{.max_lower = 5, .max_top = 4, .alpha = 0},
-          hiremate_partition_options{.max_lower = 12, .max_top = 10, .alpha = 1}}) {
+          hiremate_partition_options{.max_lower = 12, .max_top = 10, .alpha = 1},
+          hiremate_partition_options{.max_lower = 6, .max_top = 3, .stop_at_max_top = false}}) {
       CAPTURE(seed);
       CAPTURE(o.max_lower);
       const auto r = hiremate_partition(g, o);
@@ -309,6 +310,15 @@ TEST_CASE("hiremate_partition: a GPT stack of L identical blocks gives about L g
       if (c.level == 0 && c.count > r.classes[best].count) best = &c - r.classes.data();
     MESSAGE(layers << " layers: " << r.levels[0].groups.size() << " level-0 groups, largest class " << r.classes[best].count << " x "
                    << r.classes[best].vertices << " vertices, " << r.stats.distinct_subgraphs << " distinct, " << r.stats.levels << " levels");
+    // Finishing every round (no early stop at max_top) makes whole blocks of the short stack too.
+    const hiremate_partition_options finish{.max_lower = 20, .max_top = 30, .stop_at_max_top = false};
+    const auto rf = hiremate_partition(f, finish);
+    check_partition(make_memory_graph(f), rf, finish, ops);
+    std::size_t blocks = 0;
+    for (const auto& c : rf.classes)
+      if (c.level == 0 && c.vertices == 15) blocks = std::max(blocks, c.count);
+    CHECK(blocks >= layers - 2);
+    CHECK(rf.stats.top_nodes <= 30);
     if (layers == 96) {
       CHECK(r.classes[best].vertices == 15);
       CHECK(r.classes[best].count >= layers - 4);

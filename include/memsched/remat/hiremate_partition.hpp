@@ -29,6 +29,9 @@ struct hiremate_partition_options {
   std::size_t max_lower = 20;  ///< M^l: at most this many nodes of the level below per group (>= 2).
   std::size_t max_top = 30;    ///< M^t: stop when a level has at most this many nodes (>= 1).
   double alpha = 0.5;          ///< Score exponent on the number of original vertices (>= 0).
+  /// Stop wrapping as soon as a level has at most max_top nodes (the authors' code); false: finish
+  /// every round (wrap until no candidate is left, as Algorithm 2 reads), so the top may be smaller.
+  bool stop_at_max_top = true;
   /// The op of each vertex, by index, for the identical-subgraph test. Empty: taken from the
   /// memsched::node bundles when the graph has them, else every vertex has the same op.
   std::vector<std::string> ops = {};
@@ -107,7 +110,7 @@ class hm_partitioner {
     std::vector<std::vector<std::uint64_t>> class_keys;
     while (L.n > o_.max_top) {
       bool merged = false;
-      auto groups = hm_round(L, vals_, o_.max_lower, o_.max_top, o_.alpha).run(merged);
+      auto groups = hm_round(L, vals_, o_.max_lower, o_.stop_at_max_top ? o_.max_top : 0, o_.alpha).run(merged);
       hiremate_level level;
       if (!merged) {
         groups.clear();

@@ -67,18 +67,20 @@ void hm_boundary(const hm_values& vals, const Parts& parts, Inside inside, Ins i
   std::sort(outs.begin(), outs.end());
 }
 
-/// One round of H-Partition on level `L`. Returns the groups (lists of level nodes, each sorted),
-/// in a topological order of the quotient graph. `merged` tells whether any candidate was wrapped.
+/// One round of H-Partition on level `L`: wraps candidates until none is left or the level has at
+/// most `stop_at` nodes (0: never stop early). Returns the groups (lists of level nodes, each
+/// sorted), in a topological order of the quotient graph. `merged` tells whether any candidate was
+/// wrapped.
 class hm_round {
  public:
-  hm_round(const hm_level& L, const hm_values& vals, std::size_t max_lower, std::size_t max_top, double alpha)
-      : L_(L), vals_(vals), max_lower_(max_lower), max_top_(max_top), alpha_(alpha) {}
+  hm_round(const hm_level& L, const hm_values& vals, std::size_t max_lower, std::size_t stop_at, double alpha)
+      : L_(L), vals_(vals), max_lower_(max_lower), stop_at_(stop_at), alpha_(alpha) {}
 
   std::vector<std::vector<std::uint32_t>> run(bool& merged) {
     init_quotient();
     build_candidates();
     merged = false;
-    while (!heap_.empty() && alive_ > max_top_) {
+    while (!heap_.empty() && alive_ > stop_at_) {
       auto [score, tie, c, version] = heap_.top();
       heap_.pop();
       if (!cands_[c].alive || cands_[c].version != version) continue;
@@ -348,7 +350,7 @@ class hm_round {
 
   const hm_level& L_;
   const hm_values& vals_;
-  std::size_t max_lower_, max_top_;
+  std::size_t max_lower_, stop_at_;
   double alpha_;
   std::vector<qnode> Q_;
   std::vector<candidate> cands_;
