@@ -1,5 +1,7 @@
 #include "cli.hpp"
 
+#include <memsched/graph/write_graph.hpp>
+
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -67,6 +69,12 @@ std::optional<double> parsed_args::get_double(const std::string& name) const {
   }
 }
 
+std::vector<std::string> parsed_args::given() const {
+  std::set<std::string> names(flags_);
+  for (const auto& [name, value] : values_) names.insert(name);
+  return {names.begin(), names.end()};
+}
+
 const std::string& parsed_args::one_positional(const char* what) const {
   if (positional_.size() != 1)
     throw usage_error(std::string("expected exactly one ") + what + ", got " + std::to_string(positional_.size()) + " arguments");
@@ -132,6 +140,72 @@ std::optional<std::chrono::duration<double>> time_limit_of(const parsed_args& ar
     throw usage_error("--" + flag + " must be a number of seconds > 0, got '" + *text + "'");
   if (seconds > 1e9) return std::nullopt;  // beyond any run: no limit (and no overflow in clock arithmetic)
   return std::chrono::duration<double>(seconds);
+}
+
+std::int64_t budget_of(const std::string& text, const std::string& flag, const std::function<std::int64_t()>& reference_peak) {
+  const std::string what = reference_peak ? "a number of bytes >= 0 or a percentage like 90%" : "a number of bytes >= 0";
+  auto bad = [&](const std::string& why) -> usage_error {
+    return usage_error("--" + flag + " must be " + what + ", got '" + text + "'" + (why.empty() ? "" : " (" + why + ")"));
+  };
+  const char* first = text.data();
+  const char* last = text.data() + text.size();
+  if (!text.empty() && text.back() == '%') {
+    if (!reference_peak) throw bad("no percentage here: there is no reference peak");
+    --last;
+    // Plain decimal digits, '.', and an exponent: from_chars(general) takes no hex, and its "inf" and
+    // "nan" are refused below; no sign or blank is accepted either.
+    for (const char* c = first; c != last; ++c)
+      if (!((*c >= '0' && *c <= '9') || *c == '.' || *c == 'e' || *c == 'E' || ((*c == '-' || *c == '+') && c > first && (c[-1] == 'e' || c[-1] == 'E'))))
+        throw bad(*c == '-' && c == first ? "a percentage is > 0" : "a percentage is a finite decimal number");
+    double pct = 0;
+    const auto [end, ec] = std::from_chars(first, last, pct, std::chars_format::general);
+    if (first == last || ec == std::errc::invalid_argument || end != last) throw bad("a percentage is a finite decimal number");
+    if (ec == std::errc::result_out_of_range || !std::isfinite(pct) || !(pct > 0))
+      throw bad("a percentage is a finite number > 0");
+    const double bytes = pct / 100.0 * static_cast<double>(reference_peak());
+    // 2^63 is exact in a double: anything at or beyond it has no int64 value.
+    if (!(bytes < 9223372036854775808.0)) throw bad("that many bytes overflow 64 bits");
+    return static_cast<std::int64_t>(bytes);
+  }
+  if (text.empty() || !(*first >= '0' && *first <= '9')) throw bad(text.empty() || *first != '-' ? "" : "a budget is not negative");
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(first, last, v);
+  if (ec == std::errc::result_out_of_range) throw bad("beyond 2^63 - 1 bytes");
+  if (ec != std::errc() || end != last) throw bad("");
+  return v;
+}
+
+void check_algorithm_options(const parsed_args& args, const option_spec& common, const std::string& algo_name,
+                             const option_spec& algorithm) {
+  for (const auto& name : args.given()) {
+    if (common.values.count(name) || common.flags.count(name) || algorithm.values.count(name) || algorithm.flags.count(name)) continue;
+    std::string own;
+    for (const auto& o : algorithm.values) own += (own.empty() ? "--" : ", --") + o;
+    for (const auto& o : algorithm.flags) own += (own.empty() ? "--" : ", --") + o;
+    throw usage_error("--" + name + " is not an option of --algo " + algo_name + " (its own options: " + (own.empty() ? "none" : own) + ")");
+  }
+}
+
+void check_written(std::ostream& out, const std::string& name) {
+  out.flush();
+  if (!out) throw memsched::file_error(name + ": cannot write the file");
+}
+
+void write_text_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw memsched::file_error(path + ": cannot open the file for writing");
+  out << text;
+  check_written(out, path);
+}
+
+void check_graph_path(const std::string& path, const std::string& flag) {
+  if (!memsched::graph_file_format_of(path))
+    throw usage_error("--" + flag + " " + path + ": unknown graph file extension (expected .json, .graphml or .dot)");
+}
+
+void save_graph(const std::string& path, const memsched::dataflow_graph& g) {
+  check_graph_path(path);
+  memsched::write_graph(path, g);
 }
 
 void print_json(const json& doc, bool one_line) { std::cout << (one_line ? doc.dump() : doc.dump(2)) << '\n'; }

@@ -52,6 +52,8 @@ class parsed_args {
   [[nodiscard]] std::optional<double> get_double(const std::string& name) const;
   /// The single positional argument (the graph file), or a usage_error.
   [[nodiscard]] const std::string& one_positional(const char* what) const;
+  /// The names of the options and flags given (without "--"), sorted.
+  [[nodiscard]] std::vector<std::string> given() const;
 
  private:
   std::vector<std::string> positional_;
@@ -129,6 +131,36 @@ class progress_printer {
 /// 1e9 s, about 30 years: no limit), else the limit. One rule for every subcommand. Throws
 /// usage_error naming the flag on NaN, zero, a negative value or text.
 [[nodiscard]] std::optional<std::chrono::duration<double>> time_limit_of(const parsed_args& args, const std::string& flag = "time-limit");
+
+/// A memory budget of flag --`flag`: bytes (a whole number in [0, 2^63)) or, when
+/// `reference_peak` is given, a percentage of the peak it returns ("90%": a finite decimal > 0, no
+/// hex, inf or nan; the bytes it stands for below 2^63; rounded down). `reference_peak` is called
+/// only for a percentage. The one budget parser of the tool (remat, sweep, order --algo serenity).
+/// Throws usage_error naming the flag and the text for anything else.
+[[nodiscard]] std::int64_t budget_of(const std::string& text, const std::string& flag,
+                                     const std::function<std::int64_t()>& reference_peak = {});
+
+/// The check that `args` holds only options of the subcommand (`common`) and of the chosen
+/// algorithm (`algorithm`, named `algo_name`): a flag of another algorithm is a usage_error
+/// "--budget is not an option of --algo kahn" (the registries' option_spec are the tables).
+void check_algorithm_options(const parsed_args& args, const option_spec& common, const std::string& algo_name,
+                             const option_spec& algorithm);
+
+/// The one check of every write of the tool: flushes `out` and throws memsched::file_error
+/// "<name>: cannot write the file" when the stream failed (a full disk, /dev/full, a closed pipe).
+/// main() runs it on std::cout as "<stdout>" after every subcommand.
+void check_written(std::ostream& out, const std::string& name);
+
+/// Writes `text` to the file `path` (created or truncated), checked by check_written.
+void write_text_file(const std::string& path, const std::string& text);
+
+/// Writes a graph to `path` in the format of its extension (.json, .graphml, .dot): every --out of
+/// a graph. Throws usage_error naming the path for another extension (before any work is lost to
+/// it, call check_graph_path first), file_error when the file cannot be written.
+void save_graph(const std::string& path, const memsched::dataflow_graph& g);
+
+/// Throws usage_error naming `flag` and `path` when `path` has no graph extension write_graph knows.
+void check_graph_path(const std::string& path, const std::string& flag = "out");
 
 /// Reads a graph file, recognised by its extension (.json, .graphml, .dot).
 memsched::dataflow_graph load_graph(const std::string& path);

@@ -1,4 +1,4 @@
-// memsched generate randwire|darts|random-layered [options] --out FILE.json
+// memsched generate randwire|darts|random-layered [options] --out FILE.json|.graphml|.dot
 
 #include "cli.hpp"
 
@@ -7,12 +7,19 @@
 #include <memsched/graph/random_layered.hpp>
 #include <memsched/graph/randwire.hpp>
 
+#include <algorithm>
+#include <cmath>
+#include <string>
+
 namespace memsched_cli {
 namespace {
 
 std::string generate_usage() {
-  return "usage: memsched generate KIND [options] --out FILE.json [--json]\n\n"
-         "Writes a generated graph (memsched graph JSON) and prints {\"kind\", \"nodes\", \"edges\", \"out\"}.\n\n"
+  return "usage: memsched generate KIND [options] --out FILE [--json]\n\n"
+         "Writes a generated graph to FILE in the format of its extension (.json, .graphml, .dot) and\n"
+         "prints {\"kind\", \"nodes\", \"edges\", \"out\"}. At most 10,000,000 nodes (--nodes, --nodes x\n"
+         "--stages, --cells x 16); sizes whose total would overflow 64 bits (what a graph file can hold) are\n"
+         "refused before anything is generated.\n\n"
          "kinds and options (defaults in brackets):\n"
          "  randwire        RandWire network (Xie et al. 2019) of WS random stages\n"
          "    --stages N [3] --nodes N [32] --k K [4] --p P [0.75] --seed S [0] --channels C [78]\n"
@@ -34,7 +41,40 @@ void set_int(const parsed_args& a, const char* name, T& field) {
   }
 }
 void set_double(const parsed_args& a, const char* name, double& field) {
-  if (auto v = a.get_double(name)) field = *v;
+  if (auto v = a.get_double(name)) {
+    if (!std::isfinite(*v)) throw usage_error(std::string("--") + name + " must be a finite number");
+    field = *v;
+  }
+}
+
+/// The most nodes a generated graph may have: far beyond any network the generators model, and
+/// still a graph the tool's readers and algorithms handle (a few GB of JSON).
+constexpr std::size_t max_generated_nodes = 10'000'000;
+
+/// Throws usage_error when `count` (what `what` says) exceeds max_generated_nodes.
+void check_node_count(long double count, const std::string& what) {
+  if (count > static_cast<long double>(max_generated_nodes))
+    throw usage_error(what + " would give more than 10,000,000 nodes (the limit of memsched generate)");
+}
+
+/// Throws usage_error when `total_bytes`, an upper bound of the graph's total bytes, reaches 2^63
+/// (the readers reject a graph whose bytes sum beyond 64 bits: the tool must not write one).
+void check_total_bytes(long double total_bytes, const std::string& what) {
+  if (!(total_bytes < 9223372036854775808.0L))
+    throw usage_error(what + ": the graph's bytes could sum beyond 2^63 - 1, more than a graph file can hold");
+}
+
+/// The reader's checks of node data (tool/load_graph.cpp reads with them): a generated graph the
+/// tool writes must read back. O(n).
+void check_readable(const memsched::dataflow_graph& g, const std::string& kind) {
+  std::int64_t total = 0;
+  for (std::size_t v = 0; v < num_vertices(g); ++v) {
+    const memsched::node& x = g[v];
+    if (x.bytes < 0 || x.workspace < 0 || !std::isfinite(x.cost) || x.cost < 0 || __builtin_add_overflow(total, x.bytes, &total) ||
+        __builtin_add_overflow(total, x.workspace, &total))
+      throw usage_error("generate " + kind + ": these options give node " + std::to_string(x.id) +
+                        " sizes or costs a graph file cannot hold (bytes beyond 64 bits in total)");
+  }
 }
 
 int run_generate(const std::vector<std::string>& argv) {
@@ -44,7 +84,8 @@ int run_generate(const std::vector<std::string>& argv) {
   const parsed_args args(argv, spec);
   const std::string& kind = args.one_positional("graph kind");
   const auto out = args.get("out");
-  if (!out) throw usage_error("--out FILE.json is required");
+  if (!out) throw usage_error("--out FILE is required");
+  check_graph_path(*out);
   memsched::dataflow_graph g;
   try {
     if (kind == "randwire") {
@@ -59,6 +100,12 @@ int run_generate(const std::vector<std::string>& argv) {
       set_int(args, "classes", o.classes);
       o.expand_ops = !args.has("compact");
       o.stem_and_head = !args.has("no-stem-head");
+      check_node_count(static_cast<long double>(o.nodes) * o.stages * 4, "--nodes x --stages (4 ops each)");
+      // Channels double per stage: the last stage's maps bound every node's bytes (4-byte floats).
+      const long double side = static_cast<long double>(o.resolution);
+      check_total_bytes(static_cast<long double>(o.nodes + 2) * o.stages * 4 * std::ldexp(static_cast<long double>(o.channels) + 3, static_cast<int>(std::min<std::size_t>(o.stages, 4096))) * side * side * 4 +
+                            static_cast<long double>(o.classes) * 4 * 4,
+                        "--channels, --resolution, --stages and --nodes");
       g = memsched::make_randwire(o);
     } else if (kind == "darts") {
       memsched::darts_options o;
@@ -67,6 +114,12 @@ int run_generate(const std::vector<std::string>& argv) {
       set_int(args, "resolution", o.resolution);
       set_int(args, "stem-multiplier", o.stem_multiplier);
       set_int(args, "classes", o.classes);
+      check_node_count(static_cast<long double>(o.cells) * 16, "--cells");
+      // Channels double twice (at the reductions); a cell's nodes and concat bound every map.
+      const long double side = static_cast<long double>(o.resolution);
+      check_total_bytes(static_cast<long double>(o.cells + 2) * 64 * (static_cast<long double>(o.channels) * std::max<std::int64_t>(o.stem_multiplier, 4) * 4) * side * side * 4 +
+                            static_cast<long double>(o.classes) * 4 * 4,
+                        "--channels, --resolution, --stem-multiplier and --cells");
       g = memsched::make_darts_network(o);
     } else if (kind == "random-layered") {
       memsched::random_layered_options o;
@@ -81,6 +134,10 @@ int run_generate(const std::vector<std::string>& argv) {
       set_int(args, "byte-step", o.byte_step);
       set_int(args, "min-cost", o.min_cost);
       set_int(args, "max-cost", o.max_cost);
+      check_node_count(static_cast<long double>(o.nodes), "--nodes");
+      check_total_bytes(static_cast<long double>(o.nodes) * std::max(o.max_bytes, o.min_bytes) +
+                            static_cast<long double>(o.byte_step),  // min_bytes + byte_step is computed too
+                        "--max-bytes x --nodes");
       g = memsched::make_random_layered(o);
     } else {
       throw usage_error("unknown graph kind '" + kind + "' (randwire, darts, random-layered)");
@@ -89,7 +146,8 @@ int run_generate(const std::vector<std::string>& argv) {
     if (dynamic_cast<const usage_error*>(&e) == nullptr) throw usage_error(e.what());
     throw;
   }
-  memsched::write_json_graph(*out, g);
+  check_readable(g, kind);
+  save_graph(*out, g);
   print_json(json{{"kind", kind}, {"name", g[boost::graph_bundle].name}, {"nodes", num_vertices(g)}, {"edges", num_edges(g)}, {"out", *out}},
              args.has("json"));
   return 0;

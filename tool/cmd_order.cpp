@@ -10,7 +10,8 @@ namespace {
 std::string order_usage() {
   std::string text =
       "usage: memsched order GRAPH --algo NAME [--out ORDER.json] [--json]\n\n"
-      "Computes an execution order of GRAPH and its peak memory. Prints\n"
+      "Computes an execution order of GRAPH and its peak memory with the algorithm NAME (required;\n"
+      "options of another algorithm are errors). Prints\n"
       "{\"algorithm\", \"status\", \"peak_bytes\", \"lower_bound\", \"order\": [ids], \"seconds\", \"stats\"}.\n\n"
       "algorithms:\n";
   for (const auto& [name, algo] : order_algorithms()) text += "  " + name + "\n" + algo.usage;
@@ -18,19 +19,22 @@ std::string order_usage() {
 }
 
 int run_order(const std::vector<std::string>& argv) {
-  option_spec spec{{"algo", "out"}, {"json"}};
+  const option_spec common{{"algo", "out"}, {"json"}};
+  option_spec spec = common;
   for (const auto& [name, algo] : order_algorithms()) spec.merge(algo.options);
   const parsed_args args(argv, spec);
   const std::string& path = args.one_positional("graph file");
-  const std::string name = args.get_or("algo", "kahn");
-  const auto it = order_algorithms().find(name);
-  if (it == order_algorithms().end()) throw usage_error("unknown --algo '" + name + "'");
+  const auto name = args.get("algo");
+  if (!name) throw usage_error("--algo is required");
+  const auto it = order_algorithms().find(*name);
+  if (it == order_algorithms().end()) throw usage_error("unknown --algo '" + *name + "'");
+  check_algorithm_options(args, common, *name, it->second.options);
   const auto graph = load_graph(path);
   const auto start = std::chrono::steady_clock::now();
   const memsched::order_result result = it->second.run(graph, args);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const auto ids = node_ids(graph);
-  json doc = {{"algorithm", name},
+  json doc = {{"algorithm", *name},
               {"status", std::string(to_string(result.status))},
               {"peak_bytes", result.peak_bytes},
               {"lower_bound", result.lower_bound},

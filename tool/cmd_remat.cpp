@@ -1,7 +1,6 @@
 // memsched remat GRAPH --budget BYTES --algo NAME [--out PLAN.json] [--json]
 
 #include "cli.hpp"
-#include "remat_budget.hpp"
 
 #include <memsched/remat/checkpoint_plan.hpp>
 
@@ -15,7 +14,8 @@ std::string remat_usage() {
       "usage: memsched remat GRAPH --budget BYTES|PCT% --algo NAME [--out PLAN.json] [--json]\n\n"
       "Computes an execution plan (compute/free steps, with recomputation) of the training graph GRAPH\n"
       "whose peak memory is within the budget (bytes, or a percentage of the no-remat peak, i.e. the\n"
-      "peak of checkpoint-all). Prints {\"algorithm\", \"status\", \"budget\", \"peak_bytes\", \"total_cost\",\n"
+      "peak of checkpoint-all: a finite decimal > 0). --algo is required; options of another algorithm\n"
+      "are errors. Prints {\"algorithm\", \"status\", \"budget\", \"peak_bytes\", \"total_cost\",\n"
       "\"overhead\", \"seconds\", \"steps\": [{\"op\", \"node\"}], ...}; --out writes the same document\n"
       "(readable by `memsched simulate --plan`). Exit code 2 when the algorithm finds no plan within the\n"
       "budget (status infeasible (proven), no_solution (not proven), time_limit or unsupported; steps\n"
@@ -26,18 +26,24 @@ std::string remat_usage() {
 }
 
 int run_remat(const std::vector<std::string>& argv) {
-  option_spec spec{{"algo", "out", "budget"}, {"json"}};
+  const option_spec common{{"algo", "out", "budget"}, {"json"}};
+  option_spec spec = common;
   for (const auto& [name, algo] : remat_algorithms()) spec.merge(algo.options);
   const parsed_args args(argv, spec);
   const std::string& path = args.one_positional("graph file");
-  const std::string name = args.get_or("algo", "checkpoint-all");
+  const auto algo = args.get("algo");
+  if (!algo) throw usage_error("--algo is required");
+  const std::string name = *algo;
   const auto it = remat_algorithms().find(name);
   if (it == remat_algorithms().end()) throw usage_error("unknown --algo '" + name + "'");
+  check_algorithm_options(args, common, name, it->second.options);
   const auto budget_text = args.get("budget");
   if (!budget_text) throw usage_error("--budget is required");
+  // Bytes are checked before the graph is read; a percentage needs its peak.
+  if (budget_text->empty() || budget_text->back() != '%') (void)budget_of(*budget_text, "budget", [] { return std::int64_t{0}; });
   const auto graph = load_graph(path);
-  const std::int64_t budget = parse_budget(
-      *budget_text, [&] { return memsched::checkpoint_all_plan(graph, memsched::unlimited_budget).peak_bytes; }, "budget");
+  const std::int64_t budget =
+      budget_of(*budget_text, "budget", [&] { return memsched::checkpoint_all_plan(graph, memsched::unlimited_budget).peak_bytes; });
   json extra = json::object();
   const auto start = std::chrono::steady_clock::now();
   const memsched::remat_result result = it->second.run(graph, budget, args, extra);

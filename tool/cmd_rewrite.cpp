@@ -1,4 +1,4 @@
-// memsched rewrite GRAPH --out FILE.json [--json]
+// memsched rewrite GRAPH --out FILE.json|.graphml|.dot [--json]
 
 #include "cli.hpp"
 
@@ -10,12 +10,13 @@ namespace memsched_cli {
 namespace {
 
 std::string rewrite_usage() {
-  return "usage: memsched rewrite GRAPH --out FILE.json [--no-elementwise] [--no-channel-wise] [--no-kernel-wise]\n"
+  return "usage: memsched rewrite GRAPH --out FILE [--no-elementwise] [--no-channel-wise] [--no-kernel-wise]\n"
          "                        [--pools] [--max-passes N] [--json]\n\n"
          "Serenity's identity graph rewriting: concat -> conv2d becomes accumulating partial convolutions,\n"
          "concat -> depthwise conv becomes per-input depthwise convs and a concat (see docs/ops.md).\n"
-         "Writes the rewritten graph and prints {\"concat_conv_rewrites\", \"concat_depthwise_rewrites\",\n"
-         "\"concats_removed\", \"passes\", \"nodes_before\", \"nodes_after\", \"kahn_peak_before\", \"kahn_peak_after\",\n"
+         "Writes the rewritten graph to FILE in the format of its extension (.json, .graphml, .dot) and\n"
+         "prints {\"concat_conv_rewrites\", \"concat_depthwise_rewrites\", \"concats_removed\", \"passes\",\n"
+         "\"nodes_before\", \"nodes_after\", \"kahn_peak_before\", \"kahn_peak_after\",\n"
          "\"original\": [id of the input node each output node comes from]}.\n"
          "  --no-elementwise   do not look through relu/batchnorm/... between the concat and the conv\n"
          "  --pools            treat maxpool2d/avgpool2d like depthwise convs (kernel-wise)\n";
@@ -25,7 +26,8 @@ int run_rewrite(const std::vector<std::string>& argv) {
   const parsed_args args(argv, {{"out", "max-passes"}, {"json", "no-elementwise", "no-channel-wise", "no-kernel-wise", "pools"}});
   const std::string& path = args.one_positional("graph file");
   const auto out = args.get("out");
-  if (!out) throw usage_error("--out FILE.json is required");
+  if (!out) throw usage_error("--out FILE is required");
+  check_graph_path(*out);
   memsched::identity_rewrite_options o;
   o.through_elementwise = !args.has("no-elementwise");
   o.channel_wise = !args.has("no-channel-wise");
@@ -37,7 +39,7 @@ int run_rewrite(const std::vector<std::string>& argv) {
   }
   const auto graph = load_graph(path);
   const auto r = memsched::rewrite_identities(graph, o);
-  memsched::write_json_graph(*out, r.graph);
+  save_graph(*out, r.graph);
   const json doc = {{"concat_conv_rewrites", r.concat_conv_rewrites},
                     {"concat_depthwise_rewrites", r.concat_depthwise_rewrites},
                     {"concats_removed", r.concats_removed},

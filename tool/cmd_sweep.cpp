@@ -1,12 +1,10 @@
 // memsched sweep GRAPH [--budgets B1,B2,...] [--num-budgets N] [--algos A,B,...] [--csv FILE] [--json]
 
 #include "cli.hpp"
-#include "remat_budget.hpp"
 
 #include <memsched/remat/sweep.hpp>
 
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 
 namespace memsched_cli {
@@ -16,7 +14,7 @@ std::string sweep_usage() {
   return "usage: memsched sweep GRAPH [--budgets B1,B2,...] [--num-budgets N] [--algos A,B,...] [--csv FILE] [--json]\n\n"
          "Runs every applicable rematerialization heuristic (or those of --algos) on the training graph\n"
          "GRAPH at each budget (bytes or percentages of the no-remat peak, e.g. 90%,80%,70%; default:\n"
-         "--num-budgets (10) budgets from the peak lower bound to the no-remat peak) and prints, per\n"
+         "--num-budgets (10, at most 10000) budgets from the peak lower bound to the no-remat peak) and prints, per\n"
          "budget, each heuristic's peak, total cost and overhead, or its status when it has no plan within the\n"
          "budget (no_solution; infeasible when no plan can fit).\n"
          "--csv writes budget,algorithm,status,peak_bytes,total_cost,overhead,seconds rows.\n";
@@ -31,6 +29,9 @@ std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
+/// More budgets than a plot or a table can show: a typo, not a request (each costs a run of every heuristic).
+constexpr long long max_num_budgets = 10000;
+
 int run_sweep(const std::vector<std::string>& argv) {
   const option_spec spec{{"budgets", "num-budgets", "algos", "csv"}, {"json"}};
   const parsed_args args(argv, spec);
@@ -38,7 +39,8 @@ int run_sweep(const std::vector<std::string>& argv) {
   const auto graph = load_graph(path);
   memsched::sweep_options options;
   if (auto n = args.get_int("num-budgets")) {
-    if (*n < 1) throw usage_error("--num-budgets must be at least 1");
+    if (*n < 1 || *n > max_num_budgets)
+      throw usage_error("--num-budgets must be in [1, " + std::to_string(max_num_budgets) + "], got " + std::to_string(*n));
     options.num_budgets = static_cast<std::size_t>(*n);
   }
   if (auto list = args.get("budgets")) {
@@ -47,8 +49,10 @@ int run_sweep(const std::vector<std::string>& argv) {
       if (!peak) peak = memsched::checkpoint_all_plan(graph, memsched::unlimited_budget).peak_bytes;
       return *peak;
     };
-    for (const auto& b : split_list(*list)) options.budgets.push_back(parse_budget(b, no_remat, "budgets"));
+    for (const auto& b : split_list(*list)) options.budgets.push_back(budget_of(b, "budgets", no_remat));
     if (options.budgets.empty()) throw usage_error("--budgets is empty");
+    if (options.budgets.size() > max_num_budgets)
+      throw usage_error("--budgets lists " + std::to_string(options.budgets.size()) + " budgets, at most " + std::to_string(max_num_budgets));
   }
   if (auto list = args.get("algos")) {
     for (const auto& a : split_list(*list)) {
@@ -59,7 +63,7 @@ int run_sweep(const std::vector<std::string>& argv) {
   }
   const memsched::sweep_result sweep = memsched::remat_sweep(graph, options);
   if (auto csv = args.get("csv")) {
-    std::ofstream out(*csv);
+    std::ostringstream out;
     out << "budget,algorithm,status,peak_bytes,total_cost,overhead,seconds\n";
     for (const auto& row : sweep.rows)
       for (const auto& e : row.entries) {
@@ -68,7 +72,7 @@ int run_sweep(const std::vector<std::string>& argv) {
         out << row.budget << ',' << to_string(e.heuristic) << ',' << to_string(e.status) << ',' << e.peak_bytes << ',' << buf
             << ',' << e.overhead << ',' << e.seconds << '\n';
       }
-    if (!out) throw memsched::file_error(*csv + ": cannot write the file");
+    write_text_file(*csv, out.str());
   }
   if (args.has("json")) {
     json rows = json::array();

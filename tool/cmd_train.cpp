@@ -1,4 +1,4 @@
-// memsched train GRAPH [--out TRAINING.json]
+// memsched train GRAPH [--out FILE.json|.graphml|.dot]
 
 #include "cli.hpp"
 
@@ -8,10 +8,11 @@ namespace memsched_cli {
 namespace {
 
 std::string train_usage() {
-  return "usage: memsched train GRAPH [--out TRAINING.json] [--grad-cost-factor X] [--no-bilinear-operands]\n"
+  return "usage: memsched train GRAPH [--out FILE] [--grad-cost-factor X] [--no-bilinear-operands]\n"
          "                      [--no-input-dependencies] [--no-next-output-dependencies]\n\n"
          "Builds the training graph (forward + loss + gradients) of the forward graph GRAPH by Checkmate's\n"
-         "rule (see docs/remat.md) and writes it as memsched JSON to --out, or to standard output.\n";
+         "rule (see docs/remat.md) and writes it to --out FILE (.json, .graphml or .dot, by the extension), or\n"
+         "as memsched JSON to standard output.\n";
 }
 
 int run_train(const std::vector<std::string>& argv) {
@@ -26,10 +27,11 @@ int run_train(const std::vector<std::string>& argv) {
   options.bilinear_operands = !args.has("no-bilinear-operands");
   options.input_dependencies = !args.has("no-input-dependencies");
   options.next_output_dependencies = !args.has("no-next-output-dependencies");
+  if (auto out = args.get("out")) check_graph_path(*out);
   const auto graph = load_graph(path);
   const auto training = memsched::make_training_graph(graph, options);
   if (auto out = args.get("out")) {
-    memsched::write_json_graph(*out, training);
+    save_graph(*out, training);
   } else {
     std::cout << memsched::to_json(training).dump(1) << '\n';
   }

@@ -36,7 +36,9 @@ int main(int argc, char** argv) {
       return 0;
     }
   try {
-    return it->second.run(args);
+    const int code = it->second.run(args);
+    check_written(std::cout, "<stdout>");  // every subcommand's printing, checked once
+    return code;
   } catch (const usage_error& e) {
     std::cerr << "memsched " << name << ": " << e.what() << "\n\n" << it->second.usage();
     return 2;

@@ -14,10 +14,7 @@ namespace {
 
 memsched::serenity_options serenity_options_of(const parsed_args& args) {
   memsched::serenity_options o;
-  if (auto b = args.get_int("budget")) {
-    if (*b < 0) throw usage_error("--budget must be >= 0");
-    o.budget = *b;
-  }
+  if (auto b = args.get("budget")) o.budget = budget_of(*b, "budget");
   const std::string soft = args.get_or("soft-budget", "off");
   if (soft == "off") o.soft_budget = memsched::soft_budget_mode::off;
   else if (soft == "paper") o.soft_budget = memsched::soft_budget_mode::paper;
