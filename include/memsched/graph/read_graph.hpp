@@ -1,11 +1,12 @@
 #pragma once
-// Reads and writes a graph file of any supported format, chosen by the file's extension.
+// Reads a graph file of any supported format, chosen by the file's extension (write_graph.hpp writes).
 
 #include <memsched/core/errors.hpp>
 #include <memsched/graph/dataflow_graph.hpp>
 #include <memsched/graph/dot_io.hpp>
 #include <memsched/graph/graphml_io.hpp>
 #include <memsched/graph/json_io.hpp>
+#include <memsched/graph/write_graph.hpp>  // write_graph: its writing counterpart, long declared here
 
 #if defined(MEMSCHED_HAVE_ONNX)  // linked with memsched::onnx: .onnx models too
 #include <memsched/graph/onnx_io.hpp>
@@ -47,16 +48,5 @@ inline constexpr const char* read_graph_extensions = "(expected .json, .graphml 
   return read_graph(path);
 }
 #endif
-
-/// Writes `g` to `path` in the format of its extension (.json, .graphml, .dot or .gv). O(n + m).
-/// Throws file_error naming the path for an unknown extension or a file that cannot be written,
-/// graph_error when the graph's outputs or order hold a non-vertex.
-inline void write_graph(const std::filesystem::path& path, const dataflow_graph& g) {
-  const std::string ext = path.extension().string();
-  if (ext == ".json") return write_json_graph(path, g);
-  if (ext == ".graphml") return write_graphml_graph(path, g);
-  if (ext == ".dot" || ext == ".gv") return write_dot_graph(path, g);
-  throw file_error(path.string() + ": unknown graph file extension '" + ext + "' (expected .json, .graphml or .dot)");
-}
 
 }  // namespace memsched
