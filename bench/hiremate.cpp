@@ -1,0 +1,122 @@
+// HiRemate's parts as they exist: H-Partition (remat/hiremate_partition.hpp) and the lowest-level
+// solve of one subgraph (remat/hiremate_subgraph.hpp).
+// - partition_gpt/L: the forward part of the training graph of a GPT stack (make_gpt, d = 512,
+//   8 heads, vocabulary 32,000, sequence 256; L = 12, 24, 96, 384: 374 .. 11,534 training nodes),
+//   M^l = 20, M^t = 30; `finish` = every round run to the end (stop_at_max_top = false).
+// - partition_shared/<file>: every torch/*.training.json of ../shared/graphs.
+// - block_options/L: the options of one transformer block (a level-0 group of the most repeated
+//   class) of the L-layer stack, 8 budgets, N_o = 4.
+// Counters: nodes (training graph), levels, subgraphs, distinct (classes of 2+ vertices),
+// largest (vertices), top (nodes of the top graph), most_repeated (groups of the most repeated
+// class); block_options: options, found (Pareto options before thinning), low_peak_pct (lowest
+// option's peak in % of the block's no-remat peak), low_overhead_pct; maxrss_mb (the process's
+// high-water mark: run one benchmark per process with --benchmark_filter to read it per case).
+// Environment: MEMSCHED_SHARED_GRAPHS (graphs folder).
+
+#include <memsched/graph/gpt.hpp>
+#include <memsched/graph/json_io.hpp>
+#include <memsched/remat/hiremate_partition.hpp>
+#include <memsched/remat/hiremate_subgraph.hpp>
+#include <memsched/remat/training_graph.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include "bench_support.hpp"
+
+#include <sys/resource.h>
+
+#include <string>
+#include <vector>
+
+namespace {
+
+double maxrss_mb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;
+}
+
+memsched::memory_graph gpt_training(std::size_t layers) {
+  return memsched::make_memory_graph(
+      memsched::make_training_graph(memsched::make_gpt({.layers = layers, .hidden = 512, .heads = 8, .vocab = 32000})));
+}
+
+void report(benchmark::State& state, const memsched::memory_graph& g, const memsched::hiremate_partition_result& r) {
+  std::size_t most = 0;
+  for (const auto& c : r.classes)
+    if (c.vertices >= 2) most = std::max(most, c.count);
+  state.counters["nodes"] = static_cast<double>(g.size());
+  state.counters["levels"] = static_cast<double>(r.stats.levels);
+  state.counters["subgraphs"] = static_cast<double>(r.stats.subgraphs);
+  state.counters["distinct"] = static_cast<double>(r.stats.distinct_subgraphs);
+  state.counters["largest"] = static_cast<double>(r.stats.largest_subgraph);
+  state.counters["top"] = static_cast<double>(r.stats.top_nodes);
+  state.counters["most_repeated"] = static_cast<double>(most);
+  state.counters["maxrss_mb"] = maxrss_mb();
+}
+
+void partition_gpt(benchmark::State& state, std::size_t layers, bool finish) {
+  const memsched::memory_graph g = gpt_training(layers);
+  const memsched::hiremate_partition_options o{.max_lower = 20, .max_top = 30, .stop_at_max_top = !finish};
+  memsched::hiremate_partition_result r;
+  for (auto _ : state) {
+    r = memsched::hiremate_partition(g, o);
+    benchmark::DoNotOptimize(r);
+  }
+  report(state, g, r);
+}
+
+void partition_file(benchmark::State& state, const std::filesystem::path& file) {
+  const memsched::dataflow_graph d = memsched::read_json_graph(file);
+  const memsched::memory_graph g = memsched::make_memory_graph(d);
+  memsched::hiremate_partition_options o{.max_lower = 20, .max_top = 30};
+  for (std::size_t v = 0; v < num_vertices(d); ++v) o.ops.push_back(d[v].op);
+  memsched::hiremate_partition_result r;
+  for (auto _ : state) {
+    r = memsched::hiremate_partition(g, o);
+    benchmark::DoNotOptimize(r);
+  }
+  report(state, g, r);
+}
+
+void block_options(benchmark::State& state, std::size_t layers) {
+  const memsched::memory_graph g = gpt_training(layers);
+  const auto part = memsched::hiremate_partition(g, {.max_lower = 20, .max_top = 30});
+  const auto& groups = part.levels.at(0).groups;
+  std::size_t cls = groups[0].subgraph_class;
+  for (const auto& grp : groups)
+    if (part.classes[grp.subgraph_class].count > part.classes[cls].count) cls = grp.subgraph_class;
+  const auto& rep = part.levels[0].groups[part.classes[cls].group];
+  memsched::hiremate_subgraph_result r;
+  for (auto _ : state) {
+    r = memsched::hiremate_subgraph_options(g, rep.vertices, {.budgets = 8, .max_options = 4});
+    benchmark::DoNotOptimize(r);
+  }
+  state.counters["block_vertices"] = static_cast<double>(rep.vertices.size());
+  state.counters["options"] = static_cast<double>(r.options.size());
+  state.counters["found"] = static_cast<double>(r.found);
+  if (!r.options.empty()) {
+    state.counters["low_peak_pct"] = 100.0 * static_cast<double>(r.options.front().peak_bytes) / static_cast<double>(r.no_remat_peak);
+    state.counters["low_overhead_pct"] = 100.0 * (r.options.front().cost / r.options.back().cost - 1);
+  }
+  state.counters["maxrss_mb"] = maxrss_mb();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return memsched_bench::run_benchmarks(argc, argv, [] {
+    for (std::size_t layers : {12u, 24u, 96u, 384u}) {
+      benchmark::RegisterBenchmark(("partition_gpt/" + std::to_string(layers)).c_str(), partition_gpt, layers, false)
+          ->Unit(benchmark::kMillisecond);
+      benchmark::RegisterBenchmark(("partition_gpt_finish/" + std::to_string(layers)).c_str(), partition_gpt, layers, true)
+          ->Unit(benchmark::kMillisecond);
+    }
+    for (const auto& file : memsched_bench::shared_graph_files(
+             [](const std::string& name) { return name.rfind("torch/", 0) == 0 && name.find(".training") != std::string::npos; }))
+      benchmark::RegisterBenchmark(("partition_shared/" + memsched_bench::graph_name(file)).c_str(), partition_file, file)
+          ->Unit(benchmark::kMillisecond);
+    for (std::size_t layers : {12u, 96u})
+      benchmark::RegisterBenchmark(("block_options/" + std::to_string(layers)).c_str(), block_options, layers)->Unit(benchmark::kMillisecond);
+  });
+}
