@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -75,6 +76,9 @@ struct input_order_options {
   input_order_source source = input_order_source::best;
   /// `best`: Serenity's time limit (zero: Serenity is skipped, only the linear-time orders compete).
   std::chrono::duration<double> serenity_time_limit{0};
+  /// `best`: Serenity's counted cap on stored states (serenity_options::max_states); when it stops
+  /// the search before the time limit does, the order does not depend on timing.
+  std::uint64_t serenity_max_states = std::numeric_limits<std::uint64_t>::max();
   /// `heuristic`: the plan whose first computations give the order (e.g. best_heuristic_plan's).
   std::optional<execution_plan> plan;
   /// `graph` and `best`: the graph's own order, for graph types that carry none (a memory_graph,
@@ -141,7 +145,8 @@ template <class G, class... Maps>
       res.order = detail::checkmate_best_basic_order(g, own);
       res.source = "best";
       if (options.serenity_time_limit.count() > 0) {
-        order_result s = serenity_order(g, serenity_options{.time_limit = options.serenity_time_limit});
+        order_result s =
+            serenity_order(g, serenity_options{.time_limit = options.serenity_time_limit, .max_states = options.serenity_max_states});
         if (detail::order_peak_unchecked(g, s.order) <= detail::order_peak_unchecked(g, res.order)) res.order = std::move(s.order);
       }
       break;
