@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages memsched needs to build, test and benchmark. Idempotent: when
 # everything is present it only checks (well under a second). Run as root (or with sudo available).
-#   bash scripts/setup.sh [--glpk] [--fuzz]
+#   bash scripts/setup.sh [--glpk] [--fuzz] [--onnx] [--plots]
 # --glpk also installs libglpk-dev, for the opt-in GLPK backend (-DMEMSCHED_WITH_GLPK=ON). GLPK is
 # GPL-3+: it is installed, and linked, only when asked for. --fuzz installs clang and libFuzzer (fuzz/run.sh).
+# --onnx installs ONNX 1.12 with its protobuf headers, for the ONNX reader (memsched::onnx, found at
+# configure time), and python3-onnx (to inspect models); --plots installs python3-matplotlib for
+# scripts/plot.py. Without them the ONNX and picture tests are skipped (ctest says so).
 set -euo pipefail
 
 packages=(
@@ -15,7 +18,9 @@ for arg in "$@"; do
   case "$arg" in
     --glpk) packages+=(libglpk-dev) ;;
     --fuzz) packages+=(clang libclang-rt-14-dev) ;;
-    *) echo "setup: unknown argument '$arg' (usage: setup.sh [--glpk] [--fuzz])" >&2; exit 2 ;;
+    --onnx) packages+=(libonnx-dev libprotobuf-dev python3-onnx) ;;
+    --plots) packages+=(python3-matplotlib) ;;
+    *) echo "setup: unknown argument '$arg' (usage: setup.sh [--glpk] [--fuzz] [--onnx] [--plots])" >&2; exit 2 ;;
   esac
 done
 
