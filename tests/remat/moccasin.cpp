@@ -205,3 +205,90 @@ TEST_CASE("moccasin on a hand-made chain: recompute the first value") {
 }
 
 #endif
+
+#ifdef MEMSCHED_HAVE_GECODE
+TEST_CASE("moccasin with sizes beyond Gecode's integers (~1e12 bytes): rounded up, valid, and the small graph's optimum") {
+  // Sizes b_v K + r_v with K = 1e10 and small r_v (so the gcd is 1 and the sizes in bytes pass
+  // 2^31), budget B K + K / 2. A plan fits that budget exactly when it fits B in the small graph
+  // (sizes b_v): the rounding (a unit of a few thousand bytes) loses less than K / 2, so the
+  // rounded model has the small graph's plans and its optimum, which brute force gives.
+  const gecode_backend exact{{.search = gecode_search::branch_and_bound}};
+  constexpr std::int64_t K = 10'000'000'000;
+  int compared = 0, recomputing = 0, refused = 0;
+  for (std::uint64_t seed = 0; seed < 12; ++seed) {
+    const std::size_t n = 4 + seed % 3;
+    const memory_graph_data small_data = random_dag(n, 0.4, seed, 60);
+    memory_graph_data big_data = small_data;
+    for (std::size_t v = 0; v < n; ++v) big_data.bytes[v] = small_data.bytes[v] * K + static_cast<std::int64_t>((v * 7919 + seed) % 1000);
+    const memory_graph small(small_data), big(big_data);
+    const std::vector<std::size_t> order(small.topological_order().begin(), small.topological_order().end());
+    for (std::int64_t budget : budgets_of(small, order)) {
+      CAPTURE(seed);
+      CAPTURE(budget);
+      const brute_force_plan bf = brute_force_min_cost_staged_plan(small, order, budget);
+      const moccasin_options opt{.backend = exact, .solver = {.node_limit = 20000}, .order = order,
+                                 .max_intervals = static_cast<unsigned>(n)};
+      const std::int64_t big_budget = budget * K + K / 2;
+      const remat_result r = moccasin_plan(big, big_budget, opt);
+      INFO(r.message);
+      CHECK(r.status != solve_status::error);
+      // Infeasible only from the bound in bytes (a vertex and its inputs over the budget), never
+      // from the rounded model's search: that ends in no_solution.
+      if (r.status == solve_status::infeasible) {
+        CHECK(bf.status == solve_status::infeasible);
+        CHECK(r.message.find(" bytes") != std::string::npos);  // the bound, in bytes
+      }
+      if (!has_solution(r.status)) {
+        refused += bf.status == solve_status::infeasible;
+        continue;
+      }
+      CHECK(r.message.find("rounded up to units of") != std::string::npos);
+      REQUIRE(has_solution(bf.status));
+      const plan_simulation sim = simulate_plan(big, r.plan);
+      CHECK(sim.peak_bytes <= big_budget);
+      CHECK(simulate_plan(small, r.plan).peak_bytes <= budget);
+      CHECK(r.status == solve_status::feasible);  // optimal only for the rounded sizes
+      CHECK(r.total_cost == doctest::Approx(bf.cost));
+      ++compared;
+      if (bf.cost > small.total_cost()) ++recomputing;
+    }
+  }
+  MESSAGE("compared ", compared, ", recomputing ", recomputing, ", no plan (infeasible by brute force) ", refused);
+  CHECK(compared >= 20);
+  CHECK(recomputing >= 4);
+  CHECK(refused >= 5);
+  // The model itself: a coarser unit, sizes rounded up, every memory value within Gecode's range.
+  memory_graph_data d = random_dag(6, 0.4, 1, 60);
+  for (auto& b : d.bytes) b = b * K + 1;
+  const memory_graph g(d);
+  const std::vector<std::size_t> order(g.topological_order().begin(), g.topological_order().end());
+  const moccasin_model m = memsched::detail::build_moccasin_model(g, order, g.total_bytes(), moccasin_phase::min_peak,
+                                                        std::vector<unsigned>(6, 2), g.total_bytes());
+  CHECK(m.rounded);
+  CHECK(m.byte_unit > 1);
+  for (std::size_t v = 0; v < 6; ++v) {
+    CHECK(m.units(g.bytes(v)) * m.byte_unit >= g.bytes(v));
+    CHECK(m.units(g.bytes(v)) <= memsched::detail::moccasin_value_limit);
+  }
+  CHECK(m.budget_units <= memsched::detail::moccasin_value_limit);
+}
+
+TEST_CASE("moccasin refuses a model over max_bytes, naming both sizes") {
+  const memory_graph g(random_dag(40, 0.2, 3));
+  const std::vector<std::size_t> order(g.topological_order().begin(), g.topological_order().end());
+  const std::int64_t budget = simulate_order(g, order).peak_bytes * 3 / 4;
+  const remat_result r = moccasin_plan(g, budget, moccasin_options{.backend = gecode_backend{}, .order = order, .max_bytes = 50000});
+  CHECK(r.status == solve_status::no_solution);
+  CHECK(r.plan.steps.empty());
+  CHECK(r.message.find("moccasin_plan: the model would need about") != std::string::npos);
+  CHECK(r.message.find("over the memory cap of 50 kB (max_bytes)") != std::string::npos);
+  CHECK(r.stats.variables > 0);
+  // The estimate grows with the graph: a graph twice as large needs more.
+  const memory_graph g2(random_dag(80, 0.2, 3));
+  const std::vector<std::size_t> o2(g2.topological_order().begin(), g2.topological_order().end());
+  const auto e1 = memsched::detail::moccasin_model_size(g, order, std::vector<unsigned>(40, 2), "gecode");
+  const auto e2 = memsched::detail::moccasin_model_size(g2, o2, std::vector<unsigned>(80, 2), "gecode");
+  CHECK(e2.bytes() > e1.bytes());
+  CHECK(e2.domain_values > 2 * e1.domain_values);
+}
+#endif

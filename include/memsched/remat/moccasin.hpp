@@ -17,6 +17,7 @@
 #include <memsched/sim/simulate_plan.hpp>
 #include <memsched/solver/cp_concepts.hpp>
 #include <memsched/solver/cp_model.hpp>
+#include <memsched/solver/model_size.hpp>
 #include <memsched/solver/solver_options.hpp>
 
 #include <algorithm>
@@ -51,6 +52,10 @@ struct moccasin_options {
   /// Plans to start phase 2 from as well (for example best_heuristic_plan's): used when their first
   /// computations follow `order`, recomputations fit the stages and the peak fits the budget.
   std::vector<execution_plan> start_plans;
+  /// Memory cap for the two models and the backend's copy, estimated before building
+  /// (detail::moccasin_model_size): a model over it is not built and the call returns no_solution
+  /// with a message naming both sizes. Default: half the physical memory (default_max_bytes).
+  std::uint64_t max_bytes = default_max_bytes();
 };
 
 /// Builds the Moccasin CP model of `graph` for `budget` bytes over the staged time domain of
@@ -132,6 +137,18 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const mocc
     }
   moccasin_schedule no_remat;
   for (std::size_t k = 0; k < n; ++k) no_remat.emplace_back(moccasin_model::slot(k, k), order[k]);
+  {
+    // Phase 1's model is alive while phase 2's is built: twice the model, once the backend.
+    model_size_estimate size = moccasin_model_size(g, order, counts, backend.name());
+    size.model_bytes *= 2;
+    st.variables = size.variables;
+    st.constraints = size.constraints;
+    st.nonzeros = size.nonzeros;
+    if (size.bytes() > options.max_bytes) {
+      result.message = model_too_large("moccasin_plan", size, options.max_bytes);
+      return finish(solve_status::no_solution);
+    }
+  }
 
   const auto remaining = [&]() -> std::optional<std::chrono::duration<double>> {
     if (!options.solver.time_limit) return std::nullopt;
@@ -143,6 +160,9 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const mocc
   moccasin_model m1 = build_moccasin_model(g, order, budget, moccasin_phase::min_peak, counts, g.total_bytes());
   st.variables = m1.model.num_variables();
   st.intervals = m1.model.intervals().size();
+  if (m1.rounded)
+    result.message += "sizes beyond the backend's integer range: rounded up to units of " + std::to_string(m1.byte_unit) +
+                      " bytes (plans fit in bytes; optimality and infeasibility are for the rounded sizes)\n";
   moccasin_schedule phase1 = no_remat;
   std::int64_t phase1_peak_units = 0;
   {
@@ -196,7 +216,9 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const mocc
     // Phase 1 did not reach the budget: proven impossible in this model, or out of time.
     const bool proven = st.phase1_status == solve_status::optimal || st.phase1_status == solve_status::infeasible;
     if (proven) result.message += "phase 1 proved the model's minimum peak above the budget\n";
-    return finish(proven ? solve_status::infeasible : solve_status::time_limit);
+    if (!result.message.empty() && result.message.back() == '\n') result.message.pop_back();
+    // With rounded sizes the proof is about the rounded model, not about bytes.
+    return finish(proven ? (m1.rounded ? solve_status::no_solution : solve_status::infeasible) : solve_status::time_limit);
   }
   st.start_cost = static_cast<double>(start_cost) * m2.cost_unit;
   m2.model.start = start;
@@ -240,6 +262,10 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const mocc
     if (status == solve_status::optimal && unit == 1.0) result.cost_bound = result.total_cost;
   }
   if (status == solve_status::optimal && unit != 1.0) result.status = solve_status::feasible;  // optimal for rounded costs only
+  if (result.status == solve_status::optimal && m2.rounded) {
+    result.status = solve_status::feasible;  // optimal for rounded sizes only
+    result.cost_bound.reset();
+  }
   st.seconds_to_best = improved_at;
   if (!result.message.empty() && result.message.back() == '\n') result.message.pop_back();
   result.stats.seconds = elapsed();
@@ -256,7 +282,11 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const mocc
 /// Status: `optimal` when the backend proved the staged model's optimum (costs integral),
 /// `feasible` when a limit stopped it, `infeasible` when proven (the budget is below what every
 /// plan needs, or phase 1 proved the model's minimum peak above it), `time_limit` when phase 1 ran
-/// out of time, `unsupported`/`error` from the backend (message). Optimal is relative to the staged
+/// out of time, `no_solution` when the models' estimated memory is over options.max_bytes (not
+/// built; message names both sizes) or when sizes beyond the backend's integer range were rounded
+/// up (moccasin_model::rounded) and phase 1 found the rounded model's peak above the budget,
+/// `unsupported`/`error` from the backend (message). With rounded sizes `optimal` becomes
+/// `feasible` and there is no cost bound. Optimal is relative to the staged
 /// space of the order with at most max_intervals computations per vertex. stats: order, backend,
 /// variables, intervals, phase1_status/peak/seconds, start_source/start_cost, solver_status
 /// (phase 2). Progress through options.solver.observer (see moccasin_options::solver).

@@ -48,8 +48,16 @@ struct moccasin_model {
   std::vector<std::size_t> order;     ///< The input order (vertex indices).
   std::vector<std::size_t> position;  ///< position[v]: index of v in `order`.
   std::int64_t slots = 0;             ///< Number of time slots, n (n + 1) / 2; every end is <= slots.
-  std::int64_t byte_unit = 1;         ///< gcd of the sizes and workspaces.
-  std::int64_t budget_units = 0;      ///< floor(budget / byte_unit).
+  /// Bytes per memory unit: the gcd of the sizes and workspaces, or, when the sizes in those units
+  /// would pass the backend's integer range, a coarser unit with sizes rounded up (`rounded`).
+  std::int64_t byte_unit = 1;
+  std::int64_t budget_units = 0;      ///< floor(budget / byte_unit) (at most the backend's largest value).
+  /// Sizes are rounded up to byte_unit (and the budget down): every plan of the model fits the
+  /// budget in bytes, but the model may miss plans that fit only by the rounded-off bytes, so its
+  /// optimum and infeasibility are not proofs in bytes.
+  bool rounded = false;
+  /// A size in units: exact for the gcd unit, rounded up for a coarser one.
+  [[nodiscard]] std::int64_t units(std::int64_t bytes) const noexcept { return bytes / byte_unit + (bytes % byte_unit != 0); }
   double cost_unit = 1;               ///< Real cost of one objective unit.
   std::vector<std::vector<interval_vars>> intervals;  ///< Per vertex, in time order.
   std::size_t capacity = 0;           ///< The memory capacity variable (units).

@@ -7,6 +7,7 @@
 #include <memsched/remat/moccasin_model.hpp>
 #include <memsched/sim/execution_plan.hpp>
 #include <memsched/solver/cp_model.hpp>
+#include <memsched/solver/model_size.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -14,6 +15,7 @@
 #include <cstdint>
 #include <numeric>
 #include <optional>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -30,10 +32,16 @@ inline std::vector<std::size_t> moccasin_positions(std::size_t n, const std::vec
   return pos;
 }
 
+/// The largest memory value a Moccasin model may hold: Gecode's integer limit (Int::Limits::max,
+/// 2^31 - 2), the narrowest of the CP backends.
+inline constexpr std::int64_t moccasin_value_limit = 2'147'483'646;
+
 /// Builds the model. `counts[v]` >= 1 intervals per vertex (clamped to the stages after v's own).
-/// `capacity_upper` bounds the phase-1 capacity variable (units).
+/// `capacity_upper` bounds the phase-1 capacity variable (units). Memory values stay within
+/// `value_limit` (see moccasin_model::rounded).
 inline moccasin_model build_moccasin_model(const memory_graph& g, const std::vector<std::size_t>& order, std::int64_t budget,
-                                           moccasin_phase phase, std::vector<unsigned> counts, std::int64_t capacity_upper_bytes) {
+                                           moccasin_phase phase, std::vector<unsigned> counts, std::int64_t capacity_upper_bytes,
+                                           std::int64_t value_limit = moccasin_value_limit) {
   moccasin_model mm;
   const std::size_t n = g.size();
   mm.order = order;
@@ -43,7 +51,20 @@ inline moccasin_model build_moccasin_model(const memory_graph& g, const std::vec
   std::int64_t unit = 0;
   for (std::size_t v = 0; v < n; ++v) unit = std::gcd(unit, std::gcd(g.bytes(v), g.workspace(v)));
   mm.byte_unit = unit == 0 ? 1 : unit;
-  mm.budget_units = budget / mm.byte_unit;
+  {
+    // Every load of the cumulative (a sum of sizes and workspaces, each rounded up by less than a
+    // unit) must stay within value_limit: when the gcd unit does not ensure it, a coarser unit.
+    double all = 0;
+    unsigned most = 1;
+    for (auto c : counts) most = std::max(most, c);
+    for (std::size_t v = 0; v < n; ++v) all += static_cast<double>(g.bytes(v)) + static_cast<double>(g.workspace(v));
+    const double room = static_cast<double>(value_limit) - 2.0 * static_cast<double>(n) * most - 2.0;
+    if (all / static_cast<double>(mm.byte_unit) > room && room > 1) {
+      mm.byte_unit = static_cast<std::int64_t>(std::ceil(all / room));
+      mm.rounded = true;
+    }
+  }
+  mm.budget_units = std::min(budget / mm.byte_unit, value_limit);
   // Costs: integers as they are when small enough, otherwise scaled to a resolution that fits.
   double max_cost = 0, total = 0;
   bool integral = true;
@@ -63,7 +84,7 @@ inline moccasin_model build_moccasin_model(const memory_graph& g, const std::vec
 
   cp_model& m = mm.model;
   const std::int64_t H = mm.slots;
-  const std::int64_t cap_hi = std::max(mm.budget_units, (capacity_upper_bytes + mm.byte_unit - 1) / mm.byte_unit);
+  const std::int64_t cap_hi = std::min(value_limit, std::max(mm.budget_units, mm.units(capacity_upper_bytes)));
   mm.capacity = phase == moccasin_phase::min_peak ? m.add_variable(mm.budget_units, cap_hi, "capacity") : m.add_constant(mm.budget_units, "capacity");
   const std::size_t one = m.add_constant(1, "one");
   mm.intervals.resize(n);
@@ -90,12 +111,12 @@ inline moccasin_model build_moccasin_model(const memory_graph& g, const std::vec
       iv.length = m.add_variable(1, H, "l_" + name);
       iv.cp_interval = m.add_interval({iv.start, iv.length, iv.end, c == 0 ? std::nullopt : std::optional<std::size_t>(iv.presence), name});
       lengths.push_back(iv.length);
-      if (g.bytes(v) > 0) memory.tasks.push_back({iv.cp_interval, g.bytes(v) / mm.byte_unit});
+      if (g.bytes(v) > 0) memory.tasks.push_back({iv.cp_interval, mm.units(g.bytes(v))});
       if (g.workspace(v) > 0) {
         const std::size_t we = m.add_variable(1, H, "w_" + name);
         m.add(cp_linear{{{we, 1}, {iv.start, -1}}, 1, 1, {}});
         const std::size_t wi = m.add_interval({iv.start, one, we, c == 0 ? std::nullopt : std::optional<std::size_t>(iv.presence), "ws_" + name});
-        memory.tasks.push_back({wi, g.workspace(v) / mm.byte_unit});
+        memory.tasks.push_back({wi, mm.units(g.workspace(v))});
         iv.workspace_end = we;
         lengths.push_back(we);
       }
@@ -222,6 +243,46 @@ inline moccasin_model build_moccasin_model(const memory_graph& g, const std::vec
   return mm;
 }
 
+/// The size of the model build_moccasin_model makes for these interval counts, counted without
+/// building it: variables, constraints and their terms (tight-end helpers per pair of intervals
+/// of a producer and a consumer), and the values of the explicit end and start domains (the
+/// largest part on big graphs: O(n m) values). Constraint counts are upper bounds of the
+/// builder's (it skips some clauses). O(n + m).
+inline model_size_estimate moccasin_model_size(const memory_graph& g, const std::vector<std::size_t>& order,
+                                               const std::vector<unsigned>& counts, std::string_view backend) {
+  const std::size_t n = g.size();
+  const auto pos = moccasin_positions(n, order);
+  std::vector<std::uint64_t> c(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t v = order[k];
+    c[v] = std::min<std::uint64_t>(std::max(1u, counts[v]), n - k);
+  }
+  model_size_estimate e;
+  std::uint64_t intervals = 0, pairs = 0, covers = 0, cover_terms = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t v = order[k];
+    std::uint64_t ends = 1 + (n - k);
+    for (auto w : g.successors(v)) {
+      ends += n - pos[w];
+      pairs += c[v] * c[w];
+    }
+    for (auto u : g.predecessors(v)) {
+      covers += c[v];
+      cover_terms += c[v] * (c[u] + 1);
+    }
+    e.domain_values += c[v] * ends + (c[v] - 1) * (n - k - 1);
+    intervals += c[v] * (1 + (g.workspace(v) > 0));
+  }
+  // Per interval: presence, start, end, length, the tight-end boolean (+ workspace end); per pair:
+  // h, gt and up to three helper booleans, about 14 rows of 2-3 terms.
+  e.variables = 5 * intervals + 5 * pairs + 2;
+  e.constraints = 8 * intervals + 14 * pairs + covers + 2;
+  e.nonzeros = 3 * e.constraints + cover_terms + 2 * intervals;
+  e.model_bytes = e.variables * sizeof(cp_variable) + e.constraints * 64 + e.nonzeros * 16 + e.domain_values * sizeof(std::int64_t);
+  add_backend_bytes(e, backend);
+  return e;
+}
+
 /// The schedule of a CP assignment: present intervals' (start, vertex), sorted.
 template <class Values>
 moccasin_schedule decode_moccasin(const moccasin_model& mm, const Values& values) {
@@ -287,7 +348,7 @@ inline std::optional<std::pair<std::vector<std::int64_t>, std::int64_t>> encode_
         vals[iv.start] = starts[v][c];
         vals[iv.end] = ends[v][c];
         vals[iv.length] = ends[v][c] - starts[v][c];
-        const std::int64_t b = g.bytes(v) / mm.byte_unit, w = g.workspace(v) / mm.byte_unit;
+        const std::int64_t b = mm.units(g.bytes(v)), w = mm.units(g.workspace(v));
         delta.emplace_back(starts[v][c], b + w);
         delta.emplace_back(starts[v][c] + 1, -w);
         delta.emplace_back(ends[v][c], -b);
