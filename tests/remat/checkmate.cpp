@@ -311,7 +311,7 @@ TEST_CASE("checkmate_model_size counts exactly what build_checkmate_model builds
       for (bool scale : {true, false}) {
         const checkmate_model_options mo{.scale_memory = scale};
         const checkmate_model cm = build_checkmate_model(g, g.total_bytes(), o, mo);
-        const model_size_estimate e = checkmate_model_size(g, o, "cbc", std::numeric_limits<std::uint64_t>::max(), mo);
+        const model_size_estimate e = checkmate_model_size(g, o, "cbc", false, std::numeric_limits<std::uint64_t>::max(), mo);
         REQUIRE(e.complete);
         CHECK(e.variables == cm.model.num_variables());
         CHECK(e.constraints == cm.model.num_constraints());
@@ -330,7 +330,7 @@ TEST_CASE("checkmate_model_size stops early over a cap, with lower bounds") {
   const auto topo = g.topological_order();
   const std::vector<std::size_t> order(topo.begin(), topo.end());
   const model_size_estimate full = checkmate_model_size(g, order, "cbc");
-  const model_size_estimate part = checkmate_model_size(g, order, "cbc", full.bytes() / 10);
+  const model_size_estimate part = checkmate_model_size(g, order, "cbc", false, full.bytes() / 10);
   CHECK(full.complete);
   CHECK(!part.complete);
   CHECK(part.bytes() > full.bytes() / 10);

@@ -373,7 +373,7 @@ template <class G, class Backend, class... Maps>
     return res;
   }
   // The model, the LP rounding's own copy of it while the start is chosen, and the backend's copy.
-  model_size_estimate size = checkmate_model_size(g, order, options.backend.name(), options.max_bytes, options.model);
+  model_size_estimate size = checkmate_model_size(g, order, options.backend.name(), false, options.max_bytes, options.model);
   if constexpr (lp_backend<Backend>)
     if (options.lp_rounding_start) size.model_bytes *= 2;
   if (size.bytes() > options.max_bytes) {

@@ -94,7 +94,7 @@ remat_result checkmate_lp_on(const memory_graph& g, std::int64_t budget, const c
   };
   if (auto why = checkmate_obviously_infeasible(g, budget)) return finish(solve_status::infeasible, *why);
   {
-    const model_size_estimate size = checkmate_model_size(g, res.stats.order, options.backend.name(), options.max_bytes, options.model);
+    const model_size_estimate size = checkmate_model_size(g, res.stats.order, options.backend.name(), true, options.max_bytes, options.model);
     res.stats.variables = size.variables;
     res.stats.constraints = size.constraints;
     res.stats.nonzeros = size.nonzeros;

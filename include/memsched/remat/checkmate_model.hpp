@@ -97,11 +97,11 @@ inline std::int64_t checkmate_memory_unit(const memory_graph& g) {
 
 /// The size of Checkmate's MILP for `order` (exactly what build_checkmate_model builds: variables,
 /// constraints, nonzeros), and the bytes it and `backend` (a backend's name, e.g. "cbc") will need,
-/// counted without building it. The count stops, with complete = false, as soon as the bytes pass
+/// counted without building it (`lp`: the backend solves only LP relaxations). The count stops, with complete = false, as soon as the bytes pass
 /// `stop_above` (so refusing a huge model is cheap). O(n + m log m + n * d) for the stages counted,
 /// d = most inputs of a vertex. Precondition: `order` is a topological order of g (not checked).
 [[nodiscard]] inline model_size_estimate checkmate_model_size(const memory_graph& g, std::span<const std::size_t> order,
-                                                              std::string_view backend,
+                                                              std::string_view backend, bool lp = false,
                                                               std::uint64_t stop_above = std::numeric_limits<std::uint64_t>::max(),
                                                               const checkmate_model_options& options = {}) {
   const std::size_t n = order.size();
@@ -127,7 +127,7 @@ inline std::int64_t checkmate_memory_unit(const memory_graph& g) {
     // Our model: variables and rows (terms with the slack of push_back growth), the index maps.
     e.model_bytes = e.variables * sizeof(milp_variable) + e.constraints * sizeof(linear_constraint) +
                     rows_terms_capacity * sizeof(linear_term) + index_entries * sizeof(std::size_t) + 4 * n * sizeof(std::vector<std::size_t>);
-    detail::add_backend_bytes(e, backend);
+    detail::add_backend_bytes(e, backend, lp);
     return e.bytes();
   };
   std::vector<std::size_t> excluded;
@@ -243,7 +243,7 @@ inline std::int64_t checkmate_memory_unit(const memory_graph& g) {
 
   milp_model& m = cm.model;
   {
-    const model_size_estimate size = checkmate_model_size(g, order, {}, std::numeric_limits<std::uint64_t>::max(), options);
+    const model_size_estimate size = checkmate_model_size(g, order, {}, false, std::numeric_limits<std::uint64_t>::max(), options);
     m.reserve(size.variables, size.constraints);
   }
   const double B = static_cast<double>(cm.budget_units);
