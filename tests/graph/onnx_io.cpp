@@ -376,6 +376,25 @@ TEST_CASE("errors name the file and the tensor or node") {
     b.node("Identity", {"s"}, {"s2"}, "id");
     CHECK(contains(error_of([&] { return b.read(); }), "tensor 's' (graph input): element type 8 has no fixed size"));
   }
+  SUBCASE("a tensor produced twice, or over a graph input") {
+    model_builder b;
+    b.input("x", {2}).output("y");
+    b.node("Relu", {"x"}, {"y"}, "one");
+    b.node("Neg", {"x"}, {"y"}, "two");
+    CHECK(error_of([&] { return b.read(); }) == "m.onnx: tensor 'y' is produced twice, by node 'one' and by node 'two'");
+    model_builder c;
+    c.input("x", {2}).output("x");
+    c.node("Relu", {"x"}, {"x"}, "inplace");
+    CHECK(error_of([&] { return c.read(); }) == "m.onnx: node 'inplace' (Relu) produces tensor 'x', which is a graph input or initializer");
+  }
+  SUBCASE("weights only") {
+    model_builder b;
+    b.weight("W", {2}).output("y");
+    b.node("Relu", {"W"}, {"y"}, "folded");
+    CHECK(error_of([&] { return b.read(); }) ==
+          "m.onnx: the model computes nothing (no graph input and no node that is not a weight)");
+    CHECK(num_vertices(b.read({.fold_constants = false}).graph) == 1);
+  }
   SUBCASE("an output nobody produces") {
     model_builder b;
     b.input("x", {2}).output("y").output("nowhere");

@@ -215,14 +215,19 @@ class onnx_reader {
 
   /// Every node input is a graph input, an initializer or the output of an earlier node.
   void check_structure(const ::onnx::GraphProto& graph) const {
-    std::unordered_map<std::string, std::string> later;  // tensor -> the node that produces it
-    for (const auto& n : graph.node())
-      for (const auto& out : n.output())
-        if (!out.empty()) later.emplace(out, node_name(n));
     std::set<std::string> known;
     for (const auto& in : graph.input()) known.insert(in.name());
     for (const auto& init : graph.initializer()) known.insert(init.name());
     for (const auto& init : graph.sparse_initializer()) known.insert(init.values().name());
+    std::unordered_map<std::string, std::string> later;  // tensor -> the node that produces it
+    for (const auto& n : graph.node())
+      for (const auto& out : n.output()) {
+        if (out.empty()) continue;
+        if (known.count(out))
+          fail("node '" + node_name(n) + "' (" + n.op_type() + ") produces tensor '" + out + "', which is a graph input or initializer");
+        if (const auto [it, added] = later.emplace(out, node_name(n)); !added)
+          fail("tensor '" + out + "' is produced twice, by node '" + it->second + "' and by node '" + node_name(n) + "'");
+      }
     for (const auto& n : graph.node()) {
       for (const auto& in : n.input()) {
         if (in.empty() || known.count(in)) continue;
