@@ -4,6 +4,11 @@
 #include <memsched/remat/training_graph.hpp>
 #include <memsched/sim/simulate_plan.hpp>
 
+#ifdef MEMSCHED_HAVE_CBC
+#include <memsched/remat/checkmate.hpp>
+#include <memsched/solver/backends/cbc.hpp>
+#endif
+
 #include <doctest/doctest.h>
 
 #include <set>
@@ -152,4 +157,62 @@ TEST_CASE("hiremate_subgraph_options: GPT blocks, every option re-simulated, one
                       << results[0].no_remat_peak << ", lowest option peak " << results[0].options.front().peak_bytes << " (cost +"
                       << (results[0].options.front().cost / results[0].options.back().cost - 1) * 100 << "%)");
   CHECK_THROWS_AS((void)hiremate_subgraph_options(t, same[0]->vertices, {.budgets = 0}), std::invalid_argument);
+}
+
+TEST_CASE("hiremate_subgraph_options with a solver of one's own: every budget asked once, bad plans dropped") {
+  const dataflow_graph f = make_gpt({.layers = 3, .hidden = 32, .heads = 2, .sequence = 8, .vocab = 50});
+  const memory_graph t = make_memory_graph(make_training_graph(f));
+  const auto part = hiremate_partition(f, {.max_lower = 8, .max_top = 4});
+  REQUIRE(!part.levels.empty());
+  const hiremate_group* group = nullptr;
+  for (const auto& grp : part.levels[0].groups)
+    if (grp.members.size() >= 4 && group == nullptr) group = &grp;
+  REQUIRE(group != nullptr);
+  std::vector<std::int64_t> asked;
+  // checkpoint-all ignores the budget: only the budgets at or above the no-remat peak keep it.
+  const auto r = hiremate_subgraph_options(t, group->vertices, {.budgets = 5, .max_options = 8}, [&](const memory_graph& g, std::int64_t b) {
+    asked.push_back(b);
+    return checkpoint_all_plan(g, unlimited_budget);
+  });
+  REQUIRE(asked.size() == 5);
+  CHECK(asked.front() == r.lower_bound);
+  CHECK(asked.back() == r.no_remat_peak);
+  CHECK(std::is_sorted(asked.begin(), asked.end()));
+  REQUIRE(r.options.size() == 1);
+  CHECK(r.options[0].peak_bytes == r.no_remat_peak);
+  CHECK(r.options[0].budget == r.no_remat_peak);
+  // A solver whose plans break the rules gives nothing.
+  const auto bad = hiremate_subgraph_options(t, group->vertices, {.budgets = 3}, [](const memory_graph&, std::int64_t) {
+    remat_result res;
+    res.status = solve_status::feasible;
+    res.plan.steps.push_back({plan_op::free, 0});
+    return res;
+  });
+  CHECK(bad.status == solve_status::no_solution);
+  CHECK(bad.options.empty());
+  CHECK(!bad.message.empty());
+
+#ifdef MEMSCHED_HAVE_CBC
+  // Checkmate's MILP (node limit, started from the heuristic's plan) never does worse than the
+  // heuristic alone at any budget.
+  const hiremate_subgraph_options_config all{.budgets = 6, .max_options = 6};
+  const auto heuristic = hiremate_subgraph_options(t, group->vertices, all);
+  const auto exact = hiremate_subgraph_options(t, group->vertices, all, [](const memory_graph& g, std::int64_t b) {
+    const remat_result h = best_heuristic_plan(g, b);
+    checkmate_options<cbc_backend> o{.solver = {.node_limit = 2000}};
+    if (has_solution(h.status)) o.start_plans = {h.plan};
+    return checkmate_milp_plan(g, b, o);
+  });
+  REQUIRE(exact.status == solve_status::feasible);
+  for (const auto& h : heuristic.options) {
+    double best = std::numeric_limits<double>::infinity();
+    for (const auto& e : exact.options)
+      if (e.peak_bytes <= h.budget) best = std::min(best, e.cost);
+    CHECK(best <= h.cost * (1 + 1e-9));
+    CAPTURE(h.budget);
+  }
+  for (const auto& e : exact.options) CHECK(simulate_plan(exact.sub.graph, e.plan).peak_bytes <= e.budget);
+  MESSAGE("subgraph of " << group->vertices.size() << " forward vertices: lowest option peak " << heuristic.options.front().peak_bytes
+                         << " (heuristic) vs " << exact.options.front().peak_bytes << " (Checkmate MILP)");
+#endif
 }

@@ -20,6 +20,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace memsched {
@@ -183,13 +184,18 @@ inline std::vector<std::size_t> hm_thin(const std::vector<std::int64_t>& peaks, 
 }  // namespace detail
 
 /// Solves the subgraph of the forward vertices `forward` of `training` for `config.budgets`
-/// budgets between its per-node lower bound and its no-remat peak (best_heuristic_plan on
-/// make_hiremate_subgraph), keeps the options no other beats in both peak and cost, and thins
-/// them to config.max_options (hm_thin). Every option's plan is re-simulated. Deterministic.
-/// Complexity: budgets x best_heuristic_plan on a graph of |S| + |grad S| + interface vertices.
-/// Throws: what make_hiremate_subgraph throws; std::invalid_argument for budgets or max_options of 0.
-[[nodiscard]] inline hiremate_subgraph_result hiremate_subgraph_options(const memory_graph& training, std::span<const std::size_t> forward,
-                                                                        const hiremate_subgraph_options_config& config = {}) {
+/// budgets between its per-node lower bound and its no-remat peak, calling `solve(problem,
+/// budget)` (any strategy: a remat_result for the memory_graph of make_hiremate_subgraph, for
+/// example checkmate_milp_plan with a backend), keeps the options no other beats in both peak and
+/// cost, and thins them to config.max_options (hm_thin). Every plan is re-simulated; one the
+/// simulator rejects or that exceeds its budget is dropped. Deterministic when `solve` is.
+/// Complexity: budgets x solve on a graph of |S| + |grad S| + interface vertices.
+/// Throws: what make_hiremate_subgraph and `solve` throw; std::invalid_argument for budgets or
+/// max_options of 0.
+template <class Solve>
+  requires std::is_invocable_r_v<remat_result, Solve&, const memory_graph&, std::int64_t>
+[[nodiscard]] hiremate_subgraph_result hiremate_subgraph_options(const memory_graph& training, std::span<const std::size_t> forward,
+                                                                 const hiremate_subgraph_options_config& config, Solve&& solve) {
   if (config.budgets == 0) throw std::invalid_argument("hiremate_subgraph_options: budgets must be >= 1");
   if (config.max_options == 0) throw std::invalid_argument("hiremate_subgraph_options: max_options must be >= 1");
   hiremate_subgraph_result r;
@@ -206,10 +212,10 @@ inline std::vector<std::size_t> hm_thin(const std::vector<std::int64_t>& peaks, 
                             : r.lower_bound + static_cast<std::int64_t>((static_cast<long double>(r.no_remat_peak - r.lower_bound) * i +
                                                                           (config.budgets - 2)) / (config.budgets - 1));
     ++r.solves;
-    const remat_result res = best_heuristic_plan(g, budget, config.heuristics);
-    if (!has_solution(res.status)) continue;
+    const remat_result res = solve(g, budget);
+    if (!has_solution(res.status) || !check_plan(g, res.plan).valid) continue;  // never trust a plan the simulator rejects
     const plan_simulation sim = simulate_plan(g, res.plan);
-    if (sim.peak_bytes > budget) continue;  // never trust a plan the simulator rejects
+    if (sim.peak_bytes > budget) continue;
     hiremate_option o;
     o.budget = budget;
     o.peak_bytes = sim.peak_bytes;
@@ -249,6 +255,15 @@ inline std::vector<std::size_t> hm_thin(const std::vector<std::int64_t>& peaks, 
   r.status = r.options.empty() ? solve_status::no_solution : solve_status::feasible;
   if (r.options.empty()) r.message = "no budget between the lower bound and the no-remat peak gave a plan";
   return r;
+}
+
+/// hiremate_subgraph_options solving each budget with best_heuristic_plan(problem, budget,
+/// config.heuristics).
+[[nodiscard]] inline hiremate_subgraph_result hiremate_subgraph_options(const memory_graph& training, std::span<const std::size_t> forward,
+                                                                        const hiremate_subgraph_options_config& config = {}) {
+  return hiremate_subgraph_options(training, forward, config, [&](const memory_graph& g, std::int64_t budget) {
+    return best_heuristic_plan(g, budget, config.heuristics);
+  });
 }
 
 }  // namespace memsched
