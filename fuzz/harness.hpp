@@ -11,6 +11,8 @@
 #include <memsched/order/kahn.hpp>
 #include <memsched/sim/simulate_order.hpp>
 
+#include <nlohmann/json.hpp>  // to_json(g).dump() below (json_io.hpp declares to_json only)
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>

@@ -112,6 +112,36 @@ TEST_CASE("to_json and write_json_graph round-trip every test graph exactly") {
     const dataflow_graph back = read_json_graph(copy);
     CHECK(canonical(back) == canonical(g));
     CHECK(to_json(back) == to_json(g));  // same vertex numbering too
+    // The own writer writes what nlohmann's dump(1) of to_json wrote before it, byte for byte.
+    std::ifstream written(copy, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(written)), std::istreambuf_iterator<char>());
+    CHECK(text == to_json(g).dump(1) + "\n");
+  }
+}
+
+TEST_CASE("the own writer formats doubles and strings as nlohmann does") {
+  // Costs across the ranges of nlohmann's number format (fixed, ".0" for integers, small, exponent).
+  const std::vector<double> costs{0.0, -0.0, 1.0, 0.1, 1.5, 100000.0, 123456789012345.0, 1e15, 1e16, 1e20, 1.5e200, 0.001, 1e-4,
+                                  1e-5, 1.25e-7, 2.0 / 3.0, 5e-324, 1.7976931348623157e308, 4503599627370497.0, 0.30000000000000004};
+  dataflow_graph g;
+  for (std::size_t i = 0; i < costs.size(); ++i) {
+    const auto v = add_vertex(g);
+    g[v].id = static_cast<std::int64_t>(i);
+    g[v].bytes = static_cast<std::int64_t>(i) * 1000;
+    g[v].cost = costs[i];
+    g[v].name = i % 2 ? "tab\there \"quoted\" back\\slash \x01 caf\xC3\xA9" : "";
+  }
+  add_edge(0, 1, g);
+  temp_dir dir;
+  write_json_graph(dir / "c.json", g);
+  std::ifstream written(dir / "c.json", std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(written)), std::istreambuf_iterator<char>());
+  CHECK(text == to_json(g).dump(1) + "\n");
+  const dataflow_graph back = read_json_graph(dir / "c.json");
+  for (std::size_t i = 0; i < costs.size(); ++i) {
+    CAPTURE(costs[i]);
+    CHECK(back[i].cost == costs[i]);
+    CHECK(back[i].name == g[i].name);
   }
 }
 
@@ -305,4 +335,46 @@ TEST_CASE("to_json refuses outputs or order that are not vertices") {
   g[boost::graph_bundle].outputs.reset();
   g[boost::graph_bundle].order = {0, 1, 3};
   CHECK_THROWS_AS((void)to_json(g), graph_error);
+}
+
+TEST_CASE("the JSON reader is strict (RFC 8259) and reads what nlohmann read") {
+  const auto error_of = [](std::string_view text) {
+    try {
+      (void)parse_json_graph(text, "s.json");
+    } catch (const file_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const auto not_json = [&](std::string_view text) { return error_of(text).rfind("s.json: not valid JSON (", 0) == 0; };
+  CHECK(not_json(std::string_view("{\"nodes\": []}\0x", 15)));  // nlohmann stopped at the NUL and accepted this
+  CHECK(not_json(R"({"nodes": [],})"));
+  CHECK(not_json(R"({"nodes": [1,]})"));
+  CHECK(not_json(R"({"nodes": [{"id": 01, "bytes": 1}]})"));
+  CHECK(not_json(R"({"nodes": [{"id": 1, "bytes": 1, "cost": NaN}]})"));
+  CHECK(not_json(R"({"nodes": [{"id": 1, "bytes": 1, "cost": 1e400}]})"));
+  CHECK(not_json(R"({"nodes": [{"id": 1, "bytes": 1, "cost": .5}]})"));
+  CHECK(not_json(R"({"nodes": [{"id": 1, "bytes": 1, "cost": 1.}]})"));
+  CHECK(not_json(R"({"nodes": [{"id": 1, "bytes": 1, "cost": +1}]})"));
+  CHECK(not_json(R"({"nodes": []} /* comment */)"));
+  CHECK(not_json(R"({'nodes': []})"));
+  CHECK(not_json(R"({"nodes": [{"id": 1, "bytes": 1, "name": "\ud800"}]})"));   // a lone high surrogate
+  CHECK(not_json(R"({"nodes": [{"id": 1, "bytes": 1, "name": "\udc00x"}]})"));  // a lone low surrogate
+  CHECK(not_json(R"({"nodes": [{"id": 1, "bytes": 1, "name": "\x"}]})"));
+  CHECK(not_json("{\"nodes\": [{\"id\": 1, \"bytes\": 1, \"name\": \"a\tb\"}]}"));      // a raw control character
+  CHECK(not_json("{\"nodes\": [{\"id\": 1, \"bytes\": 1, \"name\": \"\xC0\xAF\"}]}"));  // overlong UTF-8
+  CHECK(not_json("{\"nodes\": [{\"id\": 1, \"bytes\": 1, \"name\": \"\xED\xA0\x80\"}]}"));  // a UTF-8 surrogate
+  CHECK(not_json("{\"nodes\": [{\"id\": 1, \"bytes\": 1, \"name\": \"\xF4\x90\x80\x80\"}]}"));  // above U+10FFFF
+  CHECK(error_of("{\"nodes\": [\n{\"id\": 1,\n \"bytes\": 1,,}]}").find("line 3") != std::string::npos);
+  // Accepted: a byte order mark, escapes and surrogate pairs, a number below double's range (0).
+  const dataflow_graph g = parse_json_graph(
+      "\xEF\xBB\xBF{\"nodes\": [{\"id\": -0, \"bytes\": 0, \"cost\": 1e-400, \"name\": \"\\ud83d\\ude00 \\u00e9\\/\\\"\\n\", \"op\": \"\xE2\x82\xAC\"}]}");
+  CHECK(g[0].id == 0);
+  CHECK(g[0].cost == 0.0);
+  CHECK(g[0].name == "\xF0\x9F\x98\x80 \xC3\xA9/\"\n");
+  CHECK(g[0].op == "\xE2\x82\xAC");
+  // Messages show values as nlohmann's dump() did.
+  CHECK(error_of(R"({"nodes": [{"id": 1, "bytes": 1e3}]})") == "s.json: node 1: bytes must be an integer >= 0, got 1000.0");
+  CHECK(error_of(R"({"nodes": [{"id": 1, "bytes": [1, {"b": true, "a": null}]}]})") ==
+        R"(s.json: node 1: bytes must be an integer >= 0, got [1,{"a":null,"b":true}])");
 }

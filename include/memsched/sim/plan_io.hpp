@@ -9,20 +9,27 @@
 // function takes the graph's ids by vertex index (`memory_graph::all_ids()`, or vertex_ids(g) of
 // any graph with node maps). Reading checks the format and the ids only: whether the order or plan
 // is valid for the graph is the simulator's verdict (simulate_order, simulate_plan).
+//
+// Reading and writing files use the library's own JSON reader (graph/detail/json_reader.hpp); the
+// functions that take or return an nlohmann::json (order_to_json, ..., the `fields` of
+// write_order) are templates so that this header needs only <nlohmann/json_fwd.hpp>: include
+// <nlohmann/json.hpp> where you call them.
 
 #include <memsched/core/errors.hpp>
 #include <memsched/graph/detail/input_limits.hpp>
+#include <memsched/graph/detail/json_reader.hpp>
 #include <memsched/sim/execution_plan.hpp>
 
 #include <boost/graph/graph_traits.hpp>
 #include <boost/property_map/property_map.hpp>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include <cstddef>
 #include <cstdint>
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
+#include <type_traits>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -42,19 +49,16 @@ template <class G, class Maps>
 
 namespace detail {
 
-[[nodiscard]] inline nlohmann::json read_json_document(const std::string& path) {
-  // The graph readers' file reading and nesting limit: a directory and deep nesting (nlohmann's
-  // dump() in error messages recurses) are file errors naming the file.
+[[nodiscard]] inline json_value read_json_document(const std::string& path) {
+  // The graph readers' file reading, nesting limit and JSON reader: a directory, deep nesting,
+  // text that is not JSON and numbers beyond double are file errors naming the file.
   const std::string text = read_text_file(path);
   check_json_nesting(text, path);
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for numbers beyond double
-    throw file_error(path + ": not valid JSON (" + e.what() + ")");
-  }
+  return parse_json(text, path);
 }
 
-inline void write_json_document(const std::string& path, const nlohmann::json& doc) {
+template <class Json>
+void write_json_document(const std::string& path, const Json& doc) {
   std::ofstream out(path, std::ios::binary);
   out << doc.dump(1) << '\n';
   out.flush();
@@ -78,10 +82,10 @@ inline void write_json_document(const std::string& path, const nlohmann::json& d
 }
 
 /// The vertex of `value` (a node id at `where`), or file_error naming `where`.
-[[nodiscard]] inline std::size_t vertex_of_id(const std::unordered_map<std::int64_t, std::size_t>& index, const nlohmann::json& value,
-                                              const std::string& where) {
+template <class Json>
+[[nodiscard]] std::size_t vertex_of_id(const std::unordered_map<std::int64_t, std::size_t>& index, const Json& value, const std::string& where) {
   if (!value.is_number_integer()) throw file_error(where + ": not an integer node id (" + value.dump() + ")");
-  const auto it = index.find(value.get<std::int64_t>());
+  const auto it = index.find(value.template get<std::int64_t>());
   if (it == index.end()) throw file_error(where + ": unknown node id " + value.dump());
   return it->second;
 }
@@ -90,18 +94,20 @@ inline void write_json_document(const std::string& path, const nlohmann::json& d
 
 /// The ids of `order` (vertex indices) as a JSON array. O(length).
 /// Throws std::out_of_range when an index is not a vertex.
-[[nodiscard]] inline nlohmann::json order_to_json(std::span<const std::int64_t> ids, std::span<const std::size_t> order) {
-  nlohmann::json a = nlohmann::json::array();
+template <class Json = nlohmann::json>
+[[nodiscard]] Json order_to_json(std::span<const std::int64_t> ids, std::span<const std::size_t> order) {
+  Json a = Json::array();
   for (const auto v : order) a.push_back(detail::id_of_vertex(ids, v));
   return a;
 }
 
 /// The vertex indices of an order document (`{"order": [ids]}` or a bare array); `where` (the file
 /// name) starts every message. O(n + length).
+/// Json: nlohmann::json, or the library's own detail::json_value.
 /// Throws file_error naming `where` and the entry: not an array, a non-integer or unknown id.
-[[nodiscard]] inline std::vector<std::size_t> order_from_json(const nlohmann::json& doc, std::span<const std::int64_t> ids,
-                                                              const std::string& where) {
-  const nlohmann::json* entries = &doc;
+template <class Json>
+[[nodiscard]] std::vector<std::size_t> order_from_json(const Json& doc, std::span<const std::int64_t> ids, const std::string& where) {
+  const Json* entries = &doc;
   if (doc.is_object()) {
     if (!doc.contains("order")) throw file_error(where + ": expected {\"order\": [ids]} or an array of ids");
     entries = &doc["order"];
@@ -117,28 +123,34 @@ inline void write_json_document(const std::string& path, const nlohmann::json& d
 
 /// A plan's steps as [{"op": "compute", "node": id}, ...]. O(steps).
 /// Throws std::out_of_range when a step's node is not a vertex.
-[[nodiscard]] inline nlohmann::json plan_to_json(std::span<const std::int64_t> ids, const execution_plan& plan) {
-  nlohmann::json steps = nlohmann::json::array();
-  for (const auto& s : plan.steps)
-    steps.push_back(nlohmann::json{{"op", std::string(to_string(s.op))}, {"node", detail::id_of_vertex(ids, s.node)}});
+template <class Json = nlohmann::json>
+[[nodiscard]] Json plan_to_json(std::span<const std::int64_t> ids, const execution_plan& plan) {
+  Json steps = Json::array();
+  for (const auto& s : plan.steps) {
+    Json step = Json::object();
+    step["op"] = std::string(to_string(s.op));
+    step["node"] = detail::id_of_vertex(ids, s.node);
+    steps.push_back(std::move(step));
+  }
   return steps;
 }
 
 /// The plan of a plan document (`{"steps": [...]}`); `where` starts every message. O(n + steps).
 /// Throws file_error naming `where` and the step: no "steps" array, a step without "op" and
-/// "node", an op other than "compute"/"free", a non-integer or unknown node id.
-[[nodiscard]] inline execution_plan plan_from_json(const nlohmann::json& doc, std::span<const std::int64_t> ids, const std::string& where) {
+/// "node", an op other than "compute"/"free", a non-integer or unknown node id. Json: as order_from_json.
+template <class Json>
+[[nodiscard]] execution_plan plan_from_json(const Json& doc, std::span<const std::int64_t> ids, const std::string& where) {
   if (!doc.is_object() || !doc.contains("steps") || !doc["steps"].is_array())
     throw file_error(where + ": expected an object with a 'steps' array");
-  const nlohmann::json& steps = doc["steps"];
+  const Json& steps = doc["steps"];
   const auto index = detail::index_of_ids(ids);
   execution_plan plan;
   plan.steps.reserve(steps.size());
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const std::string at = where + ": steps[" + std::to_string(i) + "]";
-    const nlohmann::json& s = steps[i];
+    const Json& s = steps[i];
     if (!s.is_object() || !s.contains("op") || !s.contains("node")) throw file_error(at + ": expected {\"op\", \"node\"}");
-    const std::string op = s["op"].is_string() ? s["op"].get<std::string>() : "";
+    const std::string op = s["op"].is_string() ? s["op"].template get<std::string>() : "";
     if (op != "compute" && op != "free") throw file_error(at + ".op must be \"compute\" or \"free\"");
     plan.steps.push_back({op == "compute" ? plan_op::compute : plan_op::free, detail::vertex_of_id(index, s["node"], at + ".node")});
   }
@@ -153,12 +165,13 @@ inline void write_json_document(const std::string& path, const nlohmann::json& d
 }
 
 /// Writes `order` to `path` as `fields` plus "order": [ids] (fields: other members of the document,
-/// e.g. the algorithm and its peak; must be an object or null). O(length).
+/// e.g. the algorithm and its peak; must be an object or null; an nlohmann::json). O(length).
 /// Throws file_error naming the file when it cannot be written; std::out_of_range on a bad index.
-inline void write_order(const std::string& path, std::span<const std::int64_t> ids, std::span<const std::size_t> order,
-                        nlohmann::json fields = nlohmann::json::object()) {
-  if (fields.is_null()) fields = nlohmann::json::object();
-  fields["order"] = order_to_json(ids, order);
+template <class Json = nlohmann::json>
+void write_order(const std::string& path, std::span<const std::int64_t> ids, std::span<const std::size_t> order,
+                 std::type_identity_t<Json> fields = std::type_identity_t<Json>::object()) {
+  if (fields.is_null()) fields = Json::object();
+  fields["order"] = order_to_json<Json>(ids, order);
   detail::write_json_document(path, fields);
 }
 
@@ -170,10 +183,11 @@ inline void write_order(const std::string& path, std::span<const std::int64_t> i
 
 /// Writes `plan` to `path` as `fields` plus "steps": [...]. O(steps).
 /// Throws file_error naming the file when it cannot be written; std::out_of_range on a bad index.
-inline void write_plan(const std::string& path, std::span<const std::int64_t> ids, const execution_plan& plan,
-                       nlohmann::json fields = nlohmann::json::object()) {
-  if (fields.is_null()) fields = nlohmann::json::object();
-  fields["steps"] = plan_to_json(ids, plan);
+template <class Json = nlohmann::json>
+void write_plan(const std::string& path, std::span<const std::int64_t> ids, const execution_plan& plan,
+                std::type_identity_t<Json> fields = std::type_identity_t<Json>::object()) {
+  if (fields.is_null()) fields = Json::object();
+  fields["steps"] = plan_to_json<Json>(ids, plan);
   detail::write_json_document(path, fields);
 }
 
