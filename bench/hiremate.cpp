@@ -5,7 +5,9 @@
 //   M^l = 20, M^t = 30; `finish` = every round run to the end (stop_at_max_top = false).
 // - partition_shared/<file>: every torch/*.training.json of ../shared/graphs.
 // - block_options/L: the options of one transformer block (a level-0 group of the most repeated
-//   class) of the L-layer stack, 8 budgets, N_o = 4.
+//   class) of the L-layer stack, 8 budgets, N_o = 4; block_options_milp/96 (when CBC was built):
+//   the same with Checkmate's MILP per budget (20 s limit, started from the heuristic's plan),
+//   N_o = 8, one iteration.
 // Counters: nodes (training graph), levels, subgraphs, distinct (classes of 2+ vertices),
 // largest (vertices), top (nodes of the top graph), most_repeated (groups of the most repeated
 // class); block_options: options, found (Pareto options before thinning), low_peak_pct (lowest
@@ -19,12 +21,18 @@
 #include <memsched/remat/hiremate_subgraph.hpp>
 #include <memsched/remat/training_graph.hpp>
 
+#ifdef MEMSCHED_HAVE_CBC
+#include <memsched/remat/checkmate.hpp>
+#include <memsched/solver/backends/cbc.hpp>
+#endif
+
 #include <benchmark/benchmark.h>
 
 #include "bench_support.hpp"
 
 #include <sys/resource.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -79,7 +87,7 @@ void partition_file(benchmark::State& state, const std::filesystem::path& file) 
   report(state, g, r);
 }
 
-void block_options(benchmark::State& state, std::size_t layers) {
+void block_options(benchmark::State& state, std::size_t layers, bool milp) {
   const memsched::memory_graph g = gpt_training(layers);
   const auto part = memsched::hiremate_partition(g, {.max_lower = 20, .max_top = 30});
   const auto& groups = part.levels.at(0).groups;
@@ -89,7 +97,18 @@ void block_options(benchmark::State& state, std::size_t layers) {
   const auto& rep = part.levels[0].groups[part.classes[cls].group];
   memsched::hiremate_subgraph_result r;
   for (auto _ : state) {
-    r = memsched::hiremate_subgraph_options(g, rep.vertices, {.budgets = 8, .max_options = 4});
+    if (!milp) {
+      r = memsched::hiremate_subgraph_options(g, rep.vertices, {.budgets = 8, .max_options = 4});
+    } else {
+#ifdef MEMSCHED_HAVE_CBC
+      r = memsched::hiremate_subgraph_options(g, rep.vertices, {.budgets = 8, .max_options = 8}, [](const memsched::memory_graph& p, std::int64_t b) {
+        const memsched::remat_result h = memsched::best_heuristic_plan(p, b);
+        memsched::checkmate_options<memsched::cbc_backend> o{.solver = {.time_limit = std::chrono::seconds(20)}};
+        if (has_solution(h.status)) o.start_plans = {h.plan};
+        return memsched::checkmate_milp_plan(p, b, o);
+      });
+#endif
+    }
     benchmark::DoNotOptimize(r);
   }
   state.counters["block_vertices"] = static_cast<double>(rep.vertices.size());
@@ -117,6 +136,9 @@ int main(int argc, char** argv) {
       benchmark::RegisterBenchmark(("partition_shared/" + memsched_bench::graph_name(file)).c_str(), partition_file, file)
           ->Unit(benchmark::kMillisecond);
     for (std::size_t layers : {12u, 96u})
-      benchmark::RegisterBenchmark(("block_options/" + std::to_string(layers)).c_str(), block_options, layers)->Unit(benchmark::kMillisecond);
+      benchmark::RegisterBenchmark(("block_options/" + std::to_string(layers)).c_str(), block_options, layers, false)->Unit(benchmark::kMillisecond);
+#ifdef MEMSCHED_HAVE_CBC
+    benchmark::RegisterBenchmark("block_options_milp/96", block_options, std::size_t{96}, true)->Unit(benchmark::kSecond)->Iterations(1);
+#endif
   });
 }
