@@ -393,3 +393,58 @@ TEST_CASE("hiremate_partition: ops and costs separate classes; the partition is 
   CHECK(same3 == 1);
   CHECK(still >= 1);
 }
+
+TEST_CASE("hiremate_partition: renumbering a GPT stack changes no group and no class") {
+  const dataflow_graph f = make_gpt({.layers = 24, .hidden = 64, .heads = 4, .sequence = 16, .vocab = 100});
+  const memory_graph g = make_memory_graph(f);
+  std::vector<std::string> ops;
+  for (std::size_t v = 0; v < num_vertices(f); ++v) ops.push_back(f[v].op);
+  // Groups of a level as sets of vertices, and classes as (vertices, count) pairs.
+  auto groups_of = [](const hiremate_partition_result& r, const std::vector<std::size_t>& map) {
+    std::vector<std::set<std::set<std::size_t>>> levels;
+    for (const auto& level : r.levels) {
+      levels.emplace_back();
+      for (const auto& grp : level.groups) {
+        std::set<std::size_t> s;
+        for (auto v : grp.vertices) s.insert(map[v]);
+        levels.back().insert(s);
+      }
+    }
+    return levels;
+  };
+  auto classes_of = [](const hiremate_partition_result& r) {
+    std::multiset<std::pair<std::size_t, std::size_t>> m;
+    for (const auto& c : r.classes) m.emplace(c.vertices, c.count);
+    return m;
+  };
+  for (bool finish : {false, true}) {
+    hiremate_partition_options o{.max_lower = 20, .max_top = 10, .stop_at_max_top = !finish};
+    o.ops = ops;
+    const auto base = hiremate_partition(g, o);
+    std::vector<std::size_t> identity(g.size());
+    for (std::size_t v = 0; v < g.size(); ++v) identity[v] = v;
+    for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+      CAPTURE(finish);
+      CAPTURE(seed);
+      detail::portable_rng rng(seed);
+      std::vector<std::size_t> perm = identity;  // old index -> new index
+      for (std::size_t i = perm.size(); i-- > 1;) std::swap(perm[i], perm[rng.below(i + 1)]);
+      const memory_graph_data d = g.data();
+      memory_graph_data p{.num_nodes = d.num_nodes};
+      p.bytes.resize(d.num_nodes);
+      p.cost.resize(d.num_nodes);
+      std::vector<std::string> permuted_ops(d.num_nodes);
+      for (std::size_t v = 0; v < d.num_nodes; ++v) p.bytes[perm[v]] = d.bytes[v], p.cost[perm[v]] = d.cost[v], permuted_ops[perm[v]] = ops[v];
+      for (auto [a, b] : d.edges) p.edges.emplace_back(perm[a], perm[b]);
+      p.outputs = std::vector<std::size_t>{};
+      for (auto out : *d.outputs) p.outputs->push_back(perm[out]);
+      const memory_graph pg(p);
+      auto po = o;
+      po.ops = permuted_ops;
+      const auto r = hiremate_partition(pg, po);
+      check_partition(pg, r, po, permuted_ops);
+      CHECK(groups_of(r, identity) == groups_of(base, perm));
+      CHECK(classes_of(r) == classes_of(base));
+    }
+  }
+}
