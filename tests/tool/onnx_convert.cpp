@@ -1,0 +1,112 @@
+// `memsched convert` and the other subcommands on ONNX models: the built tool (MEMSCHED_TOOL_PATH)
+// converts each bundled model to every format, and what it writes reads back as the library's graph.
+
+#include <memsched/graph/onnx_io.hpp>
+#include <memsched/graph/read_graph.hpp>
+#include <memsched/order/serenity.hpp>
+
+#include "../graph/io_test_support.hpp"
+
+#include "../support/run_tool.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+using namespace memsched;
+using namespace memsched::testing;
+using nlohmann::json;
+
+namespace {
+std::filesystem::path model(const char* name) { return std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "onnx" / name; }
+}  // namespace
+
+TEST_CASE("convert writes every format and each reads back as the ONNX reader's graph") {
+  temp_dir dir;
+  for (const char* name : {"resnet18.onnx", "squeezenet1_1.onnx", "mobilenet_v2.onnx", "googlenet.onnx"}) {
+    CAPTURE(name);
+    const auto r = read_onnx_model(model(name));
+    for (const char* ext : {".json", ".graphml", ".dot"}) {
+      CAPTURE(ext);
+      const auto out = dir / (std::string("g") + ext);
+      const tool_run run = run_tool("convert " + model(name).string() + " --out " + out.string() + " --json", dir);
+      REQUIRE(run.exit_code == 0);
+      CHECK(run.err.empty());
+      const json doc = json::parse(run.out);
+      CHECK(doc["nodes"] == num_vertices(r.graph));
+      CHECK(doc["edges"] == num_edges(r.graph));
+      CHECK(doc["weights"] == r.weights);
+      CHECK(doc["weight_bytes"] == r.weight_bytes);
+      CHECK(doc["folded_nodes"] == r.folded_nodes);
+      CHECK(canonical(read_graph(out)) == canonical(r.graph));
+    }
+    // And back from JSON to DOT: a conversion between the text formats.
+    const tool_run again = run_tool("convert " + (dir / "g.json").string() + " --out " + (dir / "h.dot").string(), dir);
+    REQUIRE(again.exit_code == 0);
+    CHECK(canonical(read_graph(dir / "h.dot")) == canonical(r.graph));
+  }
+}
+
+TEST_CASE("convert --alias-views and --no-fold give the reader's options; order and info read .onnx") {
+  temp_dir dir;
+  const auto path = model("resnet18.onnx");
+  const tool_run merged = run_tool("convert " + path.string() + " --alias-views --out " + (dir / "a.json").string() + " --json", dir);
+  REQUIRE(merged.exit_code == 0);
+  CHECK(json::parse(merged.out)["merged_views"] == 1);
+  CHECK(canonical(read_graph(dir / "a.json")) == canonical(read_onnx_graph(path, {.alias_views = true})));
+  const tool_run literal = run_tool("convert " + path.string() + " --no-fold --out " + (dir / "n.json").string(), dir);
+  REQUIRE(literal.exit_code == 0);
+  CHECK(canonical(read_graph(dir / "n.json")) == canonical(read_onnx_graph(path, {.fold_constants = false})));
+
+  const tool_run order = run_tool("order " + path.string() + " --algo serenity --json", dir);
+  REQUIRE(order.exit_code == 0);
+  const json o = json::parse(order.out);
+  const dataflow_graph g = read_onnx_graph(path);
+  const auto best = serenity_order(g);
+  CHECK(o["status"] == "optimal");
+  CHECK(o["peak_bytes"] == best.peak_bytes);
+  const tool_run info = run_tool("info " + path.string() + " --json", dir);
+  REQUIRE(info.exit_code == 0);
+  CHECK(json::parse(info.out)["nodes"] == num_vertices(g));
+}
+
+TEST_CASE("convert binds symbolic dimensions with --dim and reports its mistakes") {
+  temp_dir dir;
+  // x[batch, 4] -> Relu, written with the ONNX C++ API.
+  onnx::ModelProto m;
+  m.set_ir_version(7);
+  m.add_opset_import()->set_version(13);
+  auto* g = m.mutable_graph();
+  auto* x = g->add_input();
+  x->set_name("x");
+  auto* t = x->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(onnx::TensorProto::FLOAT);
+  t->mutable_shape()->add_dim()->set_dim_param("batch");
+  t->mutable_shape()->add_dim()->set_dim_value(4);
+  g->add_output()->set_name("y");
+  auto* n = g->add_node();
+  n->set_op_type("Relu");
+  n->add_input("x");
+  n->add_output("y");
+  const auto path = dir / "sym.onnx";
+  std::ofstream(path, std::ios::binary) << m.SerializeAsString();
+
+  const tool_run two = run_tool("convert " + path.string() + " --dim batch=2 --out " + (dir / "s.json").string() + " --json", dir);
+  REQUIRE(two.exit_code == 0);
+  CHECK(json::parse(two.out)["total_bytes"] == 2 * (2 * 4 * 4));
+  const tool_run unbound = run_tool("convert " + path.string() + " --out " + (dir / "s.json").string(), dir);
+  CHECK(unbound.exit_code == 1);
+  CHECK(contains(unbound.err, path.string() + ": tensor 'x' (graph input): dimension 0 is symbolic ('batch')"));
+  const tool_run every = run_tool("info " + path.string(), dir);  // the other subcommands bind nothing
+  CHECK(every.exit_code == 1);
+  CHECK(contains(every.err, "--dim batch=N"));
+  CHECK(run_tool("convert " + path.string() + " --dim batch --out " + (dir / "s.json").string(), dir).exit_code == 2);
+  CHECK(run_tool("convert " + path.string() + " --dim batch=1,batch=2 --out " + (dir / "s.json").string(), dir).exit_code == 2);
+  CHECK(run_tool("convert " + path.string() + " --dim batch=1 --out " + (dir / "s.txt").string(), dir).exit_code == 2);
+  CHECK(run_tool("convert " + (dir / "s.json").string() + " --dim batch=1 --out " + (dir / "t.json").string(), dir).exit_code == 2);
+  const tool_run garbage = run_tool("convert " + (dir / "s.json").string() + " --out " + (dir / "bad.onnx").string(), dir);
+  CHECK(garbage.exit_code == 2);  // .onnx is read, never written
+}
