@@ -1,7 +1,10 @@
 #include "cli.hpp"
 
+#include <unistd.h>
+
 #include <memsched/graph/write_graph.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -140,6 +143,33 @@ std::optional<std::chrono::duration<double>> time_limit_of(const parsed_args& ar
     throw usage_error("--" + flag + " must be a number of seconds > 0, got '" + *text + "'");
   if (seconds > 1e9) return std::nullopt;  // beyond any run: no limit (and no overflow in clock arithmetic)
   return std::chrono::duration<double>(seconds);
+}
+
+std::optional<std::uint64_t> max_memory_of(const parsed_args& args, const std::string& flag) {
+  const auto text = args.get(flag);
+  if (!text) return std::nullopt;
+  auto bad = [&] {
+    return usage_error("--" + flag + " must be a whole number of bytes > 0 or a percentage of the physical memory in (0, 100] like 50%, got '" +
+                       *text + "'");
+  };
+  if (text->empty()) throw bad();
+  if (text->back() == '%') {
+    // Digits and one '.': no sign, exponent, hex, inf or nan.
+    const std::string number = text->substr(0, text->size() - 1);
+    if (number.empty() || number.find_first_not_of("0123456789.") != std::string::npos || std::count(number.begin(), number.end(), '.') > 1 ||
+        number == ".")
+      throw bad();
+    const double pct = std::strtod(number.c_str(), nullptr);
+    if (!(pct > 0 && pct <= 100)) throw bad();
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || page <= 0) throw usage_error("--" + flag + ": the physical memory is unknown here; give a number of bytes");
+    const double bytes = static_cast<double>(pages) * static_cast<double>(page) * pct / 100.0;
+    return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(bytes));
+  }
+  std::uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
+  if (ec != std::errc() || end != text->data() + text->size() || v == 0) throw bad();
+  return v;
 }
 
 std::int64_t budget_of(const std::string& text, const std::string& flag, const std::function<std::int64_t()>& reference_peak) {

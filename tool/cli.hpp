@@ -162,6 +162,11 @@ void save_graph(const std::string& path, const memsched::dataflow_graph& g);
 /// Throws usage_error naming `flag` and `path` when `path` has no graph extension write_graph knows.
 void check_graph_path(const std::string& path, const std::string& flag = "out");
 
+/// --max-memory BYTES|N% of `args` (the memory cap of a solver-based algorithm's model: a whole
+/// number of bytes > 0, or a percentage in (0, 100] of the physical memory), or nullopt when
+/// absent. One rule for every subcommand. Throws usage_error naming the flag on anything else.
+[[nodiscard]] std::optional<std::uint64_t> max_memory_of(const parsed_args& args, const std::string& flag = "max-memory");
+
 /// Reads a graph file, recognised by its extension (.json, .graphml, .dot).
 memsched::dataflow_graph load_graph(const std::string& path);
 

@@ -1,6 +1,6 @@
 // memsched remat GRAPH --budget B --algo checkmate-milp|checkmate-lp [--backend cbc|glpk]
 //   [--order ORDER.json | --order-from graph|kahn|best|heuristic] [--time-limit S] [--threads N]
-//   [--gap G] [--progress]
+//   [--gap G] [--progress] [--max-memory BYTES|N%]
 
 #include "cli.hpp"
 #include "remat_order.hpp"
@@ -31,14 +31,17 @@ const std::string checkmate_usage = std::string(
     "    --threads N             solver threads (CBC's tree search)\n"
     "    --gap G                 relative gap at which the solver stops (default 1e-6)\n"
     "    --progress              print each better plan to stderr\n"
+    "    --max-memory BYTES|N%   cap on the model's estimated memory (default: half the RAM, at most\n"
+    "                            half the address-space limit); a bigger model is not built\n"
+    "                            (status no_solution, message with both sizes)\n"
     "    Extra fields: bound, backend, seconds, order_source, start_source, start_cost, message.\n";
 
 const char* const checkmate_lp_usage =
     "    Checkmate's LP relaxation with two-phase rounding (thresholds and randomized rounding of\n"
     "    S, cheapest R); status no_solution when no rounding fits. Options as checkmate-milp\n"
-    "    (--backend, --order, --order-from, --time-limit, --progress).\n";
+    "    (--backend, --order, --order-from, --time-limit, --progress, --max-memory).\n";
 
-const option_spec checkmate_spec{{"backend", "order", "order-from", "time-limit", "threads", "gap"}, {"progress"}};
+const option_spec checkmate_spec{{"backend", "order", "order-from", "time-limit", "threads", "gap", "max-memory"}, {"progress"}};
 
 template <class Fn>
 memsched::remat_result with_backend(const parsed_args& args, Fn&& fn) {
@@ -77,6 +80,7 @@ void add_stats(json& extra, const memsched::remat_result& r, const memsched::inp
   extra["seconds_to_best"] = r.stats.seconds_to_best + used;
   extra["variables"] = r.stats.variables;
   extra["constraints"] = r.stats.constraints;
+  extra["nonzeros"] = r.stats.nonzeros;
   if (!r.message.empty()) extra["message"] = r.message;
 }
 
@@ -84,6 +88,7 @@ memsched::remat_result run_checkmate_milp(const memsched::dataflow_graph& graph,
                                           json& extra) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto limit = time_limit_or_default(args);
+  const auto max_memory = max_memory_of(args);
   std::optional<memsched::remat_result> heuristic;
   try {
     heuristic = memsched::best_heuristic_plan(graph, budget);
@@ -100,6 +105,7 @@ memsched::remat_result run_checkmate_milp(const memsched::dataflow_graph& graph,
     o.solver.threads = threads_of(args);
     o.solver.relative_gap = args.get_double("gap").value_or(1e-6);
     o.solver.observer = printer;
+    if (max_memory) o.max_bytes = *max_memory;
     if (heuristic && memsched::has_solution(heuristic->status)) o.start_plans.push_back(heuristic->plan);
     const memsched::remat_result r = memsched::checkmate_milp_plan(graph, budget, o);
     add_stats(extra, r, in, used);
@@ -116,6 +122,7 @@ memsched::remat_result run_checkmate_lp(const memsched::dataflow_graph& graph, s
                                         json& extra) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto limit = time_limit_or_default(args);
+  const auto max_memory = max_memory_of(args);
   std::optional<memsched::remat_result> heuristic;
   if (args.get_or("order-from", "best") == "heuristic") heuristic = memsched::best_heuristic_plan(graph, budget);
   const memsched::input_order_result in = remat_order_of(graph, args, limit, heuristic);
@@ -128,6 +135,7 @@ memsched::remat_result run_checkmate_lp(const memsched::dataflow_graph& graph, s
       o.solver.time_limit = std::chrono::duration<double>(std::max(0.5, limit.count() - used));
       o.solver.threads = threads_of(args);
       o.solver.observer = printer;
+      if (max_memory) o.max_bytes = *max_memory;
       const memsched::remat_result r = memsched::checkmate_lp_plan(graph, budget, o);
       add_stats(extra, r, in, used);
       extra["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -1,5 +1,6 @@
 // memsched remat GRAPH --budget B --algo moccasin [--backend gecode] [--order ORDER.json |
 //   --order-from graph|kahn|best|heuristic] [--time-limit S] [--threads N] [--progress] [--max-intervals C] [--seed K]
+//   [--max-memory BYTES|N%]
 
 #include "cli.hpp"
 #include "remat_order.hpp"
@@ -26,7 +27,10 @@ const std::string moccasin_usage = std::string(
     "    --threads N             backend threads (branch and bound only)\n"
     "    --max-intervals C       computations per vertex (default 2)\n"
     "    --seed K                local-search seed (default 1)\n"
-    "    --progress              print phases, peaks (phase 1) and costs (phase 2) on stderr\n";
+    "    --progress              print phases, peaks (phase 1) and costs (phase 2) on stderr\n"
+    "    --max-memory BYTES|N%   cap on the models' estimated memory (default: half the RAM, at\n"
+    "                            most half the address-space limit); bigger models are not built\n"
+    "                            (status no_solution, message with both sizes)\n";
 
 memsched::remat_result run_moccasin(const memsched::dataflow_graph& graph, std::int64_t budget, const parsed_args& args, json& extra) {
   const std::string backend = args.get_or("backend", "gecode");
@@ -35,6 +39,7 @@ memsched::remat_result run_moccasin(const memsched::dataflow_graph& graph, std::
   const auto intervals = args.get_int("max-intervals").value_or(2);
   if (intervals < 1) throw usage_error("--max-intervals must be >= 1");
   const auto seed = args.get_int("seed").value_or(1);
+  const auto max_memory = max_memory_of(args);
   const auto t0 = std::chrono::steady_clock::now();
   auto used = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   const memsched::remat_result heuristic = memsched::best_heuristic_plan(graph, budget);
@@ -51,6 +56,7 @@ memsched::remat_result run_moccasin(const memsched::dataflow_graph& graph, std::
     o.solver.threads = threads;
     o.solver.time_limit = std::chrono::duration<double>(std::max(0.1, time_limit.count() - prep));
     o.solver.observer = printer;
+    if (max_memory) o.max_bytes = *max_memory;
     r = memsched::moccasin_plan(graph, budget, o);
   } else
 #endif
@@ -78,7 +84,7 @@ memsched::remat_result run_moccasin(const memsched::dataflow_graph& graph, std::
 
 const register_remat_algorithm moccasin_algorithm{
     {"moccasin", moccasin_usage,
-     option_spec{{"backend", "order", "order-from", "time-limit", "threads", "max-intervals", "seed"}, {"progress"}}, run_moccasin}};
+     option_spec{{"backend", "order", "order-from", "time-limit", "threads", "max-intervals", "seed", "max-memory"}, {"progress"}}, run_moccasin}};
 
 }  // namespace
 }  // namespace memsched_cli
