@@ -304,7 +304,7 @@ class onnx_reader {
       } else if (d.has_dim_param()) {
         const auto b = options_.dims.find(d.dim_param());
         if (b == options_.dims.end())
-          fail(named + ": dimension " + std::to_string(k) + " is symbolic ('" + d.dim_param() + "'): bind it (onnx_read_options::dims, tool: --dim " +
+          fail(named + ": dimension " + std::to_string(k) + " is symbolic ('" + d.dim_param() + "'): bind it (onnx_read_options::dims; tool: memsched convert --dim " +
                d.dim_param() + "=N)");
         dims.push_back(b->second);
       } else {
