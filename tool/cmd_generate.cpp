@@ -1,8 +1,9 @@
-// memsched generate randwire|darts|random-layered [options] --out FILE.json|.graphml|.dot
+// memsched generate randwire|darts|random-layered|gpt [options] --out FILE.json|.graphml|.dot
 
 #include "cli.hpp"
 
 #include <memsched/graph/darts.hpp>
+#include <memsched/graph/gpt.hpp>
 #include <memsched/graph/json_io.hpp>
 #include <memsched/graph/random_layered.hpp>
 #include <memsched/graph/randwire.hpp>
@@ -17,9 +18,9 @@ namespace {
 std::string generate_usage() {
   return "usage: memsched generate KIND [options] --out FILE [--json]\n\n"
          "Writes a generated graph to FILE in the format of its extension (.json, .graphml, .dot) and\n"
-         "prints {\"kind\", \"nodes\", \"edges\", \"out\"}. At most 10,000,000 nodes (--nodes, --nodes x\n"
-         "--stages, --cells x 16); sizes whose total would overflow 64 bits (what a graph file can hold) are\n"
-         "refused before anything is generated.\n\n"
+         "prints {\"kind\", \"nodes\", \"edges\", \"out\"}. At most 10,000,000 nodes (random-layered --nodes,\n"
+         "randwire --nodes x --stages x 4, darts --cells x 16); sizes whose total could overflow 64 bits\n"
+         "(more than a graph file can hold) are refused before anything is generated.\n\n"
          "kinds and options (defaults in brackets):\n"
          "  randwire        RandWire network (Xie et al. 2019) of WS random stages\n"
          "    --stages N [3] --nodes N [32] --k K [4] --p P [0.75] --seed S [0] --channels C [78]\n"
@@ -30,7 +31,11 @@ std::string generate_usage() {
          "  random-layered  random layered DAG (Gagrani et al. 2022 App. A, Moccasin's RL graphs)\n"
          "    --nodes N [100] --width W [0.27] --width-variation V [0.75] --edge-density D [0.2]\n"
          "    --skip-density S [0.14] --seed S [0] --min-bytes B [10] --max-bytes B [8000] --byte-step B [10]\n"
-         "    --min-cost C [1] --max-cost C [1000]\n";
+         "    --min-cost C [1] --max-cost C [1000]\n"
+         "  gpt             GPT decoder stack at aten-trace granularity (15 nodes per layer; fp32, FLOPs;\n"
+         "                  the defaults are GPT-2 small; `memsched train` makes its training graph)\n"
+         "    --layers N [12] --hidden D [768] --heads H [12] --sequence S [256] --batch B [1]\n"
+         "    --vocab V [50257] --mlp-ratio R [4]\n";
 }
 
 template <class T>
@@ -79,7 +84,8 @@ void check_readable(const memsched::dataflow_graph& g, const std::string& kind) 
 
 int run_generate(const std::vector<std::string>& argv) {
   const option_spec spec{{"out", "stages", "nodes", "k", "p", "seed", "channels", "resolution", "classes", "cells", "stem-multiplier", "width",
-                          "width-variation", "edge-density", "skip-density", "min-bytes", "max-bytes", "byte-step", "min-cost", "max-cost"},
+                          "width-variation", "edge-density", "skip-density", "min-bytes", "max-bytes", "byte-step", "min-cost", "max-cost",
+                          "layers", "hidden", "heads", "sequence", "batch", "vocab", "mlp-ratio"},
                          {"json", "compact", "no-stem-head"}};
   const parsed_args args(argv, spec);
   const std::string& kind = args.one_positional("graph kind");
@@ -139,8 +145,25 @@ int run_generate(const std::vector<std::string>& argv) {
                             static_cast<long double>(o.byte_step),  // min_bytes + byte_step is computed too
                         "--max-bytes x --nodes");
       g = memsched::make_random_layered(o);
+    } else if (kind == "gpt") {
+      memsched::gpt_options o;
+      set_int(args, "layers", o.layers);
+      set_int(args, "hidden", o.hidden);
+      set_int(args, "heads", o.heads);
+      set_int(args, "sequence", o.sequence);
+      set_int(args, "batch", o.batch);
+      set_int(args, "vocab", o.vocab);
+      set_int(args, "mlp-ratio", o.mlp_ratio);
+      o.name = "gpt_" + std::to_string(o.layers);
+      check_node_count(static_cast<long double>(o.layers) * 15 + 8, "--layers (15 nodes each)");
+      // Every node is at most the largest tensor (QKV, MLP, scores or head), 4-byte floats.
+      const long double tokens = static_cast<long double>(o.batch) * o.sequence;
+      const long double largest = std::max({tokens * o.hidden * 3, tokens * o.hidden * o.mlp_ratio, tokens * o.vocab,
+                                            tokens * o.sequence * o.heads, static_cast<long double>(o.sequence) * o.sequence});
+      check_total_bytes((static_cast<long double>(o.layers) * 15 + 8) * largest * 4, "--layers, --hidden, --sequence, --batch, --heads and --vocab");
+      g = memsched::make_gpt(o);
     } else {
-      throw usage_error("unknown graph kind '" + kind + "' (randwire, darts, random-layered)");
+      throw usage_error("unknown graph kind '" + kind + "' (randwire, darts, random-layered, gpt)");
     }
   } catch (const std::invalid_argument& e) {
     if (dynamic_cast<const usage_error*>(&e) == nullptr) throw usage_error(e.what());
@@ -153,7 +176,7 @@ int run_generate(const std::vector<std::string>& argv) {
   return 0;
 }
 
-const register_subcommand generate_command{{"generate", "write a generated graph (randwire, darts, random-layered)", generate_usage, run_generate}};
+const register_subcommand generate_command{{"generate", "write a generated graph (randwire, darts, random-layered, gpt)", generate_usage, run_generate}};
 
 }  // namespace
 }  // namespace memsched_cli

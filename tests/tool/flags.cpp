@@ -61,7 +61,7 @@ TEST_CASE("memsched: one error path, exit 2 for usage, 1 for the rest with the f
   const tool_run unreadable = run_tool("info " + missing, s);
   CHECK(unreadable.exit_code == 1);
   CHECK(unreadable.err.find(missing) != std::string::npos);
-  const tool_run bad_graph = run_tool("order " + s.write("bad.json", "{\"nodes\": [").string(), s);
+  const tool_run bad_graph = run_tool("order " + s.write("bad.json", "{\"nodes\": [").string() + " --algo kahn", s);
   CHECK(bad_graph.exit_code == 1);
   CHECK(bad_graph.err.find("bad.json") != std::string::npos);
   const tool_run usage = run_tool("order " + graph + " --algo nothing", s);

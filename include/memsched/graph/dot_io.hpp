@@ -11,7 +11,10 @@
 
 #include <boost/graph/graphviz.hpp>
 
+#include <cstdint>
 #include <exception>
+#include <functional>
+#include <map>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -19,8 +22,202 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace memsched {
+
+namespace detail {
+
+/// The most edges a DOT text may stand for once Boost expands edges between subgraphs
+/// (`{a b c} -> {d e f}` is one edge per pair): 1,000,000 plus 4 per byte of text. A written-out
+/// edge takes at least 4 bytes ("1->2"), so only that expansion can reach the limit.
+[[nodiscard]] inline std::uint64_t max_dot_expanded_edges(std::size_t text_bytes) noexcept {
+  return 1'000'000 + 4 * static_cast<std::uint64_t>(text_bytes);
+}
+
+/// Throws file_error naming `source` and the line when the edge statements of `text` could expand
+/// to more than max_dot_expanded_edges edges. Boost's parser stores every expanded pair before we
+/// see one (14 KB of text made 2.25 M edges), so the text is scanned first. The count is an upper
+/// bound: a subgraph operand counts every node name written inside it (nested and repeated ones
+/// too), `subgraph NAME` reuses what NAME held; attribute lists and `=` values are not names.
+/// Run after check_dot_nesting (the depth stays below max_nesting_depth). O(size).
+inline void check_dot_edge_expansion(std::string_view text, const std::string& source) {
+  const std::size_t n = text.size();
+  const std::uint64_t limit = max_dot_expanded_edges(n);
+  auto sat_add = [&](std::uint64_t a, std::uint64_t b) { return a > limit || b > limit - a ? limit + 1 : a + b; };
+  auto sat_mul = [&](std::uint64_t a, std::uint64_t b) { return b != 0 && a > limit / b ? limit + 1 : a * b; };
+  struct frame {
+    std::uint64_t names = 0;   // node names written inside this brace group (upper bound of its members)
+    std::uint64_t left = 0;    // size of the operand before a pending edge operator; 0: none
+    bool pending_edge = false; // an edge operator follows `left`
+    std::string name;          // the subgraph's name, if any
+  };
+  std::vector<frame> stack(1);
+  std::map<std::string, std::uint64_t, std::less<>> named;  // members of each named subgraph so far
+  std::uint64_t expanded = 0;
+  std::size_t edge_pos = 0;
+  bool value_next = false;       // the next name is an attribute value or a port, not a node
+  int subgraph_state = 0;        // 1: after `subgraph`, 2: after `subgraph NAME`
+  std::string subgraph_name;
+  auto operand = [&](std::uint64_t size) {
+    frame& f = stack.back();
+    if (f.pending_edge) {
+      expanded = sat_add(expanded, sat_mul(f.left, size));
+      if (expanded > limit)
+        throw file_error(source + ": line " + std::to_string(line_of(text, edge_pos)) +
+                         ": edges between subgraphs expand to more than " + std::to_string(limit) +
+                         " edges (the limit for a DOT text of " + std::to_string(n) +
+                         " bytes: 1,000,000 + 4 per byte); write the edges out or use JSON");
+      f.pending_edge = false;
+    }
+    f.left = size;
+  };
+  auto end_statement = [&] {
+    stack.back().left = 0;
+    stack.back().pending_edge = false;
+  };
+  auto finish_subgraph_reference = [&] {
+    // `subgraph NAME` without a body: an operand with NAME's members.
+    if (subgraph_state == 2) {
+      const auto it = named.find(subgraph_name);
+      const std::uint64_t size = it == named.end() ? 0 : it->second;
+      stack.back().names = sat_add(stack.back().names, size);
+      operand(size);
+    }
+    subgraph_state = 0;
+  };
+  auto is_name_char = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+           static_cast<unsigned char>(c) >= 0x80;
+  };
+  auto lower = [](std::string_view w) {
+    std::string s(w);
+    for (char& c : s)
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    return s;
+  };
+  auto end_of_line = [&](std::size_t from) {
+    while (from < n && text[from] != '\n' && text[from] != '\r' && text[from] != '\f') ++from;
+    return from;
+  };
+  auto name_token = [&](const std::string& word, bool keyword_possible) {
+    const std::string w = keyword_possible ? lower(word) : std::string();
+    if (keyword_possible && (w == "node" || w == "edge" || w == "graph" || w == "digraph" || w == "strict")) {
+      finish_subgraph_reference();
+      end_statement();
+      return;
+    }
+    if (keyword_possible && w == "subgraph") {
+      finish_subgraph_reference();
+      subgraph_state = 1;
+      return;
+    }
+    if (subgraph_state == 1) {
+      subgraph_name = word;
+      subgraph_state = 2;
+      return;
+    }
+    finish_subgraph_reference();
+    if (value_next) {
+      value_next = false;
+      return;
+    }
+    stack.back().names = sat_add(stack.back().names, 1);
+    operand(1);
+  };
+  std::size_t i = 0;
+  while (i < n) {
+    const char c = text[i];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
+      ++i;
+    } else if (c == '#' || (c == '/' && i + 1 < n && text[i + 1] == '/')) {
+      i = end_of_line(i);
+    } else if (c == '/' && i + 1 < n && text[i + 1] == '*') {
+      const std::size_t end = text.find("*/", i + 2);
+      if (end == std::string_view::npos) return;  // Boost fails on it
+      i = end + 2;
+    } else if (c == '"') {
+      const std::size_t start = ++i;
+      for (; i < n && text[i] != '"'; ++i)
+        if (text[i] == '\\') ++i;
+      if (i >= n) return;  // unterminated: Boost fails on it
+      name_token(std::string(text.substr(start, i - start)), false);
+      ++i;
+    } else if (c == '<') {
+      long open = 0;
+      const std::size_t start = i;
+      for (; i < n; ++i) {
+        open += text[i] == '<';
+        open -= text[i] == '>';
+        if (open == 0) break;
+      }
+      if (i >= n) return;
+      ++i;
+      name_token(std::string(text.substr(start, i - start)), false);
+    } else if ((c == '-' && i + 1 < n && (text[i + 1] == '>' || text[i + 1] == '-'))) {
+      finish_subgraph_reference();
+      value_next = false;
+      frame& f = stack.back();
+      if (f.left != 0) f.pending_edge = true;
+      edge_pos = i;
+      i += 2;
+    } else if (c == '{') {
+      std::string name = subgraph_state == 2 ? subgraph_name : std::string();
+      subgraph_state = 0;
+      value_next = false;
+      stack.push_back(frame{.name = std::move(name)});
+      ++i;
+    } else if (c == '}') {
+      finish_subgraph_reference();
+      value_next = false;
+      if (stack.size() > 1) {
+        frame closed = std::move(stack.back());
+        stack.pop_back();
+        if (!closed.name.empty()) named[closed.name] = sat_add(named[closed.name], closed.names);
+        stack.back().names = sat_add(stack.back().names, closed.names);
+        operand(closed.names);
+      } else {
+        end_statement();
+      }
+      ++i;
+    } else if (c == '[') {
+      // An attribute list: names inside are attributes and values; it ends the statement's operands.
+      finish_subgraph_reference();
+      for (++i; i < n && text[i] != ']'; ++i)
+        if (text[i] == '"') {
+          for (++i; i < n && text[i] != '"'; ++i)
+            if (text[i] == '\\') ++i;
+        }
+      ++i;
+      end_statement();
+      value_next = false;
+    } else if (c == ';' || c == ',') {
+      finish_subgraph_reference();
+      end_statement();
+      value_next = false;
+      ++i;
+    } else if (c == '=' || c == ':') {
+      finish_subgraph_reference();
+      // `a = b`: a was an attribute name, not a node; b is its value. `a:port`: the port is no node.
+      if (c == '=') {
+        frame& f = stack.back();
+        if (f.names > 0) f.names -= 1;
+        end_statement();
+      }
+      value_next = true;
+      ++i;
+    } else if (is_name_char(c) || c == '-') {
+      const std::size_t start = i;
+      for (++i; i < n && is_name_char(text[i]); ++i) {
+      }
+      name_token(std::string(text.substr(start, i - start)), true);
+    } else {
+      ++i;  // anything else: Boost reports it; nothing to count
+    }
+  }
+}
+
+}  // namespace detail
 
 /// Parses a graph in Graphviz DOT (a `digraph`); `source` names the input in messages. Node names
 /// must be integers (the node ids). Node attributes `bytes` (required), `name`, `op`, `cost`,
@@ -29,9 +226,11 @@ namespace memsched {
 /// its attributes (a later value wins); two names for one id (`1` and `01`) are a duplicate id.
 /// O((n + m) log m). Throws file_error, whose message starts with `source`, for text that is not a
 /// DOT digraph, braces nested deeper than 256 levels (naming the line), a node name that is not an
-/// integer, and everything parse_json_graph rejects (same checks, same validation).
+/// integer, edges between subgraphs that expand to more than detail::max_dot_expanded_edges
+/// (1,000,000 + 4 per byte of text; naming the line), and everything parse_json_graph rejects (same checks, same validation).
 [[nodiscard]] inline dataflow_graph parse_dot_graph(std::string_view text, const std::string& source = "<dot>") {
   detail::check_dot_nesting(text, source);
+  detail::check_dot_edge_expansion(text, source);
   detail::attribute_graph raw;
   auto dp = detail::attribute_properties(raw, "node_id");
   try {
