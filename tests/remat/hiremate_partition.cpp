@@ -448,3 +448,30 @@ TEST_CASE("hiremate_partition: renumbering a GPT stack changes no group and no c
     }
   }
 }
+
+TEST_CASE("hiremate_partition: a level that cannot shrink is cut along a topological order") {
+  // 50 unrelated vertices: no candidate at all. Runs of 4 give 13 groups, then 4, then 1.
+  const memory_graph isolated = make_graph(50, {}, std::vector<std::int64_t>(50, 8));
+  const hiremate_partition_options o{.max_lower = 4, .max_top = 1};
+  const auto r = hiremate_partition(isolated, o);
+  check_partition(isolated, r, o);
+  REQUIRE(r.levels.size() == 3);
+  CHECK(r.levels[0].fallback);
+  CHECK(r.levels[0].groups.size() == 13);
+  CHECK(r.levels[0].groups[0].members == std::vector<std::size_t>{0, 1, 2, 3});
+  CHECK(r.levels[1].groups.size() == 4);
+  CHECK(r.stats.fallback_levels == 3);
+  // Identical runs of identical vertices share a class: 12 runs of 4 and one of 2 at level 0.
+  CHECK(r.classes[r.levels[0].groups[0].subgraph_class].count == 12);
+
+  // A star: one value read by 3,000 others. Every candidate holds the centre, so a round wraps
+  // one group of 20 per round and leaves most nodes: cut instead, and the hierarchy stays shallow.
+  std::vector<std::pair<std::size_t, std::size_t>> edges;
+  for (std::size_t v = 1; v <= 3000; ++v) edges.emplace_back(0, v);
+  const memory_graph star = make_graph(3001, edges, std::vector<std::int64_t>(3001, 8));
+  const hiremate_partition_options so{.max_lower = 20, .max_top = 30};
+  const auto rs = hiremate_partition(star, so);
+  check_partition(star, rs, so);
+  CHECK(rs.stats.fallback_levels >= 1);
+  CHECK(rs.levels.size() <= 4);
+}

@@ -56,7 +56,8 @@ struct hiremate_level {
   std::vector<hiremate_group> groups;  ///< In a topological order of the level's quotient graph.
   /// The quotient graph: (a, b) when a vertex of group a is read by a vertex of group b; a < b.
   std::vector<std::pair<std::size_t, std::size_t>> edges;
-  /// True when no candidate could be wrapped and the groups are runs of a topological order instead.
+  /// True when wrapping could not shrink the level (nothing wrapped, or more than two thirds of the
+  /// nodes and more than max_top left) and the groups are runs of a topological order instead.
   bool fallback = false;
 };
 
@@ -112,7 +113,9 @@ class hm_partitioner {
       bool merged = false;
       auto groups = hm_round(L, vals_, o_.max_lower, o_.stop_at_max_top ? o_.max_top : 0, o_.alpha).run(merged);
       hiremate_level level;
-      if (!merged) {
+      // A round that leaves more than two thirds of the nodes (a node read by thousands, whose
+      // candidates all share it) would make as many levels as nodes: cut it instead.
+      if (!merged || (groups.size() > o_.max_top && groups.size() * 3 > L.n * 2)) {
         groups.clear();
         for (std::uint32_t l = 0; l < L.n; ++l) {
           if (l % o_.max_lower == 0) groups.emplace_back();
@@ -277,12 +280,14 @@ class hm_partitioner {
 /// (bytes of its input and output values) * (original vertices)^alpha is wrapped into a group
 /// when that keeps the level acyclic; candidates sharing a node with it grow by the group (and are
 /// dropped above max_lower); when none is left the groups (and the nodes left alone) form the next
-/// level. Repeats until a level has at most max_top nodes; a level where nothing can be wrapped is
-/// cut into runs of max_lower nodes of a topological order instead (so the hierarchy always ends).
+/// level. Repeats until a level has at most max_top nodes; a level where nothing can be wrapped, or
+/// where wrapping leaves more than two thirds of the nodes and more than max_top, is cut into runs of
+/// max_lower nodes of a topological order instead (so the number of levels stays logarithmic).
 /// Groups are then sorted into classes of identical subgraphs (canonical hash, then exact check).
 /// Deterministic. Complexity: per level O(n log n + C * M * d) for n nodes, C candidates, M =
 /// max_lower and d the degree, plus O(n + m) for the classes; levels shrink geometrically in
-/// practice (at worst a level removes one node).
+/// practice and at least by a third. A value read by k nodes costs O(k) per score of a candidate
+/// holding it (a node read by thousands makes the first level quadratic in their number).
 /// Throws: std::invalid_argument (naming the field) for max_lower < 2, max_top < 1, alpha negative
 /// or not finite, or ops of the wrong length; what make_memory_graph throws for a bad graph.
 template <class G, class... Maps>
