@@ -271,6 +271,26 @@ TEST_CASE("moccasin with sizes beyond Gecode's integers (~1e12 bytes): rounded u
     CHECK(m.units(g.bytes(v)) <= memsched::detail::moccasin_value_limit);
   }
   CHECK(m.budget_units <= memsched::detail::moccasin_value_limit);
+  CHECK(m.model.variables()[m.capacity].upper <= memsched::detail::moccasin_capacity_limit(g, order, std::vector<unsigned>(6, 2)));
+}
+
+TEST_CASE("moccasin where Gecode's cumulative limits the capacity (sizes within 32 bits, long horizon): a valid plan, not an error") {
+  // 150 vertices: capacity x (sum of start widths) x tasks must stay below 2^53, which leaves
+  // about 1e7 capacity units; sizes up to 1e6 bytes with gcd 1 sum to more, so the unit grows.
+  memory_graph_data d = random_dag(150, 0.03, 5, 1'000'000);
+  for (std::size_t v = 0; v < d.bytes.size(); ++v) d.bytes[v] += static_cast<std::int64_t>(v % 2);  // gcd 1
+  const memory_graph g(d);
+  const std::vector<std::size_t> order(g.topological_order().begin(), g.topological_order().end());
+  const std::int64_t limit = memsched::detail::moccasin_capacity_limit(g, order, std::vector<unsigned>(150, 2));
+  double all = 0;
+  for (std::size_t v = 0; v < g.size(); ++v) all += static_cast<double>(g.bytes(v));
+  REQUIRE(all > static_cast<double>(limit));  // the case is the one meant
+  const std::int64_t budget = simulate_order(g, order).peak_bytes * 101 / 100;
+  const remat_result r = moccasin_plan(g, budget, moccasin_options{.backend = gecode_backend{}, .solver = {.node_limit = 200}, .order = order});
+  INFO(r.message);
+  REQUIRE(has_solution(r.status));
+  CHECK(r.message.find("rounded up to units of") != std::string::npos);
+  CHECK(simulate_plan(g, r.plan).peak_bytes <= budget);
 }
 
 TEST_CASE("moccasin refuses a model over max_bytes, naming both sizes") {

@@ -216,6 +216,9 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const mocc
     // Phase 1 did not reach the budget: proven impossible in this model, or out of time.
     const bool proven = st.phase1_status == solve_status::optimal || st.phase1_status == solve_status::infeasible;
     if (proven) result.message += "phase 1 proved the model's minimum peak above the budget\n";
+    else
+      result.message += "phase 1 found no schedule within the budget in its time (lowest peak " + std::to_string(st.phase1_peak) +
+                        " bytes, budget " + std::to_string(budget) + " bytes) and no start plan fits the order and the budget\n";
     if (!result.message.empty() && result.message.back() == '\n') result.message.pop_back();
     // With rounded sizes the proof is about the rounded model, not about bytes.
     return finish(proven ? (m1.rounded ? solve_status::no_solution : solve_status::infeasible) : solve_status::time_limit);

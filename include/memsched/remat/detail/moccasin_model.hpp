@@ -36,12 +36,35 @@ inline std::vector<std::size_t> moccasin_positions(std::size_t n, const std::vec
 /// 2^31 - 2), the narrowest of the CP backends.
 inline constexpr std::int64_t moccasin_value_limit = 2'147'483'646;
 
+/// Gecode's cumulative also refuses ("Number out of limits") a capacity c with
+/// c x (sum over tasks of the width of their start domains) x tasks beyond 2^53 - 1 (its
+/// double_check of the energy reasoning). The largest capacity the model's tasks allow: for the
+/// start domains build_moccasin_model makes (a first interval starts at one slot, a later one
+/// anywhere in the later stages), and one task per interval with bytes, one per workspace.
+inline std::int64_t moccasin_capacity_limit(const memory_graph& g, const std::vector<std::size_t>& order,
+                                            const std::vector<unsigned>& counts) {
+  const std::size_t n = g.size();
+  double width = 0, tasks = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t v = order[k];
+    const std::size_t later_stages = n - 1 - k;
+    const std::size_t count = std::min<std::size_t>(std::max(1u, counts[v]), 1 + later_stages);
+    const double per_task = (g.bytes(v) > 0) + (g.workspace(v) > 0);
+    // A later interval starts at slot(j, k), j in (k, n): a width of slot(n-1, k) - slot(k+1, k) + 1.
+    const double later = later_stages == 0 ? 1.0 : static_cast<double>(moccasin_model::slot(n - 1, k) - moccasin_model::slot(k + 1, k) + 1);
+    width += per_task * (1.0 + static_cast<double>(count - 1) * later);
+    tasks += per_task * static_cast<double>(count);
+  }
+  const double limit = 9007199254740991.0 / std::max(1.0, width * tasks);
+  return limit >= static_cast<double>(moccasin_value_limit) ? moccasin_value_limit : static_cast<std::int64_t>(limit);
+}
+
 /// Builds the model. `counts[v]` >= 1 intervals per vertex (clamped to the stages after v's own).
 /// `capacity_upper` bounds the phase-1 capacity variable (units). Memory values stay within
-/// `value_limit` (see moccasin_model::rounded).
+/// `value_limit` (default: moccasin_capacity_limit, what Gecode accepts; see moccasin_model::rounded).
 inline moccasin_model build_moccasin_model(const memory_graph& g, const std::vector<std::size_t>& order, std::int64_t budget,
                                            moccasin_phase phase, std::vector<unsigned> counts, std::int64_t capacity_upper_bytes,
-                                           std::int64_t value_limit = moccasin_value_limit) {
+                                           std::int64_t value_limit = -1) {
   moccasin_model mm;
   const std::size_t n = g.size();
   mm.order = order;
@@ -51,6 +74,7 @@ inline moccasin_model build_moccasin_model(const memory_graph& g, const std::vec
   std::int64_t unit = 0;
   for (std::size_t v = 0; v < n; ++v) unit = std::gcd(unit, std::gcd(g.bytes(v), g.workspace(v)));
   mm.byte_unit = unit == 0 ? 1 : unit;
+  if (value_limit < 0) value_limit = moccasin_capacity_limit(g, order, counts);
   {
     // Every load of the cumulative (a sum of sizes and workspaces, each rounded up by less than a
     // unit) must stay within value_limit: when the gcd unit does not ensure it, a coarser unit.
