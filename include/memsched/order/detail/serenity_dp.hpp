@@ -233,8 +233,9 @@ class serenity_dp {
     for (std::uint32_t i = 0; i < cur_n_; ++i) {
       ++expanded;
       ans.stats.states_expanded = expanded;
-      // The work of an expansion grows with the ready vertices (one child each).
-      if (!clock_.unlimited() && clock_.expired(1 + count_bits(ready<W>(at<W>(cur_, i)), words<W>()))) {
+      // One step per expansion: its cost (~ the ready vertices) changes slowly from layer to layer,
+      // which the clock's rescaling follows (weighting by count_bits cost 4 % more instructions).
+      if (clock_.expired()) {
         ans.out_of_time = true;
         return false;
       }

@@ -73,13 +73,6 @@ inline void copy_bits(std::uint64_t* dst, const std::uint64_t* src, std::size_t 
   return x != 0;
 }
 
-/// The number of bits set in a[0..words).
-[[nodiscard]] inline std::size_t count_bits(const std::uint64_t* a, std::size_t words) noexcept {
-  std::size_t c = 0;
-  for (std::size_t k = 0; k < words; ++k) c += static_cast<std::size_t>(std::popcount(a[k]));
-  return c;
-}
-
 /// a == b.
 [[nodiscard]] inline bool same_bits(const std::uint64_t* a, const std::uint64_t* b, std::size_t words) noexcept {
   std::uint64_t x = 0;
