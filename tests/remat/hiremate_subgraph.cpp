@@ -11,6 +11,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -153,6 +154,43 @@ TEST_CASE("hiremate_subgraph_options: GPT blocks, every option re-simulated, one
     CHECK(results[0].options[i].peak_bytes == results[1].options[i].peak_bytes);
     CHECK(results[0].options[i].cost == doctest::Approx(results[1].options[i].cost));
   }
+  // The plans themselves carry over: map every step onto the other block's problem.
+  const auto map = hiremate_subgraph_map(results[0].sub, same[0]->vertices, results[1].sub, same[1]->vertices);
+  REQUIRE(map.size() == results[1].sub.graph.size());
+  for (std::size_t i = 0; i < map.size(); ++i) {
+    if (results[0].sub.interface[i] || i == results[0].sub.barrier) continue;
+    // Forward vertices correspond in canonical order, gradients through grad_of.
+    const std::size_t v = results[0].sub.original[i], w = results[1].sub.original[map[i]];
+    CHECK(t.role(v) == t.role(w));
+    if (t.is_forward(v)) {
+      const auto k = std::find(same[0]->vertices.begin(), same[0]->vertices.end(), v) - same[0]->vertices.begin();
+      CHECK(same[1]->vertices[static_cast<std::size_t>(k)] == w);
+    }
+  }
+  for (const auto& o : results[0].options) {
+    execution_plan moved = o.plan;
+    for (auto& step : moved.steps) step.node = map[step.node];
+    const plan_simulation sim = simulate_plan(results[1].sub.graph, moved);
+    CHECK(sim.peak_bytes == o.peak_bytes);
+    CHECK(sim.total_cost == doctest::Approx(o.cost));
+  }
+  // Groups of different classes are refused.
+  const hiremate_group* other = nullptr;
+  for (const auto& grp : level.groups)
+    if (grp.subgraph_class != cls && grp.vertices.size() == same[0]->vertices.size()) other = &grp;
+  for (const auto& grp : level.groups)
+    if (other == nullptr && grp.subgraph_class != cls && grp.members.size() >= 2) other = &grp;
+  REQUIRE(other != nullptr);
+  const hiremate_subgraph other_sub = make_hiremate_subgraph(t, other->vertices);
+  CHECK_THROWS_AS((void)hiremate_subgraph_map(results[0].sub, same[0]->vertices, other_sub, other->vertices), std::invalid_argument);
+  // Same class, wrong correspondence (two vertices of different sizes swapped): refused too.
+  std::vector<std::size_t> swapped = same[1]->vertices;
+  for (std::size_t i = 1; i < swapped.size(); ++i)
+    if (t.bytes(swapped[i]) != t.bytes(swapped[0])) {
+      std::swap(swapped[0], swapped[i]);
+      break;
+    }
+  CHECK_THROWS_AS((void)hiremate_subgraph_map(results[0].sub, same[0]->vertices, results[1].sub, swapped), std::invalid_argument);
   MESSAGE("block of " << same[0]->vertices.size() << " forward vertices: " << results[0].found << " Pareto options, no-remat peak "
                       << results[0].no_remat_peak << ", lowest option peak " << results[0].options.front().peak_bytes << " (cost +"
                       << (results[0].options.front().cost / results[0].options.back().cost - 1) * 100 << "%)");

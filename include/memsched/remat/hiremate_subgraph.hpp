@@ -17,10 +17,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace memsched {
@@ -117,6 +120,85 @@ struct hiremate_subgraph {
   d.outputs = outputs;
   sub.graph = memory_graph(std::move(d), "make_hiremate_subgraph");
   return sub;
+}
+
+/// The vertex correspondence between the problems of two groups of one class (hiremate_partition):
+/// for every vertex of `from`, the vertex of `to` playing its role, so a plan solved once for a
+/// class serves every group of it (map each step's node). `from_vertices` / `to_vertices` are the
+/// groups' forward vertices in canonical order (hiremate_group::vertices): the i-th ones
+/// correspond; gradients follow their forward vertex, the barriers each other, and interface
+/// values the vertices that read them. O((n + m) log m) for the problems' sizes.
+/// Throws std::invalid_argument when the two problems are not the same computation under that
+/// correspondence (different sizes, bytes, costs, workspaces, roles or edges).
+[[nodiscard]] inline std::vector<std::size_t> hiremate_subgraph_map(const hiremate_subgraph& from,
+                                                                    std::span<const std::size_t> from_vertices, const hiremate_subgraph& to,
+                                                                    std::span<const std::size_t> to_vertices) {
+  auto fail = [](const std::string& what) { throw std::invalid_argument("hiremate_subgraph_map: " + what); };
+  constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
+  const memory_graph& a = from.graph;
+  const memory_graph& b = to.graph;
+  if (a.size() != b.size() || a.num_edges() != b.num_edges() || from_vertices.size() != to_vertices.size())
+    fail("the problems differ in size");
+  std::unordered_map<std::size_t, std::size_t> local_to;  // training vertex -> vertex of `to`
+  for (std::size_t j = 0; j < b.size(); ++j)
+    if (!to.interface[j] && j != to.barrier) local_to.emplace(to.original[j], j);
+  std::unordered_map<std::size_t, std::size_t> forward_map;  // training vertex of from's S -> of to's S
+  for (std::size_t i = 0; i < from_vertices.size(); ++i) forward_map.emplace(from_vertices[i], to_vertices[i]);
+  // Gradients of `to`, by the forward vertex they are the gradient of (in topological order).
+  std::unordered_map<std::size_t, std::vector<std::size_t>> grads_to;
+  for (auto j : b.topological_order())
+    if (!to.interface[j] && b.role(j) == node_role::backward) grads_to[to.original[*b.grad_of(j)]].push_back(j);
+  std::unordered_map<std::size_t, std::size_t> grads_used;
+  std::vector<std::size_t> map(a.size(), none);
+  map[from.barrier] = to.barrier;
+  for (auto i : a.topological_order()) {
+    if (from.interface[i] || i == from.barrier) continue;
+    const std::size_t v = from.original[i];
+    if (a.role(i) == node_role::forward) {
+      const auto f = forward_map.find(v);
+      if (f == forward_map.end() || !local_to.count(f->second)) fail("vertex " + std::to_string(v) + " has no counterpart");
+      map[i] = local_to.at(f->second);
+    } else {
+      const auto f = forward_map.find(from.original[*a.grad_of(i)]);
+      if (f == forward_map.end() || !grads_to.count(f->second)) fail("the gradient " + std::to_string(v) + " has no counterpart");
+      auto& list = grads_to.at(f->second);
+      auto& k = grads_used[f->second];
+      if (k >= list.size()) fail("the gradient " + std::to_string(v) + " has no counterpart");
+      map[i] = list[k++];
+    }
+  }
+  // Interface values: by the (mapped) vertices that read them; equal readers are interchangeable.
+  std::map<std::pair<node_role, std::vector<std::size_t>>, std::vector<std::size_t>> free_to;
+  for (std::size_t j = 0; j < b.size(); ++j)
+    if (to.interface[j]) {
+      const auto succ = b.successors(j);
+      free_to[{b.role(j), std::vector<std::size_t>(succ.begin(), succ.end())}].push_back(j);
+    }
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (!from.interface[i]) continue;
+    std::vector<std::size_t> readers;
+    for (auto s : a.successors(i)) readers.push_back(map[s]);
+    std::sort(readers.begin(), readers.end());
+    auto it = free_to.find({a.role(i), readers});
+    if (it == free_to.end() || it->second.empty()) fail("an interface value has no counterpart");
+    map[i] = it->second.front();
+    it->second.erase(it->second.begin());
+  }
+  std::vector<std::size_t> image = map;
+  std::sort(image.begin(), image.end());
+  if (std::adjacent_find(image.begin(), image.end()) != image.end()) fail("two vertices have one counterpart");
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const std::size_t j = map[i];
+    if (j == none || a.bytes(i) != b.bytes(j) || a.cost(i) != b.cost(j) || a.workspace(i) != b.workspace(j) || a.role(i) != b.role(j) ||
+        a.is_output(i) != b.is_output(j))
+      fail("vertex " + std::to_string(i) + " differs from its counterpart");
+    for (auto s : a.successors(i)) {
+      const auto succ = b.successors(j);
+      if (!std::binary_search(succ.begin(), succ.end(), static_cast<memory_graph::vertex>(map[s])))
+        fail("an edge of vertex " + std::to_string(i) + " has no counterpart");
+    }
+  }
+  return map;
 }
 
 /// One way to run a subgraph: a plan of its problem (hiremate_subgraph indices) within `budget`.
