@@ -55,6 +55,10 @@ class deadline_clock {
     return read();
   }
 
+  /// Steps until the next reading. A hot loop may count down a local copy (a member it would
+  /// reload after every store through a uint64_t pointer) and call read() when it runs out.
+  [[nodiscard]] std::uint64_t steps_left() const noexcept { return left_; }
+
   /// Reads the clock when work resumes after a pause (another search ran meanwhile): true when the
   /// deadline has passed; the pause does not count as work of this clock's steps.
   [[nodiscard]] bool resume() {

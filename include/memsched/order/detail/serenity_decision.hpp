@@ -106,11 +106,16 @@ class serenity_dfs {
     const std::size_t nw = words<W>();  // a constant for W > 0
     // Work since the last look at the clock: 1 per iteration (a memo probe or a pop) plus the
     // vertices a push stepped through; a push on a wide graph costs ~1,000 times a probe.
-    std::uint64_t work = 0;
+    std::uint64_t work = 0, left = clock_.steps_left();
     while (budget > 0) {
-      if (clock_.expired(work)) {
-        out_of_time_ = true;
-        return serenity_decision::stopped;
+      if (work < left) {
+        left -= work;
+      } else {
+        if (clock_.read()) {
+          out_of_time_ = true;
+          return serenity_decision::stopped;
+        }
+        left = clock_.steps_left();
       }
       work = 1;
       if (stack_.empty()) return serenity_decision::no;
