@@ -3,5 +3,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
+# The optional parts the tests cover: the ONNX reader (libonnx-dev) and the pictures (matplotlib).
+# Without them their tests are reported as skipped, not passed.
+bash "$root/scripts/setup.sh" --onnx --plots
 bash "$root/scripts/build.sh" -DMEMSCHED_BUILD_TESTS=ON -DMEMSCHED_BUILD_TOOL=ON -DMEMSCHED_BUILD_EXAMPLES=ON "$@"
 ctest --test-dir "$build" --output-on-failure --parallel "${JOBS:-$(nproc)}" --timeout 600

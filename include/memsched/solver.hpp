@@ -8,5 +8,6 @@
 #include <memsched/solver/cp_concepts.hpp>
 #include <memsched/solver/cp_model.hpp>
 #include <memsched/solver/milp_model.hpp>
+#include <memsched/solver/model_size.hpp>
 #include <memsched/solver/skeleton_backend.hpp>
 #include <memsched/solver/solver_options.hpp>
