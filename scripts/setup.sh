@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian packages memsched needs to build, test and benchmark. Idempotent: when
 # everything is present it only checks (well under a second). Run as root (or with sudo available).
-#   bash scripts/setup.sh [--glpk] [--fuzz] [--onnx] [--plots]
+#   bash scripts/setup.sh [--glpk] [--fuzz] [--onnx] [--plots] [--torch]
 # --glpk also installs libglpk-dev, for the opt-in GLPK backend (-DMEMSCHED_WITH_GLPK=ON). GLPK is
 # GPL-3+: it is installed, and linked, only when asked for. --fuzz installs clang and libFuzzer (fuzz/run.sh).
 # --onnx installs ONNX 1.12 with its protobuf headers, for the ONNX reader (memsched::onnx, found at
 # configure time), and python3-onnx (to inspect models); --plots installs python3-matplotlib for
-# scripts/plot.py. Without them the ONNX and picture tests are skipped (ctest says so).
+# scripts/plot.py. --torch installs python3-torch and python3-torchvision for scripts/torch_export.py
+# (at most 90 MB to download, 740 MB installed, about 2 min). Without them the ONNX, picture and torch tests are
+# skipped (ctest says so).
 set -euo pipefail
 
 packages=(
@@ -20,7 +22,8 @@ for arg in "$@"; do
     --fuzz) packages+=(clang libclang-rt-14-dev) ;;
     --onnx) packages+=(libonnx-dev libprotobuf-dev python3-onnx) ;;
     --plots) packages+=(python3-matplotlib) ;;
-    *) echo "setup: unknown argument '$arg' (usage: setup.sh [--glpk] [--fuzz] [--onnx] [--plots])" >&2; exit 2 ;;
+    --torch) packages+=(python3-torch python3-torchvision) ;;
+    *) echo "setup: unknown argument '$arg' (usage: setup.sh [--glpk] [--fuzz] [--onnx] [--plots] [--torch])" >&2; exit 2 ;;
   esac
 done
 
