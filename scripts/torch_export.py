@@ -304,8 +304,11 @@ def build_graph(gm, inputs, level):
                 readers[key] = []
             for key in new:
                 owner[key] = index
-            vertices.append({"id": index, "name": name, "op": op, "bytes": int(sum(new.values())),
-                             "cost": 0 if op == "input" else None})
+            vertex = {"id": index, "name": name, "op": op, "bytes": int(sum(new.values())),
+                      "cost": 0 if op == "input" else None}
+            if mutated_keys and not new:  # in place: its gradient still needs a tensor of this size
+                vertex["tensor_bytes"] = int(sum(t.numel() * t.element_size() for t in outs))
+            vertices.append(vertex)
             records.append((n, module, ins, outs))
             node_vertex[n] = index
             return result
@@ -427,6 +430,19 @@ def main(argv):
         done = subprocess.run([tool, "train", forward, "--out", args.out], capture_output=True, text=True)
         if done.returncode != 0:
             fail(f"'{tool} train' failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}", 1)
+    # The rule gives g(v) the bytes of v; an in-place v owns none, but its gradient is a new tensor.
+    with open(args.out) as f:
+        training = json.load(f)
+    tensor_bytes = {v["id"]: v["tensor_bytes"] for v in vertices if "tensor_bytes" in v}
+    patched = 0
+    for v in training["nodes"]:
+        if v.get("grad_of") in tensor_bytes:
+            v["bytes"] = tensor_bytes[v["grad_of"]]
+            patched += 1
+    if patched:
+        with open(args.out, "w") as f:
+            json.dump(training, f, separators=(",", ":"))
+            f.write("\n")
     print(f"{PROG}: wrote the training graph {args.out} ({len(vertices)} forward vertices; {tool} train)", file=sys.stderr)
     return 0
 

@@ -136,6 +136,13 @@ check("Residual --training exports", status == 0 and train is not None, err)
 if train:
     check("training graph", train.get("kind") == "training" and len(train["nodes"]) == 10, (train.get("kind"), len(train["nodes"])))
     check("training graph has the forward vertices", rows(train)[:5] == rows(res) if res else False, rows(train)[:5])
+# In place: the forward vertices own no memory, their gradients are new tensors of the output's size.
+status, err, train_inp = export("ResidualInplace", "--input-shape", "1,3,8,8", "--training", "--memsched", tool)
+check("ResidualInplace --training exports", status == 0 and train_inp is not None, err)
+if train_inp:
+    grads = {n["grad_of"]: n["bytes"] for n in train_inp["nodes"] if n.get("grad_of") is not None}
+    check("in-place gradients have the tensor's bytes", grads == {1: 1024, 2: 1024, 3: 1024, 4: 1024}, grads)
+    check("in-place forward bytes stay 0", [n["bytes"] for n in train_inp["nodes"][:5]] == [768, 1024, 0, 1024, 0])
 env = {k: v for k, v in os.environ.items() if k != "MEMSCHED"}
 env["PATH"] = "/nonexistent"
 status, err, fwd = export("Residual", "--input-shape", "1,3,8,8", "--training", env=env)
