@@ -7,8 +7,8 @@
 # --onnx installs ONNX 1.12 with its protobuf headers, for the ONNX reader (memsched::onnx, found at
 # configure time), and python3-onnx (to inspect models); --plots installs python3-matplotlib for
 # scripts/plot.py. --torch installs python3-torch and python3-torchvision for scripts/torch_export.py
-# (at most 90 MB to download, 740 MB installed, about 2 min). Without them the ONNX, picture and torch tests are
-# skipped (ctest says so).
+# (about 200 MB of packages, 740 MB installed, 2-3 min). Without them the ONNX, picture and torch
+# tests are skipped (ctest says so).
 set -euo pipefail
 
 packages=(
