@@ -1,0 +1,444 @@
+#pragma once
+// HiRemate's H-Solver (Gusak et al. 2024, section 3.2), two-level version: the forward graph is
+// partitioned (hiremate_partition), every distinct class of the lowest level is solved once for a
+// range of budgets (hiremate_subgraph_options), and one option per group is chosen so that the
+// whole schedule fits the budget at least extra cost. The choice is a native dynamic program over
+// the groups in topological order (no MILP backend needed; H-ILP of appendix B is not here yet).
+// The chosen options expand into a compute sequence of the original graph (forward schedules in
+// order, backward schedules in reverse), which the simulator re-checks; when inputs shared
+// between groups (0 bytes in the subgraph problems) push it over the budget, the choice is redone
+// under a tighter budget (the repair pass), and a plan over budget is never returned as feasible.
+
+#include <memsched/core/observer.hpp>
+#include <memsched/core/status.hpp>
+#include <memsched/graph/memory_graph.hpp>
+#include <memsched/remat/best_heuristic.hpp>
+#include <memsched/remat/checkpoint_plan.hpp>
+#include <memsched/remat/detail/plan_builder.hpp>
+#include <memsched/remat/hiremate_partition.hpp>
+#include <memsched/remat/hiremate_subgraph.hpp>
+#include <memsched/remat/remat_result.hpp>
+#include <memsched/sim/plan_from_computes.hpp>
+#include <memsched/sim/simulate_plan.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace memsched {
+
+/// Options of hiremate_plan.
+struct hiremate_options {
+  /// Whole hierarchy. When it runs out before every class is solved, the heuristic start is returned.
+  std::optional<std::chrono::duration<double>> time_limit;
+  /// Cap on the top-level table (groups x budget units bytes); fewer units when it would exceed it.
+  std::optional<std::int64_t> max_bytes;
+  unsigned threads = 1;                          ///< Classes solved in parallel (0: hardware); the result does not depend on it.
+  hiremate_partition_options partition = {};     ///< M^l, M^t, alpha.
+  std::size_t budgets = 8;                       ///< Budgets solved per class (>= 1).
+  std::size_t max_options = 4;                   ///< N_o: options kept per class (>= 1).
+  best_heuristic_options heuristics = {};        ///< Lowest-level solver when `lower_solver` is empty, and the start.
+  /// Solves one subgraph problem for one budget (e.g. Checkmate's MILP); empty: best_heuristic_plan.
+  std::function<remat_result(const memory_graph&, std::int64_t)> lower_solver = {};
+  std::size_t budget_units = 4096;               ///< Resolution of the top-level table (>= 16).
+  std::size_t repair_rounds = 12;                ///< Tighter top-level budgets tried after a simulated overshoot.
+  /// Also run best_heuristic_plan on the whole graph and return the cheaper plan (the warm start).
+  bool heuristic_start = true;
+  observer_ref observer;
+};
+
+/// What the hierarchy did (beside the remat_result).
+struct hiremate_stats {
+  std::size_t levels = 0, subgraphs = 0, distinct_subgraphs = 0, largest_subgraph = 0, top_nodes = 0;
+  std::size_t groups = 0;          ///< Groups of the level solved (level 0), singletons included.
+  std::size_t classes_solved = 0;  ///< Subgraph problems solved (one per class, plus groups whose problem differs).
+  std::size_t repair_rounds = 0;   ///< Top-level choices redone after the simulator found an overshoot.
+  double partition_seconds = 0, lower_seconds = 0, top_seconds = 0, heuristic_seconds = 0;
+  std::optional<double> hierarchy_cost, heuristic_cost;  ///< Total cost of each candidate plan (when within budget).
+  std::string source;  ///< "hierarchy" or "heuristic": which plan was returned.
+};
+
+/// hiremate_plan's answer with the hierarchy's statistics.
+struct [[nodiscard]] hiremate_plan_result {
+  remat_result result;
+  hiremate_stats stats;
+};
+
+namespace detail {
+
+struct hm_group_choice {
+  std::vector<std::size_t> forward, backward;  // original vertices, compute order
+  std::int64_t forward_peak = 0, backward_peak = 0, resident = 0;
+  double cost = 0;
+};
+
+/// The top-level choice: one option per group (groups in topological order) minimising the cost
+/// with, for every group i, R(<i) + max(forward peak, backward peak) <= budget, R the resident
+/// bytes of the groups before (rounded up to `unit`). O(groups x units x options).
+inline std::optional<std::vector<std::size_t>> hm_choose(const std::vector<std::vector<hm_group_choice>>& opts, std::int64_t budget,
+                                                         std::size_t units) {
+  if (budget <= 0) return std::nullopt;
+  const std::int64_t unit = std::max<std::int64_t>(1, (budget + static_cast<std::int64_t>(units) - 1) / static_cast<std::int64_t>(units));
+  const std::size_t U = static_cast<std::size_t>(budget / unit) + 1;
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> dp(U, inf), next(U);
+  dp[0] = 0;
+  std::vector<std::vector<std::uint8_t>> pick(opts.size(), std::vector<std::uint8_t>(U, 255));
+  std::vector<std::vector<std::uint32_t>> from(opts.size(), std::vector<std::uint32_t>(U, 0));
+  for (std::size_t i = 0; i < opts.size(); ++i) {
+    std::fill(next.begin(), next.end(), inf);
+    for (std::size_t u = 0; u < U; ++u) {
+      if (dp[u] == inf) continue;
+      const std::int64_t held = static_cast<std::int64_t>(u) * unit;
+      for (std::size_t k = 0; k < opts[i].size() && k < 255; ++k) {
+        const auto& o = opts[i][k];
+        if (held + std::max(o.forward_peak, o.backward_peak) > budget) continue;
+        const std::size_t nu = u + static_cast<std::size_t>((o.resident + unit - 1) / unit);
+        if (nu >= U) continue;
+        const double c = dp[u] + o.cost;
+        if (c < next[nu]) next[nu] = c, pick[i][nu] = static_cast<std::uint8_t>(k), from[i][nu] = static_cast<std::uint32_t>(u);
+      }
+    }
+    dp.swap(next);
+  }
+  std::size_t best = U;
+  for (std::size_t u = 0; u < U; ++u)
+    if (dp[u] < inf && (best == U || dp[u] < dp[best])) best = u;
+  if (best == U) return std::nullopt;
+  std::vector<std::size_t> choice(opts.size());
+  for (std::size_t i = opts.size(); i-- > 0;) {
+    choice[i] = pick[i][best];
+    best = from[i][best];
+  }
+  return choice;
+}
+
+/// The compute sequence of the chosen options: forward schedules in group order, backward
+/// schedules in reverse, and every vertex no group owns (the loss, gradients of nothing) as soon
+/// as something reads it. nullopt when a step would read a value not computed yet.
+inline std::optional<std::vector<std::size_t>> hm_expand(const memory_graph& g, const std::vector<const hm_group_choice*>& chosen,
+                                                         const std::vector<char>& owned) {
+  std::vector<char> done(g.size(), 0);
+  std::vector<std::size_t> seq;
+  bool ok = true;
+  std::vector<std::size_t> stack;
+  auto ensure_unowned = [&](std::size_t v) {
+    stack.assign(1, v);
+    while (!stack.empty() && ok) {
+      const std::size_t u = stack.back();
+      if (done[u]) { stack.pop_back(); continue; }
+      bool pushed = false;
+      for (auto p : g.predecessors(u))
+        if (!done[p]) {
+          if (owned[p]) { ok = false; return; }
+          stack.push_back(p);
+          pushed = true;
+          break;
+        }
+      if (pushed) continue;
+      stack.pop_back();
+      done[u] = 1;
+      seq.push_back(u);
+    }
+  };
+  auto run = [&](std::size_t v) {
+    for (auto p : g.predecessors(v))
+      if (!done[p]) {
+        if (owned[p]) { ok = false; return; }
+        ensure_unowned(p);
+      }
+    done[v] = 1;
+    seq.push_back(v);
+  };
+  for (const auto* c : chosen)
+    for (auto v : c->forward) { run(v); if (!ok) return std::nullopt; }
+  for (auto it = chosen.rbegin(); it != chosen.rend(); ++it)
+    for (auto v : (*it)->backward) { run(v); if (!ok) return std::nullopt; }
+  for (auto v : g.topological_order())
+    if (!done[v]) {
+      if (owned[v]) return std::nullopt;
+      ensure_unowned(v);
+      if (!ok) return std::nullopt;
+    }
+  return seq;
+}
+
+/// The option of least resident memory, which the peak-thinned options of a small subgraph often
+/// lack: the forward part keeps only what the barrier reads, the backward part recomputes the rest
+/// on demand (a checkpoint set of the subgraph's outputs). O(size of the problem).
+inline std::optional<hm_group_choice> hm_outputs_only(const hiremate_subgraph& sub) {
+  const memory_graph& g = sub.graph;
+  std::vector<char> keep(g.size(), 0);
+  for (auto p : g.predecessors(sub.barrier)) keep[p] = 1;
+  const auto in = prepare_strategy(g, forward_mask(g), "hiremate_plan");
+  const auto seq = checkpoint_sequence(g, in.split, keep);
+  const execution_plan plan = plan_from_computes(g, seq);
+  if (!check_plan(g, plan).valid) return std::nullopt;
+  const plan_simulation sim = simulate_plan(g, plan);
+  hm_group_choice c;
+  bool after = false;
+  for (std::size_t s = 0; s < plan.steps.size(); ++s) {
+    const auto& step = plan.steps[s];
+    if (step.op != plan_op::compute) continue;
+    if (step.node == sub.barrier && !after) {
+      after = true;
+      c.resident = sim.live_before[s];
+    }
+    (after ? c.backward_peak : c.forward_peak) = std::max(after ? c.backward_peak : c.forward_peak, sim.transient[s]);
+    c.cost += g.cost(step.node);
+    if (step.node == sub.barrier || sub.interface[step.node]) continue;
+    (after ? c.backward : c.forward).push_back(sub.original[step.node]);
+  }
+  return c;
+}
+
+}  // namespace detail
+
+/// HiRemate (two levels): partition, options per distinct class, top-level choice, expansion,
+/// simulation. Returns the cheaper of the hierarchy's plan and best_heuristic_plan's (when
+/// options.heuristic_start), status `feasible` when it fits `budget` (nothing is proven),
+/// `no_solution` otherwise (`infeasible` when the budget is below what every plan needs).
+/// Deterministic, independent of options.threads.
+/// Complexity: partition + classes x budgets x lower solve + groups x budget_units x max_options
+/// per repair round + O(plan length) simulations.
+/// Throws: std::invalid_argument naming the field for budgets, max_options or budget_units out of
+/// range, or a graph without training roles; what hiremate_partition and the lower solver throw.
+template <class G, class... Maps>
+  requires memory_graph_source<G, Maps...>
+[[nodiscard]] hiremate_plan_result hiremate_plan_detailed(const G& graph, std::int64_t budget, const hiremate_options& options,
+                                                          const Maps&... maps) {
+  using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
+  auto fail = [](const std::string& what) { throw std::invalid_argument("hiremate_plan: " + what); };
+  if (options.budgets == 0) fail("budgets must be >= 1");
+  if (options.max_options == 0 || options.max_options > 254) fail("max_options must be in 1..254");
+  if (options.budget_units < 16) fail("budget_units must be >= 16");
+  const memory_graph& g = detail::to_memory_graph(graph, maps...);
+  if (!g.has_training_roles()) fail("the graph has no training roles (make_training_graph first)");
+  auto elapsed = [&] { return detail::seconds_since(start); };
+  auto out_of_time = [&] { return options.time_limit && elapsed() >= options.time_limit->count(); };
+  hiremate_plan_result out;
+  hiremate_stats& st = out.stats;
+
+  // The start: the best heuristic on the whole graph.
+  remat_result heur;
+  if (options.heuristic_start) {
+    options.observer.on_phase(elapsed(), "heuristic start");
+    heur = best_heuristic_plan(g, budget, options.heuristics);
+    st.heuristic_seconds = heur.stats.seconds;
+    if (heur.status == solve_status::feasible) {
+      st.heuristic_cost = heur.total_cost;
+      options.observer.on_incumbent(elapsed(), heur.total_cost);
+    }
+  }
+
+  // H-Partition; the level solved is level 0 (or the whole forward graph as one group).
+  options.observer.on_phase(elapsed(), "partition");
+  const hiremate_partition_result part = hiremate_partition(graph, options.partition, maps...);
+  st.levels = part.stats.levels;
+  st.subgraphs = part.stats.subgraphs;
+  st.distinct_subgraphs = part.stats.distinct_subgraphs;
+  st.largest_subgraph = part.stats.largest_subgraph;
+  st.top_nodes = part.stats.top_nodes;
+  st.partition_seconds = part.stats.seconds;
+  std::vector<std::vector<std::size_t>> groups;  // forward vertices, canonical order
+  std::vector<std::size_t> group_class;
+  if (!part.levels.empty()) {
+    for (const auto& grp : part.levels[0].groups) groups.push_back(grp.vertices), group_class.push_back(grp.subgraph_class);
+  } else {
+    std::vector<std::size_t> all;
+    for (auto v : g.topological_order())
+      if (g.is_forward(v)) all.push_back(v);
+    groups.push_back(all);
+    group_class.push_back(0);
+  }
+  st.groups = groups.size();
+
+  // Lowest level: one solve per class (the first group of it), in parallel.
+  const auto lower_start = clock::now();
+  options.observer.on_phase(elapsed(), "lower level");
+  std::vector<std::size_t> rep_of(groups.size());
+  std::vector<std::size_t> reps;
+  {
+    std::vector<std::size_t> first(part.classes.size() + 1, groups.size());
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      auto& f = first[group_class[i]];
+      if (f == groups.size()) f = i, reps.push_back(i);
+      rep_of[i] = f;
+    }
+  }
+  const hiremate_subgraph_options_config cfg{.budgets = options.budgets, .max_options = options.max_options, .heuristics = options.heuristics};
+  auto solve_group = [&](std::size_t i) {
+    if (options.lower_solver) return hiremate_subgraph_options(g, groups[i], cfg, options.lower_solver);
+    return hiremate_subgraph_options(g, groups[i], cfg);
+  };
+  std::vector<std::optional<hiremate_subgraph_result>> solved(groups.size());
+  std::atomic<bool> timed_out{false};
+  auto solve_all = [&](const std::vector<std::size_t>& which) {
+    std::atomic<std::size_t> next{0};
+    auto worker = [&] {
+      for (std::size_t k; (k = next.fetch_add(1)) < which.size();) {
+        if (out_of_time()) { timed_out = true; return; }
+        solved[which[k]] = solve_group(which[k]);
+      }
+    };
+    unsigned t = options.threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : options.threads;
+    t = static_cast<unsigned>(std::min<std::size_t>(t, which.size()));
+    if (t <= 1) return worker();
+    std::vector<std::thread> pool;
+    std::exception_ptr error;
+    std::mutex error_mutex;
+    for (unsigned w = 0; w < t; ++w)
+      pool.emplace_back([&] {
+        try {
+          worker();
+        } catch (...) {
+          const std::lock_guard lock(error_mutex);
+          if (!error) error = std::current_exception();
+          next = which.size();
+        }
+      });
+    for (auto& th : pool) th.join();
+    if (error) std::rethrow_exception(error);
+  };
+  solve_all(reps);
+  // Options of every group, in original vertices (a class's plans mapped to each member).
+  std::vector<std::vector<detail::hm_group_choice>> choices(groups.size());
+  std::vector<std::size_t> unshared;  // groups whose problem turned out different from their class's
+  auto to_choices = [&](const hiremate_subgraph_result& r, const hiremate_subgraph& sub, const std::vector<std::size_t>* map) {
+    std::vector<detail::hm_group_choice> cs;
+    for (const auto& o : r.options) {
+      detail::hm_group_choice c;
+      c.forward_peak = o.forward_peak, c.backward_peak = o.backward_peak, c.resident = o.resident_bytes, c.cost = o.cost;
+      for (std::size_t s = 0; s < o.plan.steps.size(); ++s) {
+        const auto& step = o.plan.steps[s];
+        if (step.op != plan_op::compute) continue;
+        const std::size_t local = map ? (*map)[step.node] : step.node;
+        if (local == sub.barrier || sub.interface[local]) continue;
+        (s < o.barrier_step ? c.forward : c.backward).push_back(sub.original[local]);
+      }
+      cs.push_back(std::move(c));
+    }
+    if (!cs.empty())
+      if (auto low = detail::hm_outputs_only(sub); low && low->resident < cs.front().resident) cs.push_back(std::move(*low));
+    return cs;
+  };
+  if (!timed_out) {
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      const std::size_t r = rep_of[i];
+      if (r == i) {
+        choices[i] = to_choices(*solved[i], solved[i]->sub, nullptr);
+        continue;
+      }
+      const hiremate_subgraph sub = make_hiremate_subgraph(g, groups[i]);
+      try {
+        const auto map = hiremate_subgraph_map(solved[r]->sub, groups[r], sub, groups[i]);
+        choices[i] = to_choices(*solved[r], sub, &map);
+      } catch (const std::invalid_argument&) {
+        unshared.push_back(i);  // same forward class, different problem (e.g. the gradients differ)
+      }
+    }
+    solve_all(unshared);
+    if (!timed_out)
+      for (auto i : unshared) choices[i] = to_choices(*solved[i], solved[i]->sub, nullptr);
+  }
+  st.classes_solved = reps.size() + unshared.size();
+  st.lower_seconds = detail::seconds_since(lower_start);
+
+  // Top level: choose, expand, simulate; tighten on overshoot.
+  const auto top_start = clock::now();
+  std::vector<char> owned(g.size(), 0);
+  for (const auto& grp : groups)
+    for (auto v : grp) owned[v] = 1;
+  for (std::size_t v = 0; v < g.size(); ++v)
+    if (g.role(v) == node_role::backward && g.grad_of(v) && owned[*g.grad_of(v)]) owned[v] = 1;
+  remat_result hier;
+  std::string why = timed_out ? "the time limit stopped the lowest level" : "";
+  bool every_group = !timed_out;
+  for (const auto& c : choices) every_group = every_group && !c.empty();
+  if (!timed_out && !every_group) why = "a subgraph has no option";
+  if (every_group) {
+    options.observer.on_phase(elapsed(), "top level");
+    std::size_t units = options.budget_units;
+    if (options.max_bytes) {
+      const std::int64_t per = static_cast<std::int64_t>(groups.size()) * 13 + 16;  // dp doubles + pick + from per unit
+      units = std::max<std::size_t>(16, std::min<std::size_t>(units, static_cast<std::size_t>(std::max<std::int64_t>(1, *options.max_bytes / per))));
+    }
+    std::int64_t target = budget;
+    for (std::size_t round = 0; round <= options.repair_rounds && !out_of_time(); ++round) {
+      const auto choice = detail::hm_choose(choices, target, units);
+      if (!choice) { why = "no choice of the subgraphs' options fits the budget"; break; }
+      std::vector<const detail::hm_group_choice*> chosen;
+      for (std::size_t i = 0; i < groups.size(); ++i) chosen.push_back(&choices[i][(*choice)[i]]);
+      auto seq = detail::hm_expand(g, chosen, owned);
+      if (!seq) { why = "the groups' schedules cannot be put in one order"; break; }
+      if (detail::sequence_peak_cost(g, *seq).first <= budget) *seq = detail::use_spare_memory(g, *seq, budget);
+      remat_result r = detail::finish_plan(g, *seq, budget, start);
+      if (r.status == solve_status::feasible) {
+        hier = std::move(r);
+        st.hierarchy_cost = hier.total_cost;
+        options.observer.on_incumbent(elapsed(), hier.total_cost);
+        break;
+      }
+      ++st.repair_rounds;
+      const std::int64_t over = r.peak_bytes - budget;
+      why = "the expanded plan's peak " + std::to_string(r.peak_bytes) + " exceeds the budget";
+      target -= std::max<std::int64_t>(over, std::max<std::int64_t>(1, target / 64));
+      if (target <= 0) break;
+    }
+  }
+  st.top_seconds = detail::seconds_since(top_start);
+
+  const bool hier_ok = hier.status == solve_status::feasible;
+  const bool heur_ok = heur.status == solve_status::feasible;
+  if (hier_ok && (!heur_ok || hier.total_cost <= heur.total_cost)) {
+    out.result = std::move(hier);
+    st.source = "hierarchy";
+  } else if (heur_ok) {
+    out.result = std::move(heur);
+    st.source = "heuristic";
+  } else {
+    out.result = remat_result{};
+    if (auto lb = detail::budget_below_lower_bound(g, budget)) {
+      out.result.status = solve_status::infeasible;
+      why = *lb;
+    }
+  }
+  out.result.stats.seconds = elapsed();
+  out.result.stats.start_source = heur_ok ? "best heuristic" : "";
+  if (heur_ok) out.result.stats.start_cost = *st.heuristic_cost;
+  std::string msg = "hiremate: " + std::to_string(st.groups) + " groups, " + std::to_string(st.classes_solved) + " subgraph problems solved, " +
+                    std::to_string(st.levels) + " partition levels";
+  if (!st.source.empty()) msg += "; plan from the " + st.source;
+  if (!hier_ok && !why.empty()) msg += "; hierarchy: " + why;
+  out.result.message = msg;
+  return out;
+}
+
+/// hiremate_plan_detailed's remat_result (the one remat API). Same complexity and exceptions.
+template <class G, class... Maps>
+  requires memory_graph_source<G, Maps...>
+[[nodiscard]] remat_result hiremate_plan(const G& graph, std::int64_t budget, const hiremate_options& options, const Maps&... maps) {
+  return hiremate_plan_detailed(graph, budget, options, maps...).result;
+}
+
+/// hiremate_plan with default options.
+template <class G>
+  requires memory_graph_source<G>
+[[nodiscard]] remat_result hiremate_plan(const G& graph, std::int64_t budget) {
+  return hiremate_plan(graph, budget, hiremate_options{});
+}
+
+}  // namespace memsched

@@ -1,0 +1,156 @@
+#include <memsched/graph/gpt.hpp>
+#include <memsched/graph/json_io.hpp>
+#include <memsched/remat/best_heuristic.hpp>
+#include <memsched/remat/hiremate.hpp>
+#include <memsched/remat/training_graph.hpp>
+#include <memsched/sim/simulate_order.hpp>
+#include <memsched/sim/simulate_plan.hpp>
+
+#ifdef MEMSCHED_HAVE_CBC
+#include <memsched/remat/checkmate.hpp>
+#include <memsched/solver/backends/cbc.hpp>
+#endif
+
+#include <doctest/doctest.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+using namespace memsched;
+
+namespace {
+
+memory_graph tiny_gpt(std::size_t layers) {
+  return make_memory_graph(make_training_graph(make_gpt({.layers = layers, .hidden = 32, .heads = 2, .sequence = 16, .vocab = 50})));
+}
+
+std::int64_t no_remat_peak(const memory_graph& g) {
+  const auto& topo = g.topological_order();
+  return simulate_order(g, std::vector<std::size_t>(topo.begin(), topo.end())).peak_bytes;
+}
+
+// The simulator re-checks everything the result claims.
+void check_result(const memory_graph& g, const remat_result& r, std::int64_t budget) {
+  REQUIRE(has_solution(r.status));
+  const plan_simulation sim = simulate_plan(g, r.plan);  // throws on an invalid plan
+  CHECK(sim.peak_bytes <= budget);
+  CHECK(sim.peak_bytes == r.peak_bytes);
+  CHECK(sim.total_cost == doctest::Approx(r.total_cost));
+  std::vector<char> computed(g.size(), 0);
+  for (const auto& s : r.plan.steps)
+    if (s.op == plan_op::compute) computed[s.node] = 1;
+  for (std::size_t v = 0; v < g.size(); ++v) CHECK(computed[v]);
+}
+
+}  // namespace
+
+TEST_CASE("hiremate: hm_choose by hand") {
+  using detail::hm_group_choice;
+  // Two groups; each: a cheap option holding much, an expensive one holding little.
+  std::vector<std::vector<hm_group_choice>> opts(2);
+  opts[0] = {{.forward_peak = 60, .backward_peak = 60, .resident = 50, .cost = 10}, {.forward_peak = 40, .backward_peak = 40, .resident = 10, .cost = 15}};
+  opts[1] = {{.forward_peak = 60, .backward_peak = 60, .resident = 50, .cost = 10}, {.forward_peak = 40, .backward_peak = 40, .resident = 10, .cost = 12}};
+  // Budget 200: both cheap (held 50 before group 1: 50 + 60 <= 200).
+  CHECK(*detail::hm_choose(opts, 200, 1000) == std::vector<std::size_t>{0, 0});
+  // Budget 100: cheap then small (10 + 12 = 22; held 50 + 40 <= 100) beats small then cheap (15 + 10).
+  CHECK(*detail::hm_choose(opts, 100, 1000) == std::vector<std::size_t>{0, 1});
+  // Budget 45: only the small options (10 + 40 = 50 > 45): nothing fits.
+  CHECK(!detail::hm_choose(opts, 45, 1000));
+  CHECK(*detail::hm_choose(opts, 50, 1000) == std::vector<std::size_t>{1, 1});
+}
+
+TEST_CASE("hiremate: tiny GPT stacks, plans valid within every budget, never worse than the heuristic start") {
+  for (std::size_t layers : {2u, 4u, 8u}) {
+    const memory_graph g = tiny_gpt(layers);
+    const std::int64_t peak = no_remat_peak(g);
+    for (int pct : {30, 40, 50, 70, 100}) {
+      const std::int64_t budget = peak * pct / 100;
+      CAPTURE(layers);
+      CAPTURE(pct);
+      const auto heur = best_heuristic_plan(g, budget);
+      const auto full = hiremate_plan_detailed(g, budget, hiremate_options{});
+      const auto alone = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false});
+      if (has_solution(alone.result.status)) {
+        check_result(g, alone.result, budget);
+        CHECK(alone.stats.source == "hierarchy");
+      } else {
+        CHECK(alone.result.plan.steps.empty());
+      }
+      if (has_solution(heur.status)) {
+        check_result(g, full.result, budget);
+        CHECK(full.result.total_cost <= heur.total_cost + 1e-9 * heur.total_cost);
+      }
+      if (has_solution(full.result.status)) check_result(g, full.result, budget);
+      CHECK(full.stats.groups >= 1);
+      MESSAGE("layers " << layers << " at " << pct << "%: heuristic " << (has_solution(heur.status) ? std::to_string(heur.overhead) : "none")
+                        << ", hierarchy " << (has_solution(alone.result.status) ? std::to_string(alone.result.overhead) : "none"));
+    }
+  }
+}
+
+TEST_CASE("hiremate: the hierarchy alone finds plans on an 8-layer stack, one problem per class") {
+  const memory_graph g = tiny_gpt(8);
+  const std::int64_t peak = no_remat_peak(g);
+  const auto r = hiremate_plan_detailed(g, peak * 6 / 10, hiremate_options{.partition = {.max_lower = 20, .max_top = 10}, .heuristic_start = false});
+  check_result(g, r.result, peak * 6 / 10);
+  CHECK(r.stats.levels >= 1);
+  CHECK(r.stats.classes_solved < r.stats.groups);  // identical blocks are solved once
+  CHECK(r.stats.source == "hierarchy");
+  // At the no-remat peak the hierarchy recomputes nothing.
+  const auto big = hiremate_plan_detailed(g, peak, hiremate_options{.heuristic_start = false});
+  check_result(g, big.result, peak);
+  CHECK(big.result.overhead == doctest::Approx(0).epsilon(1e-12));
+}
+
+TEST_CASE("hiremate: the result does not depend on the thread count") {
+  const memory_graph g = tiny_gpt(6);
+  const std::int64_t budget = no_remat_peak(g) / 2;
+  const auto one = hiremate_plan(g, budget, hiremate_options{.threads = 1, .heuristic_start = false});
+  const auto three = hiremate_plan(g, budget, hiremate_options{.threads = 3, .heuristic_start = false});
+  CHECK(one.status == three.status);
+  CHECK(one.plan == three.plan);
+}
+
+TEST_CASE("hiremate: a training graph of the test data at several budgets") {
+  for (const char* name : {"resnet18", "darts_v2_normal_cell"})
+  for (int pct : {30, 50}) {
+    const memory_graph g = make_memory_graph(read_json_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/" + name + ".training.json"));
+    const std::int64_t peak = no_remat_peak(g);
+    const std::int64_t budget = peak * pct / 100;
+    const auto r = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false});
+    CAPTURE(pct);
+    CAPTURE(name);
+    if (has_solution(r.result.status)) check_result(g, r.result, budget);
+    MESSAGE(std::string(name) << " at " << pct << "%: " << to_string(r.result.status) << " overhead " << r.result.overhead << " (" << r.result.message << ")");
+  }
+}
+
+TEST_CASE("hiremate: bad input") {
+  const memory_graph g = tiny_gpt(2);
+  CHECK_THROWS_AS((void)hiremate_plan(g, 100, hiremate_options{.budgets = 0}), std::invalid_argument);
+  CHECK_THROWS_AS((void)hiremate_plan(g, 100, hiremate_options{.max_options = 0}), std::invalid_argument);
+  CHECK_THROWS_AS((void)hiremate_plan(g, 100, hiremate_options{.budget_units = 3}), std::invalid_argument);
+  const memory_graph inference = make_memory_graph(make_gpt({.layers = 1, .hidden = 8, .heads = 1, .sequence = 4, .vocab = 5}));
+  CHECK_THROWS_AS((void)hiremate_plan(inference, 100), std::invalid_argument);
+  // A budget below every plan's need: infeasible, no plan.
+  const auto r = hiremate_plan(g, 1);
+  CHECK(r.status == solve_status::infeasible);
+  CHECK(r.plan.steps.empty());
+}
+
+#ifdef MEMSCHED_HAVE_CBC
+TEST_CASE("hiremate: never below Checkmate's optimum on a one-layer stack") {
+  const memory_graph g = tiny_gpt(1);
+  const std::int64_t peak = no_remat_peak(g);
+  for (int pct : {50, 70}) {
+    const std::int64_t budget = peak * pct / 100;
+    const auto exact = checkmate_milp_plan<cbc_backend>(g, budget);
+    const auto h = hiremate_plan(g, budget, hiremate_options{.partition = {.max_lower = 6, .max_top = 4}, .heuristic_start = false});
+    CAPTURE(pct);
+    if (exact.status == solve_status::optimal && has_solution(h.status)) CHECK(h.total_cost >= exact.total_cost - 1e-6 * exact.total_cost);
+    MESSAGE("1 layer at " << pct << "%: checkmate " << to_string(exact.status) << " " << exact.overhead << ", hiremate " << to_string(h.status) << " "
+                          << h.overhead);
+  }
+}
+#endif
