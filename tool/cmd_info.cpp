@@ -3,7 +3,12 @@
 
 #include "cli.hpp"
 
+#if defined(MEMSCHED_HAVE_ONNX)
+#include <memsched/graph/onnx_io.hpp>
+#endif
+
 #include <cstdint>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -18,7 +23,7 @@ const char* const baseline_names[] = {"kahn", "dfs", "greedy"};
 std::string info_usage() {
   std::string text =
       "usage: memsched info GRAPH [--json]\n\n"
-      "Describes GRAPH (.json, .graphml or .dot): its name and kind, the number of nodes, edges,\n"
+      "Describes GRAPH (.json, .graphml, .dot, or .onnx when built with ONNX): its name and kind, the number of nodes, edges,\n"
       "sources (nodes without inputs), sinks (nodes without consumers) and outputs, the total bytes\n"
       "(sum of the node sizes), the total workspace and cost, a lower bound on the peak memory of any\n"
       "order (the largest node plus its inputs and workspace) and the peaks of the baseline orders:";
@@ -33,7 +38,9 @@ std::string info_usage() {
       "  --json   print one JSON object: {\"file\", \"name\", \"kind\", \"nodes\", \"edges\", \"sources\",\n"
       "           \"sinks\", \"outputs\", \"total_bytes\", \"total_workspace\", \"total_cost\",\n"
       "           \"lower_bound\", \"baselines\": {\"kahn\": peak, ...}}, plus \"order_peak\" (the\n"
-      "           peak of the file's own input order) when the graph has an order\n\n"
+      "           peak of the file's own input order) when the graph has an order, and for an ONNX\n"
+      "           model \"weights\", \"weight_bytes\", \"constant_nodes\", \"folded_nodes\" (what the\n"
+      "           reader left out: weights are not vertices and are not planned)\n\n"
       "Errors (an unreadable or invalid graph file) go to stderr with exit code 1; usage errors exit 2.\n";
   return text;
 }
@@ -67,7 +74,21 @@ std::string bytes_text(std::int64_t value) {
 int run_info(const std::vector<std::string>& argv) {
   const parsed_args args(argv, option_spec{{}, {"json"}});
   const std::string& path = args.one_positional("graph file");
+  // An ONNX model's weights are not vertices: say how many and how big, so nobody reads the peaks
+  // below as the model's whole footprint.
+  json weights_doc = json::object();
+#if defined(MEMSCHED_HAVE_ONNX)
+  const bool onnx = std::filesystem::path(path).extension() == ".onnx";
+  const memsched::dataflow_graph graph = [&] {
+    if (!onnx) return load_graph(path);
+    auto r = memsched::read_onnx_model(path);
+    weights_doc = {{"weights", r.weights}, {"weight_bytes", r.weight_bytes},
+                   {"constant_nodes", r.constant_nodes}, {"folded_nodes", r.folded_nodes}};
+    return std::move(r.graph);
+  }();
+#else
   const memsched::dataflow_graph graph = load_graph(path);
+#endif
   const memsched::memory_graph g = memsched::make_memory_graph(graph, path);
 
   std::size_t sources = 0, sinks = 0;
@@ -93,6 +114,7 @@ int run_info(const std::vector<std::string>& argv) {
               {"lower_bound", memsched::peak_lower_bound(g)},
               {"baselines", json::object()}};
 
+  doc.update(weights_doc);
   // The input order of the file, when it has one (e.g. the Moccasin graphs).
   if (!info.order.empty()) doc["order_peak"] = memsched::order_peak(g, info.order);
 
@@ -131,6 +153,9 @@ int run_info(const std::vector<std::string>& argv) {
     line("total cost", cost.str());
   }
   line("lower bound", bytes_text(doc["lower_bound"].get<std::int64_t>()));
+  if (doc.contains("weights"))
+    line("weights", grouped(doc["weights"].get<std::int64_t>()) + " tensors, " +
+                        bytes_text(doc["weight_bytes"].get<std::int64_t>()) + " (not vertices, not planned)");
   if (doc.contains("order_peak")) line("file order peak", bytes_text(doc["order_peak"].get<std::int64_t>()));
   for (const auto& [name, peak] : doc["baselines"].items()) line(name + " peak", bytes_text(peak.get<std::int64_t>()));
   return 0;

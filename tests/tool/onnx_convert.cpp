@@ -70,7 +70,17 @@ TEST_CASE("convert --alias-views and --no-fold give the reader's options; order 
   CHECK(o["peak_bytes"] == best.peak_bytes);
   const tool_run info = run_tool("info " + path.string() + " --json", dir);
   REQUIRE(info.exit_code == 0);
-  CHECK(json::parse(info.out)["nodes"] == num_vertices(g));
+  const json i = json::parse(info.out);
+  CHECK(i["nodes"] == num_vertices(g));
+  // What the reader left out is reported: weights are not vertices.
+  const auto read = read_onnx_model(path);
+  CHECK(read.weights > 0);
+  CHECK(i["weights"] == read.weights);
+  CHECK(i["weight_bytes"] == read.weight_bytes);
+  CHECK(i["folded_nodes"] == read.folded_nodes);
+  const tool_run text = run_tool("info " + path.string(), dir);
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.out.find("not vertices, not planned") != std::string::npos);
 }
 
 TEST_CASE("convert binds symbolic dimensions with --dim and reports its mistakes") {
