@@ -6,7 +6,8 @@
 
 MODULE_SPEC is a dotted path to a callable returning an nn.Module, called without arguments
 (torchvision.models.resnet18), or FILE.py:NAME. The model is traced with torch.fx (module level:
-symbolic_trace; aten level: make_fx) and run once on random float32 inputs of the given shapes.
+symbolic_trace; aten level: make_fx) and run once on random inputs of the given shapes (float32,
+or D,D,...:int64 for token ids).
 Vertices are the values that own memory: graph inputs and every op whose output is a new tensor
 (bytes = the size of the new storage(s)); views and in-place ops share memory with their base.
 Weights, parameters and buffers are not vertices. Exit status: 0 written, 1 the model failed to
@@ -46,14 +47,30 @@ def first_line(exc):
     return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
 
 
+INPUT_DTYPES = ("float32", "float64", "float16", "bfloat16", "int64", "int32")
+
+
 def parse_shape(text):
+    """'D,D,...[:DTYPE]' -> (dims, dtype name); float32 by default."""
+    shape, _, dtype = text.partition(":")
     try:
-        dims = [int(d) for d in text.split(",")]
+        dims = [int(d) for d in shape.split(",")]
     except ValueError:
         dims = []
     if not dims or any(d <= 0 for d in dims):
         fail(f"bad --input-shape '{text}': expected positive integers separated by commas, e.g. 1,3,224,224", 2)
-    return dims
+    if dtype and dtype not in INPUT_DTYPES:
+        fail(f"bad --input-shape '{text}': unknown dtype '{dtype}' (one of {', '.join(INPUT_DTYPES)})", 2)
+    return dims, dtype or "float32"
+
+
+def make_input(dims, dtype):
+    """Random floats; integer inputs (token ids) are zeros, a valid index for any embedding."""
+    import torch
+
+    if dtype.startswith("int"):
+        return torch.zeros(*dims, dtype=getattr(torch, dtype))
+    return torch.randn(*dims).to(getattr(torch, dtype))
 
 
 def load_model(spec):
@@ -208,8 +225,9 @@ def trace(model, inputs, level):
         if level == "module":
             return torch.fx.symbolic_trace(model)
         from torch.fx.experimental.proxy_tensor import make_fx
-        with torch.no_grad():
-            return make_fx(model)(*inputs)
+        # With gradients enabled: under no_grad, eval-mode modules take fused inference kernels
+        # (nn.TransformerEncoderLayer becomes one _transformer_encoder_layer_fwd op).
+        return make_fx(model)(*inputs)
     except Exception as exc:
         fail(f"cannot trace the model at {level} level with torch.fx: {first_line(exc)}", 1)
 
@@ -373,8 +391,9 @@ def find_tool(explicit):
 def main(argv):
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     parser.add_argument("module_spec", metavar="MODULE_SPEC")
-    parser.add_argument("--input-shape", action="append", required=True, metavar="D,D,...",
-                        help="shape of one float32 input (repeat for several inputs, in forward()'s order)")
+    parser.add_argument("--input-shape", action="append", required=True, metavar="D,D,...[:DTYPE]",
+                        help="shape of one input, float32 unless :DTYPE says (int64 for token ids); "
+                             "repeat for several inputs, in forward()'s order")
     parser.add_argument("--out", required=True, metavar="GRAPH.json")
     parser.add_argument("--level", choices=("module", "aten"), default="module")
     parser.add_argument("--training", action="store_true",
@@ -398,7 +417,7 @@ def main(argv):
     torch.manual_seed(0)
     model = load_model(args.module_spec)
     model.eval()
-    inputs = [torch.randn(*s) for s in shapes]
+    inputs = [make_input(dims, dtype) for dims, dtype in shapes]
     gm = trace(model, inputs, args.level)
     vertices, edges, outputs, vertex_nodes = build_graph(gm, inputs, args.level)
     if args.profile:
@@ -409,7 +428,7 @@ def main(argv):
     graph = {
         "format": "memsched-graph", "version": 1, "name": name, "kind": "inference",
         "source": f"torch_export.py {args.module_spec}", "tracer": args.level,
-        "input_shapes": shapes, "dtype_assumed": "float32",
+        "input_shapes": [dims for dims, _ in shapes], "input_dtypes": [dtype for _, dtype in shapes],
         "cost_unit": "seconds (median of %d runs)" % args.profile_runs if args.profile else "flops",
         "inputs": [v["id"] for v in vertices if v["op"] == "input"], "outputs": outputs,
         "nodes": vertices, "edges": [list(e) for e in edges], "order": [v["id"] for v in vertices],

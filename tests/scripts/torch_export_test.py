@@ -94,6 +94,12 @@ if two:
     check("TwoInputs vertices", rows(two) == [("a", "input", 24, 0), ("b", "input", 60, 0), ("matmul", "matmul", 40, 60)], rows(two))
     check("TwoInputs inputs/outputs", two["inputs"] == [0, 1] and two["outputs"] == [2], (two["inputs"], two["outputs"]))
 
+status, err, emb = export("Embed", "--input-shape", "2,5:int64")
+check("Embed exports", status == 0 and emb is not None, err)
+if emb:
+    check("Embed vertices (int64 ids)", rows(emb) == [("ids", "input", 80, 0), ("emb", "embedding", 240, 60), ("mean", "mean", 48, 12)], rows(emb))
+    check("Embed dtypes recorded", emb.get("input_dtypes") == ["int64"], emb.get("input_dtypes"))
+
 # Aten level: single-op modules give the same vertices and bytes; an LSTM cell opens up.
 for model, shape, module_graph in (("Residual", "1,3,8,8", res), ("ResidualInplace", "1,3,8,8", inp), ("MLP", "2,16", mlp)):
     status, err, aten = export(model, "--input-shape", shape, "--level", "aten")
@@ -167,6 +173,7 @@ for args, code, text in (
     ([f"{models}:Untraceable", "--input-shape", "1,3"], 1, "cannot trace"),
     ([f"{models}:MLP", "--input-shape", "1,x"], 2, "bad --input-shape '1,x'"),
     ([f"{models}:MLP", "--input-shape", "0,16"], 2, "bad --input-shape '0,16'"),
+    ([f"{models}:MLP", "--input-shape", "2,16:int7"], 2, "unknown dtype 'int7'"),
     ([f"{models}:MLP", "--input-shape", "1,3,8,8"], 1, "failed to run"),
 ):
     done = subprocess.run([sys.executable, exporter, *args, "--out", os.path.join(work, "err.json")], capture_output=True, text=True)
