@@ -145,7 +145,7 @@ TEST_CASE("hiremate: never below Checkmate's optimum on a one-layer stack") {
   const std::int64_t peak = no_remat_peak(g);
   for (int pct : {50, 70}) {
     const std::int64_t budget = peak * pct / 100;
-    const auto exact = checkmate_milp_plan<cbc_backend>(g, budget);
+    const auto exact = checkmate_milp_plan(g, budget, checkmate_options<cbc_backend>{.solver = {.node_limit = 2000}});
     const auto h = hiremate_plan(g, budget, hiremate_options{.partition = {.max_lower = 6, .max_top = 4}, .heuristic_start = false});
     CAPTURE(pct);
     if (exact.status == solve_status::optimal && has_solution(h.status)) CHECK(h.total_cost >= exact.total_cost - 1e-6 * exact.total_cost);
