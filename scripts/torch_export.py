@@ -2,7 +2,7 @@
 """Exports a PyTorch model's dataflow graph as memsched graph JSON (docs/torch-export.md).
 
   python3 scripts/torch_export.py MODULE_SPEC --input-shape 1,3,224,224 [--input-shape ...] --out GRAPH.json
-                                  [--level module|aten] [--profile] [--training] [--memsched PATH]
+                                  [--level module|aten [--autograd]] [--profile] [--training] [--memsched PATH]
 
 MODULE_SPEC is a dotted path to a callable returning an nn.Module, called without arguments
 (torchvision.models.resnet18), or FILE.py:NAME. The model is traced with torch.fx (module level:
@@ -217,7 +217,7 @@ def flop_estimate(op, node, module, inputs, outputs):
     return out_elements
 
 
-def trace(model, inputs, level):
+def trace(model, inputs, level, autograd):
     import torch
     import torch.fx
 
@@ -225,9 +225,11 @@ def trace(model, inputs, level):
         if level == "module":
             return torch.fx.symbolic_trace(model)
         from torch.fx.experimental.proxy_tensor import make_fx
-        # With gradients enabled: under no_grad, eval-mode modules take fused inference kernels
-        # (nn.TransformerEncoderLayer becomes one _transformer_encoder_layer_fwd op).
-        return make_fx(model)(*inputs)
+        # Under no_grad eval-mode modules may take fused inference kernels (nn.TransformerEncoderLayer
+        # is one _transformer_encoder_layer_fwd op); with gradients enabled they take their training
+        # paths, which may clone before an in-place op (mobilenet_v2's hardtanh_).
+        with torch.set_grad_enabled(autograd):
+            return make_fx(model)(*inputs)
     except Exception as exc:
         fail(f"cannot trace the model at {level} level with torch.fx: {first_line(exc)}", 1)
 
@@ -396,6 +398,8 @@ def main(argv):
                              "repeat for several inputs, in forward()'s order")
     parser.add_argument("--out", required=True, metavar="GRAPH.json")
     parser.add_argument("--level", choices=("module", "aten"), default="module")
+    parser.add_argument("--autograd", action="store_true",
+                        help="aten level: trace with gradients enabled (no fused inference kernels)")
     parser.add_argument("--training", action="store_true",
                         help="write the training graph (memsched train rules on the forward graph)")
     parser.add_argument("--memsched", metavar="PATH", help="the memsched tool (default: $MEMSCHED, then PATH)")
@@ -418,7 +422,7 @@ def main(argv):
     model = load_model(args.module_spec)
     model.eval()
     inputs = [make_input(dims, dtype) for dims, dtype in shapes]
-    gm = trace(model, inputs, args.level)
+    gm = trace(model, inputs, args.level, args.autograd)
     vertices, edges, outputs, vertex_nodes = build_graph(gm, inputs, args.level)
     if args.profile:
         for v, seconds in zip(vertices, profile(gm, inputs, vertex_nodes, args.profile_runs)):

@@ -120,6 +120,18 @@ if hidden and hidden_a:
     check("HiddenWork aten outputs hold h and c (128 bytes)", out_bytes == 128, out_bytes)
     check("HiddenWork aten: every edge forward in the trace order", all(u < v for u, v in hidden_a["edges"]))
 
+# A fused inference kernel stays one op under no_grad; --autograd opens it (attention: bmm, softmax).
+status, err, fused = export("Encoder", "--input-shape", "2,16,32", "--level", "aten")
+status_g, err_g, opened = export("Encoder", "--input-shape", "2,16,32", "--level", "aten", "--autograd")
+check("Encoder exports", fused is not None and opened is not None, err + err_g)
+if fused and opened:
+    check("Encoder fused: one op", len(fused["nodes"]) == 2, rows(fused))
+    ops = [n["op"] for n in opened["nodes"]]
+    check("Encoder --autograd: attention ops", ops.count("bmm") == 2 and ops.count("softmax") == 1 and ops.count("layernorm") == 2, ops)
+    out_bytes = [sum(g["nodes"][v]["bytes"] for v in g["outputs"]) for g in (fused, opened)]
+    # 2 x 16 x 32 floats; native_layer_norm also allocates its mean and rstd (2 x 16 floats each).
+    check("Encoder output bytes", out_bytes == [4096, 4096 + 2 * 128], out_bytes)
+
 # The tool reads the exports; orders' peaks by hand: Residual 3072 (relu, skip and add together),
 # in place 2816 (x, conv's buffer, skip), MLP 512 (fc1 and relu).
 for graph, peak in ((res, 3072), (inp, 2816), (mlp, 256 + 256)):
