@@ -3,8 +3,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
-# The optional parts the tests cover: the ONNX reader (libonnx-dev) and the pictures (matplotlib).
-# Without them their tests are reported as skipped, not passed.
-bash "$root/scripts/setup.sh" --onnx --plots
+# The optional parts the tests cover: the ONNX reader (libonnx-dev), the pictures (matplotlib) and
+# the PyTorch exporter (python3-torch, ~2-3 min to install once). Without them their tests are
+# reported as skipped, not passed.
+bash "$root/scripts/setup.sh" --onnx --plots --torch
 bash "$root/scripts/build.sh" -DMEMSCHED_BUILD_TESTS=ON -DMEMSCHED_BUILD_TOOL=ON -DMEMSCHED_BUILD_EXAMPLES=ON "$@"
 ctest --test-dir "$build" --output-on-failure --parallel "${JOBS:-$(nproc)}" --timeout 600
