@@ -70,3 +70,32 @@ TEST_CASE("memsched: one error path, exit 2 for usage, 1 for the rest with the f
   CHECK(run_tool("order " + graph + " --no-such-flag", s).exit_code == 2);
   CHECK(run_tool("no-such-command", s).exit_code == 2);
 }
+
+TEST_CASE("memsched: --max-memory caps the solver models; one rule, refused models say both sizes") {
+  const temp_dir s;
+  const std::string graph = s.write("g.json", chain).string();
+  for (const char* algo : {"checkmate-milp", "checkmate-lp", "moccasin"}) {
+    CAPTURE(algo);
+    const std::string remat = std::string("remat ") + graph + " --budget 100% --algo " + algo;
+    for (const char* bad : {"0", "0x10", "150%", "0%", "-5", "nan%", "1e3", "''"}) {
+      CAPTURE(bad);
+      const tool_run r = run_tool(remat + " --max-memory " + bad, s);
+      CHECK(r.exit_code == 2);
+      CHECK(r.err.find("--max-memory must be") != std::string::npos);
+    }
+    // A cap below any model: nothing is built, the status says nothing was proven, the message
+    // names the cap.
+    const tool_run tiny = run_tool(remat + " --max-memory 1 --json", s);
+    CHECK(tiny.exit_code == 2);
+    CHECK(tiny.out.find("\"status\":\"no_solution\"") != std::string::npos);
+    CHECK(tiny.out.find("over the memory cap of 1 bytes") != std::string::npos);
+    // A cap a percentage of the RAM leaves room for this tiny model: the run plans normally.
+    const tool_run roomy = run_tool(remat + " --max-memory 50% --json", s);
+    CHECK(roomy.exit_code == 0);
+    CHECK(roomy.out.find("\"peak_bytes\":30") != std::string::npos);
+  }
+  // Only the solver models take it.
+  const tool_run heuristic = run_tool("remat " + graph + " --budget 100% --algo chen-sqrtn --max-memory 5", s);
+  CHECK(heuristic.exit_code == 2);
+  CHECK(heuristic.err.find("--max-memory is not an option of --algo chen-sqrtn") != std::string::npos);
+}
