@@ -1,5 +1,5 @@
 // memsched order GRAPH --algo serenity [--budget BYTES] [--soft-budget paper|bounded|off] [--no-divide]
-//   [--rewrite] [--time-limit S] [--attempt-time-limit S] [--max-states N] [--max-bytes N] [--threads N]
+//   [--rewrite] [--time-limit S] [--attempt-time-limit S] [--max-states N] [--max-memory BYTES|N%] [--threads N]
 //   [--decision-budget N] [--progress]
 
 #include "cli.hpp"
@@ -27,10 +27,8 @@ memsched::serenity_options serenity_options_of(const parsed_args& args) {
     if (*s <= 0) throw usage_error("--max-states must be > 0");
     o.max_states = static_cast<std::uint64_t>(*s);
   }
-  if (auto s = args.get_int("max-bytes")) {
-    if (*s <= 0) throw usage_error("--max-bytes must be > 0");
-    o.max_bytes = static_cast<std::uint64_t>(*s);
-  }
+  // The same memory cap flag, and rule, as the solver-based remat algorithms.
+  if (auto cap = max_memory_of(args, "max-memory")) o.max_bytes = *cap;
   if (auto d = args.get_int("decision-budget")) {
     if (*d < 0) throw usage_error("--decision-budget must be >= 0");
     o.decision_budget = static_cast<std::uint64_t>(*d);
@@ -66,13 +64,14 @@ const register_order_algorithm serenity{
      "      --time-limit S            stop the proof after S seconds (status feasible)\n"
      "      --attempt-time-limit S    time limit T of one soft-budget attempt (default 1)\n"
      "      --max-states N            cap on stored partial schedules per search\n"
-     "      --max-bytes N             cap on search memory (default 4 GiB)\n"
+     "      --max-memory BYTES|N%     cap on search memory: bytes, or a percentage of the RAM in\n"
+     "                                (0, 100] (default 4 GiB)\n"
      "      --threads N               threads over segments (0: all cores; default 1)\n"
      "      --progress                print every better order and lower bound on stderr\n"
      "      --decision-budget N       signatures the forward/backward decision searches may expand\n"
      "                                per segment before the layered DP takes over (default 524288;\n"
      "                                0: layered DP only)\n",
-     {{"budget", "soft-budget", "time-limit", "attempt-time-limit", "max-states", "max-bytes", "threads",
+     {{"budget", "soft-budget", "time-limit", "attempt-time-limit", "max-states", "max-memory", "threads",
        "decision-budget"},
       {"no-divide", "rewrite", "progress"}},
      run_serenity}};

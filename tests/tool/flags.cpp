@@ -94,6 +94,13 @@ TEST_CASE("memsched: --max-memory caps the solver models; one rule, refused mode
     CHECK(roomy.exit_code == 0);
     CHECK(roomy.out.find("\"peak_bytes\":30") != std::string::npos);
   }
+  // Serenity's search memory takes the same flag and rule.
+  const tool_run serenity_bad = run_tool("order " + graph + " --algo serenity --max-memory 150%", s);
+  CHECK(serenity_bad.exit_code == 2);
+  CHECK(serenity_bad.err.find("--max-memory must be") != std::string::npos);
+  const tool_run serenity = run_tool("order " + graph + " --algo serenity --max-memory 1000000 --json", s);
+  CHECK(serenity.exit_code == 0);
+  CHECK(serenity.out.find("\"peak_bytes\":30") != std::string::npos);
   // Only the solver models take it.
   const tool_run heuristic = run_tool("remat " + graph + " --budget 100% --algo chen-sqrtn --max-memory 5", s);
   CHECK(heuristic.exit_code == 2);
