@@ -8,6 +8,10 @@
 //   class) of the L-layer stack, 8 budgets, N_o = 4; block_options_milp/96 (when CBC was built):
 //   the same with Checkmate's MILP per budget (20 s limit, started from the heuristic's plan),
 //   N_o = 8, one iteration.
+// - plan_shared/<file>/<pct>: hiremate_plan on gpt2_medium and gpt_96 training graphs at 20-50% of
+//   the no-remat peak; plan_gpt/<L>: GPT stacks (as above) at 30%. Counters: hier_overhead_pct
+//   and heur_overhead_pct (-1: no plan), from_hierarchy (1 when the returned plan is the
+//   hierarchy's), groups, problems (subgraph problems solved).
 // Counters: nodes (training graph), levels, subgraphs, distinct (classes of 2+ vertices),
 // largest (vertices), top (nodes of the top graph), most_repeated (groups of the most repeated
 // class); block_options: options, found (Pareto options before thinning), low_peak_pct (lowest
@@ -17,7 +21,9 @@
 
 #include <memsched/graph/gpt.hpp>
 #include <memsched/graph/json_io.hpp>
+#include <memsched/remat/hiremate.hpp>
 #include <memsched/remat/hiremate_partition.hpp>
+#include <memsched/sim/simulate_order.hpp>
 #include <memsched/remat/hiremate_subgraph.hpp>
 #include <memsched/remat/training_graph.hpp>
 
@@ -121,6 +127,27 @@ void block_options(benchmark::State& state, std::size_t layers, bool milp) {
   state.counters["maxrss_mb"] = maxrss_mb();
 }
 
+void plan_graph(benchmark::State& state, const memsched::memory_graph& g, int pct) {
+  const auto& topo = g.topological_order();
+  const std::int64_t peak = memsched::simulate_order(g, std::vector<std::size_t>(topo.begin(), topo.end())).peak_bytes;
+  const std::int64_t budget = peak * pct / 100;
+  double base = 0;
+  for (std::size_t v = 0; v < g.size(); ++v) base += g.cost(v);
+  memsched::hiremate_plan_result r;
+  for (auto _ : state) {
+    r = memsched::hiremate_plan_detailed(g, budget, memsched::hiremate_options{});
+    benchmark::DoNotOptimize(r);
+  }
+  auto pct_of = [&](const std::optional<double>& c) { return c ? 100.0 * (*c / base - 1) : -1.0; };
+  state.counters["nodes"] = static_cast<double>(g.size());
+  state.counters["hier_overhead_pct"] = pct_of(r.stats.hierarchy_cost);
+  state.counters["heur_overhead_pct"] = pct_of(r.stats.heuristic_cost);
+  state.counters["from_hierarchy"] = r.stats.source == "hierarchy" ? 1 : 0;
+  state.counters["groups"] = static_cast<double>(r.stats.groups);
+  state.counters["problems"] = static_cast<double>(r.stats.classes_solved);
+  state.counters["maxrss_mb"] = maxrss_mb();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -137,6 +164,16 @@ int main(int argc, char** argv) {
           ->Unit(benchmark::kMillisecond);
     for (std::size_t layers : {12u, 96u})
       benchmark::RegisterBenchmark(("block_options/" + std::to_string(layers)).c_str(), block_options, layers, false)->Unit(benchmark::kMillisecond);
+    for (const auto& file : memsched_bench::shared_graph_files([](const std::string& name) {
+           return name == "torch/gpt2_medium.training" || name == "torch/gpt_96.training";
+         }))
+      for (int pct : {20, 30, 40, 50})
+        benchmark::RegisterBenchmark(("plan_shared/" + memsched_bench::graph_name(file) + "/" + std::to_string(pct)).c_str(),
+                                     [file, pct](benchmark::State& st) { plan_graph(st, memsched::make_memory_graph(memsched::read_json_graph(file)), pct); })
+            ->Unit(benchmark::kMillisecond);
+    for (std::size_t layers : {12u, 24u, 96u, 384u})
+      benchmark::RegisterBenchmark(("plan_gpt/" + std::to_string(layers)).c_str(), [layers](benchmark::State& st) { plan_graph(st, gpt_training(layers), 30); })
+          ->Unit(benchmark::kMillisecond);
 #ifdef MEMSCHED_HAVE_CBC
     benchmark::RegisterBenchmark("block_options_milp/96", block_options, std::size_t{96}, true)->Unit(benchmark::kSecond)->Iterations(1);
 #endif
