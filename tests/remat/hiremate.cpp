@@ -114,7 +114,7 @@ TEST_CASE("hiremate: the result does not depend on the thread count") {
 
 TEST_CASE("hiremate: a training graph of the test data at several budgets") {
   for (const char* name : {"resnet18", "darts_v2_normal_cell"})
-  for (int pct : {30, 50}) {
+  for (int pct : {30, 50, 80}) {
     const memory_graph g = make_memory_graph(read_json_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/" + name + ".training.json"));
     const std::int64_t peak = no_remat_peak(g);
     const std::int64_t budget = peak * pct / 100;
@@ -122,6 +122,13 @@ TEST_CASE("hiremate: a training graph of the test data at several budgets") {
     CAPTURE(pct);
     CAPTURE(name);
     if (has_solution(r.result.status)) check_result(g, r.result, budget);
+    else CHECK(r.result.plan.steps.empty());  // never a plan over budget
+    // With the start, never worse than the best heuristic (and its plan re-checked).
+    const auto heur = best_heuristic_plan(g, budget);
+    const auto full = hiremate_plan(g, budget, hiremate_options{});
+    CHECK(has_solution(full.status) == (has_solution(heur.status) || has_solution(r.result.status)));
+    if (has_solution(full.status)) check_result(g, full, budget);
+    if (has_solution(heur.status)) CHECK(full.total_cost <= heur.total_cost * (1 + 1e-12));
     MESSAGE(std::string(name) << " at " << pct << "%: " << to_string(r.result.status) << " overhead " << r.result.overhead << " (" << r.result.message << ")");
   }
 }
