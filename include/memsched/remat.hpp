@@ -11,6 +11,7 @@
 #include <memsched/remat/checkpoint_plan.hpp>
 #include <memsched/remat/chen.hpp>
 #include <memsched/remat/heuristic_options.hpp>
+#include <memsched/remat/hiremate.hpp>
 #include <memsched/remat/hiremate_partition.hpp>
 #include <memsched/remat/hiremate_subgraph.hpp>
 #include <memsched/remat/input_order.hpp>
