@@ -145,6 +145,27 @@ std::optional<std::chrono::duration<double>> time_limit_of(const parsed_args& ar
   return std::chrono::duration<double>(seconds);
 }
 
+namespace {
+
+// The number of a percentage "N%" (--budget, --max-memory): plain decimal digits, '.', and an
+// exponent. from_chars(general) takes no hex, and its "inf" and "nan" are refused here, as is any
+// sign or blank. Throws bad(why) unless it is a finite number > 0.
+template <class Bad>
+double percentage_of(std::string_view number, Bad&& bad) {
+  const char* first = number.data();
+  const char* last = first + number.size();
+  for (const char* c = first; c != last; ++c)
+    if (!((*c >= '0' && *c <= '9') || *c == '.' || *c == 'e' || *c == 'E' || ((*c == '-' || *c == '+') && c > first && (c[-1] == 'e' || c[-1] == 'E'))))
+      throw bad(*c == '-' && c == first ? "a percentage is > 0" : "a percentage is a finite decimal number");
+  double pct = 0;
+  const auto [end, ec] = std::from_chars(first, last, pct, std::chars_format::general);
+  if (first == last || ec == std::errc::invalid_argument || end != last) throw bad("a percentage is a finite decimal number");
+  if (ec == std::errc::result_out_of_range || !std::isfinite(pct) || !(pct > 0)) throw bad("a percentage is a finite number > 0");
+  return pct;
+}
+
+}  // namespace
+
 std::optional<std::uint64_t> max_memory_of(const parsed_args& args, const std::string& flag) {
   const auto text = args.get(flag);
   if (!text) return std::nullopt;
@@ -154,13 +175,8 @@ std::optional<std::uint64_t> max_memory_of(const parsed_args& args, const std::s
   };
   if (text->empty()) throw bad();
   if (text->back() == '%') {
-    // Digits and one '.': no sign, exponent, hex, inf or nan.
-    const std::string number = text->substr(0, text->size() - 1);
-    if (number.empty() || number.find_first_not_of("0123456789.") != std::string::npos || std::count(number.begin(), number.end(), '.') > 1 ||
-        number == ".")
-      throw bad();
-    const double pct = std::strtod(number.c_str(), nullptr);
-    if (!(pct > 0 && pct <= 100)) throw bad();
+    const double pct = percentage_of(std::string_view(*text).substr(0, text->size() - 1), [&](const std::string&) { return bad(); });
+    if (!(pct <= 100)) throw bad();
     const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
     if (pages <= 0 || page <= 0) throw usage_error("--" + flag + ": the physical memory is unknown here; give a number of bytes");
     const double bytes = static_cast<double>(pages) * static_cast<double>(page) * pct / 100.0;
@@ -181,17 +197,7 @@ std::int64_t budget_of(const std::string& text, const std::string& flag, const s
   const char* last = text.data() + text.size();
   if (!text.empty() && text.back() == '%') {
     if (!reference_peak) throw bad("no percentage here: there is no reference peak");
-    --last;
-    // Plain decimal digits, '.', and an exponent: from_chars(general) takes no hex, and its "inf" and
-    // "nan" are refused below; no sign or blank is accepted either.
-    for (const char* c = first; c != last; ++c)
-      if (!((*c >= '0' && *c <= '9') || *c == '.' || *c == 'e' || *c == 'E' || ((*c == '-' || *c == '+') && c > first && (c[-1] == 'e' || c[-1] == 'E'))))
-        throw bad(*c == '-' && c == first ? "a percentage is > 0" : "a percentage is a finite decimal number");
-    double pct = 0;
-    const auto [end, ec] = std::from_chars(first, last, pct, std::chars_format::general);
-    if (first == last || ec == std::errc::invalid_argument || end != last) throw bad("a percentage is a finite decimal number");
-    if (ec == std::errc::result_out_of_range || !std::isfinite(pct) || !(pct > 0))
-      throw bad("a percentage is a finite number > 0");
+    const double pct = percentage_of(std::string_view(first, text.size() - 1), bad);
     const double bytes = pct / 100.0 * static_cast<double>(reference_peak());
     // 2^63 is exact in a double: anything at or beyond it has no int64 value.
     if (!(bytes < 9223372036854775808.0)) throw bad("that many bytes overflow 64 bits");
