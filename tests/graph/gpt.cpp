@@ -1,3 +1,5 @@
+#include "../support/edge_ids.hpp"
+
 #include <memsched/graph/gpt.hpp>
 #include <memsched/graph/json_io.hpp>
 #include <memsched/graph/memory_graph.hpp>
@@ -16,11 +18,7 @@ using namespace memsched;
 
 namespace {
 
-std::set<std::pair<std::int64_t, std::int64_t>> edge_ids(const dataflow_graph& g) {
-  std::set<std::pair<std::int64_t, std::int64_t>> s;
-  for (auto [e, end] = boost::edges(g); e != end; ++e) s.emplace(g[source(*e, g)].id, g[target(*e, g)].id);
-  return s;
-}
+using memsched::testing::edge_ids;
 
 // Node by node and edge by edge: the generated graph is the traced one.
 void check_same_graph(const dataflow_graph& built, const dataflow_graph& expected) {

@@ -1,3 +1,5 @@
+#include "../support/edge_ids.hpp"
+
 #include <memsched/graph/json_io.hpp>
 #include <memsched/remat/checkpoint_plan.hpp>
 #include <memsched/remat/training_graph.hpp>
@@ -12,11 +14,7 @@ using namespace memsched;
 
 namespace {
 
-std::set<std::pair<std::int64_t, std::int64_t>> edge_ids(const dataflow_graph& g) {
-  std::set<std::pair<std::int64_t, std::int64_t>> s;
-  for (auto [e, end] = boost::edges(g); e != end; ++e) s.emplace(g[source(*e, g)].id, g[target(*e, g)].id);
-  return s;
-}
+using memsched::testing::edge_ids;
 
 }  // namespace
 
