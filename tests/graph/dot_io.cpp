@@ -140,6 +140,18 @@ TEST_CASE("DOT round trip of every test graph and of random graphs") {
   }
 }
 
+TEST_CASE("DOT inplace: a node attribute, written only when some node is in-place") {
+  const dataflow_graph g = parse_dot_graph("digraph { node [bytes=4]; 1; 2 [inplace=true]; 3 [inplace=false]; 4 [inplace=1]; 1 -> 2 -> 3 -> 4 }");
+  CHECK(!g[0].inplace);
+  CHECK(g[1].inplace);
+  CHECK(!g[2].inplace);
+  CHECK(g[3].inplace);
+  const std::string text = to_dot(g);
+  CHECK(contains(text, "inplace=true"));
+  CHECK(canonical(parse_dot_graph(text)) == canonical(g));
+  CHECK(!contains(to_dot(parse_dot_graph("digraph { 1 [bytes=1, inplace=false] }")), "inplace"));
+}
+
 TEST_CASE("every bad DOT input gives one file_error naming the file and the node or attribute") {
   struct bad_case {
     std::string text;
@@ -171,6 +183,7 @@ TEST_CASE("every bad DOT input gives one file_error naming the file and the node
       {"digraph { 1 [bytes=1]; 2 [bytes=1, role=forward, grad_of=1] }", "node 2: role 'forward' conflicts with grad_of = 1"},
       {"digraph { 1 [bytes=1, role=loss, backward=0] }", "node 1: role 'loss' conflicts with backward = false"},
       {"digraph { 1 [bytes=1, grad_of=5] }", "node 1: grad_of: unknown node id 5"},
+      {"digraph { 1 [bytes=1, inplace=3] }", "node 1: inplace must be true/false or 1/0, got '3'"},
       {"digraph { 1 [bytes=1]; 1 -> 1 }", "edge 1 -> 1: self loop on node 1"},
       {"digraph { 1 [bytes=1, output=yes] }", "node 1: output must be true/false or 1/0, got 'yes'"},
       {"digraph { 1 [bytes=1, order_position=3] }", "node 1: order_position 3 is not -1 or in 0..0"},

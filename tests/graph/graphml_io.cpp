@@ -165,6 +165,22 @@ TEST_CASE("GraphML roles: the role attribute and the legacy forms; written as `r
   CHECK(!contains(to_graphml(parse_graphml_graph(graphml({{{"id", "1"}, {"bytes", "1"}}}))), "role"));
 }
 
+TEST_CASE("GraphML inplace: a boolean key, written only when some node is in-place") {
+  const dataflow_graph g = parse_graphml_graph(graphml({{{"id", "1"}, {"bytes", "4"}},
+                                                         {{"id", "2"}, {"bytes", "4"}, {"inplace", "true"}},
+                                                         {{"id", "3"}, {"bytes", "4"}, {"inplace", "0"}},
+                                                         {{"id", "4"}, {"bytes", "4"}, {"inplace", "1"}}},
+                                                        {{0, 1}, {1, 2}, {2, 3}}));
+  CHECK(!g[0].inplace);
+  CHECK(g[1].inplace);
+  CHECK(!g[2].inplace);
+  CHECK(g[3].inplace);
+  const std::string text = to_graphml(g);
+  CHECK(contains(text, "attr.name=\"inplace\" attr.type=\"boolean\""));
+  CHECK(canonical(parse_graphml_graph(text)) == canonical(g));
+  CHECK(!contains(to_graphml(parse_graphml_graph(graphml({{{"id", "1"}, {"bytes", "1"}, {"inplace", "false"}}}))), "inplace"));
+}
+
 TEST_CASE("every bad GraphML input gives one file_error naming the file and the node or attribute") {
   struct bad_case {
     std::string text;
@@ -199,6 +215,7 @@ TEST_CASE("every bad GraphML input gives one file_error naming the file and the 
        "node 2: grad_of = 1 names a loss node"},
       {graphml({{{"id", "1"}, {"bytes", "1"}, {"grad_of", "9"}}}), "node 1: grad_of: unknown node id 9"},
       {graphml({{{"id", "1"}, {"bytes", "1"}, {"grad_of", "a"}}}), "node 1: grad_of must be an integer, got 'a'"},
+      {graphml({{{"id", "1"}, {"bytes", "1"}, {"inplace", "3"}}}), "node 1: inplace must be true/false or 1/0, got '3'"},
       {graphml({one}, {{0, 0}}), "edge 1 -> 1: self loop on node 1"},
       {graphml({one, {{"id", "2"}, {"bytes", "1"}}, {{"id", "3"}, {"bytes", "1"}}}, {{0, 1}, {1, 2}, {2, 1}}), "cycle through node"},
       {graphml({one, {{"id", "2"}, {"bytes", "1"}, {"output", "2"}}}), "node 2: output must be true/false or 1/0, got '2'"},

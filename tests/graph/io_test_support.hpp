@@ -42,7 +42,8 @@ std::string error_of(F&& f) {
 
 /// A graph described by ids only: equal for the same graph whatever the vertex numbering.
 struct canonical_graph {
-  using node_fields = std::tuple<std::string, std::string, std::int64_t, double, std::int64_t, node_role, std::optional<std::int64_t>>;
+  using node_fields =
+      std::tuple<std::string, std::string, std::int64_t, double, std::int64_t, node_role, std::optional<std::int64_t>, bool>;
   std::string name, kind;
   std::map<std::int64_t, node_fields> nodes;
   std::set<std::pair<std::int64_t, std::int64_t>> edges;
@@ -58,7 +59,7 @@ inline canonical_graph canonical(const dataflow_graph& g) {
   c.kind = info.kind;
   for (std::size_t v = 0; v < num_vertices(g); ++v) {
     const node& x = g[v];
-    c.nodes[x.id] = {x.name, x.op, x.bytes, x.cost, x.workspace, x.role, x.grad_of};
+    c.nodes[x.id] = {x.name, x.op, x.bytes, x.cost, x.workspace, x.role, x.grad_of, x.inplace};
   }
   for (auto [e, end] = edges(g); e != end; ++e) c.edges.emplace(g[source(*e, g)].id, g[target(*e, g)].id);
   if (info.outputs) {
@@ -87,7 +88,8 @@ inline bool contains(const std::string& s, const std::string& part) { return s.f
 /// A random 12-vertex graph exercising every field a file format must keep: negative and large
 /// ids, bytes up to 10^12, workspace, fractional costs, a stored order, (odd seeds) outputs and
 /// (seeds 1 and 2 mod 3) training roles: the vertices of the last third of the order backward
-/// or loss, some with a grad_of of a forward vertex; seed 2 mod 3 also has a forward op "loss".
+/// or loss, some with a grad_of of a forward vertex; seed 2 mod 3 also has a forward op "loss";
+/// (seeds 1 and 2 mod 4) every third vertex in-place.
 inline dataflow_graph round_trip_graph(std::uint64_t seed) {
   const memory_graph_data d = random_dag(12, 0.3, seed, 1'000'000'000'000, true);
   dataflow_graph g(d.num_nodes);
@@ -96,6 +98,7 @@ inline dataflow_graph round_trip_graph(std::uint64_t seed) {
     g[v].bytes = d.bytes[v];
     g[v].workspace = d.workspace[v];
     g[v].cost = d.cost[v] / 3.0 + 1e-9 * static_cast<double>(seed);
+    g[v].inplace = (seed % 4 == 1 || seed % 4 == 2) && v % 3 == 1;
   }
   for (auto [u, v] : d.edges) add_edge(u, v, g);
   const memory_graph m(d);

@@ -191,6 +191,38 @@ TEST_CASE("roles: the role field, the legacy forms, and what the writer writes")
   CHECK(to_json(back) == doc);
 }
 
+TEST_CASE("inplace: read when true or false (null: absent), written only when true, kept by memory_graph") {
+  const dataflow_graph g = parse_json_graph(R"({"nodes": [
+    {"id": 1, "bytes": 8}, {"id": 2, "bytes": 8, "op": "relu", "inplace": true}, {"id": 3, "bytes": 8, "inplace": false},
+    {"id": 4, "bytes": 8, "inplace": null}], "edges": [[1, 2], [2, 3], [3, 4]]})");
+  CHECK(!g[0].inplace);
+  CHECK(g[1].inplace);
+  CHECK(!g[2].inplace);
+  CHECK(!g[3].inplace);
+  const memory_graph m = make_memory_graph(g);
+  CHECK(m.has_inplace());
+  CHECK(m.inplace(1));
+  CHECK(!m.inplace(0));
+  CHECK(!m.inplace(2));
+  const json doc = to_json(g);
+  CHECK(doc["nodes"][1]["inplace"] == true);
+  for (std::size_t i : {0, 2, 3}) CHECK(!doc["nodes"][i].contains("inplace"));
+  temp_dir dir;
+  write_json_graph(dir / "g.json", g);
+  std::ifstream written(dir / "g.json", std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(written)), std::istreambuf_iterator<char>());
+  CHECK(text == doc.dump(1) + "\n");  // the own writer puts the key where nlohmann sorts it
+  const dataflow_graph back = parse_json_graph(text);
+  CHECK(canonical(back) == canonical(g));
+  // A graph without in-place nodes writes no key at all.
+  CHECK(!contains(to_json(parse_json_graph(R"({"nodes": [{"id": 1, "bytes": 1, "inplace": false}]})")).dump(), "inplace"));
+  for (std::uint64_t seed = 0; seed < 8; ++seed) {
+    const dataflow_graph r = round_trip_graph(seed);
+    CHECK(canonical(parse_json_graph(to_json(r).dump())) == canonical(r));
+    CHECK(detail::json_graph_text(r) == to_json(r).dump(1));
+  }
+}
+
 TEST_CASE("every test graph reads with the forward set of the legacy rule (not backward, no grad_of, op not loss)") {
   std::size_t training = 0;
   for (const auto& path : data_graphs()) {
@@ -263,6 +295,9 @@ TEST_CASE("every bad JSON input gives one file_error naming the file and the fie
        "node 2: grad_of = 1 names a backward node"},
       {R"({"nodes": [{"id": 1, "bytes": 1, "grad_of": 2}]})", "node 1: grad_of: unknown node id 2"},
       {R"({"nodes": [{"id": 1, "bytes": 1, "grad_of": "x"}]})", "node 1: grad_of: node id must be an integer"},
+      {R"({"nodes": [{"id": 1, "bytes": 1, "inplace": 3}]})", "node 1: inplace must be true or false, got 3"},
+      {R"({"nodes": [{"id": 1, "bytes": 1}, {"id": 2, "bytes": 1, "inplace": "yes"}]})",
+       "node 2: inplace must be true or false, got \"yes\""},
       {R"({"name": 3, "nodes": [{"id": 1, "bytes": 1}]})", "name must be a string"},
       {R"({"nodes": [{"id": 1, "bytes": 1}], "edges": {}})", "'edges' must be an array"},
       {R"({"nodes": [{"id": 1, "bytes": 1}], "edges": [[1]]})", "edges[0] must be a [producer, consumer] pair, got [1]"},

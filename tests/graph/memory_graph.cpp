@@ -10,6 +10,8 @@
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/compressed_sparse_row_graph.hpp>
 
+#include <algorithm>
+
 using namespace memsched;
 
 TEST_CASE("memory_graph merges duplicate edges and builds both adjacency directions") {
@@ -125,6 +127,24 @@ TEST_CASE("memory_graph keeps training roles and grad_of; data() gives them back
   CHECK(explicit_forward.data().roles.empty());
 }
 
+TEST_CASE("memory_graph keeps inplace; data() gives it back; all-false is no inplace") {
+  const memory_graph g(memory_graph_data{.num_nodes = 3, .edges = {{0, 1}, {1, 2}}, .bytes = {4, 4, 4}, .inplace = {0, 1, 5}});
+  CHECK(g.has_inplace());
+  CHECK(!g.inplace(0));
+  CHECK(g.inplace(1));
+  CHECK(g.inplace(2));
+  CHECK(g.data().inplace == std::vector<char>{0, 1, 1});
+  CHECK(memory_graph(g.data()).data().inplace == std::vector<char>{0, 1, 1});
+  const memory_graph none(memory_graph_data{.num_nodes = 2, .edges = {{0, 1}}, .bytes = {1, 1}, .inplace = {0, 0}});
+  CHECK(!none.has_inplace());
+  CHECK(!none.inplace(1));
+  CHECK(none.data().inplace.empty());
+  const memory_graph plain(memory_graph_data{.num_nodes = 2, .edges = {{0, 1}}, .bytes = {1, 1}});
+  CHECK(!plain.has_inplace());
+  CHECK_THROWS_WITH_AS(memory_graph(memory_graph_data{.num_nodes = 2, .edges = {{0, 1}}, .bytes = {1, 1}, .inplace = {1}}, "f"),
+                       "f: inplace has 1 entries for 2 vertices", graph_error);
+}
+
 TEST_CASE("memory_graph rejects bad roles and grad_of, naming the vertex") {
   auto build = [](std::vector<node_role> roles, std::vector<std::optional<std::size_t>> grad_of) {
     return memory_graph(memory_graph_data{.num_nodes = 3, .edges = {{0, 1}, {1, 2}}, .bytes = {1, 1, 1}, .ids = {10, 11, 12},
@@ -192,6 +212,43 @@ TEST_CASE("roles and grad_of reach memory_graph the same way from every graph ty
     // Maps without roles (the 4-map overload) still give an all-forward graph.
     const memory_graph untrained = make_memory_graph(pg, make_node_maps(index, boost::make_iterator_property_map(d.bytes.begin(), index)));
     CHECK(!untrained.has_training_roles());
+  }
+}
+
+TEST_CASE("inplace reaches memory_graph the same way from every graph type and from explicit maps") {
+  for (std::uint64_t seed = 0; seed < 20; ++seed) {
+    CAPTURE(seed);
+    const memory_graph_data d = testing::with_random_inplace(testing::random_dag(3 + seed % 8, 0.4, seed), seed);
+    const memory_graph expected(d);
+    std::vector<char> flags(d.num_nodes, 0);
+    for (std::size_t v = 0; v < d.num_nodes; ++v) flags[v] = d.inplace[v] != 0;
+    const bool any = std::any_of(flags.begin(), flags.end(), [](char c) { return c != 0; });
+    CHECK(expected.has_inplace() == any);
+    for (std::size_t v = 0; v < d.num_nodes; ++v) CHECK(expected.inplace(v) == (flags[v] != 0));
+
+    const memory_graph from_dataflow = make_memory_graph(testing::to_dataflow_graph(d));
+    const memory_graph from_vecs = via<testing::vecs_graph>(d);
+    const memory_graph from_lists = via<testing::lists_graph>(d);
+    const memory_graph from_csr = via<testing::csr_graph>(d);
+    // Explicit maps, the inplace map given by name (the 8th map).
+    plain_vecs pg(d.num_nodes);
+    for (auto [u, v] : d.edges) add_edge(u, v, pg);
+    const auto index = get(boost::vertex_index, pg);
+    const auto bytes = boost::make_iterator_property_map(d.bytes.begin(), index);
+    const auto inplace = boost::make_iterator_property_map(flags.begin(), index);  // any value convertible to bool
+    const node_maps<decltype(index), decltype(index), decltype(bytes), constant_map<double>, constant_map<std::int64_t>, forward_role_map,
+                    no_grad_of_map, decltype(inplace)>
+        maps{.index = index,
+             .id = index,
+             .bytes = bytes,
+             .cost = constant_map<double>(1.0),
+             .workspace = constant_map<std::int64_t>(0),
+             .inplace = inplace};
+    const memory_graph from_maps = make_memory_graph(pg, maps);
+    for (const memory_graph* g : {&from_dataflow, &from_vecs, &from_lists, &from_csr, &from_maps})
+      CHECK(g->data().inplace == expected.data().inplace);
+    // Maps without an inplace map: no vertex is in-place.
+    CHECK(!make_memory_graph(pg, make_node_maps(index, bytes)).has_inplace());
   }
 }
 

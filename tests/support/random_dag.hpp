@@ -128,8 +128,8 @@ inline memory_graph_data random_training_dag(std::size_t n_forward, double p, st
   return d;
 }
 
-/// The same graph as memsched::dataflow_graph (bundled node data, ids = 1000 + index, roles and
-/// grad_of when d has them).
+/// The same graph as memsched::dataflow_graph (bundled node data, ids = 1000 + index, roles,
+/// grad_of and inplace when d has them).
 inline dataflow_graph to_dataflow_graph(const memory_graph_data& d) {
   dataflow_graph g(d.num_nodes);
   for (std::size_t v = 0; v < d.num_nodes; ++v) {
@@ -139,6 +139,7 @@ inline dataflow_graph to_dataflow_graph(const memory_graph_data& d) {
     g[v].workspace = d.workspace.empty() ? 0 : d.workspace[v];
     if (!d.roles.empty()) g[v].role = d.roles[v];
     if (!d.grad_of.empty() && d.grad_of[v]) g[v].grad_of = 1000 + static_cast<std::int64_t>(*d.grad_of[v]);
+    g[v].inplace = !d.inplace.empty() && d.inplace[v] != 0;
   }
   for (auto [u, v] : d.edges) add_edge(u, v, g);
   g[boost::graph_bundle].outputs = d.outputs;
@@ -177,6 +178,7 @@ struct typed_graph {
     n.workspace = d.workspace.empty() ? 0 : d.workspace[v];
     if (!d.roles.empty()) n.role = d.roles[v];
     if (!d.grad_of.empty() && d.grad_of[v]) n.grad_of = static_cast<std::int64_t>(*d.grad_of[v]);
+    n.inplace = !d.inplace.empty() && d.inplace[v] != 0;
   }
   static G make(const memory_graph_data& d) {
     if constexpr (std::is_same_v<G, csr_graph>) {
@@ -220,6 +222,22 @@ inline memory_graph_data with_random_outputs(memory_graph_data d, std::uint64_t 
   for (std::size_t v = 0; v < d.num_nodes; ++v)
     if (rng() % 3 == 0) outs.push_back(v);
   d.outputs = outs;
+  return d;
+}
+
+/// d with random in-place vertices (each with probability 1/2) and, so that reuse happens often,
+/// every in-place vertex with a predecessor given the bytes of a random one of its predecessors.
+/// Deterministic for a seed.
+inline memory_graph_data with_random_inplace(memory_graph_data d, std::uint64_t seed) {
+  std::mt19937_64 rng(seed * 104729 + 3);
+  std::vector<std::vector<std::size_t>> preds(d.num_nodes);
+  for (auto [u, v] : d.edges) preds[v].push_back(u);
+  d.inplace.assign(d.num_nodes, 0);
+  for (std::size_t v = 0; v < d.num_nodes; ++v) {
+    if (rng() % 2 == 0) continue;
+    d.inplace[v] = 1;
+    if (!preds[v].empty() && rng() % 4 != 0) d.bytes[v] = d.bytes[preds[v][rng() % preds[v].size()]];
+  }
   return d;
 }
 

@@ -27,6 +27,7 @@ struct node {
   std::int64_t workspace = 0;  ///< Scratch bytes held only while the node runs.
   node_role role = node_role::forward;  ///< Training role (the one source of truth; files may spell it otherwise).
   std::optional<std::int64_t> grad_of;  ///< Id of the forward node whose gradient this node computes (role backward).
+  bool inplace = false;  ///< The output may take over the buffer of an equal-size input that dies here (docs/simulator.md).
 };
 
 /// Graph-level data (the bundled graph property). Vertices are referred to by index.
@@ -51,15 +52,16 @@ concept has_node_bundle = graph<G> && std::is_same_v<vertex_bundle_t<G>, node>;
 }  // namespace detail
 
 /// The maps of a graph whose vertices carry memsched::node bundles, with the given index map (use
-/// this overload for adjacency_list<listS, ...>): id, bytes, cost, workspace, role and grad_of
-/// from the bundle. For memsched::dataflow_graph the outputs come from the graph property.
+/// this overload for adjacency_list<listS, ...>): id, bytes, cost, workspace, role, grad_of and
+/// inplace from the bundle. For memsched::dataflow_graph the outputs come from the graph property.
 /// O(1) (O(outputs) to copy them), never throws but std::bad_alloc.
 template <class G, class IndexMap>
   requires detail::has_node_bundle<G>
 [[nodiscard]] auto default_node_maps(const G& g, IndexMap index) {
   auto maps = node_maps<IndexMap, decltype(get(&node::id, g)), decltype(get(&node::bytes, g)),
                         decltype(get(&node::cost, g)), decltype(get(&node::workspace, g)),
-                        decltype(get(&node::role, g)), decltype(get(&node::grad_of, g))>{
+                        decltype(get(&node::role, g)), decltype(get(&node::grad_of, g)),
+                        decltype(get(&node::inplace, g))>{
       index,
       get(&node::id, g),
       get(&node::bytes, g),
@@ -67,6 +69,7 @@ template <class G, class IndexMap>
       get(&node::workspace, g),
       get(&node::role, g),
       get(&node::grad_of, g),
+      get(&node::inplace, g),
       std::nullopt};
   if constexpr (std::is_same_v<G, dataflow_graph>) maps.outputs = g[boost::graph_bundle].outputs;
   return maps;

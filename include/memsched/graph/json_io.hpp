@@ -98,6 +98,10 @@ inline graph_record json_record(const json_value& doc, const std::string& source
       roles.backward = n.at("backward").get<bool>();
     }
     if (n.contains("grad_of") && !n.at("grad_of").is_null()) v.grad_of = json_id(n.at("grad_of"), source, named + "grad_of");
+    if (n.contains("inplace") && !n.at("inplace").is_null()) {
+      if (!n.at("inplace").is_boolean()) fail_file(source, named + "inplace must be true or false, got " + n.at("inplace").dump());
+      v.inplace = n.at("inplace").get<bool>();
+    }
     r.nodes.push_back(std::move(v));
     r.roles.push_back(roles);
   }
@@ -226,6 +230,11 @@ inline std::string json_graph_text(const dataflow_graph& g) {
       out += ",\n";
       key(3, "id");
       out += std::to_string(v.id);
+      if (v.inplace) {
+        out += ",\n";
+        key(3, "inplace");
+        out += "true";
+      }
       if (!v.name.empty()) {
         out += ",\n";
         key(3, "name");
@@ -270,7 +279,7 @@ inline std::string json_graph_text(const dataflow_graph& g) {
 
 /// The graph as a memsched JSON document (version 1): every node's id, bytes and cost, the other
 /// node fields when set (`role` when not forward, or when op "loss" would otherwise read as the
-/// loss), the edges as [producer id, consumer id], `outputs` when explicit and `order` when set.
+/// loss; `inplace` only when true), the edges as [producer id, consumer id], `outputs` when explicit and `order` when set.
 /// A template only so that json_io.hpp needs no more than <nlohmann/json_fwd.hpp>: include
 /// <nlohmann/json.hpp> where you call it (write_json_graph writes the same document without it).
 /// O(n + m). Throws graph_error when `outputs` or `order` holds a non-vertex, or a name, op or kind
@@ -296,6 +305,7 @@ template <class Json = nlohmann::json>
     if (v.workspace != 0) n["workspace"] = v.workspace;
     if (detail::role_written(v)) n["role"] = std::string(to_string(v.role));
     if (v.grad_of) n["grad_of"] = *v.grad_of;
+    if (v.inplace) n["inplace"] = true;
     nodes.push_back(std::move(n));
   }
   doc["nodes"] = std::move(nodes);

@@ -24,10 +24,11 @@
 
 namespace memsched {
 
-/// Everything needed to build a memory_graph from plain vectors. `cost`, `workspace`, `ids`, `roles`
-/// and `grad_of` may be left empty (cost 1, workspace 0, id = index, every vertex forward, no
-/// gradients); `outputs` nullopt means every vertex without consumers. `grad_of[v]` is the INDEX
-/// of the forward vertex whose gradient v computes.
+/// Everything needed to build a memory_graph from plain vectors. `cost`, `workspace`, `ids`, `roles`,
+/// `grad_of` and `inplace` may be left empty (cost 1, workspace 0, id = index, every vertex
+/// forward, no gradients, no in-place output); `outputs` nullopt means every vertex without
+/// consumers. `grad_of[v]` is the INDEX of the forward vertex whose gradient v computes;
+/// `inplace[v]` != 0 lets v's output take over an input's buffer (the rule: docs/simulator.md).
 struct memory_graph_data {
   std::size_t num_nodes = 0;
   std::vector<std::pair<std::size_t, std::size_t>> edges;  ///< (producer, consumer) pairs.
@@ -38,6 +39,7 @@ struct memory_graph_data {
   std::vector<std::int64_t> ids;
   std::vector<node_role> roles;
   std::vector<std::optional<std::size_t>> grad_of;
+  std::vector<char> inplace;
 };
 
 /// A validated DAG with per-vertex sizes, costs, workspaces and training roles, stored as two CSR
@@ -52,7 +54,7 @@ class memory_graph {
   /// Validates and builds. `context` prefixes error messages (the calling function or file).
   /// O((n + m) log m). Throws graph_error on an out-of-range vertex, a self loop, a negative
   /// size or workspace, sizes whose sum overflows 64 bits, a negative or non-finite cost, costs
-  /// whose sum is not finite, a bad output, roles or grad_of of the wrong length, a grad_of that is not a forward vertex or
+  /// whose sum is not finite, a bad output, roles, grad_of or inplace of the wrong length, a grad_of that is not a forward vertex or
   /// that is set on a forward vertex, or more than 2^32-1 vertices; cycle_error (a boost::not_a_dag) on a cycle, naming a
   /// vertex on it.
   explicit memory_graph(memory_graph_data data, std::string_view context = "memory_graph") {
@@ -97,6 +99,12 @@ class memory_graph {
   [[nodiscard]] bool has_training_roles() const noexcept { return has_training_roles_; }
   [[nodiscard]] const std::vector<node_role>& all_roles() const noexcept { return roles_; }
 
+  /// True when v's output may take over the buffer of an equal-size input that dies at v (the
+  /// rule is sim/memory_model.hpp's; false in a graph without in-place vertices).
+  [[nodiscard]] bool inplace(std::size_t v) const noexcept { return !inplace_.empty() && inplace_[v] != 0; }
+  /// True when some vertex is in-place.
+  [[nodiscard]] bool has_inplace() const noexcept { return !inplace_.empty(); }
+
   /// A topological order (Kahn's algorithm, smallest index first among ready vertices).
   [[nodiscard]] const std::vector<vertex>& topological_order() const noexcept { return topo_; }
   /// Sum of bytes + workspace over all vertices (fits in int64, checked at construction).
@@ -111,7 +119,7 @@ class memory_graph {
   }
 
   /// The same graph data as plain vectors (edges in CSR order; roles and grad_of empty when the
-  /// graph has no training roles).
+  /// graph has no training roles, inplace empty when no vertex is in-place).
   [[nodiscard]] memory_graph_data data() const {
     memory_graph_data d{.num_nodes = size(),
                         .edges = {},
@@ -121,7 +129,8 @@ class memory_graph {
                         .outputs = std::vector<std::size_t>(outputs_.begin(), outputs_.end()),
                         .ids = ids_,
                         .roles = {},
-                        .grad_of = {}};
+                        .grad_of = {},
+                        .inplace = inplace_};
     if (has_training_roles_) {
       d.roles = roles_;
       d.grad_of.resize(size());
@@ -197,6 +206,15 @@ class memory_graph {
       if (is_output_[v]) outputs_.push_back(static_cast<vertex>(v));
 
     build_roles(d, where);
+    if (!d.inplace.empty() && d.inplace.size() != n)
+      throw graph_error(where + "inplace has " + std::to_string(d.inplace.size()) + " entries for " + std::to_string(n) + " vertices");
+    // Stored only when some vertex is in-place, so has_inplace() is one test and a graph without
+    // in-place vertices compares and round-trips as before.
+    inplace_.clear();
+    if (std::any_of(d.inplace.begin(), d.inplace.end(), [](char c) { return c != 0; })) {
+      inplace_.resize(n);
+      for (std::size_t v = 0; v < n; ++v) inplace_[v] = d.inplace[v] != 0 ? 1 : 0;
+    }
     compute_topological_order(where);
   }
 
@@ -289,6 +307,7 @@ class memory_graph {
   std::vector<node_role> roles_;
   std::vector<vertex> grad_of_;  // empty when no vertex has a grad_of, else no_vertex for none
   bool has_training_roles_ = false;
+  std::vector<char> inplace_;  // empty when no vertex is in-place, else 0/1 per vertex
   std::vector<char> is_output_;
   std::vector<vertex> outputs_, topo_;
   std::int64_t total_bytes_ = 0;
@@ -300,15 +319,15 @@ template <>
 struct not_a_boost_graph<memory_graph> : std::true_type {};
 }  // namespace detail
 
-/// Builds the memory_graph of any Boost graph through its property maps (roles and grad_of
+/// Builds the memory_graph of any Boost graph through its property maps (roles, grad_of and inplace
 /// included: grad_of ids are turned into vertex indices). O((n + m) log m).
 /// Throws graph_error when the index map is not a bijection onto 0..n-1, when a grad_of names an id
 /// that no vertex has (naming the vertex), and everything the memory_graph constructor throws
 /// (self loops, negative sizes, overflow, cycles, a grad_of that is not a forward vertex).
 template <schedulable_graph G, class IndexMap, class IdMap, class BytesMap, class CostMap, class WorkspaceMap,
-          class RoleMap, class GradOfMap>
+          class RoleMap, class GradOfMap, class InplaceMap>
 [[nodiscard]] memory_graph make_memory_graph(
-    const G& g, const node_maps<IndexMap, IdMap, BytesMap, CostMap, WorkspaceMap, RoleMap, GradOfMap>& maps,
+    const G& g, const node_maps<IndexMap, IdMap, BytesMap, CostMap, WorkspaceMap, RoleMap, GradOfMap, InplaceMap>& maps,
     std::string_view context = "make_memory_graph") {
   memory_graph_data d;
   d.num_nodes = static_cast<std::size_t>(num_vertices(g));
@@ -341,6 +360,10 @@ template <schedulable_graph G, class IndexMap, class IdMap, class BytesMap, clas
     if (grad_of) {
       if (grad_of_ids.empty()) grad_of_ids.assign(n, std::nullopt);
       grad_of_ids[i] = *grad_of;
+    }
+    if (static_cast<bool>(get(maps.inplace, *it))) {
+      if (d.inplace.empty()) d.inplace.assign(n, 0);
+      d.inplace[i] = 1;
     }
   }
   if (!grad_of_ids.empty()) {

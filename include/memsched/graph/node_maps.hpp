@@ -1,5 +1,6 @@
 #pragma once
-// How algorithms read per-vertex data (index, id, bytes, cost, workspace, training role, grad_of)
+// How algorithms read per-vertex data (index, id, bytes, cost, workspace, training role, grad_of,
+// in-place output)
 // and the graph outputs. Built on the graph concepts only; the maps of memsched's own node bundles
 // (default_node_maps) live with the bundle, in dataflow_graph.hpp.
 
@@ -25,6 +26,8 @@ using constant_map = boost::static_property_map<T>;
 using forward_role_map = constant_map<node_role>;
 /// The grad_of map of a graph without gradients: no vertex has one.
 using no_grad_of_map = constant_map<std::optional<std::int64_t>>;
+/// The inplace map of a graph without in-place outputs: no vertex reuses an input's buffer.
+using no_inplace_map = constant_map<bool>;
 
 namespace detail {
 /// The default value of a map member: the constant for the constant maps above, a value-initialized
@@ -42,10 +45,12 @@ M default_map(V value) {
 /// gives the number used in error messages and files, `bytes` the output size, `cost` the compute
 /// cost, `workspace` the scratch bytes, `role` the training role (node_role), `grad_of` the id of
 /// the forward vertex whose gradient a vertex computes (std::optional<std::int64_t>; nullopt:
-/// none). `outputs` lists the graph outputs by index (nullopt: every vertex without consumers).
-/// `role` and `grad_of` default to "all forward" and "none".
+/// none), `inplace` whether a vertex's output may take over the buffer of an equal-size input that
+/// dies at it (bool; the rule is in docs/simulator.md). `outputs` lists the graph outputs by index
+/// (nullopt: every vertex without consumers). `role`, `grad_of` and `inplace` default to "all
+/// forward", "none" and "never".
 template <class IndexMap, class IdMap, class BytesMap, class CostMap, class WorkspaceMap,
-          class RoleMap = forward_role_map, class GradOfMap = no_grad_of_map>
+          class RoleMap = forward_role_map, class GradOfMap = no_grad_of_map, class InplaceMap = no_inplace_map>
 struct node_maps {
   IndexMap index;
   IdMap id;
@@ -54,6 +59,7 @@ struct node_maps {
   WorkspaceMap workspace;
   RoleMap role = detail::default_map<RoleMap>(node_role::forward);
   GradOfMap grad_of = detail::default_map<GradOfMap>(std::optional<std::int64_t>());
+  InplaceMap inplace = detail::default_map<InplaceMap>(false);
   std::optional<std::vector<std::size_t>> outputs;
 };
 

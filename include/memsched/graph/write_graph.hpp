@@ -43,6 +43,7 @@ namespace detail {
     n.workspace = m.workspace(v);
     n.role = m.role(v);
     if (const auto f = m.grad_of(v)) n.grad_of = m.id(*f);
+    n.inplace = m.inplace(v);
     for (const auto s : m.successors(v)) add_edge(v, static_cast<std::size_t>(s), g);
   }
   // memory_graph resolves implicit outputs (every sink): writing them explicitly means the same.
@@ -63,7 +64,7 @@ inline void write_dataflow_graph(const std::filesystem::path& path, graph_file_f
 /// Writes `g` to `path` as memsched JSON (.json), GraphML (.graphml) or Graphviz DOT (.dot, .gv),
 /// chosen by the extension. `g` is a dataflow_graph (everything is written: names, ops, order), a
 /// memory_graph, or any Boost graph with its node maps (ids, bytes, costs, workspace, roles,
-/// grad_of and outputs are written). O(n + m) (plus O((n + m) log m) to convert a generic graph).
+/// grad_of, inplace and outputs are written). O(n + m) (plus O((n + m) log m) to convert a generic graph).
 /// Throws file_error naming the path and the known extensions for another extension (before
 /// writing anything; as read_graph does), file_error naming the path when the file cannot be
 /// written (a full disk, a directory), graph_error from the format's writer (text it cannot hold) and from

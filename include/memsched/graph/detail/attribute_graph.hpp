@@ -3,8 +3,9 @@
 // dynamic_properties with the attribute names of docs/graph-format.md:
 //   node: id (GraphML only; in DOT the node name is the id), name, op, bytes, cost, workspace,
 //         role (forward/backward/loss; written for every node when some node needs it, see
-//         role_written), backward (legacy, read only), grad_of, output (0/1, written only when
-//         the graph has explicit outputs),
+//         role_written), backward (legacy, read only), grad_of, inplace (true/false, written
+//         only when some node is in-place), output (0/1, written only when the graph has
+//         explicit outputs),
 //         order_position (0-based position in the input order, -1 for none; written only when the
 //         graph has an order);
 //   graph: name, kind.
@@ -39,7 +40,7 @@ namespace memsched::detail {
 /// The raw text of a node's attributes (empty: absent).
 struct attribute_node {
   std::string node_id;  ///< The DOT node name.
-  std::string id, name, op, bytes, cost, workspace, role, backward, grad_of, output, order_position;
+  std::string id, name, op, bytes, cost, workspace, role, backward, grad_of, inplace, output, order_position;
 };
 struct attribute_graph_info {
   std::string name, kind;
@@ -48,8 +49,8 @@ using attribute_graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::d
                                               boost::no_property, attribute_graph_info>;
 
 /// The node attribute names (besides the id), in the order they are written.
-inline constexpr const char* attribute_names[] = {"name",     "op",      "bytes",  "cost",   "workspace",     "role",
-                                                  "backward", "grad_of", "output", "order_position"};
+inline constexpr const char* attribute_names[] = {"name",    "op",      "bytes",  "cost",          "workspace", "role", "backward",
+                                                  "grad_of", "inplace", "output", "order_position"};
 
 inline std::string attribute_node::*attribute_member(std::string_view name) {
   if (name == "name") return &attribute_node::name;
@@ -60,6 +61,7 @@ inline std::string attribute_node::*attribute_member(std::string_view name) {
   if (name == "role") return &attribute_node::role;
   if (name == "backward") return &attribute_node::backward;
   if (name == "grad_of") return &attribute_node::grad_of;
+  if (name == "inplace") return &attribute_node::inplace;
   if (name == "output") return &attribute_node::output;
   return &attribute_node::order_position;
 }
@@ -180,6 +182,7 @@ inline graph_record record_from_attributes(const attribute_graph& g, const std::
     if (!a.backward.empty()) roles.backward = boolean(a.backward, named + "backward");
     r.roles.push_back(roles);
     if (!a.grad_of.empty()) v.grad_of = integer(a.grad_of, named + "grad_of");
+    if (!a.inplace.empty()) v.inplace = boolean(a.inplace, named + "inplace");
     if (!a.output.empty()) any_output = true;
     if (!a.order_position.empty()) {
       position[i] = integer(a.order_position, named + "order_position");
@@ -264,6 +267,9 @@ inline boost::dynamic_properties written_properties(const dataflow_graph& g, con
       const auto& grad_of = (*gp)[v].grad_of;
       return grad_of ? std::to_string(*grad_of) : std::string();
     });
+  bool any_inplace = false;
+  for (std::size_t v = 0; v < num_vertices(g); ++v) any_inplace = any_inplace || g[v].inplace;
+  if (any_inplace) add("inplace", typeid(bool), [gp](const vertex& v) { return std::string((*gp)[v].inplace ? "true" : "false"); });
   if (info.outputs) {
     auto flags = std::make_shared<std::vector<char>>(num_vertices(g), 0);
     for (std::size_t v : *info.outputs) (*flags)[v] = 1;
