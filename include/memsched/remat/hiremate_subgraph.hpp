@@ -9,6 +9,7 @@
 #include <memsched/graph/memory_graph.hpp>
 #include <memsched/order/peak_lower_bound.hpp>
 #include <memsched/remat/best_heuristic.hpp>
+#include <memsched/remat/sweep.hpp>
 #include <memsched/sim/execution_plan.hpp>
 #include <memsched/sim/simulate_order.hpp>
 #include <memsched/sim/simulate_plan.hpp>
@@ -263,6 +264,37 @@ inline std::vector<std::size_t> hm_thin(const std::vector<std::int64_t>& peaks, 
   return out;
 }
 
+/// The option of a valid plan of `sub`'s problem, split at the barrier's first compute step: the
+/// forward part before it, the backward part from it on, the resident values those before it
+/// (the one barrier split of the H-Solver). `sim` is the plan's simulation. O(plan + n).
+inline hiremate_option hm_make_option(const hiremate_subgraph& sub, execution_plan plan, const plan_simulation& sim, std::int64_t budget) {
+  const memory_graph& g = sub.graph;
+  hiremate_option o;
+  o.budget = budget;
+  o.peak_bytes = sim.peak_bytes;
+  o.cost = sim.total_cost;
+  o.plan = std::move(plan);
+  std::vector<char> live(g.size(), 0);
+  bool after = false;
+  for (std::size_t s = 0; s < o.plan.steps.size(); ++s) {
+    const auto& step = o.plan.steps[s];
+    if (step.op == plan_op::compute && step.node == sub.barrier && !after) {
+      after = true;
+      o.barrier_step = s;
+      o.resident_bytes = sim.live_before[s];
+      for (std::size_t v = 0; v < g.size(); ++v)
+        if (live[v] && g.bytes(v) > 0) o.resident.push_back(v);
+    }
+    live[step.node] = step.op == plan_op::compute;
+    if (step.op == plan_op::compute) {
+      (after ? o.backward_cost : o.forward_cost) += g.cost(step.node);
+      auto& peak = after ? o.backward_peak : o.forward_peak;
+      peak = std::max(peak, sim.transient[s]);
+    }
+  }
+  return o;
+}
+
 }  // namespace detail
 
 /// Solves the subgraph of the forward vertices `forward` of `training` for `config.budgets`
@@ -288,40 +320,13 @@ template <class Solve>
   r.no_remat_peak = simulate_order(g, order).peak_bytes;
   r.lower_bound = std::min(peak_lower_bound(g), r.no_remat_peak);
   std::vector<hiremate_option> all;
-  for (std::size_t i = 0; i < config.budgets; ++i) {
-    const std::int64_t budget =
-        config.budgets == 1 ? r.no_remat_peak
-                            : r.lower_bound + static_cast<std::int64_t>((static_cast<long double>(r.no_remat_peak - r.lower_bound) * i +
-                                                                          (config.budgets - 2)) / (config.budgets - 1));
+  for (const std::int64_t budget : detail::spread_budgets(r.lower_bound, r.no_remat_peak, config.budgets)) {
     ++r.solves;
-    const remat_result res = solve(g, budget);
-    if (!has_solution(res.status) || !check_plan(g, res.plan).valid) continue;  // never trust a plan the simulator rejects
-    const plan_simulation sim = simulate_plan(g, res.plan);
-    if (sim.peak_bytes > budget) continue;
-    hiremate_option o;
-    o.budget = budget;
-    o.peak_bytes = sim.peak_bytes;
-    o.cost = sim.total_cost;
-    o.plan = res.plan;
-    std::vector<char> live(g.size(), 0);
-    bool after = false;
-    for (std::size_t s = 0; s < o.plan.steps.size(); ++s) {
-      const auto& step = o.plan.steps[s];
-      if (step.op == plan_op::compute && step.node == r.sub.barrier && !after) {
-        after = true;
-        o.barrier_step = s;
-        o.resident_bytes = sim.live_before[s];
-        for (std::size_t v = 0; v < g.size(); ++v)
-          if (live[v] && g.bytes(v) > 0) o.resident.push_back(v);
-      }
-      live[step.node] = step.op == plan_op::compute;
-      if (step.op == plan_op::compute) {
-        (after ? o.backward_cost : o.forward_cost) += g.cost(step.node);
-        auto& peak = after ? o.backward_peak : o.forward_peak;
-        peak = std::max(peak, sim.transient[s]);
-      }
-    }
-    all.push_back(std::move(o));
+    remat_result res = solve(g, budget);
+    if (!has_solution(res.status)) continue;
+    plan_simulation sim;
+    if (!detail::check_plan(g, res.plan, &sim).valid || sim.peak_bytes > budget) continue;  // never trust a plan the simulator rejects
+    all.push_back(detail::hm_make_option(r.sub, std::move(res.plan), sim, budget));
   }
   // Pareto: by peak, keep an option only when it is cheaper than every lower-peak one.
   std::sort(all.begin(), all.end(), [](const hiremate_option& a, const hiremate_option& b) {

@@ -5,12 +5,29 @@
 #include <memsched/order/peak_lower_bound.hpp>
 #include <memsched/remat/best_heuristic.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
 namespace memsched {
+
+namespace detail {
+
+/// `count` budgets evenly spaced from `lo` to `hi`, both included, each rounded up to a byte (one
+/// budget: `hi`). The one spreading rule of remat_sweep and hiremate_subgraph_options. O(count).
+/// Preconditions: lo <= hi, count >= 1.
+inline std::vector<std::int64_t> spread_budgets(std::int64_t lo, std::int64_t hi, std::size_t count) {
+  std::vector<std::int64_t> out;
+  out.reserve(count);
+  for (std::size_t i = 0; i < count; ++i)
+    out.push_back(count == 1 ? hi
+                             : lo + static_cast<std::int64_t>((static_cast<long double>(hi - lo) * i + (count - 2)) / (count - 1)));
+  return out;
+}
+
+}  // namespace detail
 
 /// Options of remat_sweep (plain aggregate).
 struct sweep_options {
@@ -62,14 +79,7 @@ template <class G, class... Maps>
   out.lower_bound = peak_lower_bound(g);
   out.no_remat_peak = detail::run_heuristic_on(g, in, remat_heuristic::checkpoint_all, unlimited_budget, hopts, start).peak_bytes;
   std::vector<std::int64_t> budgets = options.budgets;
-  if (budgets.empty()) {
-    const std::size_t k = std::max<std::size_t>(options.num_budgets, 1);
-    const std::int64_t lo = std::min(out.lower_bound, out.no_remat_peak), hi = out.no_remat_peak;
-    for (std::size_t i = 0; i < k; ++i) {
-      const double t = k == 1 ? 1.0 : static_cast<double>(i) / static_cast<double>(k - 1);
-      budgets.push_back(lo + static_cast<std::int64_t>(t * static_cast<double>(hi - lo)));
-    }
-  }
+  if (budgets.empty()) budgets = detail::spread_budgets(std::min(out.lower_bound, out.no_remat_peak), out.no_remat_peak, std::max<std::size_t>(options.num_budgets, 1));
   std::vector<remat_heuristic> hs = options.heuristics;
   if (hs.empty()) hs.assign(all_remat_heuristics.begin(), all_remat_heuristics.end());
   for (std::int64_t b : budgets) {
