@@ -364,8 +364,8 @@ TEST_CASE("greedy by size with the lifetime index equals the old scan on random 
     auto d = random_dag(n, seed % 2 ? 0.05 : 0.2, seed, seed % 3 == 0 ? 8 : 1000, seed % 2 == 0);
     const memory_graph g(d);
     for (const auto& order : {kahn_order(g).order, dfs_order(g).order}) {
-      std::vector<std::size_t> first, last;
-      auto buffers = detail::arena_buffers(g, order, first, last);
+      std::vector<std::size_t> first, last, buffer_of;
+      auto buffers = detail::arena_buffers(g, order, first, last, buffer_of);
       std::vector<std::int64_t> fast;
       detail::place_greedy_by_size(buffers, fast);
       REQUIRE(fast == reference_greedy_by_size(buffers));
@@ -374,7 +374,8 @@ TEST_CASE("greedy by size with the lifetime index equals the old scan on random 
       std::vector<std::size_t> computes(order.begin(), order.end());
       computes.insert(computes.end(), order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n / 2));
       const execution_plan plan = plan_from_computes(g, std::span<const std::size_t>(computes));
-      auto plan_buffers = detail::plan_arena_buffers(g, plan);
+      std::vector<std::size_t> buffer_of_step;
+      auto plan_buffers = detail::plan_arena_buffers(g, plan, buffer_of_step);
       detail::place_greedy_by_size(plan_buffers, fast);
       REQUIRE(fast == reference_greedy_by_size(plan_buffers));
       compared += plan_buffers.size();

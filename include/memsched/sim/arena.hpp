@@ -43,11 +43,13 @@ enum class arena_strategy {
 /// Lifetimes follow the model of simulate_order, in steps (positions in the order), both ends
 /// included: the output of the vertex run at step k lives from k to the step of its last consumer;
 /// graph outputs live to the last step; a non-output sink lives at step k only. The workspace of the
-/// vertex run at step k is a separate buffer living at step k only. So the bytes live at step k are
-/// exactly the transient of simulate_order at step k, and arena_bytes >= peak_bytes.
+/// vertex run at step k is a separate buffer living at step k only. An in-place vertex v that
+/// reuses its input p (sim/memory_model.hpp) has no buffer of its own: its output takes over p's,
+/// which then lives from p's allocation to v's last step, and offset[v] == offset[p]. So the bytes
+/// live at step k are exactly the transient of simulate_order at step k, and arena_bytes >= peak_bytes.
 struct [[nodiscard]] arena_plan {
   arena_strategy strategy = arena_strategy::greedy_by_size;
-  std::vector<std::int64_t> offset;            ///< Per vertex: offset of its output tensor (0 when it has 0 bytes).
+  std::vector<std::int64_t> offset;            ///< Per vertex: offset of its output tensor (0 when it has 0 bytes; p's when it reuses p's buffer).
   std::vector<std::int64_t> workspace_offset;  ///< Per vertex: offset of its workspace (0 when it has none).
   std::vector<std::size_t> first_step;         ///< Per vertex: step where its output is allocated.
   std::vector<std::size_t> last_step;          ///< Per vertex: last step where its output is resident.
@@ -61,11 +63,13 @@ struct [[nodiscard]] arena_plan {
 ///
 /// Lifetimes in plan steps, both ends included: the tensor allocated by the compute at step k
 /// lives from k to the step before the `free` of that copy (to the last step if it is never
-/// freed); its workspace lives at step k only. The bytes live at a compute step are then exactly
-/// the transient of simulate_plan there, so arena_bytes >= peak_bytes.
+/// freed); its workspace lives at step k only. A compute that reuses an input's buffer in place
+/// (simulate_plan's `reused`) has no buffer of its own: it takes over that copy's buffer (same
+/// offset), which then lives until the `free` of the new value. The bytes live at a compute step
+/// are then exactly the transient of simulate_plan there, so arena_bytes >= peak_bytes.
 struct [[nodiscard]] plan_arena_layout {
   arena_strategy strategy = arena_strategy::greedy_by_size;
-  std::vector<std::int64_t> offset;            ///< Per plan step: offset of the tensor a compute allocates (0 for frees and empty tensors).
+  std::vector<std::int64_t> offset;            ///< Per plan step: offset of the tensor a compute writes (0 for frees and empty tensors).
   std::vector<std::int64_t> workspace_offset;  ///< Per plan step: offset of the compute's workspace (0 when none).
   std::int64_t arena_bytes = 0;                ///< max over buffers of offset + size.
   std::int64_t peak_bytes = 0;                 ///< Peak of the plan (simulate_plan).
@@ -81,23 +85,31 @@ struct arena_check {
 
 namespace detail {
 
-/// One buffer to place: a vertex's output tensor or its workspace.
+/// One buffer to place: a vertex's output tensor or its workspace. An output buffer taken over in
+/// place holds the outputs of `node` and then of every vertex that reused it, the last `holder`.
 struct arena_buffer {
   std::size_t node = 0;
   bool workspace = false;
   std::int64_t size = 0;
   std::size_t first = 0, last = 0;  // inclusive steps; buffers are listed by `first`
+  std::size_t holder = memory_step::none;  // the last vertex whose output took it over in place, or none
 };
 
 inline std::string buffer_label(const memory_graph& g, const arena_buffer& b) {
-  return (b.workspace ? "the workspace of " : "the output of ") + g.label(b.node);
+  std::string s = (b.workspace ? "the workspace of " : "the output of ") + g.label(b.node);
+  if (b.holder != memory_step::none) s += " (taken over in place by " + g.label(b.holder) + ")";
+  return s;
 }
 
-/// The buffers of a valid plan, with lifetimes as documented on plan_arena_layout. O(steps).
-inline std::vector<arena_buffer> plan_arena_buffers(const memory_graph& g, const execution_plan& plan) {
+/// The buffers of a valid plan, with lifetimes as documented on plan_arena_layout, and per step the
+/// output buffer a compute writes (memory_step::none for frees and empty outputs). O(steps).
+inline std::vector<arena_buffer> plan_arena_buffers(const memory_graph& g, const execution_plan& plan,
+                                                    std::vector<std::size_t>& buffer_of_step) {
   const std::size_t steps = plan.steps.size();
   std::vector<arena_buffer> buffers;
+  buffer_of_step.assign(steps, memory_step::none);
   std::vector<std::size_t> open(g.size(), 0);  // buffer index + 1 of the resident copy of each vertex
+  std::vector<char> mark(g.has_inplace() ? g.size() : 0, 0);
   for (std::size_t k = 0; k < steps; ++k) {
     const auto [op, v] = plan.steps[k];
     if (op == plan_op::free) {
@@ -105,9 +117,18 @@ inline std::vector<arena_buffer> plan_arena_buffers(const memory_graph& g, const
       open[v] = 0;
       continue;
     }
-    if (g.bytes(v) > 0) {
+    const std::size_t reused = plan_reused_input(g, plan, k, mark);
+    if (reused != memory_step::none && open[reused] != 0) {
+      // The buffer changes hands: the `free` of the input that follows no longer ends it.
+      const std::size_t b = open[reused] - 1;
+      open[reused] = 0;
+      open[v] = b + 1;
+      buffers[b].holder = v;
+      buffer_of_step[k] = b;
+    } else if (g.bytes(v) > 0) {
       buffers.push_back({v, false, g.bytes(v), k, steps - 1});
       open[v] = buffers.size();
+      buffer_of_step[k] = buffers.size() - 1;
     }
     if (g.workspace(v) > 0) buffers.push_back({v, true, g.workspace(v), k, k});
   }
@@ -149,15 +170,19 @@ arena_check check_buffers(const memory_graph& g, const std::vector<arena_buffer>
   return {};
 }
 
-/// The buffers of a valid order, with lifetimes as documented on arena_plan. Zero-size buffers are
-/// left out: they take no room and may share any offset. O(n + m).
+/// The buffers of a valid order, with lifetimes as documented on arena_plan, and per vertex the
+/// output buffer that holds it (memory_step::none for an empty output). Zero-size buffers are left
+/// out: they take no room and may share any offset. O(n + m).
 inline std::vector<arena_buffer> arena_buffers(const memory_graph& g, std::span<const std::size_t> order,
-                                               std::vector<std::size_t>& first, std::vector<std::size_t>& last) {
+                                               std::vector<std::size_t>& first, std::vector<std::size_t>& last,
+                                               std::vector<std::size_t>& buffer_of) {
   const std::size_t n = g.size();
   first.assign(n, 0);
   last.assign(n, 0);
+  buffer_of.assign(n, memory_step::none);
   // The memory model's lifetimes: to the last consumer, to the end for an output, k when unread.
   const std::vector<std::size_t> free_after = sequence_lifetimes(g, order);
+  const std::vector<std::size_t> reused = sequence_reuses(g, order, free_after);
   for (std::size_t k = 0; k < order.size(); ++k) {
     first[order[k]] = k;
     last[order[k]] = free_after[k] == kept_to_end ? n - 1 : free_after[k];
@@ -166,10 +191,36 @@ inline std::vector<arena_buffer> arena_buffers(const memory_graph& g, std::span<
   buffers.reserve(n);
   for (std::size_t k = 0; k < order.size(); ++k) {
     const std::size_t v = order[k];
-    if (g.bytes(v) > 0) buffers.push_back({v, false, g.bytes(v), first[v], last[v]});
+    if (reused[k] != memory_step::none) {
+      // v's output takes over the buffer of the input that dies here (sizes are equal and > 0).
+      const std::size_t b = buffer_of[order[reused[k]]];
+      buffers[b].last = last[v];
+      buffers[b].holder = v;
+      buffer_of[v] = b;
+    } else if (g.bytes(v) > 0) {
+      buffers.push_back({v, false, g.bytes(v), first[v], last[v]});
+      buffer_of[v] = buffers.size() - 1;
+    }
     if (g.workspace(v) > 0) buffers.push_back({v, true, g.workspace(v), k, k});
   }
   return buffers;
+}
+
+/// "" when every vertex (or compute step) that shares a buffer in place has the offset of the
+/// buffer's first owner; otherwise what is wrong. Owners are vertices (orders) or plan steps:
+/// `offset_of(k)` is the offset given to owner k, `owner_of_buffer(b)` the owner whose offset
+/// buffer b has, `name(k)` names owner k in the message. O(owners).
+template <class OffsetOf, class OwnerOf, class Name>
+std::string check_shared_offsets(const memory_graph& g, const std::vector<arena_buffer>& buffers,
+                                 const std::vector<std::size_t>& buffer_of, OffsetOf offset_of, OwnerOf owner_of_buffer, Name name) {
+  for (std::size_t k = 0; k < buffer_of.size(); ++k) {
+    const std::size_t b = buffer_of[k];
+    if (b == memory_step::none || owner_of_buffer(b) == k) continue;
+    if (offset_of(k) != offset_of(owner_of_buffer(b)))
+      return name(k) + " reuses " + buffer_label(g, buffers[b]) + " at offset " + std::to_string(offset_of(owner_of_buffer(b))) +
+             " in place, but is at offset " + std::to_string(offset_of(k));
+  }
+  return {};
 }
 
 /// The placed buffers, queried by lifetime: a segment tree over allocation steps (buffers are
@@ -309,8 +360,12 @@ template <class G, class... Maps>
     return {false, "the plan has " + std::to_string(plan.offset.size()) + " offsets and " +
                        std::to_string(plan.workspace_offset.size()) + " workspace offsets for " + std::to_string(g.size()) +
                        " vertices"};
-  std::vector<std::size_t> first, last;
-  const auto buffers = detail::arena_buffers(g, order, first, last);
+  std::vector<std::size_t> first, last, buffer_of;
+  const auto buffers = detail::arena_buffers(g, order, first, last, buffer_of);
+  std::string shared = detail::check_shared_offsets(
+      g, buffers, buffer_of, [&](std::size_t v) { return plan.offset[v]; }, [&](std::size_t b) { return buffers[b].node; },
+      [&](std::size_t v) { return "the output of " + g.label(v); });
+  if (!shared.empty()) return {false, std::move(shared)};
   return detail::check_buffers(g, buffers, order.size(), plan.arena_bytes, [&](std::size_t i) {
     return buffers[i].workspace ? plan.workspace_offset[buffers[i].node] : plan.offset[buffers[i].node];
   });
@@ -330,7 +385,8 @@ template <class G, class... Maps>
   detail::check_order(g, order, "plan_arena");
   arena_plan plan;
   plan.strategy = strategy;
-  auto buffers = detail::arena_buffers(g, order, plan.first_step, plan.last_step);
+  std::vector<std::size_t> buffer_of;
+  auto buffers = detail::arena_buffers(g, order, plan.first_step, plan.last_step, buffer_of);
   std::vector<std::int64_t> offsets;
   if (strategy == arena_strategy::greedy_by_size)
     detail::place_greedy_by_size(buffers, offsets);
@@ -339,9 +395,11 @@ template <class G, class... Maps>
   plan.offset.assign(g.size(), 0);
   plan.workspace_offset.assign(g.size(), 0);
   for (std::size_t i = 0; i < buffers.size(); ++i) {
-    (buffers[i].workspace ? plan.workspace_offset : plan.offset)[buffers[i].node] = offsets[i];
+    if (buffers[i].workspace) plan.workspace_offset[buffers[i].node] = offsets[i];
     plan.arena_bytes = std::max(plan.arena_bytes, offsets[i] + buffers[i].size);
   }
+  for (std::size_t v = 0; v < g.size(); ++v)
+    if (buffer_of[v] != memory_step::none) plan.offset[v] = offsets[buffer_of[v]];
   plan.peak_bytes = detail::order_peak_unchecked(g, order);
   plan.fragmentation = plan.peak_bytes > 0 ? static_cast<double>(plan.arena_bytes) / static_cast<double>(plan.peak_bytes) - 1.0 : 0.0;
   plan.status = plan.arena_bytes == plan.peak_bytes ? solve_status::optimal : solve_status::feasible;
@@ -364,7 +422,12 @@ template <class G, class... Maps>
     return {false, "the layout has " + std::to_string(layout.offset.size()) + " offsets and " +
                        std::to_string(layout.workspace_offset.size()) + " workspace offsets for " + std::to_string(steps) +
                        " plan steps"};
-  const auto buffers = detail::plan_arena_buffers(g, plan);
+  std::vector<std::size_t> buffer_of_step;
+  const auto buffers = detail::plan_arena_buffers(g, plan, buffer_of_step);
+  std::string shared = detail::check_shared_offsets(
+      g, buffers, buffer_of_step, [&](std::size_t k) { return layout.offset[k]; }, [&](std::size_t b) { return buffers[b].first; },
+      [&](std::size_t k) { return "the output of " + g.label(plan.steps[k].node) + " computed at step " + std::to_string(k); });
+  if (!shared.empty()) return {false, std::move(shared)};
   return detail::check_buffers(g, buffers, steps, layout.arena_bytes, [&](std::size_t i) {
     return buffers[i].workspace ? layout.workspace_offset[buffers[i].first] : layout.offset[buffers[i].first];
   });
@@ -385,7 +448,8 @@ template <class G, class... Maps>
   if (!verdict.valid) throw invalid_plan("plan_arena: " + verdict.error, verdict.step.value_or(plan.steps.size()));
   plan_arena_layout layout;
   layout.strategy = strategy;
-  auto buffers = detail::plan_arena_buffers(g, plan);
+  std::vector<std::size_t> buffer_of_step;
+  auto buffers = detail::plan_arena_buffers(g, plan, buffer_of_step);
   std::vector<std::int64_t> offsets;
   if (strategy == arena_strategy::greedy_by_size)
     detail::place_greedy_by_size(buffers, offsets);
@@ -394,9 +458,11 @@ template <class G, class... Maps>
   layout.offset.assign(plan.steps.size(), 0);
   layout.workspace_offset.assign(plan.steps.size(), 0);
   for (std::size_t i = 0; i < buffers.size(); ++i) {
-    (buffers[i].workspace ? layout.workspace_offset : layout.offset)[buffers[i].first] = offsets[i];
+    if (buffers[i].workspace) layout.workspace_offset[buffers[i].first] = offsets[i];
     layout.arena_bytes = std::max(layout.arena_bytes, offsets[i] + buffers[i].size);
   }
+  for (std::size_t k = 0; k < plan.steps.size(); ++k)
+    if (buffer_of_step[k] != memory_step::none) layout.offset[k] = offsets[buffer_of_step[k]];
   layout.peak_bytes = sim.peak_bytes;
   layout.fragmentation =
       layout.peak_bytes > 0 ? static_cast<double>(layout.arena_bytes) / static_cast<double>(layout.peak_bytes) - 1.0 : 0.0;

@@ -35,7 +35,9 @@ struct [[nodiscard]] offchip_traffic_result {
   std::int64_t total_bytes = 0;    ///< bytes_written + bytes_read.
   std::size_t evictions = 0;       ///< Tensors evicted (a clean tensor's eviction moves no bytes).
   std::size_t reloads = 0;         ///< Tensors read back.
-  std::int64_t max_working_set = 0;  ///< max over vertices of inputs + output + workspace.
+  /// max over the order's steps of inputs + workspace + output (the output left out when it
+  /// takes over an input's buffer in place, sim/memory_model.hpp).
+  std::int64_t max_working_set = 0;
   std::optional<std::size_t> failed_node;  ///< The first vertex (index) whose working set exceeds the capacity.
   std::size_t failed_step = 0;             ///< Its position in the order.
   std::string error;                       ///< Empty unless infeasible.
@@ -67,15 +69,19 @@ class belady_simulator {
     on_chip_.assign(n, 0);
     clean_.assign(n, 0);
     model_.reset();
-    for (std::size_t v = 0; v < n; ++v) {
-      std::int64_t need = g_.bytes(v) + g_.workspace(v);
-      for (auto p : g_.predecessors(v)) need += g_.bytes(p);
+    // In place, v's output goes into the buffer of an input that dies at v (on chip, or read back
+    // into one): v needs no room of its own for it.
+    const std::vector<std::size_t> reused = sequence_reuses(g_, order_, sequence_lifetimes(g_, order_));
+    auto own_bytes = [&](std::size_t k) { return reused[k] != memory_step::none ? 0 : g_.bytes(order_[k]); };
+    for (std::size_t k = 0; k < order_.size(); ++k) {
+      std::int64_t need = own_bytes(k) + g_.workspace(order_[k]);
+      for (auto p : g_.predecessors(order_[k])) need += g_.bytes(p);
       r.max_working_set = std::max(r.max_working_set, need);
     }
     std::int64_t used = 0;
     for (std::size_t k = 0; k < order_.size(); ++k) {
       const std::size_t v = order_[k];
-      std::int64_t need = g_.bytes(v) + g_.workspace(v), working = need;
+      std::int64_t need = own_bytes(k) + g_.workspace(v), working = need;
       for (auto p : g_.predecessors(v)) {
         working += g_.bytes(p);
         if (on_chip_[p]) {
@@ -158,7 +164,9 @@ class belady_simulator {
 /// - Tensors follow the lifetimes of simulate_order (a non-output tensor dies after its last
 ///   consumer runs and is then freed everywhere; a non-output sink dies at once; graph outputs live
 ///   to the end). Tensors are immutable, so an off-chip copy stays valid until the tensor dies.
-/// - Running v needs all of v's inputs on chip plus room for bytes(v) + workspace(v). Missing
+/// - Running v needs all of v's inputs on chip plus room for bytes(v) + workspace(v) (workspace(v)
+///   alone when v's output takes over the buffer of an input that dies at v: the in-place rule of
+///   sim/memory_model.hpp; that input is on chip, read back if it was evicted). Missing
 ///   inputs are read back (bytes_read += their bytes). If the bytes on chip plus the missing
 ///   inputs plus bytes(v) + workspace(v) exceed the capacity, resident tensors other than v's
 ///   inputs are evicted one by one, the one whose next read is furthest in the future first
@@ -166,7 +174,7 @@ class belady_simulator {
 ///   then the larger, then the smaller index). Evicting a tensor without a valid off-chip copy
 ///   writes it (bytes_written += its bytes); one that has a copy is dropped for free.
 /// - Outputs still on chip at the end are not written off chip.
-/// When some vertex's working set (inputs + output + workspace) exceeds the capacity, the order
+/// When some vertex's working set (inputs + output + workspace, as above) exceeds the capacity, the order
 /// cannot run: the result has status infeasible, failed_node/failed_step name the first such
 /// vertex in the order and the traffic fields are 0. With capacity >= the order's peak the
 /// traffic is 0. O((n + m) log n). Throws invalid_order for a bad order, std::invalid_argument

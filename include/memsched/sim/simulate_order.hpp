@@ -17,12 +17,17 @@ namespace memsched {
 
 /// What running a graph in a given order does to memory.
 struct order_simulation {
-  std::int64_t peak_bytes = 0;                ///< Largest (live + bytes + workspace) over all steps.
+  std::int64_t peak_bytes = 0;                ///< Largest transient over all steps.
   std::size_t peak_step = 0;                  ///< The step (index into the order) where the peak occurs first.
-  std::vector<std::size_t> resident_at_peak;  ///< Tensors allocated at the peak, the running node last.
+  /// Tensors allocated at the peak, the running node last (an input whose buffer the running node
+  /// takes over in place is not listed: its buffer holds the running node's output).
+  std::vector<std::size_t> resident_at_peak;
   std::vector<std::int64_t> live_before;      ///< Bytes resident before each step.
-  std::vector<std::int64_t> transient;        ///< Bytes in use while each step runs (live_before + bytes + workspace).
+  /// Bytes in use while each step runs (live_before + workspace + bytes; without bytes when the
+  /// vertex reuses an input's buffer in place).
+  std::vector<std::int64_t> transient;
   std::vector<std::int64_t> live_after;       ///< Bytes resident after each step's frees.
+  std::vector<std::size_t> reused;            ///< Per step: the input whose buffer is taken over in place, or memory_step::none.
 };
 
 namespace detail {
@@ -61,8 +66,8 @@ inline std::int64_t order_peak_unchecked(const memory_graph& g, std::span<const 
 }  // namespace detail
 
 /// Simulates running the graph in `order` (vertex indices) with the memory model
-/// (sim/memory_model.hpp): the peak, where it occurs and what is resident then, and the timeline
-/// (live_before, transient, live_after per step). O(n + m) time and memory.
+/// (sim/memory_model.hpp, in-place outputs included): the peak, where it occurs and what is
+/// resident then, and the timeline (live_before, transient, live_after, reused per step). O(n + m) time and memory.
 /// Throws invalid_order naming the first offending node when `order` is not a topological order
 /// containing every vertex once; everything make_memory_graph throws for a bad graph.
 template <class G, class... Maps>
@@ -74,6 +79,7 @@ template <class G, class... Maps>
   sim.live_before.resize(order.size());
   sim.transient.resize(order.size());
   sim.live_after.resize(order.size());
+  sim.reused.resize(order.size());
   sim.peak_bytes = -1;
   memory_model model(g);
   for (std::size_t k = 0; k < order.size(); ++k) {
@@ -81,6 +87,7 @@ template <class G, class... Maps>
     sim.live_before[k] = s.live_before;
     sim.transient[k] = s.transient;
     sim.live_after[k] = s.live_after;
+    sim.reused[k] = s.reused;
     if (s.transient > sim.peak_bytes) {
       sim.peak_bytes = s.transient;
       sim.peak_step = k;
@@ -92,7 +99,7 @@ template <class G, class... Maps>
   model.reset();
   for (std::size_t k = 0; k < sim.peak_step; ++k) (void)model.step(order[k]);
   for (std::size_t k = 0; k < sim.peak_step; ++k)
-    if (model.resident(order[k])) sim.resident_at_peak.push_back(order[k]);
+    if (model.resident(order[k]) && order[k] != sim.reused[sim.peak_step]) sim.resident_at_peak.push_back(order[k]);
   sim.resident_at_peak.push_back(order[sim.peak_step]);
   return sim;
 }

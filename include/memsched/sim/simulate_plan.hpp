@@ -16,16 +16,19 @@ namespace memsched {
 
 /// What a plan does: its peak, its cost and the memory after every step.
 struct plan_simulation {
-  std::int64_t peak_bytes = 0;   ///< Largest (resident + bytes + workspace) at a compute step.
+  std::int64_t peak_bytes = 0;   ///< Largest transient at a compute step.
   std::size_t peak_step = 0;     ///< The first step where the peak occurs.
   double total_cost = 0;         ///< Sum of cost over compute steps.
   double overhead = 0;           ///< total_cost / (sum of cost over vertices) - 1 (0 when that sum is 0).
   std::size_t computes = 0;      ///< Number of compute steps.
   std::vector<std::int64_t> live_before;  ///< Resident bytes before each step.
-  /// Bytes in use during each step: live_before + bytes + workspace for a compute (the peak
-  /// candidates), live_before for a free.
+  /// Bytes in use during each step: live_before + workspace + bytes for a compute (the peak
+  /// candidates; without bytes when it reuses an input's buffer in place), live_before for a free.
   std::vector<std::int64_t> transient;
   std::vector<std::int64_t> live_after;  ///< Resident bytes after each step.
+  /// Per step: the input whose buffer a compute takes over in place (sim/memory_model.hpp), or
+  /// memory_step::none (always for frees).
+  std::vector<std::size_t> reused;
 };
 
 /// The verdict on a plan: valid, or the first rule it breaks and where.
@@ -37,9 +40,30 @@ struct plan_check {
 
 namespace detail {
 
+/// The input whose buffer `compute v` at step k takes over in place: the first predecessor p of v
+/// with memory_model::may_reuse whose `free p` follows step k before the next compute (it dies
+/// there), or memory_step::none. `mark` is scratch of g.size() zeros, left zeroed. O(in-degree of
+/// v + the frees that follow) for an in-place v, O(1) otherwise. Precondition: step k computes v < n.
+inline std::size_t plan_reused_input(const memory_graph& g, const execution_plan& plan, std::size_t k, std::vector<char>& mark) {
+  const std::size_t v = plan.steps[k].node;
+  if (!g.inplace(v)) return memory_step::none;
+  std::size_t end = k + 1;
+  for (; end < plan.steps.size() && plan.steps[end].op == plan_op::free; ++end)
+    if (plan.steps[end].node < g.size()) mark[plan.steps[end].node] = 1;
+  std::size_t reused = memory_step::none;
+  for (auto p : g.predecessors(v))
+    if (mark[p] && memory_model::may_reuse(g, v, p)) {
+      reused = p;
+      break;
+    }
+  for (std::size_t j = k + 1; j < end; ++j)
+    if (plan.steps[j].node < g.size()) mark[plan.steps[j].node] = 0;
+  return reused;
+}
+
 inline plan_check check_plan(const memory_graph& g, const execution_plan& plan, plan_simulation* sim) {
   const std::size_t n = g.size();
-  std::vector<char> resident(n, 0), computed(n, 0);
+  std::vector<char> resident(n, 0), computed(n, 0), mark(g.has_inplace() ? n : 0, 0);
   std::int64_t live = 0;
   double cost = 0;
   auto fail = [&](std::size_t k, std::string what) {
@@ -50,17 +74,20 @@ inline plan_check check_plan(const memory_graph& g, const execution_plan& plan, 
     sim->live_before.reserve(plan.steps.size());
     sim->transient.reserve(plan.steps.size());
     sim->live_after.reserve(plan.steps.size());
+    sim->reused.reserve(plan.steps.size());
   }
   for (std::size_t k = 0; k < plan.steps.size(); ++k) {
     const auto [op, v] = plan.steps[k];
     if (v >= n) return fail(k, std::string(to_string(op)) + " of " + std::to_string(v) + ", which is not a vertex");
     if (sim) sim->live_before.push_back(live);
     std::int64_t transient = live;
+    std::size_t reused = memory_step::none;
     if (op == plan_op::compute) {
       if (resident[v]) return fail(k, "compute " + g.label(v) + " while it is resident");
       for (auto p : g.predecessors(v))
         if (!resident[p]) return fail(k, "compute " + g.label(v) + " needs its input " + g.label(p) + ", which is not resident");
-      transient = memory_model::running_bytes(g, v, live);
+      reused = plan_reused_input(g, plan, k, mark);
+      transient = memory_model::running_bytes(g, v, live, reused != memory_step::none);
       if (sim && (transient > sim->peak_bytes || sim->computes == 0)) {
         sim->peak_bytes = transient;
         sim->peak_step = k;
@@ -77,6 +104,7 @@ inline plan_check check_plan(const memory_graph& g, const execution_plan& plan, 
     if (sim) {
       sim->transient.push_back(transient);
       sim->live_after.push_back(live);
+      sim->reused.push_back(reused);
     }
   }
   for (std::size_t v = 0; v < n; ++v)
@@ -102,8 +130,9 @@ template <class G, class... Maps>
 }
 
 /// Simulates a plan: peak, total cost, overhead against computing every vertex once, and the
-/// timeline (live_before, transient, live_after per step; allocation as in sim/memory_model.hpp,
-/// frees as the plan says). Same complexity as check_plan. Throws invalid_plan naming the
+/// timeline (live_before, transient, live_after, reused per step; allocation as in
+/// sim/memory_model.hpp, frees as the plan says; an in-place compute takes over the buffer of an
+/// input whose `free` follows it before the next compute). Same complexity as check_plan. Throws invalid_plan naming the
 /// first violated rule and step when the plan is not valid.
 template <class G, class... Maps>
   requires memory_graph_source<G, Maps...>

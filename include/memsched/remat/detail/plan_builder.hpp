@@ -113,8 +113,9 @@ inline std::pair<std::int64_t, double> sequence_peak_cost(const memory_graph& g,
 /// use) stays within `budget`: a recomputation of v is dropped when keeping v's previous value
 /// from its last use up to the recomputation fits; recomputations that then have no reader are
 /// dropped too. Candidates by decreasing cost (then position). The memory estimate never
-/// under-estimates, so the result is within budget when the input was. O(L log L + sum of
-/// in-degrees) for a sequence of length L.
+/// under-estimates, so the result is within budget when the input was (in-place outputs: a value
+/// kept past its last reader may have lent that reader its buffer, so the reader's own bytes are
+/// added back at that position). O(L log L + sum of in-degrees) for a sequence of length L.
 inline std::vector<std::size_t> use_spare_memory(const memory_graph& g, const std::vector<std::size_t>& seq, std::int64_t budget) {
   const std::size_t len = seq.size();
   if (len == 0) return seq;
@@ -177,10 +178,15 @@ inline std::vector<std::size_t> use_spare_memory(const memory_graph& g, const st
     const std::size_t v = seq[k];
     const auto p = find(prev[k]);
     const std::size_t f = last_use[p] == none ? p : std::max<std::size_t>(p, last_use[p]);
+    // Kept alive, p's value no longer dies at its last reader f: if that reader took over its
+    // buffer in place, it now needs room for its own output.
+    const bool lost_reuse = uses[k] > 0 && f != p && memory_model::may_reuse(g, seq[f], v);
+    if (lost_reuse && tree.max(f, f) + g.bytes(seq[f]) > budget) continue;
     if (uses[k] > 0 && f + 1 < k) {
       if (tree.max(f + 1, k - 1) + g.bytes(v) > budget) continue;
       tree.add(f + 1, k - 1, g.bytes(v));
     }
+    if (lost_reuse) tree.add(f, f, g.bytes(seq[f]));
     alive[k] = 0;
     tree.erase(k);
     parent[k] = p;
@@ -196,11 +202,11 @@ inline std::vector<std::size_t> use_spare_memory(const memory_graph& g, const st
 }
 
 /// Why no plan of `g` can fit `budget`, or nullopt: every vertex runs once with its inputs resident
-/// (bytes + workspace + input bytes), and the outputs are resident at the end. O(n + m).
+/// (bytes + workspace + input bytes; without bytes when it may reuse an input's buffer in place:
+/// memory_model::min_running_bytes), and the outputs are resident at the end. O(n + m).
 inline std::optional<std::string> budget_below_lower_bound(const memory_graph& g, std::int64_t budget) {
   for (std::size_t v = 0; v < g.size(); ++v) {
-    std::int64_t need = g.bytes(v) + g.workspace(v);
-    for (auto p : g.predecessors(v)) need += g.bytes(p);
+    const std::int64_t need = memory_model::min_running_bytes(g, v);
     if (need > budget)
       return g.label(v) + " needs " + std::to_string(need) + " bytes with its inputs, more than the budget " + std::to_string(budget);
   }
