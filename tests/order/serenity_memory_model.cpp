@@ -1,12 +1,15 @@
 // Serenity's searches keep a fast copy of the memory model on signatures (forward_step and
 // backward_step, detail/signature_tables.hpp: the layered DP and both decision searches call
 // them). Here every step of random orders of random graphs is compared with the one model,
-// sim/memory_model.hpp: forward from every down-set, backward from every up-set.
+// sim/memory_model.hpp: forward from every down-set, backward from every up-set. Graphs with
+// in-place vertices (issue 12) are compared with the rule as the tests re-implement it
+// (inplace_reference.hpp) and with memory_model.
 
 #include <memsched/order/detail/signature_tables.hpp>
 #include <memsched/sim/memory_model.hpp>
 
 #include "../support/random_dag.hpp"
+#include "inplace_reference.hpp"
 
 #include <doctest/doctest.h>
 
@@ -43,10 +46,12 @@ std::vector<memory_step> model_steps(const memory_graph& g, const std::vector<st
   return steps;
 }
 
-// Compares forward_step and backward_step with the model along `order`; returns the steps checked.
+// Compares forward_step and backward_step with `steps` (the model's steps along `order`, by
+// default memory_model's); returns the steps checked.
 template <std::size_t W>
-std::size_t check_order(const memory_graph& g, const detail::signature_tables& t, const std::vector<std::size_t>& order) {
-  const std::vector<memory_step> steps = model_steps(g, order);
+std::size_t check_order(const memory_graph& g, const detail::signature_tables& t, const std::vector<std::size_t>& order,
+                        std::vector<memory_step> steps = {}) {
+  if (steps.empty()) steps = model_steps(g, order);
   const std::size_t n = g.size();
   std::vector<std::uint64_t> sig(t.words, 0);
   std::int64_t live = 0;
@@ -131,4 +136,78 @@ TEST_CASE("the tables hold the model's per-vertex numbers") {
   CHECK(steps[3].transient == 30 + 33);
   CHECK(steps[3].live_after == 30);  // only the output c
   CHECK(check_order<0>(g, t, order) == 8);
+}
+
+TEST_CASE("forward_step and backward_step agree with the in-place rule on random graphs") {
+  // Sizes 1-3 so that many inputs have the size of their consumer; half the vertices in-place.
+  std::mt19937_64 rng(777);
+  std::size_t checked = 0, reusing = 0;
+  for (std::uint64_t seed = 0; seed < 300; ++seed) {
+    const std::size_t n = std::vector<std::size_t>{5, 12, 40, 63, 64, 65, 130, 200, 257, 330}[seed % 10];
+    memory_graph_data d = random_dag(n, 6.0 / static_cast<double>(n), seed, 3, seed % 2 == 1);
+    if (seed % 3 == 0) d = with_random_outputs(std::move(d), seed);
+    const memory_graph g(with_random_inplace(std::move(d), seed));
+    const detail::signature_tables t(g);
+    for (int rep = 0; rep < 3; ++rep) {
+      const auto order = random_order(g, rng);
+      const auto steps = inplace_rule_steps(g, order);
+      for (std::size_t k = 0; k < n; ++k)
+        reusing += steps[k].transient < steps[k].live_before + g.bytes(order[k]) + g.workspace(order[k]) ? 1 : 0;
+      // The one model says the same (issue 12: sim/memory_model.hpp honours the rule).
+      const auto model = model_steps(g, order);
+      for (std::size_t k = 0; k < n; ++k) {
+        CHECK(model[k].transient == steps[k].transient);
+        CHECK(model[k].live_after == steps[k].live_after);
+      }
+      checked += check_order<0>(g, t, order, steps);
+      switch (t.words) {
+        case 1: checked += check_order<1>(g, t, order, steps); break;
+        case 2: checked += check_order<2>(g, t, order, steps); break;
+        case 3: checked += check_order<3>(g, t, order, steps); break;
+        case 4: checked += check_order<4>(g, t, order, steps); break;
+        default: break;
+      }
+    }
+  }
+  CHECK(checked > 100000);
+  CHECK(reusing > 5000);  // the rule did apply, often
+}
+
+TEST_CASE("the tables of an in-place graph: candidate inputs, saving and the smallest step") {
+  // x -> r (in-place, same size: candidate), x -> s, r -> c, (c, s) -> y (in-place, both inputs
+  // of its size: candidates), y an output; o -> z with o a graph output (never a candidate).
+  memory_graph_data d;
+  d.num_nodes = 7;
+  d.edges = {{0, 1}, {0, 2}, {1, 3}, {3, 4}, {2, 4}, {5, 6}};
+  d.bytes = {8, 8, 2, 2, 2, 5, 5};
+  d.workspace = {0, 1, 0, 0, 0, 0, 0};
+  d.cost.assign(7, 1);
+  d.outputs = std::vector<std::size_t>{4, 5, 6};
+  d.inplace = {0, 1, 0, 0, 1, 0, 1};
+  const memory_graph g(std::move(d));
+  const detail::signature_tables t(g);
+  CHECK(t.saving == std::vector<std::int64_t>{0, 8, 0, 0, 2, 0, 0});
+  CHECK(t.tmin == std::vector<std::int64_t>{8, 1, 2, 2, 0, 5, 5});
+  CHECK(std::vector<std::uint32_t>(t.reuse_inputs(1).begin(), t.reuse_inputs(1).end()) == std::vector<std::uint32_t>{0});
+  CHECK(std::vector<std::uint32_t>(t.reuse_inputs(4).begin(), t.reuse_inputs(4).end()) == std::vector<std::uint32_t>{2, 3});
+  // r before s: x does not die at r (s still reads it), so r needs its own bytes.
+  std::vector<std::uint64_t> sig(t.words, 0);
+  detail::set_bit(sig.data(), 0);
+  detail::set_bit(sig.data(), 1);
+  CHECK(detail::forward_step<0>(g, t, 1, sig.data(), 8).transient == 8 + 8 + 1);
+  // s before r: x dies at r, whose output takes over x's buffer.
+  detail::set_bit(sig.data(), 2);
+  CHECK(detail::forward_step<0>(g, t, 1, sig.data(), 10).transient == 10 + 1);
+  CHECK(detail::forward_step<0>(g, t, 1, sig.data(), 10).live == 10);  // x freed, r resident: net 0
+  CHECK(check_order<0>(g, t, {5, 6, 0, 2, 1, 3, 4}, inplace_rule_steps(g, std::vector<std::size_t>{5, 6, 0, 2, 1, 3, 4})) == 14);
+  CHECK(check_order<0>(g, t, {0, 1, 2, 3, 4, 5, 6}, inplace_rule_steps(g, std::vector<std::size_t>{0, 1, 2, 3, 4, 5, 6})) == 14);
+}
+
+TEST_CASE("a graph without in-place vertices has no candidate lists and saves nothing") {
+  const memory_graph g(random_dag(40, 0.15, 5, 3));
+  const detail::signature_tables t(g);
+  CHECK(t.reuse_offsets.empty());
+  CHECK(t.reuse_list.empty());
+  CHECK(std::all_of(t.saving.begin(), t.saving.end(), [](std::int64_t x) { return x == 0; }));
+  CHECK(t.tmin == t.tadd);
 }

@@ -84,8 +84,9 @@ inline std::vector<std::size_t> greedy_order_of(const memory_graph& g) { return 
 
 /// Greedy list scheduling: among the ready vertices, run the one that leaves the least memory
 /// resident after it runs (its output, unless it is a non-output sink, minus the inputs it is the
-/// last consumer of that are not outputs); ties by the smaller transient peak (bytes + workspace),
-/// then by the smaller index. Returns the order, its peak under the model of simulate_order and
+/// last consumer of that are not outputs); ties by the smaller transient peak (bytes + workspace,
+/// without bytes when an in-place vertex takes over a dying input's buffer), then by the smaller
+/// index. Returns the order, its peak under the model of simulate_order and
 /// the simple lower bound; status optimal only when the peak equals that bound. Deterministic.
 /// O((n + m) log n + sum of squared in-degrees) time, O(n + m) memory. Throws what make_memory_graph throws.
 template <class G, class... Maps>

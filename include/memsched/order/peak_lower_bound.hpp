@@ -3,24 +3,25 @@
 // its workspace.
 
 #include <memsched/graph/memory_graph.hpp>
+#include <memsched/sim/memory_model.hpp>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 
 namespace memsched {
 
-/// max over vertices v of bytes(v) + workspace(v) + sum of bytes of v's inputs: every order must
-/// run v while its inputs are resident. O(n + m). Throws what make_memory_graph throws.
+/// max over vertices v of the memory v needs while it runs: bytes(v) + workspace(v) + the sum of
+/// the bytes of v's inputs (every order runs v while its inputs are resident), without bytes(v)
+/// when v is in-place and an input of equal size that is not a graph output could die at v (its
+/// buffer then holds v's output): memory_model::min_running_bytes. Valid for every order under
+/// the memory model, in-place rule included. O(n + m). Throws what make_memory_graph throws.
 template <class G, class... Maps>
   requires memory_graph_source<G, Maps...>
 [[nodiscard]] std::int64_t peak_lower_bound(const G& graph, const Maps&... maps) {
   const memory_graph& g = detail::to_memory_graph(graph, maps...);
   std::int64_t bound = 0;
-  for (std::size_t v = 0; v < g.size(); ++v) {
-    std::int64_t need = g.bytes(v) + g.workspace(v);
-    for (auto p : g.predecessors(v)) need += g.bytes(p);
-    bound = std::max(bound, need);
-  }
+  for (std::size_t v = 0; v < g.size(); ++v) bound = std::max(bound, memory_model::min_running_bytes(g, v));
   return bound;
 }
 

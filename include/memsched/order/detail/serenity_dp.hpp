@@ -131,18 +131,33 @@ class serenity_dp {
     return true;
   }
 
-  // Adds the child of cur_[i] that runs v (its live bytes `known_live` when `known`). Returns
-  // false when a limit stops the search.
+  // The bytes in use while v runs on top of a state, `run` = live + tadd[v], when the state with
+  // v is `sig_with_v` (the in-place rule; kept out of line so that graphs without in-place
+  // vertices keep the loops GCC inlines).
   template <std::size_t W>
+  [[gnu::noinline]] std::int64_t inplace_run(std::size_t v, const std::uint64_t* sig_with_v, std::int64_t run) const noexcept {
+    return t_.saving[v] != 0 && forward_reuses<W>(t_, v, sig_with_v) ? run - t_.saving[v] : run;
+  }
+
+  // Adds the child of cur_[i] that runs v (its live bytes `known_live` when `known`). Returns
+  // false when a limit stops the search. IP: the graph has in-place vertices (t_.inplace).
+  template <std::size_t W, bool IP>
   bool add_child(std::uint32_t i, std::size_t v, bool known, std::int64_t known_live) {
     const std::size_t w = words<W>();
     const std::uint64_t* s = at<W>(cur_, i);
-    const std::int64_t np = std::max(peak(s), live(s) + t_.tadd[v]);
-    if (np > req_.limit) return true;
+    // An in-place v (saving != 0) may run within an input's buffer: whether one dies at v needs
+    // the child's signature (detail/signature_tables.hpp). Stored states have peak <= limit.
+    const std::int64_t run = live(s) + t_.tadd[v];
+    std::int64_t np = std::max(peak(s), run);
+    if (np > req_.limit && (!IP || run - t_.saving[v] > req_.limit)) return true;
     std::uint64_t* c = child_.data();
     std::uint64_t* csig = sig(c);
     copy_bits(csig, sig(s), w);
     set_bit(csig, v);
+    if constexpr (IP) {
+      np = std::max(peak(s), inplace_run<W>(v, csig, run));
+      if (np > req_.limit) return true;
+    }
     const std::uint64_t h = hash(s) ^ t_.zobrist[v];
     const std::uint64_t tag = h & 0xFFFFFFFF00000000ull;
     std::size_t slot = h & mask_;
@@ -167,11 +182,13 @@ class serenity_dp {
     clear_bit(cr, v);
     for (auto x : g_.successors(v))
       if (is_subset(t_.pred(x), csig, w)) set_bit(cr, x);
-    const std::int64_t nlive = known ? known_live : forward_step<W>(g_, t_, v, csig, live(s)).live;
-    // One step of lookahead: the child's next vertex needs live + its bytes and workspace.
+    const std::int64_t nlive = known ? known_live : forward_live<W>(g_, t_, v, csig, live(s));
+    // One step of lookahead: the child's next vertex needs live + its bytes and workspace (less its
+    // bytes when it is in-place and may run within an input's buffer: tmin).
     if (depth_ + 1 < n_) {
       std::int64_t cheapest = std::numeric_limits<std::int64_t>::max();
-      for_each_bit(cr, w, [&](std::size_t x) { cheapest = std::min(cheapest, t_.tadd[x]); });
+      const std::int64_t* need = IP ? t_.tmin.data() : t_.tadd.data();
+      for_each_bit(cr, w, [&](std::size_t x) { cheapest = std::min(cheapest, need[x]); });
       if (nlive + cheapest > req_.limit) {
         --stored_;
         return true;
@@ -191,7 +208,7 @@ class serenity_dp {
   }
 
   // Expands cur_[i]: one free move if there is one, else every ready vertex.
-  template <std::size_t W>
+  template <std::size_t W, bool IP>
   bool expand(std::uint32_t i) {
     const std::size_t w = words<W>();
     const std::uint64_t* s = at<W>(cur_, i);
@@ -201,17 +218,18 @@ class serenity_dp {
       for (std::size_t k = 0; k < w; ++k)
         for (std::uint64_t bits = rs[k]; bits != 0; bits &= bits - 1) {
           const std::size_t v = k * 64 + static_cast<std::size_t>(std::countr_zero(bits));
-          if (live(s) + t_.tadd[v] > thr) continue;
+          if (live(s) + (IP ? t_.tmin[v] : t_.tadd[v]) > thr) continue;
           copy_bits(scratch_.data(), sig(s), w);
           set_bit(scratch_.data(), v);
-          const std::int64_t after = forward_step<W>(g_, t_, v, scratch_.data(), live(s)).live;
-          if (after <= live(s)) return add_child<W>(i, v, true, after);
+          const std::int64_t after = forward_live<W>(g_, t_, v, scratch_.data(), live(s));
+          if (after <= live(s) && (!IP || inplace_run<W>(v, scratch_.data(), live(s) + t_.tadd[v]) <= thr))
+            return add_child<W, IP>(i, v, true, after);
         }
     }
     for (std::size_t k = 0; k < w; ++k)
       for (std::uint64_t bits = rs[k]; bits != 0; bits &= bits - 1) {
         const std::size_t v = k * 64 + static_cast<std::size_t>(std::countr_zero(bits));
-        if (!add_child<W>(i, v, false, 0)) return false;
+        if (!add_child<W, IP>(i, v, false, 0)) return false;
       }
     return true;
   }
@@ -228,7 +246,7 @@ class serenity_dp {
 
   // Expands every state of cur_. False when a limit stops the search (out_of_time says whether
   // the deadline did).
-  template <std::size_t W>
+  template <std::size_t W, bool IP>
   bool expand_layer(serenity_dp_answer& ans, std::uint64_t& expanded) {
     for (std::uint32_t i = 0; i < cur_n_; ++i) {
       ++expanded;
@@ -240,7 +258,7 @@ class serenity_dp {
         return false;
       }
       prefetch_children<W>(i + 1);
-      if (!expand<W>(i)) return false;
+      if (!expand<W, IP>(i)) return false;
     }
     return true;
   }
@@ -294,7 +312,11 @@ class serenity_dp {
       next_n_ = 0;
       nlinks_.clear();
       if (!reset_table(cur_n_)) return stop(layer_min);
-      if (!with_small_width(w_, [&]<std::size_t W>() { return expand_layer<W>(ans, expanded); })) return stop(layer_min);
+      // Graphs with in-place vertices take one more copy of the loop, at the run-time width only
+      // (the in-place tests cost ~3 % of the layered search's instructions on graphs without).
+      const bool expanded_all = t_.inplace ? expand_layer<0, true>(ans, expanded)
+                                           : with_small_width(w_, [&]<std::size_t W>() { return expand_layer<W, false>(ans, expanded); });
+      if (!expanded_all) return stop(layer_min);
       apply_beam();
 #ifdef MEMSCHED_SERENITY_TRACE
       std::fprintf(stderr, "layer %zu: %zu -> %zu\n", depth, cur_n_, next_n_);

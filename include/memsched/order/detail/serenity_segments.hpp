@@ -49,6 +49,10 @@ inline std::vector<serenity_segment> serenity_segments(const memory_graph& g, bo
     d.workspace.resize(d.num_nodes);
     d.cost.resize(d.num_nodes);
     d.ids.resize(d.num_nodes);
+    // In-place vertices keep their flag: inputs of a segment's vertices lie in the segment or are
+    // its lead cut, and no later segment reads a vertex before the next cut, so "an input dies at
+    // v" means the same in the segment and in the whole graph.
+    if (g.has_inplace()) d.inplace.assign(d.num_nodes, 0);
     std::vector<std::size_t> outs;
     for (std::size_t k = 0; k < d.num_nodes; ++k) {
       const std::size_t v = s.global[k];
@@ -56,6 +60,7 @@ inline std::vector<serenity_segment> serenity_segments(const memory_graph& g, bo
       d.workspace[k] = g.workspace(v);
       d.cost[k] = g.cost(v);
       d.ids[k] = g.id(v);
+      if (g.has_inplace()) d.inplace[k] = g.inplace(v) ? 1 : 0;
       if (g.is_output(v) || (end < n && k + 1 == d.num_nodes)) outs.push_back(k);
       for (auto w : g.successors(v))
         if (local[w] != std::numeric_limits<std::uint32_t>::max() && (k > 0 || !s.has_lead || local[w] > 0))

@@ -9,12 +9,14 @@
 // instantiated, for five widths (with_small_width).
 
 #include <memsched/graph/memory_graph.hpp>
+#include <memsched/sim/memory_model.hpp>
 
 #include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -143,15 +145,23 @@ using word_buffer = pod_buffer<std::uint64_t>;
 /// Per-vertex data the searches read: bytes while a vertex runs (bytes + workspace), bytes it
 /// leaves resident (0 for a dead end that is not an output), Zobrist keys (a signature's hash is
 /// the xor of its vertices' keys), and successor / predecessor bitsets of `words` words.
+/// In-place outputs (the rule of sim/memory_model.hpp): `saving[v]` is bytes(v) when v is in-place
+/// and has an input whose buffer it may take over (`reuse_inputs(v)`: equal size, not a graph
+/// output), else 0; the step subtracts it when one of those inputs dies at v. `tmin` = tadd -
+/// saving, the least v can need on top of the resident bytes (for pruning). A graph without
+/// in-place vertices has saving 0 everywhere and no candidate lists: the searches test one number.
 struct signature_tables {
   std::size_t words;
-  std::vector<std::int64_t> tadd, alloc, bytes;
+  bool inplace;  ///< Some vertex has saving != 0 (the searches skip the in-place tests otherwise).
+  std::vector<std::int64_t> tadd, tmin, alloc, bytes, saving;
   std::vector<std::uint64_t> zobrist, succmask, predmask;
+  std::vector<std::uint32_t> reuse_offsets, reuse_list;  // CSR of the candidate inputs; empty without in-place
 
   explicit signature_tables(const memory_graph& g)
-      : words(signature_words(g.size())), tadd(g.size()), alloc(g.size()), bytes(g.size()), zobrist(g.size()),
-        succmask(g.size() * words, 0), predmask(g.size() * words, 0) {
+      : words(signature_words(g.size())), inplace(false), tadd(g.size()), tmin(g.size()), alloc(g.size()), bytes(g.size()),
+        saving(g.size(), 0), zobrist(g.size()), succmask(g.size() * words, 0), predmask(g.size() * words, 0) {
     std::uint64_t seed = 0x9E3779B97F4A7C15ull;
+    if (g.has_inplace()) reuse_offsets.assign(g.size() + 1, 0);
     for (std::size_t v = 0; v < g.size(); ++v) {
       bytes[v] = g.bytes(v);
       tadd[v] = g.bytes(v) + g.workspace(v);
@@ -163,10 +173,24 @@ struct signature_tables {
       zobrist[v] = z ^ (z >> 31);
       for (auto s : g.successors(v)) set_bit(&succmask[v * words], s);
       for (auto p : g.predecessors(v)) set_bit(&predmask[v * words], p);
+      if (g.has_inplace()) {
+        for (auto p : g.predecessors(v))
+          if (memory_model::may_reuse(g, v, p)) reuse_list.push_back(p);
+        reuse_offsets[v + 1] = static_cast<std::uint32_t>(reuse_list.size());
+        if (reuse_offsets[v + 1] != reuse_offsets[v]) {
+          saving[v] = g.bytes(v);
+          inplace = true;
+        }
+      }
+      tmin[v] = tadd[v] - saving[v];
     }
   }
   [[nodiscard]] const std::uint64_t* succ(std::size_t v) const noexcept { return &succmask[v * words]; }
   [[nodiscard]] const std::uint64_t* pred(std::size_t v) const noexcept { return &predmask[v * words]; }
+  /// The inputs whose buffer v may take over, in predecessor order. Precondition: saving[v] != 0.
+  [[nodiscard]] std::span<const std::uint32_t> reuse_inputs(std::size_t v) const noexcept {
+    return {reuse_list.data() + reuse_offsets[v], reuse_list.data() + reuse_offsets[v + 1]};
+  }
 };
 
 /// One step of a search: bytes in use while the vertex runs, and the resident bytes on the other
@@ -176,11 +200,35 @@ struct search_step {
   std::int64_t live = 0;
 };
 
+/// Whether in-place v takes over an input's buffer when it runs with the scheduled set
+/// `sig_with_v` (v included): some candidate input has all its consumers in it (it dies at v).
+/// Precondition: t.saving[v] != 0. O(candidates * words).
+template <std::size_t W = 0>
+[[nodiscard]] inline bool forward_reuses(const signature_tables& t, std::size_t v, const std::uint64_t* sig_with_v) noexcept {
+  const std::size_t nw = W != 0 ? W : t.words;
+  for (auto p : t.reuse_inputs(v))
+    if (is_subset(t.succ(p), sig_with_v, nw)) return true;
+  return false;
+}
+
+/// Whether in-place v takes over an input's buffer when it runs just before the vertices of
+/// `later` (v not in it): some candidate input has no consumer in `later`. Precondition:
+/// t.saving[v] != 0. O(candidates * words).
+template <std::size_t W = 0>
+[[nodiscard]] inline bool backward_reuses(const signature_tables& t, std::size_t v, const std::uint64_t* later) noexcept {
+  const std::size_t nw = W != 0 ? W : t.words;
+  for (auto p : t.reuse_inputs(v))
+    if (!intersects(t.succ(p), later, nw)) return true;
+  return false;
+}
+
 /// The memory model (sim/memory_model.hpp) on signatures, forward: v runs with `live` bytes
 /// resident after the scheduled set; `sig_with_v` is that set with v. Inputs of v that are not
 /// graph outputs and have no consumer outside sig_with_v are freed; v's own output stays unless
-/// nothing reads it (alloc). The searches' fast copy of the model: tests/order/serenity_memory_model.cpp
-/// compares it with memory_model on random graphs. O(in-degree * words).
+/// nothing reads it (alloc); an in-place v whose candidate input dies here runs without its own
+/// bytes on top. The searches' fast copy of the model: tests/order/serenity_memory_model.cpp
+/// compares it with memory_model on random graphs, with and without in-place vertices.
+/// O(in-degree * words).
 template <std::size_t W = 0>
 MEMSCHED_DETAIL_HOT_INLINE search_step forward_step(const memory_graph& g, const signature_tables& t, std::size_t v,
                                                     const std::uint64_t* sig_with_v, std::int64_t live) noexcept {
@@ -188,7 +236,20 @@ MEMSCHED_DETAIL_HOT_INLINE search_step forward_step(const memory_graph& g, const
   std::int64_t freed = 0;
   for (auto p : g.predecessors(v))
     if (!g.is_output(p) && is_subset(t.succ(p), sig_with_v, nw)) freed += t.bytes[p];
-  return {live + t.tadd[v], live + t.alloc[v] - freed};
+  std::int64_t transient = live + t.tadd[v];
+  if (t.inplace && t.saving[v] != 0 && forward_reuses<W>(t, v, sig_with_v)) transient -= t.saving[v];
+  return {transient, live + t.alloc[v] - freed};
+}
+
+/// forward_step(...).live alone (the layered search knows the transient already).
+template <std::size_t W = 0>
+MEMSCHED_DETAIL_HOT_INLINE std::int64_t forward_live(const memory_graph& g, const signature_tables& t, std::size_t v,
+                                                     const std::uint64_t* sig_with_v, std::int64_t live) noexcept {
+  const std::size_t nw = W != 0 ? W : t.words;
+  std::int64_t freed = 0;
+  for (auto p : g.predecessors(v))
+    if (!g.is_output(p) && is_subset(t.succ(p), sig_with_v, nw)) freed += t.bytes[p];
+  return live + t.alloc[v] - freed;
 }
 
 /// Backward: y's output is resident once some vertex of `later` (the vertices that run after the
@@ -201,7 +262,8 @@ MEMSCHED_DETAIL_HOT_INLINE bool resident_backward(const memory_graph& g, const s
 
 /// The memory model backward: v runs just before the vertices of `later` (all v's consumers are
 /// in it, v is not), with `live` bytes resident after v; returns the bytes while v runs and the
-/// bytes resident before it (v's output is not yet there; inputs whose last reader is v are).
+/// bytes resident before it (v's output is not yet there; inputs whose last reader is v are; an
+/// in-place v that is the last reader of a candidate input runs within that input's buffer).
 /// Tested against memory_model with forward_step. O(in-degree * words).
 template <std::size_t W = 0>
 MEMSCHED_DETAIL_HOT_INLINE search_step backward_step(const memory_graph& g, const signature_tables& t, std::size_t v,
@@ -209,7 +271,9 @@ MEMSCHED_DETAIL_HOT_INLINE search_step backward_step(const memory_graph& g, cons
   if (resident_backward<W>(g, t, v, later)) live -= t.bytes[v];
   for (auto p : g.predecessors(v))
     if (!resident_backward<W>(g, t, p, later)) live += t.bytes[p];
-  return {live + t.tadd[v], live};
+  std::int64_t transient = live + t.tadd[v];
+  if (t.inplace && t.saving[v] != 0 && backward_reuses<W>(t, v, later)) transient -= t.saving[v];
+  return {transient, live};
 }
 
 }  // namespace memsched::detail
