@@ -7,6 +7,10 @@
 # -std=c++20 -c, as a user would) for every include directory given; the output lists every run,
 # the median, and the ratio of each median to the Boost TU's median of the same run: wall-clock
 # seconds (what a user waits) and user CPU seconds (steadier on a loaded machine).
+# `goal_sep` is the goal TU with -DMEMSCHED_SEPARATE_COMPILATION (what a TU that links
+# memsched::compiled compiles; include directories older than core/config.hpp ignore the macro and
+# compile it header-only), and `library` is src/memsched.cpp, the one TU memsched::compiled adds
+# (compiled once per build, not per user TU; listed where the directory has order/impl/serenity.ipp).
 #
 #   bench/compile_time.sh [INCLUDE_DIR ...]        (default: this checkout's include/)
 #   RUNS=3 CXX=g++ CXXFLAGS="-O2 -std=c++20" bench/compile_time.sh /work/base/include include
@@ -67,12 +71,24 @@ int main(int argc, char** argv) {
 }
 CPP
 
+cp "$tmp/goal.cpp" "$tmp/goal_sep.cpp"
+cat >"$tmp/library.cpp" <<'CPP'
+#include <memsched/order/impl/serenity.ipp>
+CPP
+tus() {  # the TUs measured for include directory $1
+  echo boost serenity goal umbrella goal_sep
+  [ -f "$1/memsched/order/impl/serenity.ipp" ] && echo library
+  return 0
+}
+
 # times[tu@dir] = "t1 t2 ..."
 declare -A times user
 for ((r = 1; r <= runs; ++r)); do
   for dir in "$@"; do
-    for tu in boost serenity goal umbrella; do
-      if ! /usr/bin/time -f "%e %U" -o "$tmp/t" "$cxx" "${flags[@]}" -I"$dir" -c "$tmp/$tu.cpp" -o "$tmp/$tu.o" 2>"$tmp/err"; then
+    for tu in $(tus "$dir"); do
+      extra=()
+      case $tu in goal_sep | library) extra=(-DMEMSCHED_SEPARATE_COMPILATION) ;; esac
+      if ! /usr/bin/time -f "%e %U" -o "$tmp/t" "$cxx" "${flags[@]}" "${extra[@]}" -I"$dir" -c "$tmp/$tu.cpp" -o "$tmp/$tu.o" 2>"$tmp/err"; then
         cat "$tmp/err" >&2
         exit 1
       fi
@@ -88,7 +104,7 @@ echo "$cxx ${flags[*]}, $runs runs, $(date -u +%FT%TZ), $(nproc) cores, load $(c
 for dir in "$@"; do
   b=$(echo "${times[boost@$dir]}" | median)
   bu=$(echo "${user[boost@$dir]}" | median)
-  for tu in boost serenity goal umbrella; do
+  for tu in $(tus "$dir"); do
     m=$(echo "${times[$tu@$dir]}" | median)
     mu=$(echo "${user[$tu@$dir]}" | median)
     printf '%-28s %-9s wall:%-20s median %6.2f s ratio %5.2f | user:%-20s median %6.2f s ratio %5.2f\n' "$dir" "$tu" \

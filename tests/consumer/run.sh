@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs tests/consumer against this source tree. Usage: run.sh MODE WORK_DIR
 # (MODE: subdirectory, fetchcontent or package; package installs memsched into WORK_DIR first).
+# Also builds tests/consumer/agree.cpp header-only and against memsched::compiled and compares.
 set -euo pipefail
 mode=$1
 work=$2
@@ -11,10 +12,24 @@ mkdir -p "$work"
 extra=()
 if [ "$mode" = package ]; then
   cmake -S "$src" -B "$work/memsched-build" -G Ninja -DMEMSCHED_BUILD_TESTS=OFF -DMEMSCHED_BUILD_BENCH=OFF \
-    -DMEMSCHED_BUILD_EXAMPLES=OFF -DMEMSCHED_INSTALL=ON -DCMAKE_INSTALL_PREFIX="$work/prefix" >/dev/null
+    -DMEMSCHED_BUILD_EXAMPLES=OFF -DMEMSCHED_BUILD_TOOL=OFF -DMEMSCHED_INSTALL=ON -DCMAKE_INSTALL_PREFIX="$work/prefix" >/dev/null
+  cmake --build "$work/memsched-build" --target memsched_compiled >/dev/null  # the one compiled part
   cmake --install "$work/memsched-build" >/dev/null
   extra=(-DCMAKE_PREFIX_PATH="$work/prefix")
 fi
 cmake -S "$here" -B "$work/consumer-build" -G Ninja -DMEMSCHED_CONSUME="$mode" -DMEMSCHED_SOURCE_DIR="$src" "${extra[@]}" >/dev/null
 cmake --build "$work/consumer-build" >/dev/null
 "$work/consumer-build/consumer"
+# Header-only and separate compilation (memsched::compiled) must give the same results.
+if [ ! -x "$work/consumer-build/agree_compiled" ]; then
+  echo "memsched::compiled was not exported to the consumer" >&2
+  exit 1
+fi
+"$work/consumer-build/agree_header_only" >"$work/header_only.txt"
+"$work/consumer-build/agree_compiled" >"$work/compiled.txt"
+if ! cmp -s "$work/header_only.txt" "$work/compiled.txt"; then
+  echo "header-only and memsched::compiled disagree:" >&2
+  diff "$work/header_only.txt" "$work/compiled.txt" | head -20 >&2
+  exit 1
+fi
+echo "header-only and memsched::compiled agree on $(wc -l <"$work/compiled.txt") results"
