@@ -14,6 +14,8 @@
 
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include <cmath>
 
 using namespace memsched;
@@ -377,3 +379,93 @@ TEST_CASE("default_max_bytes is half the physical memory at most, and positive")
   CHECK(format_bytes(12'300'000'000) == "12.3 GB");
   CHECK(format_bytes(100000) == "100 kB");
 }
+
+TEST_CASE("set_checkmate_budget gives the model a new build gives, bit for bit") {
+  for (std::uint64_t seed = 0; seed < 6; ++seed) {
+    const memory_graph g(random_dag(9, 0.3, seed, 100, true));
+    const auto topo = g.topological_order();
+    const std::vector<std::size_t> order(topo.begin(), topo.end());
+    const std::int64_t peak = simulate_order(g, order).peak_bytes;
+    checkmate_model cm = build_checkmate_model(g, peak, order);
+    CHECK(!cm.budget_rows.empty());  // workspaces: rows with the budget
+    for (std::int64_t b : {peak * 9 / 10, peak / 2, std::int64_t{0}, peak * 2}) {
+      CAPTURE(seed);
+      CAPTURE(b);
+      memsched::detail::set_checkmate_budget(cm, b);
+      const checkmate_model fresh = build_checkmate_model(g, b, order);
+      CHECK(cm.budget_units == fresh.budget_units);
+      CHECK(cm.budget_rows == fresh.budget_rows);
+      REQUIRE(cm.model.num_variables() == fresh.model.num_variables());
+      REQUIRE(cm.model.num_constraints() == fresh.model.num_constraints());
+      for (std::size_t i = 0; i < cm.model.num_variables(); ++i) {
+        CHECK(cm.model.variables()[i].lower == fresh.model.variables()[i].lower);
+        CHECK(cm.model.variables()[i].upper == fresh.model.variables()[i].upper);
+      }
+      std::size_t differing = 0;
+      for (std::size_t r = 0; r < cm.model.num_constraints(); ++r) {
+        const auto &a = cm.model.constraints()[r], &f = fresh.model.constraints()[r];
+        differing += a.lower != f.lower || a.upper != f.upper || a.terms.size() != f.terms.size();
+      }
+      CHECK(differing == 0);
+    }
+  }
+}
+
+namespace {
+
+/// Time limits of checkmate_milp_plan with `backend`: an expired limit (0, negative, NaN) returns
+/// without a solve, with a plan only when one was found (here: the plan without recomputation,
+/// which fits the budget of its own peak and is optimal as such); huge limits mean none.
+template <class Backend>
+void check_milp_limits(const Backend& backend) {
+  for (std::uint64_t seed = 0; seed < 3; ++seed) {
+    const memory_graph g(random_dag(10, 0.3, 40 + seed));
+    const auto topo = g.topological_order();
+    const std::vector<std::size_t> order(topo.begin(), topo.end());
+    const std::int64_t peak = simulate_order(g, order).peak_bytes, lb = min_possible(g);
+    REQUIRE(lb < peak);
+    const std::int64_t tight = lb + (peak - lb) / 2;
+    CAPTURE(seed);
+    for (double limit : {0.0, -1.0, std::nan("")}) {
+      CAPTURE(limit);
+      const auto fits = checkmate_milp_plan(
+          g, peak, checkmate_options{.backend = backend, .solver = {.time_limit = std::chrono::duration<double>(limit)}, .order = order});
+      CHECK(fits.status == solve_status::optimal);  // no recomputation: optimal without a solve
+      CHECK(fits.stats.solver_status == solve_status::time_limit);
+      CHECK(fits.stats.start_source == "no-remat");
+      CHECK(fits.stats.lns_rounds == 0);
+      CHECK(fits.total_cost == doctest::Approx(g.total_cost()));
+      CHECK(simulate_plan(g, fits.plan).peak_bytes <= peak);
+      const auto none = checkmate_milp_plan(
+          g, tight, checkmate_options{.backend = backend, .solver = {.time_limit = std::chrono::duration<double>(limit)}, .order = order});
+      CHECK(none.status == solve_status::time_limit);  // nothing found, nothing proven
+      CHECK(none.plan.steps.empty());
+      CHECK(none.stats.lns_rounds == 0);
+    }
+    // Huge and infinite limits are no limits: the same answer as without one.
+    const auto free_run = checkmate_milp_plan(g, tight, checkmate_options{.backend = backend, .order = order});
+    for (double limit : {1e12, std::numeric_limits<double>::infinity()}) {
+      const auto r = checkmate_milp_plan(
+          g, tight, checkmate_options{.backend = backend, .solver = {.time_limit = std::chrono::duration<double>(limit)}, .order = order});
+      CHECK(r.status == free_run.status);
+      CHECK(r.total_cost == free_run.total_cost);
+      CHECK(r.plan.steps.size() == free_run.plan.steps.size());
+      CHECK(r.stats.lns_rounds == 0);
+    }
+  }
+}
+
+}  // namespace
+
+#ifdef MEMSCHED_HAVE_CBC
+TEST_CASE("checkmate_milp_plan with CBC: expired limits return without a solve; huge limits are none") {
+  check_milp_limits(cbc_backend{});
+  check_milp_limits(cbc_backend{.isolate_process = false});
+}
+#endif
+#ifdef MEMSCHED_HAVE_GLPK
+TEST_CASE("checkmate_milp_plan with GLPK: expired limits return without a solve; huge limits are none") {
+  check_milp_limits(glpk_backend{});
+  check_milp_limits(glpk_backend{.isolate_process = false});
+}
+#endif

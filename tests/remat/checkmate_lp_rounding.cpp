@@ -15,6 +15,11 @@
 
 #include <doctest/doctest.h>
 
+#include <limits>
+
+#include <chrono>
+#include <cmath>
+
 using namespace memsched;
 using namespace memsched::testing;
 
@@ -143,3 +148,51 @@ TEST_CASE("checkmate_lp_plan rejects bad input") {
 #endif
   CHECK(g.size() == 2);
 }
+
+namespace {
+
+/// Time limits of checkmate_lp_plan with `backend`: an expired limit (0, negative, NaN) solves no
+/// LP and returns time_limit without a plan; huge limits mean none (the same plan as without).
+template <class Backend>
+void check_lp_limits(const Backend& backend) {
+  for (std::uint64_t seed = 0; seed < 3; ++seed) {
+    const memory_graph g(random_dag(9, 0.3, 60 + seed));
+    const auto order = topo(g);
+    const std::int64_t b = simulate_order(g, order).peak_bytes;
+    CAPTURE(seed);
+    for (double limit : {0.0, -1.0, std::nan("")}) {
+      const auto r =
+          checkmate_lp_plan(g, b, checkmate_lp_options{.backend = backend, .solver = {.time_limit = std::chrono::duration<double>(limit)}, .order = order});
+      CHECK(r.status == solve_status::time_limit);
+      CHECK(r.plan.steps.empty());
+      CHECK(r.stats.lps_solved == 0);
+      CHECK(r.stats.roundings == 0);
+    }
+    const auto free_run = checkmate_lp_plan(g, b, checkmate_lp_options{.backend = backend, .order = order});
+    REQUIRE(free_run.status == solve_status::feasible);
+    for (double limit : {1e12, std::numeric_limits<double>::infinity()}) {
+      const auto r =
+          checkmate_lp_plan(g, b, checkmate_lp_options{.backend = backend, .solver = {.time_limit = std::chrono::duration<double>(limit)}, .order = order});
+      CHECK(r.status == solve_status::feasible);
+      CHECK(r.total_cost == free_run.total_cost);
+      CHECK(r.plan.steps.size() == free_run.plan.steps.size());
+      CHECK(r.stats.lps_solved == free_run.stats.lps_solved);
+      CHECK(r.stats.roundings == free_run.stats.roundings);
+    }
+  }
+}
+
+}  // namespace
+
+#ifdef MEMSCHED_HAVE_CBC
+TEST_CASE("checkmate_lp_plan with Clp: expired limits solve no LP; huge limits are none") {
+  check_lp_limits(cbc_backend{});
+  check_lp_limits(cbc_backend{.isolate_process = false});
+}
+#endif
+#ifdef MEMSCHED_HAVE_GLPK
+TEST_CASE("checkmate_lp_plan with GLPK: expired limits solve no LP; huge limits are none") {
+  check_lp_limits(glpk_backend{});
+  check_lp_limits(glpk_backend{.isolate_process = false});
+}
+#endif

@@ -15,6 +15,11 @@
 
 #include <doctest/doctest.h>
 
+#include <limits>
+
+#include <chrono>
+#include <cmath>
+
 #include <algorithm>
 #include <vector>
 
@@ -310,5 +315,46 @@ TEST_CASE("moccasin refuses a model over max_bytes, naming both sizes") {
   const auto e2 = memsched::detail::moccasin_model_size(g2, o2, std::vector<unsigned>(80, 2), "gecode");
   CHECK(e2.bytes() > e1.bytes());
   CHECK(e2.domain_values > 2 * e1.domain_values);
+}
+#endif
+
+#ifdef MEMSCHED_HAVE_GECODE
+TEST_CASE("moccasin: expired limits return at once, with a plan only when one was found; huge limits are none") {
+  std::size_t nothing_found = 0;
+  for (std::uint64_t seed = 0; seed < 4; ++seed) {
+    const memory_graph g(random_dag(9, 0.3, 80 + seed));
+    const std::vector<std::size_t> order(g.topological_order().begin(), g.topological_order().end());
+    const std::int64_t peak = order_peak(g, order);
+    const std::int64_t tight = budgets_of(g, order)[2];
+    CAPTURE(seed);
+    for (double limit : {0.0, -1.0, std::nan("")}) {
+      const moccasin_options opt{.backend = gecode_backend{}, .solver = {.time_limit = std::chrono::duration<double>(limit)}, .order = order};
+      // The plan without recomputation fits: it is the answer (phase 2 had no time).
+      const remat_result fits = moccasin_plan(g, peak, opt);
+      REQUIRE(has_solution(fits.status));
+      CHECK(fits.total_cost == doctest::Approx(g.total_cost()));
+      CHECK(simulate_plan(g, fits.plan).peak_bytes <= peak);
+      // Below it phase 1 had no time: a plan only if it found one, else time_limit (nothing proven).
+      const remat_result r = moccasin_plan(g, tight, opt);
+      if (has_solution(r.status)) {
+        CHECK(simulate_plan(g, r.plan).peak_bytes <= tight);
+      } else {
+        CHECK(r.status == solve_status::time_limit);
+        CHECK(r.plan.steps.empty());
+        ++nothing_found;
+      }
+    }
+    // Huge and infinite limits are no limits: the same answer as without one (LNS bounded by iterations).
+    const gecode_backend lns{{.search = gecode_search::automatic, .lns_iterations = 50}};
+    const remat_result free_run = moccasin_plan(g, tight, moccasin_options{.backend = lns, .order = order});
+    for (double limit : {1e12, std::numeric_limits<double>::infinity()}) {
+      const remat_result r =
+          moccasin_plan(g, tight, moccasin_options{.backend = lns, .solver = {.time_limit = std::chrono::duration<double>(limit)}, .order = order});
+      CHECK(r.status == free_run.status);
+      CHECK(r.total_cost == free_run.total_cost);
+      CHECK(r.plan.steps.size() == free_run.plan.steps.size());
+    }
+  }
+  CHECK(nothing_found > 0);
 }
 #endif

@@ -12,6 +12,11 @@
 
 #include <doctest/doctest.h>
 
+#include <limits>
+
+#include <chrono>
+#include <cmath>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -279,6 +284,25 @@ TEST_CASE_TEMPLATE("cp backend: the node limit stops an optimisation with a vali
     const auto longer = checked(m, b.solve(m, {.node_limit = 3000}));
     REQUIRE(has_solution(longer.status));
     CHECK(longer.objective <= r.objective);
+  }
+}
+
+TEST_CASE_TEMPLATE("cp backend: an expired time limit stops at once; huge limits are none", B, MEMSCHED_CP_BACKENDS) {
+  const cp_model m = pigeonhole(11);  // far from solved in a few nodes
+  const cp_model k = knapsack_cover(12);
+  for (const auto& b : backends_of_type<B>()) {
+    for (double limit : {0.0, -1.0, std::nan("")}) {
+      const auto r = b.solve(m, {.time_limit = std::chrono::duration<double>(limit)});
+      CHECK(r.status == solve_status::time_limit);  // stopped: nothing found, nothing proven
+      CHECK(r.values.empty());
+    }
+    const auto free_run = b.solve(k, {});
+    REQUIRE(has_solution(free_run.status));
+    for (double limit : {1e12, std::numeric_limits<double>::infinity()}) {
+      const auto r = checked(k, b.solve(k, {.time_limit = std::chrono::duration<double>(limit)}));
+      CHECK(r.status == free_run.status);
+      CHECK(r.values == free_run.values);
+    }
   }
 }
 

@@ -9,6 +9,7 @@
 #include <memsched/graph/memory_graph.hpp>
 #include <memsched/remat/checkmate_lp_rounding.hpp>
 #include <memsched/remat/checkmate_model.hpp>
+#include <memsched/remat/detail/call_deadline.hpp>
 #include <memsched/remat/detail/checkmate_greedy.hpp>
 #include <memsched/remat/detail/checkmate_staging.hpp>
 #include <memsched/remat/detail/solver_glue.hpp>
@@ -80,11 +81,56 @@ namespace detail {
 template <class Backend>
 class checkmate_solver {
  public:
-  checkmate_solver(const memory_graph& g, std::int64_t budget, const checkmate_options<Backend>& o)
-      : g_(g), budget_(budget), backend_(o.backend), o_(o) {}
+  checkmate_solver(const memory_graph& g, std::int64_t budget, const checkmate_options<Backend>& o, const call_deadline& deadline)
+      : g_(g), budget_(budget), backend_(o.backend), o_(o), deadline_(deadline), t0_(deadline.start()) {}
 
-  remat_result run(checkmate_model& cm, checkmate_clock::time_point t0) {
-    t0_ = t0;
+  /// The start plans that need no model (the caller's, the plan without recomputation, the
+  /// eviction greedy), with their names; made before the model so that a model the time limit
+  /// stops still leaves an answer.
+  void make_start_plans(std::span<const std::size_t> order) {
+    for (std::size_t k = 0; k < o_.start_plans.size(); ++k) plans_.emplace_back(o_.start_plans[k], "plan " + std::to_string(k));
+    plans_.emplace_back(plan_from_computes(g_, order), "no-remat");
+    if (o_.greedy_starts)
+      for (auto policy : all_eviction_policies) {
+        if (deadline_.passed()) break;
+        if (auto c = staged_eviction_computes(g_, order, budget_, policy))
+          plans_.emplace_back(plan_from_computes(g_, std::span<const std::size_t>(*c)), "eviction greedy " + std::to_string(static_cast<int>(policy)));
+      }
+  }
+
+  /// The answer when the time limit stopped the model's build: the cheapest start plan within the
+  /// budget (by the simulator), status feasible, else time_limit.
+  remat_result without_model(remat_result res) const {
+    std::optional<plan_simulation> best;
+    for (const auto& [plan, source] : plans_) {
+      if (!plan_respects_order(plan, res.stats.order)) continue;
+      const plan_simulation sim = simulate_plan(g_, plan);
+      if (sim.peak_bytes > budget_ || (best && sim.total_cost >= best->total_cost)) continue;
+      best = sim;
+      res.plan = plan;
+      res.stats.start_source = source;
+      res.stats.start_cost = sim.total_cost;
+    }
+    res.stats.solver_status = solve_status::time_limit;
+    res.message = "the time limit stopped the model's build";
+    if (best) {
+      // Every vertex runs at least once: a plan that recomputes nothing is optimal all the same.
+      const bool no_recomputation = best->total_cost <= g_.total_cost() * (1 + 1e-12);
+      res.status = no_recomputation ? solve_status::optimal : solve_status::feasible;
+      if (no_recomputation) res.cost_bound = best->total_cost;
+      res.peak_bytes = best->peak_bytes;
+      res.total_cost = best->total_cost;
+      res.overhead = best->overhead;
+      res.stats.seconds_to_best = seconds_since(t0_);
+      res.message += "; the cheapest start plan within the budget is returned";
+    } else {
+      res.status = solve_status::time_limit;
+    }
+    res.stats.seconds = seconds_since(t0_);
+    return res;
+  }
+
+  remat_result run(checkmate_model& cm) {
     remat_result res;
     res.stats.order = cm.order;
     res.stats.backend = std::string(backend_.name());
@@ -97,19 +143,22 @@ class checkmate_solver {
     choose_start(res);
     // A start that recomputes nothing (of positive cost) is optimal: every vertex runs at least once.
     const bool trivially_optimal = best_ && best_objective_ <= cm.model.objective_offset * (1 + 1e-12);
-    const double limit = trivially_optimal ? 0.0 : o_.solver.time_limit ? o_.solver.time_limit->count() : infinity;
-    if (best_ && std::isfinite(limit) && limit > 0 && o_.lns_fraction > 0) {
+    const double limit = trivially_optimal ? 0.0 : deadline_.limit();
+    if (best_ && std::isfinite(limit) && limit > 0 && o_.lns_fraction > 0 && !deadline_.passed()) {
       o_.solver.observer.on_phase(seconds_since(t0_), "lns");
       lns(res, limit * o_.lns_fraction);
     }
-    // The full model, from the incumbent.
+    // The full model, from the incumbent, for the rest of the time.
     solver_options so = base_options();
-    if (std::isfinite(limit)) so.time_limit = std::chrono::duration<double>(std::max(0.0, limit - seconds_since(t0_)));
+    so.time_limit = deadline_.for_backend();
     cm.model.start = best_;
     solver_result full;
     if (trivially_optimal) {
       full.status = solve_status::optimal;
       full.objective = full.bound = best_objective_;
+    } else if (deadline_.passed()) {
+      full.status = solve_status::time_limit;
+      full.message = "no time left for the full solve";
     } else if (best_ && so.time_limit && *so.time_limit < o_.min_full_solve_time) {
       full.status = solve_status::time_limit;
       full.message = "no time left for the full solve";
@@ -182,8 +231,23 @@ class checkmate_solver {
     return true;
   }
 
-  /// Offers every start candidate as soon as it exists (so seconds_to_best is honest), the LP
-  /// rounding last and only when the best start still recomputes something.
+  /// True when the first computations of `plan` follow `order` (what encode_checkmate_plan needs).
+  static bool plan_respects_order(const execution_plan& plan, const std::vector<std::size_t>& order) {
+    std::vector<char> seen(order.size(), 0);
+    std::size_t next = 0;
+    for (const auto& step : plan.steps) {
+      if (step.op != plan_op::compute) continue;
+      if (step.node >= seen.size()) return false;
+      if (seen[step.node]) continue;
+      if (next == order.size() || order[next] != step.node) return false;
+      seen[step.node] = 1;
+      ++next;
+    }
+    return next == order.size();
+  }
+
+  /// Offers every start candidate (make_start_plans' in their order, then the LP rounding, only
+  /// when the best start still recomputes something), each until the deadline.
   void choose_start(remat_result& res) {
     auto take = [&](const execution_plan& plan, const std::string& source) {
       const auto x = encode_checkmate_plan(g_, *cm_, plan);
@@ -193,18 +257,16 @@ class checkmate_solver {
         res.stats.start_cost = cm_->cost_of_objective(best_objective_);
       }
     };
-    for (std::size_t k = 0; k < o_.start_plans.size(); ++k) take(o_.start_plans[k], "plan " + std::to_string(k));
-    take(plan_from_computes(g_, std::span<const std::size_t>(cm_->order)), "no-remat");
-    if (o_.greedy_starts)
-      for (auto policy : all_eviction_policies)
-        if (auto c = staged_eviction_computes(g_, cm_->order, budget_, policy))
-          take(plan_from_computes(g_, std::span<const std::size_t>(*c)), "eviction greedy " + std::to_string(static_cast<int>(policy)));
+    for (const auto& [plan, source] : plans_) {
+      if (deadline_.passed()) break;
+      take(plan, source);
+    }
     if constexpr (lp_backend<Backend>) {
       const bool no_recomputation = best_ && best_objective_ <= cm_->model.objective_offset * (1 + 1e-12);
-      if (o_.lp_rounding_start && !no_recomputation) {
+      if (o_.lp_rounding_start && !no_recomputation && !deadline_.passed()) {
         checkmate_lp_options<Backend> lo{.backend = backend_, .solver = base_options(), .order = cm_->order,
                                          .rounding = o_.lp_rounding, .model = o_.model, .max_bytes = o_.max_bytes};
-        if (o_.solver.time_limit) lo.solver.time_limit = *o_.solver.time_limit * o_.lp_rounding_fraction;
+        lo.solver.time_limit = deadline_.remaining(deadline_.limit() * o_.lp_rounding_fraction);
         const remat_result lr = checkmate_lp_on(g_, budget_, lo);
         lp_bound_ = lr.cost_bound;
         if (lp_bound_) o_.solver.observer.on_bound(seconds_since(t0_), *lp_bound_);
@@ -302,7 +364,7 @@ class checkmate_solver {
       const milp_model sub_model = restricted_model(fixed, columns);
       solver_options so = base_options();
       so.relative_gap = 1e-9;
-      so.time_limit = std::chrono::duration<double>(std::max(0.05, std::min(o_.lns_round_time.count(), until - seconds_since(t0_))));
+      so.time_limit = deadline_.for_backend(std::max(0.05, std::min(o_.lns_round_time.count(), until - seconds_since(t0_))));
       const solver_result sub = backend_.solve(sub_model, so);
       ++res.stats.lns_rounds;
       bool improved = false;
@@ -327,8 +389,10 @@ class checkmate_solver {
   std::int64_t budget_;
   const Backend& backend_;
   const checkmate_options<Backend>& o_;
-  checkmate_model* cm_ = nullptr;
+  const call_deadline& deadline_;
   checkmate_clock::time_point t0_;
+  std::vector<std::pair<execution_plan, std::string>> plans_;  // make_start_plans'
+  checkmate_model* cm_ = nullptr;
   std::optional<std::vector<double>> best_;
   std::optional<double> lp_bound_;  // LP relaxation optimum at the budget (from the LP rounding)
   std::size_t rejected_ = 0;        // backend assignments that violated the model
@@ -388,9 +452,22 @@ template <class G, class Backend, class... Maps>
     res.stats.seconds = detail::seconds_since(t0);
     return res;
   }
-  checkmate_model cm = build_checkmate_model(g, budget, order, options.model);
-  detail::checkmate_solver<Backend> solver(g, budget, options);
-  return solver.run(cm, t0);
+  detail::call_deadline deadline(t0, options.solver.time_limit);
+  detail::checkmate_solver<Backend> solver(g, budget, options, deadline);
+  solver.make_start_plans(order);
+  const double build_start = deadline.elapsed();
+  std::optional<checkmate_model> cm = detail::build_checkmate_model_until(g, budget, order, options.model, &deadline);
+  deadline.reserve(deadline.elapsed() - build_start);  // for freeing the model
+  if (!cm) {
+    remat_result res;
+    res.stats.order = order;
+    res.stats.backend = std::string(options.backend.name());
+    res.stats.variables = size.variables;
+    res.stats.constraints = size.constraints;
+    res.stats.nonzeros = size.nonzeros;
+    return solver.without_model(std::move(res));
+  }
+  return solver.run(*cm);
 }
 
 /// checkmate_milp_plan with default options for the backend given as template argument:

@@ -9,6 +9,7 @@
 #include <memsched/core/status.hpp>
 #include <memsched/graph/memory_graph.hpp>
 #include <memsched/remat/checkmate_model.hpp>
+#include <memsched/remat/detail/call_deadline.hpp>
 #include <memsched/remat/detail/checkmate_staging.hpp>
 #include <memsched/remat/detail/solver_glue.hpp>
 #include <memsched/remat/remat_result.hpp>
@@ -57,12 +58,14 @@ struct checkmate_lp_options {
 
 namespace detail {
 
-/// Rounds the S values of one LP solution many ways; calls keep(plan, simulation) for each plan.
+/// Rounds the S values of one LP solution many ways; calls keep(plan) for each plan, until
+/// `deadline` (when not null) has passed (checked before each rounding).
 template <class Keep>
 void round_checkmate_lp(const memory_graph& g, const checkmate_model& cm, const std::vector<double>& lp,
-                        const lp_rounding_options& o, std::mt19937_64& rng, Keep&& keep) {
+                        const lp_rounding_options& o, std::mt19937_64& rng, Keep&& keep, const call_deadline* deadline = nullptr) {
   const std::size_t n = cm.order.size();
   auto round_with = [&](auto&& decide) {
+    if (deadline != nullptr && deadline->passed()) return;
     std::vector<std::vector<char>> s(n + 1);
     for (std::size_t t = 0; t < n; ++t) {
       s[t].assign(n, 0);
@@ -77,10 +80,11 @@ void round_checkmate_lp(const memory_graph& g, const checkmate_model& cm, const 
   for (std::size_t k = 0; k < o.random_roundings; ++k) round_with([&](double v) { return u(rng) < v; });
 }
 
-/// checkmate_lp_plan on a converted graph.
+/// checkmate_lp_plan on a converted graph; the time limit counts from `t0` (the caller's entry).
 template <class Backend>
-remat_result checkmate_lp_on(const memory_graph& g, std::int64_t budget, const checkmate_lp_options<Backend>& options) {
-  const auto t0 = checkmate_clock::now();
+remat_result checkmate_lp_on(const memory_graph& g, std::int64_t budget, const checkmate_lp_options<Backend>& options,
+                             checkmate_clock::time_point t0 = checkmate_clock::now()) {
+  call_deadline deadline(t0, options.solver.time_limit);
   if (budget < 0) throw std::invalid_argument("checkmate_lp_plan: negative budget");
   remat_result res;
   res.stats.order = options.order ? *options.order : checkmate_best_basic_order(g);
@@ -102,34 +106,44 @@ remat_result checkmate_lp_on(const memory_graph& g, std::int64_t budget, const c
       return finish(solve_status::no_solution, model_too_large("checkmate_lp_plan", size, options.max_bytes));
   }
   const lp_rounding_options& ro = options.rounding;
-  const double limit = options.solver.time_limit ? options.solver.time_limit->count() : infinity;
   std::mt19937_64 rng(ro.seed);
   std::optional<plan_simulation> best_sim;
-  bool any_lp = false, lp_error = false;
+  bool any_lp = false, lp_error = false, stopped = false;
   std::string errors;
+  // One model, built once (interrupted at the deadline) and re-budgeted for each LP.
+  std::optional<checkmate_model> cm;
   for (std::size_t f = 0; f < ro.lp_budget_fractions.size(); ++f) {
-    const double elapsed = seconds_since(t0);
-    if (elapsed >= limit) break;
+    if (deadline.passed()) {
+      stopped = true;
+      break;
+    }
     const auto lp_budget = static_cast<std::int64_t>(std::floor(static_cast<double>(budget) * ro.lp_budget_fractions[f]));
     if (lp_budget < 0) continue;
-    const checkmate_model cm = build_checkmate_model(g, lp_budget, res.stats.order, options.model);
-    if (f == 0) {
-      res.stats.variables = cm.model.num_variables();
-      res.stats.constraints = cm.model.num_constraints();
-      res.stats.nonzeros = cm.model.num_nonzeros();
-      res.stats.memory_unit = cm.memory_unit;
+    if (!cm) {
+      const double build_start = deadline.elapsed();
+      cm = build_checkmate_model_until(g, lp_budget, res.stats.order, options.model, &deadline);
+      deadline.reserve(deadline.elapsed() - build_start);  // for freeing the model
+      if (!cm) {
+        stopped = true;
+        break;
+      }
+      res.stats.variables = cm->model.num_variables();
+      res.stats.constraints = cm->model.num_constraints();
+      res.stats.nonzeros = cm->model.num_nonzeros();
+      res.stats.memory_unit = cm->memory_unit;
+    } else {
+      set_checkmate_budget(*cm, lp_budget);
     }
     solver_options so = options.solver;
     so.observer = {};
-    so.time_limit.reset();
-    if (std::isfinite(limit)) so.time_limit = std::chrono::duration<double>(std::max(0.01, limit - elapsed));
-    const solver_result lp = options.backend.solve_relaxation(cm.model, so);
+    so.time_limit = deadline.for_backend();
+    const solver_result lp = options.backend.solve_relaxation(cm->model, so);
     if (lp.status == solve_status::infeasible) {
       if (f == 0 && ro.lp_budget_fractions[0] >= 1.0)
         return finish(solve_status::infeasible, "the LP relaxation is infeasible: no staged plan of this order fits the budget");
       continue;  // smaller budgets are infeasible too
     }
-    if (lp.status != solve_status::optimal || lp.values.size() != cm.model.num_variables()) {
+    if (lp.status != solve_status::optimal || lp.values.size() != cm->model.num_variables()) {
       if (lp.status == solve_status::error || lp.status == solve_status::unsupported) {
         lp_error = true;
         errors = lp.message;
@@ -139,34 +153,40 @@ remat_result checkmate_lp_on(const memory_graph& g, std::int64_t budget, const c
     any_lp = true;
     ++res.stats.lps_solved;
     if (ro.lp_budget_fractions[f] >= 1.0 && !std::isnan(lp.objective)) {
-      const double bound = cm.cost_of_objective(lp.objective);
+      const double bound = cm->cost_of_objective(lp.objective);
       res.cost_bound = res.cost_bound ? std::max(*res.cost_bound, bound) : bound;
       options.solver.observer.on_bound(seconds_since(t0), *res.cost_bound);
     }
-    round_checkmate_lp(g, cm, lp.values, ro, rng, [&](execution_plan plan) {
-      ++res.stats.roundings;
-      const plan_simulation sim = simulate_plan(g, plan);
-      if (sim.peak_bytes > budget) return;
-      ++res.stats.roundings_fit;
-      if (!best_sim || sim.total_cost < best_sim->total_cost ||
-          (sim.total_cost == best_sim->total_cost && sim.peak_bytes < best_sim->peak_bytes)) {
-        if (!best_sim || sim.total_cost < best_sim->total_cost)
-          options.solver.observer.on_incumbent(seconds_since(t0), sim.total_cost, res.cost_bound.value_or(std::nan("")));
-        best_sim = sim;
-        res.plan = std::move(plan);
-        res.stats.seconds_to_best = seconds_since(t0);
-      }
-    });
+    round_checkmate_lp(
+        g, *cm, lp.values, ro, rng,
+        [&](execution_plan plan) {
+          ++res.stats.roundings;
+          const plan_simulation sim = simulate_plan(g, plan);
+          if (sim.peak_bytes > budget) return;
+          ++res.stats.roundings_fit;
+          if (!best_sim || sim.total_cost < best_sim->total_cost ||
+              (sim.total_cost == best_sim->total_cost && sim.peak_bytes < best_sim->peak_bytes)) {
+            if (!best_sim || sim.total_cost < best_sim->total_cost)
+              options.solver.observer.on_incumbent(seconds_since(t0), sim.total_cost, res.cost_bound.value_or(std::nan("")));
+            best_sim = sim;
+            res.plan = std::move(plan);
+            res.stats.seconds_to_best = seconds_since(t0);
+          }
+        },
+        &deadline);
   }
   if (best_sim) {
     res.peak_bytes = best_sim->peak_bytes;
     res.total_cost = best_sim->total_cost;
     res.overhead = best_sim->overhead;
-    return finish(solve_status::feasible, "");
+    return finish(solve_status::feasible, stopped || deadline.passed() ? "stopped at the time limit" : "");
   }
   if (!any_lp)
     return finish(lp_error ? solve_status::error : solve_status::time_limit,
                   lp_error ? errors : "no LP relaxation solved within the time limit");
+  if (stopped || deadline.passed())
+    return finish(solve_status::time_limit, "no rounding of " + std::to_string(res.stats.roundings) + " (from " +
+                                                std::to_string(res.stats.lps_solved) + " LPs) fits the budget before the time limit");
   return finish(solve_status::no_solution, "no rounding of " + std::to_string(res.stats.roundings) + " (from " +
                                                std::to_string(res.stats.lps_solved) + " LPs) fits the budget");
 }
@@ -190,7 +210,8 @@ template <class G, class Backend, class... Maps>
   requires memory_graph_source<G, Maps...>
 [[nodiscard]] remat_result checkmate_lp_plan(const G& graph, std::int64_t budget, const checkmate_lp_options<Backend>& options,
                                              const Maps&... maps) {
-  return detail::checkmate_lp_on(detail::to_memory_graph(graph, maps...), budget, options);
+  const auto t0 = detail::checkmate_clock::now();
+  return detail::checkmate_lp_on(detail::to_memory_graph(graph, maps...), budget, options, t0);
 }
 
 /// checkmate_lp_plan with default options for the backend given as template argument:

@@ -23,6 +23,7 @@
 #include <memsched/core/errors.hpp>
 #include <memsched/core/status.hpp>
 #include <memsched/graph/memory_graph.hpp>
+#include <memsched/remat/detail/call_deadline.hpp>
 #include <memsched/remat/detail/checkmate_staging.hpp>
 #include <memsched/sim/execution_plan.hpp>
 #include <memsched/sim/plan_from_computes.hpp>
@@ -65,6 +66,7 @@ struct checkmate_model {
   std::vector<std::pair<std::size_t, std::size_t>> edges;  ///< (producer, consumer) positions, by consumer.
   std::vector<std::vector<std::size_t>> FREE;  ///< FREE[t][e] for the edges with consumer < t; `constant` = 0.
   std::vector<char> output;                    ///< By position.
+  std::vector<std::size_t> budget_rows;        ///< The rows U[t][k] + W_k R[t][k] <= budget_units.
 
   /// Value of R[t][i] in an assignment (1 for the constant diagonal).
   [[nodiscard]] bool r(const std::vector<double>& x, std::size_t t, std::size_t i) const {
@@ -193,13 +195,14 @@ inline std::int64_t checkmate_memory_unit(const memory_graph& g) {
   return e;
 }
 
-/// Builds Checkmate's MILP (see the file comment) for `order`, a topological order of g (vertex
-/// indices). O(n^2 + n m) variables and constraints; O(n^2 m) time in the worst case.
-/// Throws invalid_order when `order` is not a topological order, std::invalid_argument on a
-/// negative budget.
-[[nodiscard]] inline checkmate_model build_checkmate_model(const memory_graph& g, std::int64_t budget,
-                                                           std::span<const std::size_t> order,
-                                                           const checkmate_model_options& options = {}) {
+namespace detail {
+
+/// build_checkmate_model, stopped (nullopt) once `deadline` (when not null) has passed: checked
+/// once per stage, so a call overruns it by one stage's rows at most.
+[[nodiscard]] inline std::optional<checkmate_model> build_checkmate_model_until(const memory_graph& g, std::int64_t budget,
+                                                                                std::span<const std::size_t> order,
+                                                                                const checkmate_model_options& options,
+                                                                                const call_deadline* deadline) {
   if (budget < 0) throw std::invalid_argument("build_checkmate_model: negative budget");
   detail::check_checkmate_order(g, order, "build_checkmate_model");
   const std::size_t n = g.size();
@@ -285,6 +288,7 @@ inline std::int64_t checkmate_memory_unit(const memory_graph& g) {
   };
 
   for (std::size_t t = 0; t < n; ++t) {
+    if (deadline != nullptr && deadline->passed()) return std::nullopt;
     // Dependencies: R[t][k] <= R[t][j] + S[t][j] for each input j of k, k <= t.
     for (std::size_t e = 0; e < edges_before[t + 1]; ++e) {
       const auto [j, k] = cm.edges[e];
@@ -352,6 +356,7 @@ inline std::int64_t checkmate_memory_unit(const memory_graph& g) {
         expr w;
         w.terms.push_back({cm.U[t][k], 1});
         add_r(w, t, k, W[k]);
+        cm.budget_rows.push_back(m.num_constraints());
         row(std::move(w), -infinity, B);
       }
     }
@@ -365,6 +370,31 @@ inline std::int64_t checkmate_memory_unit(const memory_graph& g) {
       row(std::move(x), 1, infinity);
     }
   return cm;
+}
+
+/// Changes the budget of a model built by build_checkmate_model: the same model (bit for bit) as
+/// a new build for `budget`, in O(n^2) instead of the build's O(n^2 m). Precondition: budget >= 0.
+inline void set_checkmate_budget(checkmate_model& cm, std::int64_t budget) {
+  const std::int64_t units = budget / cm.memory_unit;
+  const double delta = static_cast<double>(units) - static_cast<double>(cm.budget_units);
+  auto& vars = cm.model.variables();
+  for (const auto& stage : cm.U)
+    for (std::size_t u : stage) vars[u].upper = static_cast<double>(units);
+  auto& rows = cm.model.constraints();
+  for (std::size_t r : cm.budget_rows) rows[r].upper += delta;  // integers: exact
+  cm.budget_units = units;
+}
+
+}  // namespace detail
+
+/// Builds Checkmate's MILP (see the file comment) for `order`, a topological order of g (vertex
+/// indices). O(n^2 + n m) variables and constraints; O(n^2 m) time in the worst case.
+/// Throws invalid_order when `order` is not a topological order, std::invalid_argument on a
+/// negative budget.
+[[nodiscard]] inline checkmate_model build_checkmate_model(const memory_graph& g, std::int64_t budget,
+                                                           std::span<const std::size_t> order,
+                                                           const checkmate_model_options& options = {}) {
+  return *detail::build_checkmate_model_until(g, budget, order, options, nullptr);
 }
 
 /// Decodes an assignment of a Checkmate model into an execution plan (the paper's Algorithm 1):

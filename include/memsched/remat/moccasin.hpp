@@ -6,6 +6,7 @@
 #include <memsched/core/errors.hpp>
 #include <memsched/core/status.hpp>
 #include <memsched/graph/memory_graph.hpp>
+#include <memsched/remat/detail/call_deadline.hpp>
 #include <memsched/remat/detail/moccasin_model.hpp>
 #include <memsched/remat/detail/plan_builder.hpp>
 #include <memsched/remat/detail/solver_glue.hpp>
@@ -95,10 +96,10 @@ template <class G, class... Maps>
 namespace detail {
 
 template <class Backend>
-remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const moccasin_options<Backend>& options) {
-  using clock = std::chrono::steady_clock;
-  const auto t0 = clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - t0).count(); };
+remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const moccasin_options<Backend>& options,
+                          std::chrono::steady_clock::time_point t0) {
+  call_deadline deadline(t0, options.solver.time_limit);
+  auto elapsed = [&] { return deadline.elapsed(); };
   const Backend& backend = options.backend;
   if (budget < 0) throw std::invalid_argument("moccasin_plan: negative budget");
   if (options.max_intervals == 0) throw std::invalid_argument("moccasin_plan: max_intervals must be >= 1");
@@ -150,14 +151,13 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const mocc
     }
   }
 
-  const auto remaining = [&]() -> std::optional<std::chrono::duration<double>> {
-    if (!options.solver.time_limit) return std::nullopt;
-    return std::chrono::duration<double>(std::max(0.0, options.solver.time_limit->count() - elapsed()));
-  };
 
   // Phase 1: minimise max(peak, budget) from the input order without recomputation.
   options.solver.observer.on_phase(elapsed(), "phase 1: min peak");
+  double build_seconds = deadline.elapsed();
   moccasin_model m1 = build_moccasin_model(g, order, budget, moccasin_phase::min_peak, counts, g.total_bytes());
+  build_seconds = deadline.elapsed() - build_seconds;
+  deadline.reserve(build_seconds);  // for freeing the models (Gecode runs in this process: no copy-on-write)
   st.variables = m1.model.num_variables();
   st.intervals = m1.model.intervals().size();
   if (m1.rounded)
@@ -176,11 +176,20 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const mocc
         if (auto e = encode_moccasin(g, m1, ps); e && e->second <= m1.budget_units) plan_fits = true;
       const double share = plan_fits ? std::min(options.phase1_share, options.phase1_share_with_start) : options.phase1_share;
       solver_options o = options.solver;
-      if (o.time_limit) o.time_limit = std::chrono::duration<double>(options.solver.time_limit->count() * share);
+      o.time_limit = deadline.for_backend(deadline.limit() * share);
       double reported_peak = std::numeric_limits<double>::infinity();
       const scaled_observer peaks{options.solver.observer, t0, static_cast<double>(m1.byte_unit), &reported_peak};
       o.observer = peaks;
-      const solver_result r1 = backend.solve(m1.model, o);
+      solver_result r1 = backend.solve(m1.model, o);
+      // Stopped above the budget with no start plan that fits: phase 2 cannot start, so phase 1
+      // keeps the rest of the time (from its best schedule) instead of returning early.
+      if (!plan_fits && r1.status == solve_status::feasible && r1.objective > static_cast<double>(m1.budget_units) && deadline.limited() &&
+          !deadline.passed() && r1.values.size() == m1.model.num_variables()) {
+        m1.model.start = std::vector<std::int64_t>(r1.values.begin(), r1.values.end());
+        o.time_limit = deadline.for_backend();
+        solver_result again = backend.solve(m1.model, o);
+        if (has_solution(again.status) && again.objective <= r1.objective) r1 = std::move(again);
+      }
       st.phase1_status = r1.status;
       if (!r1.message.empty()) result.message += "phase 1: " + r1.message + "\n";
       if (r1.status == solve_status::unsupported || r1.status == solve_status::error) return finish(r1.status);
@@ -226,7 +235,7 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const mocc
   st.start_cost = static_cast<double>(start_cost) * m2.cost_unit;
   m2.model.start = start;
   solver_options o = options.solver;
-  o.time_limit = remaining();
+  o.time_limit = deadline.for_backend();
   const double unit = m2.cost_unit;
   options.solver.observer.on_phase(elapsed(), "phase 2: min cost");
   double reported_cost = std::numeric_limits<double>::infinity(), improved_at = st.phase1_seconds;
@@ -300,7 +309,8 @@ template <class G, class Backend, class... Maps>
   requires memory_graph_source<G, Maps...>
 [[nodiscard]] remat_result moccasin_plan(const G& graph, std::int64_t budget, const moccasin_options<Backend>& options,
                                          const Maps&... maps) {
-  return detail::run_moccasin(detail::to_memory_graph(graph, maps...), budget, options);
+  const auto t0 = std::chrono::steady_clock::now();  // the limit covers the graph's conversion too
+  return detail::run_moccasin(detail::to_memory_graph(graph, maps...), budget, options, t0);
 }
 
 /// moccasin_plan with default options for the backend given as template argument:

@@ -96,6 +96,9 @@ class milp_model {
   [[nodiscard]] const std::vector<milp_variable>& variables() const noexcept { return variables_; }
   [[nodiscard]] const std::vector<linear_constraint>& constraints() const noexcept { return constraints_; }
   [[nodiscard]] std::vector<milp_variable>& variables() noexcept { return variables_; }
+  /// Mutable rows, to change bounds or coefficients in place (terms must keep naming existing
+  /// variables with finite coefficients).
+  [[nodiscard]] std::vector<linear_constraint>& constraints() noexcept { return constraints_; }
   [[nodiscard]] std::size_t num_variables() const noexcept { return variables_.size(); }
   [[nodiscard]] std::size_t num_constraints() const noexcept { return constraints_.size(); }
   [[nodiscard]] std::size_t num_nonzeros() const noexcept {

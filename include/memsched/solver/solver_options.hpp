@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -18,7 +19,8 @@ namespace memsched {
 /// How to solve: a plain aggregate (designated initializers). Every field has a default that
 /// works; a backend that cannot honour a field ignores it and says so in the result's message.
 struct solver_options {
-  /// Wall-clock limit; nullopt: none. Limits are for users; tests use node_limit.
+  /// Wall-clock limit; nullopt: none (as are infinite limits and those over 10^9 s; NaN and
+  /// negative limits count as 0). Limits are for users; tests use node_limit.
   std::optional<std::chrono::duration<double>> time_limit;
   /// Stop when (objective - bound) / |objective| <= relative_gap.
   double relative_gap = 1e-6;
@@ -47,6 +49,25 @@ struct [[nodiscard]] solver_result {
 };
 
 namespace detail {
+/// The limit `time_limit` stands for: nullopt when there is none, when it is infinite or when it is
+/// longer than 10^9 s (about 32 years: such limits mean "no limit", and steady_clock could not add
+/// them to now() without overflow); NaN and negative limits count as 0 (already expired).
+[[nodiscard]] inline std::optional<std::chrono::duration<double>> effective_time_limit(
+    const std::optional<std::chrono::duration<double>>& time_limit) noexcept {
+  if (!time_limit) return std::nullopt;
+  const double s = time_limit->count();
+  if (std::isnan(s) || s <= 0) return std::chrono::duration<double>(0);
+  if (s > 1e9) return std::nullopt;
+  return time_limit;
+}
+
+/// How long a backend may run past the limit it was given: 3% of the limit plus 30 ms, at most
+/// 1 s (a backend in a child process is killed then; see isolation_grace). Algorithms that must
+/// end by a deadline hand a backend what is left minus this allowance.
+[[nodiscard]] inline double backend_overrun_allowance(double limit_seconds) noexcept {
+  return std::min(1.0, 0.03 * std::max(limit_seconds, 0.0) + 0.03);
+}
+
 /// The number of threads `options` asks for, with 0 resolved to the hardware's (at least 1).
 [[nodiscard]] inline unsigned solver_threads(const solver_options& options) noexcept {
   return options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());

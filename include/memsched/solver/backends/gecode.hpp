@@ -353,7 +353,8 @@ class gecode_stop : public Gecode::Search::Stop {
       nodes_->hit = true;
       return true;
     }
-    if (deadline_ && (++calls_ & 15) == 0 && clock::now() >= *deadline_) timed_out_ = true;
+    // The clock every 16 calls, from the first (an expired limit stops at once).
+    if (deadline_ && (calls_++ & 15) == 0 && clock::now() >= *deadline_) timed_out_ = true;
     return timed_out_;
   }
   [[nodiscard]] bool timed_out() const noexcept { return timed_out_; }
@@ -389,7 +390,8 @@ class gecode_backend {
     using clock = std::chrono::steady_clock;
     const auto t0 = clock::now();
     std::optional<clock::time_point> deadline;
-    if (options.time_limit) deadline = t0 + std::chrono::duration_cast<clock::duration>(*options.time_limit);
+    const auto limit = detail::effective_time_limit(options.time_limit);
+    if (limit) deadline = t0 + std::chrono::duration_cast<clock::duration>(*limit);
     solver_result result;
     auto seconds = [&] { return std::chrono::duration<double>(clock::now() - t0).count(); };
     try {
@@ -452,7 +454,7 @@ class gecode_backend {
         unsigned long fails = 0;
         if (config.search == gecode_search::automatic) {
           fails = config.proof_fail_limit;
-          if (deadline) bab_deadline = t0 + std::chrono::duration_cast<clock::duration>(*options.time_limit * config.proof_share);
+          if (deadline) bab_deadline = t0 + std::chrono::duration_cast<clock::duration>(*limit * config.proof_share);
         }
         std::unique_ptr<detail::gecode_space> s(static_cast<detail::gecode_space*>(root->clone()));
         if (best_obj) Gecode::rel(*s, s->obj, Gecode::IRT_LE, static_cast<int>(*best_obj));

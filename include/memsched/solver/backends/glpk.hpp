@@ -10,6 +10,7 @@
 #include <memsched/core/status.hpp>
 #include <memsched/solver/concepts.hpp>
 #include <memsched/solver/detail/backend_support.hpp>
+#include <memsched/solver/detail/process_isolation.hpp>
 #include <memsched/solver/milp_model.hpp>
 #include <memsched/solver/solver_options.hpp>
 
@@ -19,7 +20,10 @@
 #include <cmath>
 #include <csetjmp>
 #include <cstdint>
+#include <chrono>
 #include <limits>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -237,8 +241,9 @@ inline bool glpk_guarded(glpk_run* run) {
 
 /// GLPK 5 as a milp_backend and lp_backend. The root LP is solved by dual simplex with GLPK's LP
 /// presolver, then branch and cut (with MIR cuts) runs from that basis.
-/// Options: time_limit (wall clock: GLPK's tm_lim plus a check in the search callback that
-/// terminates the search at the deadline), relative_gap (mip_gap), node_limit (subproblems the
+/// Options: time_limit (wall clock: GLPK's tm_lim, a check in the search callback that terminates
+/// the search at the deadline, and the child process killed shortly after it: see
+/// isolate_process), relative_gap (mip_gap), node_limit (subproblems the
 /// search selects, counted in the callback), verbosity (GLPK's messages), observer.on_incumbent;
 /// threads is ignored (GLPK is sequential). The start solution is offered to the search as a
 /// heuristic solution (glp_ios_heur_sol) and used directly when GLPK returns nothing better.
@@ -247,25 +252,50 @@ inline bool glpk_guarded(glpk_run* run) {
 struct glpk_backend {
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "glpk"; }
 
+  /// Run each solve (branch and cut and LP relaxation) in a forked child process (POSIX), killed
+  /// if it still runs a little after the deadline (detail::isolation_grace): GLPK's LP presolver,
+  /// scaling and initial basis never look at the clock (2.5 s of a 1 s limit on a 148,000-column
+  /// Checkmate model), and a killed child loses only what it had not reported. The child streams
+  /// its incumbents (with their values) and its result through a pipe; the best incumbent it sent
+  /// (or the valid start) is returned when it is killed. false: GLPK runs in the calling thread.
+  bool isolate_process = true;
+
   /// Solves `model` with GLPK's branch and cut. Throws only what options.observer throws.
   [[nodiscard]] solver_result solve(const milp_model& model, const solver_options& options) const {
-    return run(model, options, true);
+    return run(model, options, true, isolate_process);
   }
 
   /// Solves the LP relaxation of `model` (integrality dropped, start ignored) by dual simplex.
   /// Never throws.
   [[nodiscard]] solver_result solve_relaxation(const milp_model& model, const solver_options& options) const {
-    return run(model, options, false);
+    return run(model, options, false, isolate_process);
   }
 
  private:
-  static solver_result run(const milp_model& model, const solver_options& options, bool integer) {
+  static solver_result run(const milp_model& model, const solver_options& options, bool integer, bool isolate) {
     detail::solve_session session(model, options);
     if (auto early = detail::answer_without_solver(model, session, integer ? "glpk_backend::solve" : "glpk_backend::solve_relaxation"))
       return std::move(*early);
     solver_result result;
+    if (!isolate || !run_isolated(model, options, session, integer, result)) run_here(model, options, session, integer, result);
+    session.rethrow_callback_error();
+    if (!integer || result.status == solve_status::unbounded) result.seconds = session.seconds();
+    else session.finish(result);
+    return result;
+  }
+
+  /// One solve in this thread. `lp_slot`, when set, receives where the GLPK problem of the solve
+  /// lives (so an observer can read the incumbent's values).
+  static void run_here(const milp_model& model, const solver_options& options, detail::solve_session& session, bool integer,
+                       solver_result& result, glp_prob* const** lp_slot = nullptr) {
+    if (session.has_deadline() && session.seconds_left() <= 0) {
+      result.status = solve_status::time_limit;
+      result.message = "time limit reached before the search started";
+      return;
+    }
     if (detail::solver_threads(options) > 1) result.message = "glpk: threads ignored (sequential solver)";
     detail::glpk_run r;
+    if (lp_slot != nullptr) *lp_slot = &r.lp;
     r.model = &model;
     r.session = &session;
     r.integer = integer;
@@ -282,10 +312,40 @@ struct glpk_backend {
     } else {
       interpret(r, model, integer, result);
     }
-    session.rethrow_callback_error();
-    if (!integer || result.status == solve_status::unbounded) result.seconds = session.seconds();
-    else session.finish(result);
-    return result;
+  }
+
+  /// The solve in a child process (detail::run_isolated). false, having done nothing, when the
+  /// child cannot be started.
+  static bool run_isolated(const milp_model& model, const solver_options& options, detail::solve_session& session, bool integer,
+                           solver_result& result) {
+    static std::mutex fork_lock;  // GLPK keeps no process-wide state: forks only need the common lock
+    return detail::run_isolated(model, options, session, result, fork_lock, "glpk", "GLPK",
+                                [&](detail::child_channel& channel, double seconds_left) {
+                                  solver_options child = options;
+                                  child.time_limit.reset();
+                                  if (session.has_deadline()) child.time_limit = std::chrono::duration<double>(std::max(seconds_left, 0.0));
+                                  glp_prob* const* lp = nullptr;
+                                  // Sends each incumbent with its values (read from GLPK's problem) to the parent.
+                                  struct pipe_reporter {
+                                    detail::child_channel* channel;
+                                    std::size_t n;
+                                    glp_prob* const** lp;
+                                    void on_incumbent(double seconds, double objective, double bound) const {
+                                      std::vector<double> values;
+                                      if (*lp != nullptr && **lp != nullptr) {
+                                        values.resize(n);
+                                        for (std::size_t j = 0; j < n; ++j) values[j] = glp_mip_col_val(**lp, static_cast<int>(j) + 1);
+                                      }
+                                      channel->send_incumbent(objective, bound, seconds, values);
+                                    }
+                                  } reporter{&channel, model.num_variables(), &lp};
+                                  child.observer = reporter;
+                                  detail::solve_session child_session(model, child);
+                                  solver_result child_result;
+                                  run_here(model, child, child_session, integer, child_result, &lp);
+                                  return child_session.callback_failed() ? std::optional<solver_result>()
+                                                                         : std::optional<solver_result>(std::move(child_result));
+                                });
   }
 
   static void interpret(const detail::glpk_run& r, const milp_model& model, bool integer, solver_result& result) {

@@ -78,10 +78,8 @@ class solve_session {
  public:
   solve_session(const milp_model& model, const solver_options& options)
       : model_(model), options_(options), begin_(solver_clock::now()) {
-    if (options.time_limit) {
-      const auto limit = std::chrono::duration_cast<solver_clock::duration>(std::max(*options.time_limit, std::chrono::duration<double>(0)));
-      deadline_ = begin_ + limit;
-    }
+    if (const auto limit = effective_time_limit(options.time_limit))
+      deadline_ = begin_ + std::chrono::duration_cast<solver_clock::duration>(*limit);
   }
 
   [[nodiscard]] double seconds() const { return std::chrono::duration<double>(solver_clock::now() - begin_).count(); }
