@@ -5,6 +5,7 @@
 
 #include <memsched/remat/hiremate.hpp>
 
+#include <stdexcept>
 #include <string>
 
 namespace memsched_cli {
@@ -25,38 +26,42 @@ const char* hiremate_usage =
     "    --no-heuristic-start    return the hierarchy's plan only\n"
     "    --progress              print phases and incumbents on stderr\n";
 
-std::size_t positive(const parsed_args& args, const std::string& name, std::size_t fallback, long long least) {
+std::size_t count_of(const parsed_args& args, const std::string& name, std::size_t fallback) {
   const auto v = args.get_int(name);
   if (!v) return fallback;
-  if (*v < least) throw usage_error("--" + name + " must be at least " + std::to_string(least));
+  if (*v < 0) throw usage_error("--" + name + " must not be negative");
   return static_cast<std::size_t>(*v);
 }
 
 memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::int64_t budget, const parsed_args& args, json& extra) {
   memsched::hiremate_options o;
-  o.partition.max_lower = positive(args, "max-lower", o.partition.max_lower, 2);
-  o.partition.max_top = positive(args, "max-top", o.partition.max_top, 1);
-  o.max_options = positive(args, "options", o.max_options, 1);
-  if (o.max_options > 254) throw usage_error("--options must be at most 254");
-  o.budgets = positive(args, "budgets", o.budgets, 1);
+  o.partition.max_lower = count_of(args, "max-lower", o.partition.max_lower);
+  o.partition.max_top = count_of(args, "max-top", o.partition.max_top);
+  o.max_options = count_of(args, "options", o.max_options);
+  o.budgets = count_of(args, "budgets", o.budgets);
   o.time_limit = time_limit_of(args);
   o.threads = threads_of(args);
   o.heuristic_start = !args.has("no-heuristic-start");
   progress_printer printer(args.has("progress"));
   o.observer = printer;
+  try {
+    memsched::check_hiremate_options(o);  // the library's ranges; a bad flag is a usage error
+  } catch (const std::invalid_argument& e) {
+    throw usage_error(e.what());
+  }
   const auto r = memsched::hiremate_plan_detailed(graph, budget, o);
   const auto& s = r.stats;
   json h;
-  h["levels"] = s.levels;
-  h["subgraphs"] = s.subgraphs;
-  h["distinct_subgraphs"] = s.distinct_subgraphs;
-  h["largest_subgraph"] = s.largest_subgraph;
-  h["top_nodes"] = s.top_nodes;
+  h["levels"] = s.partition.levels;
+  h["subgraphs"] = s.partition.subgraphs;
+  h["distinct_subgraphs"] = s.partition.distinct_subgraphs;
+  h["largest_subgraph"] = s.partition.largest_subgraph;
+  h["top_nodes"] = s.partition.top_nodes;
   h["groups"] = s.groups;
   h["problems_solved"] = s.classes_solved;
   h["repair_rounds"] = s.repair_rounds;
   h["source"] = s.source;
-  h["partition_seconds"] = s.partition_seconds;
+  h["partition_seconds"] = s.partition.seconds;
   h["lower_seconds"] = s.lower_seconds;
   h["top_seconds"] = s.top_seconds;
   h["heuristic_seconds"] = s.heuristic_seconds;

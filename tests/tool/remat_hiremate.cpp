@@ -38,10 +38,10 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
     const auto lib = hiremate_plan_detailed(df, budget, hiremate_options{.threads = 1});
     REQUIRE(doc.at("status") == std::string(to_string(lib.result.status)));
     const auto& h = doc.at("hiremate");
-    CHECK(h.at("levels") == lib.stats.levels);
+    CHECK(h.at("levels") == lib.stats.partition.levels);
     CHECK(h.at("groups") == lib.stats.groups);
-    CHECK(h.at("distinct_subgraphs") == lib.stats.distinct_subgraphs);
-    CHECK(h.at("largest_subgraph") == lib.stats.largest_subgraph);
+    CHECK(h.at("distinct_subgraphs") == lib.stats.partition.distinct_subgraphs);
+    CHECK(h.at("largest_subgraph") == lib.stats.partition.largest_subgraph);
     CHECK(h.at("source") == lib.stats.source);
     if (!has_solution(lib.result.status)) continue;
     const execution_plan plan = plan_from_json(doc, ids, "tool output");

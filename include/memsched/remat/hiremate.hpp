@@ -12,6 +12,7 @@
 #include <memsched/core/observer.hpp>
 #include <memsched/core/status.hpp>
 #include <memsched/graph/memory_graph.hpp>
+#include <memsched/order/detail/task_pool.hpp>
 #include <memsched/remat/best_heuristic.hpp>
 #include <memsched/remat/checkpoint_plan.hpp>
 #include <memsched/remat/detail/plan_builder.hpp>
@@ -26,14 +27,11 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <exception>
 #include <functional>
 #include <limits>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -61,11 +59,11 @@ struct hiremate_options {
 
 /// What the hierarchy did (beside the remat_result).
 struct hiremate_stats {
-  std::size_t levels = 0, subgraphs = 0, distinct_subgraphs = 0, largest_subgraph = 0, top_nodes = 0;
+  hiremate_partition_stats partition;  ///< The H-Partition's own statistics (levels, subgraphs, classes, top nodes).
   std::size_t groups = 0;          ///< Groups of the level solved (level 0), singletons included.
   std::size_t classes_solved = 0;  ///< Subgraph problems solved (one per class, plus groups whose problem differs).
   std::size_t repair_rounds = 0;   ///< Top-level choices redone after the simulator found an overshoot.
-  double partition_seconds = 0, lower_seconds = 0, top_seconds = 0, heuristic_seconds = 0;
+  double lower_seconds = 0, top_seconds = 0, heuristic_seconds = 0;  ///< Partition time: partition.seconds.
   std::optional<double> hierarchy_cost, heuristic_cost;  ///< Total cost of each candidate plan (when within budget).
   std::string source;  ///< "hierarchy" or "heuristic": which plan was returned.
 };
@@ -178,33 +176,54 @@ inline std::optional<std::vector<std::size_t>> hm_expand(const memory_graph& g, 
 /// The option of least resident memory, which the peak-thinned options of a small subgraph often
 /// lack: the forward part keeps only what the barrier reads, the backward part recomputes the rest
 /// on demand (a checkpoint set of the subgraph's outputs). O(size of the problem).
-inline std::optional<hm_group_choice> hm_outputs_only(const hiremate_subgraph& sub) {
+inline std::optional<hiremate_option> hm_outputs_only(const hiremate_subgraph& sub) {
   const memory_graph& g = sub.graph;
   std::vector<char> keep(g.size(), 0);
   for (auto p : g.predecessors(sub.barrier)) keep[p] = 1;
   const auto in = prepare_strategy(g, forward_mask(g), "hiremate_plan");
-  const auto seq = checkpoint_sequence(g, in.split, keep);
-  const execution_plan plan = plan_from_computes(g, seq);
-  if (!check_plan(g, plan).valid) return std::nullopt;
-  const plan_simulation sim = simulate_plan(g, plan);
+  execution_plan plan = plan_from_computes(g, checkpoint_sequence(g, in.split, keep));
+  plan_simulation sim;
+  if (!check_plan(g, plan, &sim).valid) return std::nullopt;
+  return hm_make_option(sub, std::move(plan), sim, sim.peak_bytes);
+}
+
+/// An option of a class (plan in the problem `from` of its representative) as schedules of the
+/// original vertices of a group whose problem is `sub`; `map` takes `from`'s vertices to `sub`'s
+/// (nullptr: `sub` is `from`). The barrier and the interface values are left out.
+inline hm_group_choice hm_choice_of(const hiremate_option& o, const hiremate_subgraph& sub, const std::vector<std::size_t>* map) {
   hm_group_choice c;
-  bool after = false;
-  for (std::size_t s = 0; s < plan.steps.size(); ++s) {
-    const auto& step = plan.steps[s];
+  c.forward_peak = o.forward_peak, c.backward_peak = o.backward_peak, c.resident = o.resident_bytes, c.cost = o.cost;
+  for (std::size_t s = 0; s < o.plan.steps.size(); ++s) {
+    const auto& step = o.plan.steps[s];
     if (step.op != plan_op::compute) continue;
-    if (step.node == sub.barrier && !after) {
-      after = true;
-      c.resident = sim.live_before[s];
-    }
-    (after ? c.backward_peak : c.forward_peak) = std::max(after ? c.backward_peak : c.forward_peak, sim.transient[s]);
-    c.cost += g.cost(step.node);
-    if (step.node == sub.barrier || sub.interface[step.node]) continue;
-    (after ? c.backward : c.forward).push_back(sub.original[step.node]);
+    const std::size_t local = map ? (*map)[step.node] : step.node;
+    if (local == sub.barrier || sub.interface[local]) continue;
+    (s < o.barrier_step ? c.forward : c.backward).push_back(sub.original[local]);
   }
   return c;
 }
 
+/// The options of a class: the thinned ones, and the outputs-only one when it holds less than
+/// all of them.
+inline std::vector<hiremate_option> hm_class_options(const hiremate_subgraph& sub, std::vector<hiremate_option> options) {
+  if (!options.empty())
+    if (auto low = hm_outputs_only(sub); low && low->resident_bytes < options.front().resident_bytes) options.push_back(std::move(*low));
+  return options;
+}
+
 }  // namespace detail
+
+/// Checks hiremate_options (and its partition options) without solving anything, so a front end
+/// can report a bad option before any work. O(1).
+/// Throws: std::invalid_argument naming the field for budgets, max_options or budget_units out of
+/// range, and what hiremate_partition throws for its options.
+inline void check_hiremate_options(const hiremate_options& options) {
+  auto fail = [](const std::string& what) { throw std::invalid_argument("hiremate_plan: " + what); };
+  if (options.budgets == 0) fail("budgets must be >= 1");
+  if (options.max_options == 0 || options.max_options > 254) fail("max_options must be in 1..254");
+  if (options.budget_units < 16) fail("budget_units must be >= 16");
+  detail::hm_check_partition_options(options.partition);
+}
 
 /// HiRemate (two levels): partition, options per distinct class, top-level choice, expansion,
 /// simulation. Returns the cheaper of the hierarchy's plan and best_heuristic_plan's (when
@@ -213,20 +232,17 @@ inline std::optional<hm_group_choice> hm_outputs_only(const hiremate_subgraph& s
 /// Deterministic, independent of options.threads.
 /// Complexity: partition + classes x budgets x lower solve + groups x budget_units x max_options
 /// per repair round + O(plan length) simulations.
-/// Throws: std::invalid_argument naming the field for budgets, max_options or budget_units out of
-/// range, or a graph without training roles; what hiremate_partition and the lower solver throw.
+/// Throws: what check_hiremate_options throws; std::invalid_argument for a graph without training
+/// roles; what hiremate_partition and the lower solver throw.
 template <class G, class... Maps>
   requires memory_graph_source<G, Maps...>
 [[nodiscard]] hiremate_plan_result hiremate_plan_detailed(const G& graph, std::int64_t budget, const hiremate_options& options,
                                                           const Maps&... maps) {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
-  auto fail = [](const std::string& what) { throw std::invalid_argument("hiremate_plan: " + what); };
-  if (options.budgets == 0) fail("budgets must be >= 1");
-  if (options.max_options == 0 || options.max_options > 254) fail("max_options must be in 1..254");
-  if (options.budget_units < 16) fail("budget_units must be >= 16");
+  check_hiremate_options(options);
   const memory_graph& g = detail::to_memory_graph(graph, maps...);
-  if (!g.has_training_roles()) fail("the graph has no training roles (make_training_graph first)");
+  if (!g.has_training_roles()) throw std::invalid_argument("hiremate_plan: the graph has no training roles (make_training_graph first)");
   auto elapsed = [&] { return detail::seconds_since(start); };
   auto out_of_time = [&] { return options.time_limit && elapsed() >= options.time_limit->count(); };
   hiremate_plan_result out;
@@ -246,24 +262,20 @@ template <class G, class... Maps>
 
   // H-Partition; the level solved is level 0 (or the whole forward graph as one group).
   options.observer.on_phase(elapsed(), "partition");
-  const hiremate_partition_result part = hiremate_partition(graph, options.partition, maps...);
-  st.levels = part.stats.levels;
-  st.subgraphs = part.stats.subgraphs;
-  st.distinct_subgraphs = part.stats.distinct_subgraphs;
-  st.largest_subgraph = part.stats.largest_subgraph;
-  st.top_nodes = part.stats.top_nodes;
-  st.partition_seconds = part.stats.seconds;
+  hiremate_partition_result part = detail::hm_partition(graph, g, options.partition, maps...);
   std::vector<std::vector<std::size_t>> groups;  // forward vertices, canonical order
   std::vector<std::size_t> group_class;
   if (!part.levels.empty()) {
-    for (const auto& grp : part.levels[0].groups) groups.push_back(grp.vertices), group_class.push_back(grp.subgraph_class);
+    for (auto& grp : part.levels[0].groups) groups.push_back(std::move(grp.vertices)), group_class.push_back(grp.subgraph_class);
   } else {
     std::vector<std::size_t> all;
     for (auto v : g.topological_order())
       if (g.is_forward(v)) all.push_back(v);
-    groups.push_back(all);
+    groups.push_back(std::move(all));
     group_class.push_back(0);
   }
+  const std::size_t num_classes = part.classes.size();
+  st.partition = std::move(part.stats);
   st.groups = groups.size();
 
   // Lowest level: one solve per class (the first group of it), in parallel.
@@ -272,7 +284,7 @@ template <class G, class... Maps>
   std::vector<std::size_t> rep_of(groups.size());
   std::vector<std::size_t> reps;
   {
-    std::vector<std::size_t> first(part.classes.size() + 1, groups.size());
+    std::vector<std::size_t> first(num_classes + 1, groups.size());
     for (std::size_t i = 0; i < groups.size(); ++i) {
       auto& f = first[group_class[i]];
       if (f == groups.size()) f = i, reps.push_back(i);
@@ -280,79 +292,47 @@ template <class G, class... Maps>
     }
   }
   const hiremate_subgraph_options_config cfg{.budgets = options.budgets, .max_options = options.max_options, .heuristics = options.heuristics};
-  auto solve_group = [&](std::size_t i) {
-    if (options.lower_solver) return hiremate_subgraph_options(g, groups[i], cfg, options.lower_solver);
-    return hiremate_subgraph_options(g, groups[i], cfg);
-  };
-  std::vector<std::optional<hiremate_subgraph_result>> solved(groups.size());
+  // Per solved group: its problem and its class's options (the outputs-only one included).
+  std::vector<hiremate_subgraph> subs(groups.size());
+  std::vector<std::vector<hiremate_option>> class_options(groups.size());
   std::atomic<bool> timed_out{false};
   auto solve_all = [&](const std::vector<std::size_t>& which) {
-    std::atomic<std::size_t> next{0};
-    auto worker = [&] {
-      for (std::size_t k; (k = next.fetch_add(1)) < which.size();) {
-        if (out_of_time()) { timed_out = true; return; }
-        solved[which[k]] = solve_group(which[k]);
-      }
-    };
-    unsigned t = options.threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : options.threads;
-    t = static_cast<unsigned>(std::min<std::size_t>(t, which.size()));
-    if (t <= 1) return worker();
-    std::vector<std::thread> pool;
-    std::exception_ptr error;
-    std::mutex error_mutex;
-    for (unsigned w = 0; w < t; ++w)
-      pool.emplace_back([&] {
-        try {
-          worker();
-        } catch (...) {
-          const std::lock_guard lock(error_mutex);
-          if (!error) error = std::current_exception();
-          next = which.size();
-        }
-      });
-    for (auto& th : pool) th.join();
-    if (error) std::rethrow_exception(error);
+    detail::run_tasks(which.size(), options.threads, [&](std::size_t k) {
+      if (timed_out || out_of_time()) { timed_out = true; return; }
+      const std::size_t i = which[k];
+      hiremate_subgraph_result r = options.lower_solver ? hiremate_subgraph_options(g, groups[i], cfg, options.lower_solver)
+                                                        : hiremate_subgraph_options(g, groups[i], cfg);
+      class_options[i] = detail::hm_class_options(r.sub, std::move(r.options));
+      subs[i] = std::move(r.sub);
+    });
   };
   solve_all(reps);
   // Options of every group, in original vertices (a class's plans mapped to each member).
   std::vector<std::vector<detail::hm_group_choice>> choices(groups.size());
   std::vector<std::size_t> unshared;  // groups whose problem turned out different from their class's
-  auto to_choices = [&](const hiremate_subgraph_result& r, const hiremate_subgraph& sub, const std::vector<std::size_t>* map) {
+  auto to_choices = [&](std::size_t r, const hiremate_subgraph& sub, const std::vector<std::size_t>* map) {
     std::vector<detail::hm_group_choice> cs;
-    for (const auto& o : r.options) {
-      detail::hm_group_choice c;
-      c.forward_peak = o.forward_peak, c.backward_peak = o.backward_peak, c.resident = o.resident_bytes, c.cost = o.cost;
-      for (std::size_t s = 0; s < o.plan.steps.size(); ++s) {
-        const auto& step = o.plan.steps[s];
-        if (step.op != plan_op::compute) continue;
-        const std::size_t local = map ? (*map)[step.node] : step.node;
-        if (local == sub.barrier || sub.interface[local]) continue;
-        (s < o.barrier_step ? c.forward : c.backward).push_back(sub.original[local]);
-      }
-      cs.push_back(std::move(c));
-    }
-    if (!cs.empty())
-      if (auto low = detail::hm_outputs_only(sub); low && low->resident < cs.front().resident) cs.push_back(std::move(*low));
+    for (const auto& o : class_options[r]) cs.push_back(detail::hm_choice_of(o, sub, map));
     return cs;
   };
   if (!timed_out) {
     for (std::size_t i = 0; i < groups.size(); ++i) {
       const std::size_t r = rep_of[i];
       if (r == i) {
-        choices[i] = to_choices(*solved[i], solved[i]->sub, nullptr);
+        choices[i] = to_choices(i, subs[i], nullptr);
         continue;
       }
-      const hiremate_subgraph sub = make_hiremate_subgraph(g, groups[i]);
+      hiremate_subgraph sub = make_hiremate_subgraph(g, groups[i]);
       try {
-        const auto map = hiremate_subgraph_map(solved[r]->sub, groups[r], sub, groups[i]);
-        choices[i] = to_choices(*solved[r], sub, &map);
+        const auto map = hiremate_subgraph_map(subs[r], groups[r], sub, groups[i]);
+        choices[i] = to_choices(r, sub, &map);
       } catch (const std::invalid_argument&) {
         unshared.push_back(i);  // same forward class, different problem (e.g. the gradients differ)
       }
     }
     solve_all(unshared);
     if (!timed_out)
-      for (auto i : unshared) choices[i] = to_choices(*solved[i], solved[i]->sub, nullptr);
+      for (auto i : unshared) choices[i] = to_choices(i, subs[i], nullptr);
   }
   st.classes_solved = reps.size() + unshared.size();
   st.lower_seconds = detail::seconds_since(lower_start);
@@ -373,7 +353,8 @@ template <class G, class... Maps>
     options.observer.on_phase(elapsed(), "top level");
     std::size_t units = options.budget_units;
     if (options.max_bytes) {
-      const std::int64_t per = static_cast<std::int64_t>(groups.size()) * 13 + 16;  // dp doubles + pick + from per unit
+      // hm_choose holds two rows of doubles and, per group and unit, a pick byte and a from index.
+      const std::int64_t per = static_cast<std::int64_t>(groups.size()) * 5 + 16;
       units = std::max<std::size_t>(16, std::min<std::size_t>(units, static_cast<std::size_t>(std::max<std::int64_t>(1, *options.max_bytes / per))));
     }
     std::int64_t target = budget;
@@ -384,8 +365,7 @@ template <class G, class... Maps>
       for (std::size_t i = 0; i < groups.size(); ++i) chosen.push_back(&choices[i][(*choice)[i]]);
       auto seq = detail::hm_expand(g, chosen, owned);
       if (!seq) { why = "the groups' schedules cannot be put in one order"; break; }
-      if (detail::sequence_peak_cost(g, *seq).first <= budget) *seq = detail::use_spare_memory(g, *seq, budget);
-      remat_result r = detail::finish_plan(g, *seq, budget, start);
+      remat_result r = detail::finish_strategy_plan(g, std::move(*seq), budget, true, start);
       if (r.status == solve_status::feasible) {
         hier = std::move(r);
         st.hierarchy_cost = hier.total_cost;
@@ -420,7 +400,7 @@ template <class G, class... Maps>
   out.result.stats.start_source = heur_ok ? "best heuristic" : "";
   if (heur_ok) out.result.stats.start_cost = *st.heuristic_cost;
   std::string msg = "hiremate: " + std::to_string(st.groups) + " groups, " + std::to_string(st.classes_solved) + " subgraph problems solved, " +
-                    std::to_string(st.levels) + " partition levels";
+                    std::to_string(st.partition.levels) + " partition levels";
   if (!st.source.empty()) msg += "; plan from the " + st.source;
   if (!hier_ok && !why.empty()) msg += "; hierarchy: " + why;
   out.result.message = msg;

@@ -270,6 +270,39 @@ class hm_partitioner {
   std::vector<std::uint32_t> op_, rank_;
 };
 
+/// Throws std::invalid_argument naming the field of hiremate_partition_options out of range.
+inline void hm_check_partition_options(const hiremate_partition_options& options) {
+  auto fail = [](const std::string& what) { throw std::invalid_argument("hiremate_partition: " + what); };
+  if (options.max_lower < 2) fail("max_lower must be >= 2, got " + std::to_string(options.max_lower));
+  if (options.max_top < 1) fail("max_top must be >= 1");
+  if (!std::isfinite(options.alpha) || options.alpha < 0) fail("alpha must be a finite number >= 0");
+}
+
+/// hiremate_partition of `graph`, whose memory_graph `g` the caller already has (the ops come from
+/// `graph`'s node bundles when options.ops is empty). Options already checked.
+template <class G, class... Maps>
+hiremate_partition_result hm_partition(const G& graph, const memory_graph& g, const hiremate_partition_options& options, const Maps&... maps) {
+  if (!options.ops.empty() && options.ops.size() != g.size())
+    throw std::invalid_argument("hiremate_partition: ops has " + std::to_string(options.ops.size()) + " entries for " + std::to_string(g.size()) +
+                                " vertices");
+  if constexpr (has_node_bundle<G>) {
+    if (options.ops.empty()) {
+      hiremate_partition_options with_ops = options;
+      with_ops.ops.resize(g.size());
+      auto index = [&] {
+        if constexpr (sizeof...(Maps) == 0)
+          return get(boost::vertex_index, graph);
+        else
+          return (maps.index, ...);
+      }();
+      for (auto [it, end] = vertices(graph); it != end; ++it)
+        with_ops.ops[static_cast<std::size_t>(get(index, *it))] = graph[*it].op;
+      return hm_partitioner(g, with_ops).run();
+    }
+  }
+  return hm_partitioner(g, options).run();
+}
+
 }  // namespace detail
 
 /// H-Partition (HiRemate, Algorithm 2) of the forward part of `graph` (every vertex of an
@@ -294,29 +327,9 @@ template <class G, class... Maps>
   requires memory_graph_source<G, Maps...>
 [[nodiscard]] hiremate_partition_result hiremate_partition(const G& graph, const hiremate_partition_options& options,
                                                            const Maps&... maps) {
-  auto fail = [](const std::string& what) { throw std::invalid_argument("hiremate_partition: " + what); };
-  if (options.max_lower < 2) fail("max_lower must be >= 2, got " + std::to_string(options.max_lower));
-  if (options.max_top < 1) fail("max_top must be >= 1");
-  if (!std::isfinite(options.alpha) || options.alpha < 0) fail("alpha must be a finite number >= 0");
+  detail::hm_check_partition_options(options);
   const memory_graph& g = detail::to_memory_graph(graph, maps...);
-  if (!options.ops.empty() && options.ops.size() != g.size())
-    fail("ops has " + std::to_string(options.ops.size()) + " entries for " + std::to_string(g.size()) + " vertices");
-  if constexpr (detail::has_node_bundle<G>) {
-    if (options.ops.empty()) {
-      hiremate_partition_options with_ops = options;
-      with_ops.ops.resize(g.size());
-      auto index = [&] {
-        if constexpr (sizeof...(Maps) == 0)
-          return get(boost::vertex_index, graph);
-        else
-          return (maps.index, ...);
-      }();
-      for (auto [it, end] = vertices(graph); it != end; ++it)
-        with_ops.ops[static_cast<std::size_t>(get(index, *it))] = graph[*it].op;
-      return detail::hm_partitioner(g, with_ops).run();
-    }
-  }
-  return detail::hm_partitioner(g, options).run();
+  return detail::hm_partition(graph, g, options, maps...);
 }
 
 /// hiremate_partition with the default options.

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <limits>
 #include <queue>
+#include <span>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -141,6 +142,7 @@ class hm_round {
   void build_candidates() {
     const std::size_t n = L_.n;
     const std::uint32_t root = static_cast<std::uint32_t>(n);
+    build_kept_preds();
     std::size_t logn = 1;
     while ((std::size_t{1} << logn) <= n + 1) ++logn;
     std::vector<std::vector<std::uint32_t>> up(logn, std::vector<std::uint32_t>(n + 1, root));
@@ -211,13 +213,23 @@ class hm_round {
     }
   }
 
-  // Predecessors of x in the level, without sources when x also reads a non-source.
-  std::vector<std::uint32_t> kept_preds(std::uint32_t x) const {
-    const auto& p = L_.pred[x];
-    std::vector<std::uint32_t> kept;
-    for (std::uint32_t u : p)
-      if (!L_.pred[u].empty()) kept.push_back(u);
-    return kept.empty() ? p : kept;
+  // Predecessors of x in the level, without sources when x also reads a non-source; computed once
+  // per round (build_kept_preds), as the interval walks ask for them again and again.
+  std::span<const std::uint32_t> kept_preds(std::uint32_t x) const {
+    return {kept_.data() + kept_start_[x], kept_.data() + kept_start_[x + 1]};
+  }
+
+  void build_kept_preds() {
+    kept_start_.assign(1, 0);
+    kept_.clear();
+    for (std::uint32_t x = 0; x < L_.n; ++x) {
+      const auto& p = L_.pred[x];
+      const std::size_t from = kept_.size();
+      for (std::uint32_t u : p)
+        if (!L_.pred[u].empty()) kept_.push_back(u);
+      if (kept_.size() == from) kept_.insert(kept_.end(), p.begin(), p.end());
+      kept_start_.push_back(kept_.size());
+    }
   }
 
   // The score of the paper: (bytes of input and output values) * (original vertices)^alpha.
@@ -354,7 +366,8 @@ class hm_round {
   double alpha_;
   std::vector<qnode> Q_;
   std::vector<candidate> cands_;
-  std::vector<std::uint32_t> owner_, pos_, order_, mark_, vseen_;
+  std::vector<std::uint32_t> owner_, pos_, order_, mark_, vseen_, kept_;
+  std::vector<std::size_t> kept_start_;
   std::uint32_t stamp_ = 0, vstamp_ = 0;
   std::size_t alive_ = 0;
   std::priority_queue<entry, std::vector<entry>, std::greater<>> heap_;
