@@ -363,6 +363,22 @@ TEST_CASE("read_json_graph names the path; write_json_graph reports unwritable p
                     unwritable.string() + ": cannot write"));
 }
 
+TEST_CASE("nesting deeper than 256 levels is an error naming the line, wherever it is; brackets in strings do not count") {
+  const std::string deep = R"({"nodes": [{"id": 1, "bytes": 1}],)" "\n\n" R"("extra": )" + std::string(300, '[') + std::string(300, ']') + "}";
+  CHECK(error_of([&] { return parse_json_graph(deep, "deep.json"); }) == "deep.json: line 3: arrays and objects nested deeper than 256 levels");
+  const std::string ok = R"({"nodes": [{"id": 1, "bytes": 1, "name": ")" + std::string(300, '[') + R"("}], "extra": )" +
+                         std::string(255, '[') + std::string(255, ']') + "}";
+  CHECK(num_vertices(parse_json_graph(ok)) == 1);
+}
+
+TEST_CASE("write_json_graph names itself in its errors") {
+  dataflow_graph g = parse_json_graph(good);
+  g[0].name = "\xC0\xAF";
+  temp_dir dir;
+  CHECK_THROWS_WITH_AS(write_json_graph(dir / "g.json", g), "write_json_graph: node 7: name is not valid UTF-8", graph_error);
+  CHECK_THROWS_WITH_AS((void)to_json(g), "to_json: node 7: name is not valid UTF-8", graph_error);
+}
+
 TEST_CASE("to_json refuses outputs or order that are not vertices") {
   dataflow_graph g = parse_json_graph(good);
   g[boost::graph_bundle].outputs = std::vector<std::size_t>{7};

@@ -18,7 +18,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,33 +26,43 @@ namespace memsched {
 
 namespace detail {
 
-/// A JSON node id (or grad_of, edge end, output, order entry): an integer that fits in int64.
-inline std::int64_t json_id(const json_value& value, const std::string& source, const std::string& field) {
-  if (value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-    fail_file(source, field + ": node id " + value.dump() + " does not fit in 64 bits");
-  if (!value.is_number_integer()) fail_file(source, field + ": node id must be an integer, got " + value.dump());
-  return value.get<std::int64_t>();
-}
+/// What an integer of a graph file is: a node id (also grad_of, edge end, output, order entry) or
+/// a size (bytes, workspace; the sign is checked later). Only the messages differ.
+enum class json_integer { id, size };
 
-/// A JSON size (bytes, workspace): an integer that fits in int64 (the sign is checked later).
-inline std::int64_t json_size(const json_value& value, const std::string& source, const std::string& field) {
-  if (value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-    fail_file(source, field + " = " + value.dump() + " does not fit in 64 bits");
-  if (!value.is_number_integer()) fail_file(source, field + " must be an integer >= 0, got " + value.dump());
-  return value.get<std::int64_t>();
+/// A JSON integer that fits in int64. `field()` names it in messages; it is called only on error,
+/// so that reading a large graph builds no message text.
+template <class Field>
+std::int64_t json_int64(const json_value& value, const std::string& source, json_integer what, Field&& field) {
+  if (value.is_number_integer() && !value.is_number_unsigned()) return value.get<std::int64_t>();
+  const bool id = what == json_integer::id;
+  // The reader stores an integer as unsigned only when it is above INT64_MAX.
+  if (value.is_number_unsigned())
+    fail_file(source, id ? field() + ": node id " + value.dump() + " does not fit in 64 bits"
+                         : field() + " = " + value.dump() + " does not fit in 64 bits");
+  fail_file(source, id ? field() + ": node id must be an integer, got " + value.dump()
+                       : field() + " must be an integer >= 0, got " + value.dump());
 }
 
 inline std::vector<std::int64_t> json_id_list(const json_value& list, const char* key, const std::string& source) {
   if (!list.is_array()) fail_file(source, std::string("'") + key + "' must be an array of node ids, got " + list.dump());
   std::vector<std::int64_t> out;
   out.reserve(list.size());
-  for (std::size_t i = 0; i < list.size(); ++i) out.push_back(json_id(list[i], source, std::string(key) + "[" + std::to_string(i) + "]"));
+  for (std::size_t i = 0; i < list.size(); ++i)
+    out.push_back(json_int64(list[i], source, json_integer::id, [&] { return std::string(key) + "[" + std::to_string(i) + "]"; }));
   return out;
 }
 
-inline std::string json_string(const json_value& object, const char* key, const std::string& source, const std::string& where) {
+/// The member `key` of an object, or nullptr when it is absent or null (null counts as absent for
+/// every optional field).
+inline const json_value* json_field(const json_value& object, const char* key) {
   const json_value* it = object.find(key);
-  if (it == nullptr || it->is_null()) return {};
+  return it == nullptr || it->is_null() ? nullptr : it;
+}
+
+inline std::string json_string(const json_value& object, const char* key, const std::string& source, const std::string& where) {
+  const json_value* it = json_field(object, key);
+  if (it == nullptr) return {};
   if (!it->is_string()) fail_file(source, where + key + " must be a string, got " + it->dump());
   return it->get<std::string>();
 }
@@ -70,55 +79,62 @@ inline graph_record json_record(const json_value& doc, const std::string& source
   r.nodes.reserve(nodes->size());
   for (std::size_t i = 0; i < nodes->size(); ++i) {
     const json& n = (*nodes)[i];
-    const std::string where = "nodes[" + std::to_string(i) + "]";
-    if (!n.is_object()) fail_file(source, where + " must be an object");
-    if (!n.contains("id")) fail_file(source, where + ": missing field 'id'");
+    const auto where = [i] { return "nodes[" + std::to_string(i) + "]"; };
+    if (!n.is_object()) fail_file(source, where() + " must be an object");
+    // One lookup per field; messages are built only on error.
+    const json* id = n.find("id");
+    if (id == nullptr) fail_file(source, where() + ": missing field 'id'");
     node v;
-    v.id = json_id(n.at("id"), source, where + ".id");
-    const std::string named = node_label(v.id) + ": ";
-    if (!n.contains("bytes")) fail_file(source, named + "missing field 'bytes'");
-    v.bytes = json_size(n.at("bytes"), source, named + "bytes");
-    if (n.contains("workspace") && !n.at("workspace").is_null())
-      v.workspace = json_size(n.at("workspace"), source, named + "workspace");
-    if (n.contains("cost") && !n.at("cost").is_null()) {
-      if (!n.at("cost").is_number()) fail_file(source, named + "cost must be a number >= 0, got " + n.at("cost").dump());
-      v.cost = n.at("cost").get<double>();
+    v.id = json_int64(*id, source, json_integer::id, [&] { return where() + ".id"; });
+    const auto named = [&v] { return node_label(v.id) + ": "; };
+    const json* bytes = n.find("bytes");
+    if (bytes == nullptr) fail_file(source, named() + "missing field 'bytes'");
+    v.bytes = json_int64(*bytes, source, json_integer::size, [&] { return named() + "bytes"; });
+    if (const json* workspace = json_field(n, "workspace"))
+      v.workspace = json_int64(*workspace, source, json_integer::size, [&] { return named() + "workspace"; });
+    if (const json* cost = json_field(n, "cost")) {
+      if (!cost->is_number()) fail_file(source, named() + "cost must be a number >= 0, got " + cost->dump());
+      v.cost = cost->get<double>();
     }
-    v.name = json_string(n, "name", source, named);
-    v.op = json_string(n, "op", source, named);
+    if (const json* name = json_field(n, "name")) {
+      if (!name->is_string()) fail_file(source, named() + "name must be a string, got " + name->dump());
+      v.name = name->get<std::string>();
+    }
+    if (const json* op = json_field(n, "op")) {
+      if (!op->is_string()) fail_file(source, named() + "op must be a string, got " + op->dump());
+      v.op = op->get<std::string>();
+    }
     role_fields roles;
-    if (n.contains("role") && !n.at("role").is_null()) {
-      const json& role = n.at("role");
-      if (!role.is_string() || !parse_node_role(role.get<std::string>()))
-        fail_file(source, named + "role must be \"forward\", \"backward\" or \"loss\", got " + role.dump());
-      roles.role = parse_node_role(role.get<std::string>());
+    if (const json* role = json_field(n, "role")) {
+      if (role->is_string()) roles.role = parse_node_role(role->get<std::string>());
+      if (!roles.role) fail_file(source, named() + "role must be \"forward\", \"backward\" or \"loss\", got " + role->dump());
     }
-    if (n.contains("backward") && !n.at("backward").is_null()) {
-      if (!n.at("backward").is_boolean()) fail_file(source, named + "backward must be true or false, got " + n.at("backward").dump());
-      roles.backward = n.at("backward").get<bool>();
+    if (const json* backward = json_field(n, "backward")) {
+      if (!backward->is_boolean()) fail_file(source, named() + "backward must be true or false, got " + backward->dump());
+      roles.backward = backward->get<bool>();
     }
-    if (n.contains("grad_of") && !n.at("grad_of").is_null()) v.grad_of = json_id(n.at("grad_of"), source, named + "grad_of");
-    if (n.contains("inplace") && !n.at("inplace").is_null()) {
-      if (!n.at("inplace").is_boolean()) fail_file(source, named + "inplace must be true or false, got " + n.at("inplace").dump());
-      v.inplace = n.at("inplace").get<bool>();
+    if (const json* grad_of = json_field(n, "grad_of"))
+      v.grad_of = json_int64(*grad_of, source, json_integer::id, [&] { return named() + "grad_of"; });
+    if (const json* inplace = json_field(n, "inplace")) {
+      if (!inplace->is_boolean()) fail_file(source, named() + "inplace must be true or false, got " + inplace->dump());
+      v.inplace = inplace->get<bool>();
     }
     r.nodes.push_back(std::move(v));
     r.roles.push_back(roles);
   }
-  if (const auto edges = doc.find("edges"); edges != nullptr && !edges->is_null()) {
+  if (const json* edges = json_field(doc, "edges")) {
     if (!edges->is_array()) fail_file(source, "'edges' must be an array of [producer, consumer] pairs");
     r.edges.reserve(edges->size());
     for (std::size_t i = 0; i < edges->size(); ++i) {
       const json& e = (*edges)[i];
-      const std::string where = "edges[" + std::to_string(i) + "]";
-      if (!e.is_array() || e.size() != 2) fail_file(source, where + " must be a [producer, consumer] pair, got " + e.dump());
-      r.edges.emplace_back(json_id(e[0], source, where), json_id(e[1], source, where));
+      const auto where = [i] { return "edges[" + std::to_string(i) + "]"; };
+      if (!e.is_array() || e.size() != 2) fail_file(source, where() + " must be a [producer, consumer] pair, got " + e.dump());
+      const std::int64_t producer = json_int64(e[0], source, json_integer::id, where);
+      r.edges.emplace_back(producer, json_int64(e[1], source, json_integer::id, where));
     }
   }
-  if (const auto outputs = doc.find("outputs"); outputs != nullptr && !outputs->is_null())
-    r.outputs = json_id_list(*outputs, "outputs", source);
-  if (const auto order = doc.find("order"); order != nullptr && !order->is_null())
-    r.order = json_id_list(*order, "order", source);
+  if (const json* outputs = json_field(doc, "outputs")) r.outputs = json_id_list(*outputs, "outputs", source);
+  if (const json* order = json_field(doc, "order")) r.order = json_id_list(*order, "order", source);
   return r;
 }
 
@@ -130,10 +146,9 @@ inline graph_record json_record(const json_value& doc, const std::string& source
 /// overflows 64 bits, a duplicate or unknown node id, a self loop, a cycle (naming a node on it), an
 /// `order` that is not a topological order of all nodes, an `outputs` entry that is not a node,
 /// costs whose sum is not finite, a key repeated in one object (naming the node), or arrays/objects
-/// nested deeper than 256 levels (naming the line).
+/// nested deeper than 256 levels (naming the line; the reader stops there).
 /// Unknown fields are ignored; duplicate edges and outputs are merged.
 [[nodiscard]] inline dataflow_graph parse_json_graph(std::string_view text, const std::string& source = "<json>") {
-  detail::check_json_nesting(text, source);  // names the line of the first level too deep
   const detail::json_value doc = detail::parse_json(text, source);
   return detail::build_dataflow_graph(detail::json_record(doc, source), source);
 }
@@ -329,9 +344,9 @@ template <class Json = nlohmann::json>
 
 /// Writes the graph as memsched JSON (the document of to_json, formatted as nlohmann's dump(1)).
 /// O(n + m). Throws file_error naming the path when the file cannot be written, graph_error as
-/// to_json.
+/// to_json (naming write_json_graph).
 inline void write_json_graph(const std::filesystem::path& path, const dataflow_graph& g) {
-  detail::check_json_writable(g, "to_json");
+  detail::check_json_writable(g, "write_json_graph");
   const std::string text = detail::json_graph_text(g) + '\n';
   std::ofstream out(path, std::ios::binary);
   out << text;
