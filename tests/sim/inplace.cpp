@@ -276,6 +276,7 @@ TEST_CASE("in-place: every order of small random DAGs against the rule's text (b
         const plan_arena_layout pa = plan_arena(g, plan, s);
         CHECK(check_arena(g, plan, pa).valid);
         CHECK(pa.peak_bytes == peak);
+        CHECK(pa.arena_bytes == a.arena_bytes);  // the plan of an order has the order's arena
       }
       // Off chip: at the order's peak nothing moves; the working sets are the rule's.
       const offchip_traffic_result t = offchip_traffic(g, order, peak);
@@ -412,4 +413,23 @@ TEST_CASE("plan builder: use_spare_memory stays within budget with in-place outp
   CHECK(!detail::budget_below_lower_bound(chain, 8));
   CHECK(detail::budget_below_lower_bound(without_inplace(chain), 8));
   CHECK(order_peak(chain, std::vector<std::size_t>{0, 1}) == 8);
+}
+
+TEST_CASE_TEMPLATE("in-place flags reach the simulator from every graph type (bundles and maps)", G, vecs_graph, lists_graph, csr_graph) {
+  std::size_t reuses = 0;
+  for (std::uint64_t seed = 0; seed < 40; ++seed) {
+    CAPTURE(seed);
+    const memory_graph_data d = with_random_inplace(random_dag(3 + seed % 8, 0.4, seed, 4), seed);
+    const memory_graph g(d);
+    const typed_graph<G> t(d);
+    const std::vector<std::size_t> order(g.topological_order().begin(), g.topological_order().end());
+    const order_simulation want = simulate_order(g, order);
+    const order_simulation got = simulate_order(t.graph, order, t.maps());
+    CHECK(got.transient == want.transient);
+    CHECK(got.reused == want.reused);
+    CHECK(got.peak_bytes == want.peak_bytes);
+    CHECK(simulate_order(to_dataflow_graph(d), order).transient == want.transient);
+    for (auto r : want.reused) reuses += r != none;
+  }
+  CHECK(reuses > 10);
 }
