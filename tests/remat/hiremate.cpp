@@ -14,6 +14,7 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <limits>
 #include <random>
 #include <stdexcept>
@@ -193,6 +194,41 @@ TEST_CASE("hiremate: a training graph of the test data at several budgets") {
     check_cheaper_of(g, full, r.result, heur, budget);
     MESSAGE(std::string(name) << " at " << pct << "%: " << to_string(r.result.status) << " overhead " << r.result.overhead << " (" << r.result.message << ")");
   }
+}
+
+TEST_CASE("hiremate: limits reach every lower solve; a limit already spent still gives the best plan") {
+  const memory_graph g = tiny_gpt(4);
+  const std::int64_t peak = no_remat_peak(g);
+  // Each solve sees its share: the memory cap divided among the threads, a time limit within 80%
+  // of the whole (the rest is the top level's).
+  std::vector<hiremate_lower_limits> seen;
+  const auto r = hiremate_plan_detailed(g, peak, hiremate_options{.time_limit = std::chrono::duration<double>(1e6), .max_bytes = 1 << 30,
+                                                                  .threads = 1,
+                                                                  .lower_solver = [&](const memory_graph& sub, std::int64_t b, const hiremate_lower_limits& l) {
+                                                                    seen.push_back(l);
+                                                                    return best_heuristic_plan(sub, b);
+                                                                  },
+                                                                  .heuristic_start = false});
+  REQUIRE(!seen.empty());
+  CHECK(seen.size() == r.stats.classes_solved * 8);  // 8 budgets per problem
+  for (const auto& l : seen) {
+    CHECK(l.max_bytes == std::optional<std::int64_t>(1 << 30));
+    REQUIRE(l.time_limit.has_value());
+    CHECK(l.time_limit->count() > 0);
+    CHECK(l.time_limit->count() <= 0.8e6);
+  }
+  CHECK(r.stats.classes_cut == 0);
+  // The same plan as without limits (nothing was cut).
+  const auto free = hiremate_plan(g, peak, hiremate_options{.heuristic_start = false});
+  CHECK(free.plan == r.result.plan);
+  // A limit of zero: no class is solved, every one gets the cheap options (no recomputation and
+  // outputs only), and at the no-remat peak the top level still finds a plan with no overhead.
+  const auto zero = hiremate_plan_detailed(g, peak, hiremate_options{.time_limit = std::chrono::duration<double>(0), .heuristic_start = false});
+  REQUIRE(zero.result.status == solve_status::feasible);
+  check_result(g, zero.result, peak);
+  CHECK(zero.result.overhead == doctest::Approx(0).epsilon(1e-12));
+  CHECK(zero.stats.classes_cut == zero.stats.classes_solved);
+  CHECK(zero.result.message.find("time limit") != std::string::npos);
 }
 
 TEST_CASE("hiremate: bad input") {

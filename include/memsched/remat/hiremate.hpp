@@ -32,24 +32,35 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 namespace memsched {
 
+/// What one lowest-level solve may use: its share of hiremate_options' limits.
+struct hiremate_lower_limits {
+  std::optional<std::chrono::duration<double>> time_limit;  ///< Wall clock for this solve (nullopt: none).
+  std::optional<std::int64_t> max_bytes;                    ///< Memory for this solve's model (nullopt: none).
+};
+
 /// Options of hiremate_plan.
 struct hiremate_options {
-  /// Whole hierarchy. When it runs out before every class is solved, the heuristic start is returned.
+  /// Whole hierarchy: each lowest-level solve gets a share of what is left (hiremate_lower_limits);
+  /// classes not reached in time get the cheap options (no recomputation, outputs only) so the top
+  /// level still runs; the best plan found is returned (status feasible), never an exception.
   std::optional<std::chrono::duration<double>> time_limit;
-  /// Cap on the top-level table (groups x budget units bytes); fewer units when it would exceed it.
+  /// Memory cap: on the top-level table (groups x budget units bytes; fewer units when it would
+  /// exceed it) and passed to each lower solve (divided among the threads).
   std::optional<std::int64_t> max_bytes;
   unsigned threads = 1;                          ///< Classes solved in parallel (0: hardware); the result does not depend on it.
   hiremate_partition_options partition = {};     ///< M^l, M^t, alpha.
   std::size_t budgets = 8;                       ///< Budgets solved per class (>= 1).
   std::size_t max_options = 4;                   ///< N_o: options kept per class (>= 1).
   best_heuristic_options heuristics = {};        ///< Lowest-level solver when `lower_solver` is empty, and the start.
-  /// Solves one subgraph problem for one budget (e.g. Checkmate's MILP); empty: best_heuristic_plan.
-  std::function<remat_result(const memory_graph&, std::int64_t)> lower_solver = {};
+  /// Solves one subgraph problem for one budget within the limits given (e.g. Checkmate's MILP
+  /// with solver.time_limit and max_bytes set from them); empty: best_heuristic_plan.
+  std::function<remat_result(const memory_graph&, std::int64_t, const hiremate_lower_limits&)> lower_solver = {};
   std::size_t budget_units = 4096;               ///< Resolution of the top-level table (>= 16).
   std::size_t repair_rounds = 12;                ///< Tighter top-level budgets tried after a simulated overshoot.
   /// Also run best_heuristic_plan on the whole graph and return the cheaper plan (the warm start).
@@ -62,6 +73,7 @@ struct hiremate_stats {
   hiremate_partition_stats partition;  ///< The H-Partition's own statistics (levels, subgraphs, classes, top nodes).
   std::size_t groups = 0;          ///< Groups of the level solved (level 0), singletons included.
   std::size_t classes_solved = 0;  ///< Subgraph problems solved (one per class, plus groups whose problem differs).
+  std::size_t classes_cut = 0;     ///< Of those, how many the time limit cut short (cheap options only or fewer budgets).
   std::size_t repair_rounds = 0;   ///< Top-level choices redone after the simulator found an overshoot.
   double lower_seconds = 0, top_seconds = 0, heuristic_seconds = 0;  ///< Partition time: partition.seconds.
   std::optional<double> hierarchy_cost, heuristic_cost;  ///< Total cost of each candidate plan (when within budget).
@@ -187,6 +199,19 @@ inline std::optional<hiremate_option> hm_outputs_only(const hiremate_subgraph& s
   return hm_make_option(sub, std::move(plan), sim, sim.peak_bytes);
 }
 
+/// The options of a class the time limit did not reach: no recomputation (a topological order)
+/// and outputs only. O(size of the problem).
+inline std::vector<hiremate_option> hm_cheap_options(const hiremate_subgraph& sub) {
+  const memory_graph& g = sub.graph;
+  const auto& topo = g.topological_order();
+  execution_plan plan = plan_from_computes(g, std::vector<std::size_t>(topo.begin(), topo.end()));
+  plan_simulation sim;
+  std::vector<hiremate_option> out;
+  if (check_plan(g, plan, &sim).valid) out.push_back(hm_make_option(sub, std::move(plan), sim, sim.peak_bytes));
+  if (auto low = hm_outputs_only(sub); low && (out.empty() || low->resident_bytes < out.front().resident_bytes)) out.push_back(std::move(*low));
+  return out;
+}
+
 /// An option of a class (plan in the problem `from` of its representative) as schedules of the
 /// original vertices of a group whose problem is `sub`; `map` takes `from`'s vertices to `sub`'s
 /// (nullptr: `sub` is `from`). The barrier and the interface values are left out.
@@ -292,17 +317,52 @@ template <class G, class... Maps>
     }
   }
   const hiremate_subgraph_options_config cfg{.budgets = options.budgets, .max_options = options.max_options, .heuristics = options.heuristics};
+  // The lowest level may use 80% of the time limit (the top level and the expansion are linear).
+  const std::optional<double> lower_deadline = options.time_limit ? std::optional<double>(0.8 * options.time_limit->count()) : std::nullopt;
+  const unsigned threads = options.threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : options.threads;
+  std::atomic<std::size_t> solves_left{0};
+  hiremate_lower_limits base_limits;
+  if (options.max_bytes) base_limits.max_bytes = std::max<std::int64_t>(1, *options.max_bytes / static_cast<std::int64_t>(threads));
+  // Each solve gets the time left to the lowest level's deadline divided among the solves still to
+  // run on each thread.
+  auto limits_now = [&] {
+    hiremate_lower_limits l = base_limits;
+    if (lower_deadline) {
+      const double left = std::max(0.0, *lower_deadline - elapsed());
+      const double per_thread = static_cast<double>(std::max<std::size_t>(1, (solves_left.load() + threads - 1) / threads));
+      l.time_limit = std::chrono::duration<double>(left / per_thread);
+    }
+    return l;
+  };
+  auto out_of_lower_time = [&] { return lower_deadline && elapsed() >= *lower_deadline; };
   // Per solved group: its problem and its class's options (the outputs-only one included).
   std::vector<hiremate_subgraph> subs(groups.size());
   std::vector<std::vector<hiremate_option>> class_options(groups.size());
-  std::atomic<bool> timed_out{false};
+  std::atomic<std::size_t> cut{0};
   auto solve_all = [&](const std::vector<std::size_t>& which) {
+    solves_left = which.size() * options.budgets;
     detail::run_tasks(which.size(), options.threads, [&](std::size_t k) {
-      if (timed_out || out_of_time()) { timed_out = true; return; }
       const std::size_t i = which[k];
-      hiremate_subgraph_result r = options.lower_solver ? hiremate_subgraph_options(g, groups[i], cfg, options.lower_solver)
-                                                        : hiremate_subgraph_options(g, groups[i], cfg);
-      class_options[i] = detail::hm_class_options(r.sub, std::move(r.options));
+      std::size_t asked = 0;
+      bool stopped = false;
+      auto solve = [&](const memory_graph& sg, std::int64_t b) {
+        ++asked;
+        --solves_left;
+        if (stopped || out_of_lower_time()) {  // no time: this budget gets no plan
+          stopped = true;
+          remat_result none;
+          none.status = solve_status::time_limit;
+          return none;
+        }
+        if (options.lower_solver) return options.lower_solver(sg, b, limits_now());
+        return best_heuristic_plan(sg, b, options.heuristics);
+      };
+      hiremate_subgraph_result r = hiremate_subgraph_options(g, groups[i], cfg, solve);
+      if (stopped) ++cut;
+      if (r.options.empty() && stopped)
+        class_options[i] = detail::hm_cheap_options(r.sub);
+      else
+        class_options[i] = detail::hm_class_options(r.sub, std::move(r.options));
       subs[i] = std::move(r.sub);
     });
   };
@@ -315,25 +375,23 @@ template <class G, class... Maps>
     for (const auto& o : class_options[r]) cs.push_back(detail::hm_choice_of(o, sub, map));
     return cs;
   };
-  if (!timed_out) {
-    for (std::size_t i = 0; i < groups.size(); ++i) {
-      const std::size_t r = rep_of[i];
-      if (r == i) {
-        choices[i] = to_choices(i, subs[i], nullptr);
-        continue;
-      }
-      hiremate_subgraph sub = make_hiremate_subgraph(g, groups[i]);
-      try {
-        const auto map = hiremate_subgraph_map(subs[r], groups[r], sub, groups[i]);
-        choices[i] = to_choices(r, sub, &map);
-      } catch (const std::invalid_argument&) {
-        unshared.push_back(i);  // same forward class, different problem (e.g. the gradients differ)
-      }
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const std::size_t r = rep_of[i];
+    if (r == i) {
+      choices[i] = to_choices(i, subs[i], nullptr);
+      continue;
     }
-    solve_all(unshared);
-    if (!timed_out)
-      for (auto i : unshared) choices[i] = to_choices(i, subs[i], nullptr);
+    hiremate_subgraph sub = make_hiremate_subgraph(g, groups[i]);
+    try {
+      const auto map = hiremate_subgraph_map(subs[r], groups[r], sub, groups[i]);
+      choices[i] = to_choices(r, sub, &map);
+    } catch (const std::invalid_argument&) {
+      unshared.push_back(i);  // same forward class, different problem (e.g. the gradients differ)
+    }
   }
+  solve_all(unshared);
+  for (auto i : unshared) choices[i] = to_choices(i, subs[i], nullptr);
+  st.classes_cut = cut;
   st.classes_solved = reps.size() + unshared.size();
   st.lower_seconds = detail::seconds_since(lower_start);
 
@@ -345,10 +403,10 @@ template <class G, class... Maps>
   for (std::size_t v = 0; v < g.size(); ++v)
     if (g.role(v) == node_role::backward && g.grad_of(v) && owned[*g.grad_of(v)]) owned[v] = 1;
   remat_result hier;
-  std::string why = timed_out ? "the time limit stopped the lowest level" : "";
-  bool every_group = !timed_out;
+  std::string why;
+  bool every_group = true;
   for (const auto& c : choices) every_group = every_group && !c.empty();
-  if (!timed_out && !every_group) why = "a subgraph has no option";
+  if (!every_group) why = "a subgraph has no option";
   if (every_group) {
     options.observer.on_phase(elapsed(), "top level");
     std::size_t units = options.budget_units;
@@ -358,7 +416,7 @@ template <class G, class... Maps>
       units = std::max<std::size_t>(16, std::min<std::size_t>(units, static_cast<std::size_t>(std::max<std::int64_t>(1, *options.max_bytes / per))));
     }
     std::int64_t target = budget;
-    for (std::size_t round = 0; round <= options.repair_rounds && !out_of_time(); ++round) {
+    for (std::size_t round = 0; round <= options.repair_rounds && (round == 0 || !out_of_time()); ++round) {
       const auto choice = detail::hm_choose(choices, target, units);
       if (!choice) { why = "no choice of the subgraphs' options fits the budget"; break; }
       std::vector<const detail::hm_group_choice*> chosen;
@@ -401,6 +459,7 @@ template <class G, class... Maps>
   if (heur_ok) out.result.stats.start_cost = *st.heuristic_cost;
   std::string msg = "hiremate: " + std::to_string(st.groups) + " groups, " + std::to_string(st.classes_solved) + " subgraph problems solved, " +
                     std::to_string(st.partition.levels) + " partition levels";
+  if (st.classes_cut > 0) msg += "; the time limit cut " + std::to_string(st.classes_cut) + " subgraph problems short";
   if (!st.source.empty()) msg += "; plan from the " + st.source;
   if (!hier_ok && !why.empty()) msg += "; hierarchy: " + why;
   out.result.message = msg;
