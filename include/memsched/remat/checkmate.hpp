@@ -144,7 +144,7 @@ class checkmate_solver {
     // A start that recomputes nothing (of positive cost) is optimal: every vertex runs at least once.
     const bool trivially_optimal = best_ && best_objective_ <= cm.model.objective_offset * (1 + 1e-12);
     const double limit = trivially_optimal ? 0.0 : deadline_.limit();
-    if (best_ && std::isfinite(limit) && limit > 0 && o_.lns_fraction > 0 && !deadline_.passed()) {
+    if (best_ && std::isfinite(limit) && limit > 0 && o_.lns_fraction > 0 && deadline_.backend_time_left()) {
       o_.solver.observer.on_phase(seconds_since(t0_), "lns");
       lns(res, limit * o_.lns_fraction);
     }
@@ -156,7 +156,7 @@ class checkmate_solver {
     if (trivially_optimal) {
       full.status = solve_status::optimal;
       full.objective = full.bound = best_objective_;
-    } else if (deadline_.passed()) {
+    } else if (!deadline_.backend_time_left()) {
       full.status = solve_status::time_limit;
       full.message = "no time left for the full solve";
     } else if (best_ && so.time_limit && *so.time_limit < o_.min_full_solve_time) {
@@ -263,7 +263,7 @@ class checkmate_solver {
     }
     if constexpr (lp_backend<Backend>) {
       const bool no_recomputation = best_ && best_objective_ <= cm_->model.objective_offset * (1 + 1e-12);
-      if (o_.lp_rounding_start && !no_recomputation && !deadline_.passed()) {
+      if (o_.lp_rounding_start && !no_recomputation && deadline_.backend_time_left()) {
         checkmate_lp_options<Backend> lo{.backend = backend_, .solver = base_options(), .order = cm_->order,
                                          .rounding = o_.lp_rounding, .model = o_.model, .max_bytes = o_.max_bytes};
         lo.solver.time_limit = deadline_.remaining(deadline_.limit() * o_.lp_rounding_fraction);
@@ -327,7 +327,7 @@ class checkmate_solver {
     std::vector<char> fixed(cm.model.num_variables(), 0);
     std::vector<std::size_t> columns;
     constexpr std::size_t constant = checkmate_model::constant;
-    while (seconds_since(t0_) < until && fails < 4 * ((n + w - 1) / w) + 4) {
+    while (seconds_since(t0_) < until && deadline_.backend_time_left() && fails < 4 * ((n + w - 1) / w) + 4) {
       const bool by_stage = round % 2 == 0;
       std::size_t& start = by_stage ? stage_start : pos_start;
       if (start >= n) start = 0;
@@ -412,7 +412,8 @@ class checkmate_solver {
 /// Status: `optimal` (proven for the staged plans of the order), `feasible` (a limit stopped the
 /// proof), `infeasible` (proven: no staged plan of the order fits, or a vertex cannot run within
 /// the budget at all), `no_solution` (the model's estimated memory is over options.max_bytes: not
-/// built; message names both), `time_limit` (nothing found), `error` or `unsupported` (from the
+/// built; message names both), `time_limit` (nothing found; when the limit stopped the model's
+/// build, the cheapest start plan that needs no model is returned if one fits), `error` or `unsupported` (from the
 /// backend; see message). cost_bound: the solver's proven bound on that plan space. stats: order, backend,
 /// model size, start_source/start_cost, seconds_to_best, LNS rounds, solver_status.
 /// Complexity: exponential worst case; model size O(n^2 + n m).
@@ -457,7 +458,7 @@ template <class G, class Backend, class... Maps>
   solver.make_start_plans(order);
   const double build_start = deadline.elapsed();
   std::optional<checkmate_model> cm = detail::build_checkmate_model_until(g, budget, order, options.model, &deadline);
-  deadline.reserve(deadline.elapsed() - build_start);  // for freeing the model
+  deadline.reserve(1.5 * (deadline.elapsed() - build_start));  // for freeing the model
   if (!cm) {
     remat_result res;
     res.stats.order = order;

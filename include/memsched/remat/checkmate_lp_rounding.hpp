@@ -113,7 +113,7 @@ remat_result checkmate_lp_on(const memory_graph& g, std::int64_t budget, const c
   // One model, built once (interrupted at the deadline) and re-budgeted for each LP.
   std::optional<checkmate_model> cm;
   for (std::size_t f = 0; f < ro.lp_budget_fractions.size(); ++f) {
-    if (deadline.passed()) {
+    if (!deadline.backend_time_left()) {
       stopped = true;
       break;
     }
@@ -122,7 +122,7 @@ remat_result checkmate_lp_on(const memory_graph& g, std::int64_t budget, const c
     if (!cm) {
       const double build_start = deadline.elapsed();
       cm = build_checkmate_model_until(g, lp_budget, res.stats.order, options.model, &deadline);
-      deadline.reserve(deadline.elapsed() - build_start);  // for freeing the model
+      deadline.reserve(1.5 * (deadline.elapsed() - build_start));  // for freeing the model
       if (!cm) {
         stopped = true;
         break;
@@ -133,6 +133,10 @@ remat_result checkmate_lp_on(const memory_graph& g, std::int64_t budget, const c
       res.stats.memory_unit = cm->memory_unit;
     } else {
       set_checkmate_budget(*cm, lp_budget);
+    }
+    if (!deadline.backend_time_left()) {
+      stopped = true;
+      break;
     }
     solver_options so = options.solver;
     so.observer = {};

@@ -39,7 +39,7 @@ namespace memsched {
 template <cp_backend Backend>
 struct moccasin_options {
   Backend backend{};
-  /// time_limit: for both phases together; node_limit: for each phase's solve; threads, gap,
+  /// time_limit: for the whole call (conversion, both models, both phases, decoding); node_limit: for each phase's solve; threads, gap,
   /// verbosity: for the backend; observer: on_phase("phase 1: min peak" / "phase 2: min cost"),
   /// then on_incumbent(seconds, value, bound) with value = the peak in bytes during phase 1 and the
   /// total cost during phase 2.
@@ -48,7 +48,9 @@ struct moccasin_options {
   /// graph's topological order (memory_graph::topological_order()).
   std::optional<std::vector<std::size_t>> order;
   unsigned max_intervals = 2;  ///< C_v: retention intervals (computations) per vertex, >= 1.
-  double phase1_share = 0.5;   ///< Most of the time limit phase 1 may use (it stops once the budget is met).
+  /// Most of the time limit phase 1 may use (it stops once the budget is met; stopped above it
+  /// with no start plan that fits, it goes on for the rest of the time, as phase 2 cannot start).
+  double phase1_share = 0.5;
   double phase1_share_with_start = 0.1;  ///< The same when a start plan already fits the budget.
   /// Plans to start phase 2 from as well (for example best_heuristic_plan's): used when their first
   /// computations follow `order`, recomputations fit the stages and the peak fits the budget.
@@ -184,7 +186,7 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const mocc
       // Stopped above the budget with no start plan that fits: phase 2 cannot start, so phase 1
       // keeps the rest of the time (from its best schedule) instead of returning early.
       if (!plan_fits && r1.status == solve_status::feasible && r1.objective > static_cast<double>(m1.budget_units) && deadline.limited() &&
-          !deadline.passed() && r1.values.size() == m1.model.num_variables()) {
+          deadline.backend_time_left() && r1.values.size() == m1.model.num_variables()) {
         m1.model.start = std::vector<std::int64_t>(r1.values.begin(), r1.values.end());
         o.time_limit = deadline.for_backend();
         solver_result again = backend.solve(m1.model, o);
@@ -241,7 +243,12 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const mocc
   double reported_cost = std::numeric_limits<double>::infinity(), improved_at = st.phase1_seconds;
   const scaled_observer costs{options.solver.observer, t0, unit, &reported_cost, &improved_at};
   o.observer = costs;
-  const solver_result r2 = backend.solve(m2.model, o);
+  solver_result r2;
+  if (deadline.backend_time_left()) {
+    r2 = backend.solve(m2.model, o);
+  } else {
+    r2.status = solve_status::time_limit;  // no time left: the start is the answer
+  }
   st.solver_status = r2.status;
   if (!r2.message.empty()) result.message += "phase 2: " + r2.message + "\n";
   std::vector<double> values;

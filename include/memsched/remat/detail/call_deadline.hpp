@@ -42,9 +42,10 @@ class call_deadline {
     return call_deadline_limit(std::min(left(), at_most));
   }
   /// Keeps `seconds` of the time for the work after the last backend call (for_backend leaves
-  /// them out). Freeing a model costs about what building it did (a 225,000-row Checkmate model:
-  /// 36 ms, 70 ms while a forked child shares its pages, on a loaded machine), so callers reserve
-  /// the build's time.
+  /// them out). Freeing a model costs up to about what building it did, more right after a fork
+  /// (a 225,000-row Checkmate model: built in 50-200 ms, freed in 36 ms, 70 ms while a killed
+  /// child still shares its pages, on a loaded 2-core machine), so callers reserve 1.5 times the
+  /// build's time.
   void reserve(double seconds) noexcept { reserve_ = std::max(seconds, 0.0); }
 
   /// The time limit for a backend call that must end by this deadline: what is left minus the
@@ -57,6 +58,12 @@ class call_deadline {
       l = std::max((l - 0.03) / 1.03, l - 1.0);
     }
     return call_deadline_limit(std::min(l, at_most));
+  }
+  /// False once for_backend() would give a backend no time (a call would still cost a check of
+  /// the whole model: skip it).
+  [[nodiscard]] bool backend_time_left() const {
+    const auto l = for_backend();
+    return !l || l->count() > 0;
   }
   /// A deadline `seconds` after the start, or this one if that is later.
   [[nodiscard]] call_deadline until(double seconds) const {
