@@ -71,7 +71,8 @@ class belady_simulator {
     model_.reset();
     // In place, v's output goes into the buffer of an input that dies at v (on chip, or read back
     // into one): v needs no room of its own for it.
-    const std::vector<std::size_t> reused = sequence_reuses(g_, order_, sequence_lifetimes(g_, order_));
+    const std::vector<std::size_t> reused = g_.has_inplace() ? sequence_reuses(g_, order_, sequence_lifetimes(g_, order_))
+                                                             : std::vector<std::size_t>(order_.size(), memory_step::none);
     auto own_bytes = [&](std::size_t k) { return reused[k] != memory_step::none ? 0 : g_.bytes(order_[k]); };
     for (std::size_t k = 0; k < order_.size(); ++k) {
       std::int64_t need = own_bytes(k) + g_.workspace(order_[k]);
