@@ -1,5 +1,6 @@
 #include <memsched/graph/json_io.hpp>
 #include <memsched/graph/memory_graph.hpp>
+#include <memsched/graph/write_graph.hpp>
 
 #include "io_test_support.hpp"
 
@@ -214,6 +215,9 @@ TEST_CASE("inplace: read when true or false (null: absent), written only when tr
   CHECK(text == doc.dump(1) + "\n");  // the own writer puts the key where nlohmann sorts it
   const dataflow_graph back = parse_json_graph(text);
   CHECK(canonical(back) == canonical(g));
+  // write_graph of a memory_graph (no bundles) keeps the flag too.
+  write_graph(dir / "m.json", m);
+  CHECK(make_memory_graph(read_json_graph(dir / "m.json")).data().inplace == m.data().inplace);
   // A graph without in-place nodes writes no key at all.
   CHECK(!contains(to_json(parse_json_graph(R"({"nodes": [{"id": 1, "bytes": 1, "inplace": false}]})")).dump(), "inplace"));
   for (std::uint64_t seed = 0; seed < 8; ++seed) {
