@@ -68,8 +68,23 @@ memsched::remat_result with_backend(const parsed_args& args, Fn&& fn) {
                     ")");
 }
 
-std::chrono::duration<double> time_limit_or_default(const parsed_args& args) {
-  return time_limit_of(args).value_or(std::chrono::duration<double>(60.0));
+/// --time-limit: 60 s when absent; none when it is huge (time_limit_of's nullopt for a given flag).
+std::optional<std::chrono::duration<double>> time_limit_or_default(const parsed_args& args) {
+  const auto limit = time_limit_of(args);
+  if (limit || args.get("time-limit")) return limit;
+  return std::chrono::duration<double>(60.0);
+}
+
+/// What is left of `limit` after `used` seconds of preparation (none without a limit): the
+/// algorithm's limit covers its whole call, so the tool's whole run stays within --time-limit.
+std::optional<std::chrono::duration<double>> left_of(const std::optional<std::chrono::duration<double>>& limit, double used) {
+  if (!limit) return std::nullopt;
+  return std::chrono::duration<double>(std::max(0.0, limit->count() - used));
+}
+
+/// The limit remat_order_of spreads (half of it, within [1, 30] s, for Serenity's backstop).
+std::chrono::duration<double> order_limit(const std::optional<std::chrono::duration<double>>& limit) {
+  return limit.value_or(std::chrono::duration<double>(60.0));
 }
 
 /// The fields every solver-based algorithm adds to the output.
@@ -95,13 +110,13 @@ memsched::remat_result run_checkmate_milp(const memsched::dataflow_graph& graph,
   } catch (const std::exception&) {
     // Heuristics that do not apply to this graph: no start from them.
   }
-  const memsched::input_order_result in = remat_order_of(graph, args, limit, heuristic);
+  const memsched::input_order_result in = remat_order_of(graph, args, order_limit(limit), heuristic);
   const double used = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   progress_printer printer(args.has("progress"), used);
   return with_backend(args, [&](const auto& backend) -> memsched::remat_result {
     memsched::checkmate_options o{.backend = backend};
     o.order = in.order;
-    o.solver.time_limit = std::chrono::duration<double>(std::max(0.5, limit.count() - used));
+    o.solver.time_limit = left_of(limit, used);
     o.solver.threads = threads_of(args);
     o.solver.relative_gap = args.get_double("gap").value_or(1e-6);
     o.solver.observer = printer;
@@ -125,14 +140,14 @@ memsched::remat_result run_checkmate_lp(const memsched::dataflow_graph& graph, s
   const auto max_memory = max_memory_of(args);
   std::optional<memsched::remat_result> heuristic;
   if (args.get_or("order-from", "best") == "heuristic") heuristic = memsched::best_heuristic_plan(graph, budget);
-  const memsched::input_order_result in = remat_order_of(graph, args, limit, heuristic);
+  const memsched::input_order_result in = remat_order_of(graph, args, order_limit(limit), heuristic);
   const double used = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   progress_printer printer(args.has("progress"), used);
   return with_backend(args, [&](const auto& backend) -> memsched::remat_result {
     if constexpr (memsched::lp_backend<std::decay_t<decltype(backend)>>) {
       memsched::checkmate_lp_options o{.backend = backend};
       o.order = in.order;
-      o.solver.time_limit = std::chrono::duration<double>(std::max(0.5, limit.count() - used));
+      o.solver.time_limit = left_of(limit, used);
       o.solver.threads = threads_of(args);
       o.solver.observer = printer;
       if (max_memory) o.max_bytes = *max_memory;

@@ -39,10 +39,10 @@ namespace memsched {
 template <cp_backend Backend>
 struct moccasin_options {
   Backend backend{};
-  /// time_limit: for the whole call (conversion, both models, both phases, decoding); node_limit: for each phase's solve; threads, gap,
-  /// verbosity: for the backend; observer: on_phase("phase 1: min peak" / "phase 2: min cost"),
-  /// then on_incumbent(seconds, value, bound) with value = the peak in bytes during phase 1 and the
-  /// total cost during phase 2.
+  /// time_limit: for the whole call (conversion, both models, both phases, decoding); node_limit:
+  /// for each phase's solve; threads, gap, verbosity: for the backend; observer:
+  /// on_phase("phase 1: min peak" / "phase 2: min cost"), then on_incumbent(seconds, value, bound)
+  /// with value = the peak in bytes during phase 1 and the total cost during phase 2.
   solver_options solver;
   /// The input topological order (vertex indices) that fixes the staged time domain; nullopt: the
   /// graph's topological order (memory_graph::topological_order()).
