@@ -1,4 +1,4 @@
-// memsched remat GRAPH --budget B --algo hiremate [--max-lower M] [--max-top M] [--options N] [--budgets K]
+// memsched remat GRAPH --budget B --algo hiremate [--max-lower M] [--max-top M] [--options N] [--budgets K] [--resident-levels K]
 //   [--time-limit S] [--threads N] [--no-heuristic-start] [--progress]
 
 #include "cli.hpp"
@@ -19,7 +19,8 @@ const char* hiremate_usage =
     "    groups, problems_solved, repair_rounds, source, seconds per phase, costs}.\n"
     "    --max-lower M           nodes per group (M^l, default 20)\n"
     "    --max-top M             nodes of the top graph (M^t, default 30)\n"
-    "    --options N             options kept per subgraph (N_o, default 4)\n"
+    "    --options N             options kept per subgraph (N_o, default 8)\n"
+    "    --resident-levels K     extra solves per budget that hold less across the barrier (default 3)\n"
     "    --budgets K             budgets solved per subgraph (default 8)\n"
     "    --time-limit S          seconds for the whole hierarchy (default: none)\n"
     "    --threads N             subgraphs solved in parallel (result independent of N)\n"
@@ -39,6 +40,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   o.partition.max_top = count_of(args, "max-top", o.partition.max_top);
   o.max_options = count_of(args, "options", o.max_options);
   o.budgets = count_of(args, "budgets", o.budgets);
+  o.resident_levels = count_of(args, "resident-levels", o.resident_levels);
   o.time_limit = time_limit_of(args);
   o.threads = threads_of(args);
   o.heuristic_start = !args.has("no-heuristic-start");
@@ -75,7 +77,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
 const register_remat_algorithm hiremate_algorithm{remat_algorithm{
     .name = "hiremate",
     .usage = hiremate_usage,
-    .options = {{"max-lower", "max-top", "options", "budgets", "time-limit", "threads"}, {"no-heuristic-start", "progress"}},
+    .options = {{"max-lower", "max-top", "options", "budgets", "resident-levels", "time-limit", "threads"}, {"no-heuristic-start", "progress"}},
     .run = run_hiremate,
 }};
 

@@ -210,7 +210,7 @@ TEST_CASE("hiremate: limits reach every lower solve; a limit already spent still
                                                                   },
                                                                   .heuristic_start = false});
   REQUIRE(!seen.empty());
-  CHECK(seen.size() == r.stats.classes_solved * 8);  // 8 budgets per problem
+  CHECK(seen.size() == r.stats.classes_solved * 8 * 4);  // 8 budgets per problem, each plain and squeezed 3 ways
   for (const auto& l : seen) {
     CHECK(l.max_bytes == std::optional<std::int64_t>(1 << 30));
     REQUIRE(l.time_limit.has_value());

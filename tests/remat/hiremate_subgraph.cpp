@@ -211,6 +211,46 @@ TEST_CASE("hiremate_subgraph_options: GPT blocks, every option re-simulated, one
   CHECK_THROWS_AS((void)hiremate_subgraph_options(t, same[0]->vertices, {.budgets = 0}), std::invalid_argument);
 }
 
+TEST_CASE("hiremate_subgraph_options with squeezed options: more solves, a front no option dominates, lower residents reached") {
+  const dataflow_graph f = make_gpt({.layers = 4, .hidden = 64, .heads = 4, .sequence = 32, .vocab = 100});
+  const memory_graph t = make_memory_graph(make_training_graph(f));
+  const auto part = hiremate_partition(f, {.max_lower = 20, .max_top = 4});
+  REQUIRE(!part.levels.empty());
+  const hiremate_group* group = &part.levels[0].groups[0];
+  for (const auto& grp : part.levels[0].groups)
+    if (grp.vertices.size() > group->vertices.size()) group = &grp;
+  const auto plain = hiremate_subgraph_options(t, group->vertices, {.budgets = 6, .max_options = 50});
+  const auto squeezed = hiremate_subgraph_options(t, group->vertices, {.budgets = 6, .max_options = 50, .resident_levels = 3});
+  CHECK(plain.solves == 6);
+  CHECK(squeezed.solves == 24);
+  REQUIRE(!squeezed.options.empty());
+  for (const auto& a : squeezed.options) {
+    // Re-simulated on the problem itself (the barrier's workspace was only a constraint).
+    const plan_simulation sim = simulate_plan(squeezed.sub.graph, a.plan);
+    CHECK(sim.peak_bytes == a.peak_bytes);
+    CHECK(sim.peak_bytes <= a.budget);
+    CHECK(a.resident_bytes == sim.live_before[a.barrier_step]);
+    for (const auto& b : squeezed.options)
+      if (&a != &b)
+        CHECK_FALSE((b.peak_bytes <= a.peak_bytes && b.cost <= a.cost && b.resident_bytes <= a.resident_bytes));
+  }
+  // Every plain option is in the squeezed run's pool, so its front holds as little at as little cost.
+  auto least = [](const hiremate_subgraph_result& r) {
+    std::int64_t m = std::numeric_limits<std::int64_t>::max();
+    for (const auto& o : r.options) m = std::min(m, o.resident_bytes);
+    return m;
+  };
+  CHECK(least(squeezed) <= least(plain));
+  for (const auto& p : plain.options) {
+    bool covered = false;
+    for (const auto& q : squeezed.options)
+      covered = covered || (q.peak_bytes <= p.peak_bytes && q.cost <= p.cost && q.resident_bytes <= p.resident_bytes);
+    CHECK(covered);
+  }
+  MESSAGE("least resident: " << least(plain) << " plain, " << least(squeezed) << " squeezed; options " << plain.options.size() << " / "
+                             << squeezed.options.size());
+}
+
 TEST_CASE("hiremate_subgraph_options with a solver of one's own: every budget asked once, bad plans dropped") {
   const dataflow_graph f = make_gpt({.layers = 3, .hidden = 32, .heads = 2, .sequence = 8, .vocab = 50});
   const memory_graph t = make_memory_graph(make_training_graph(f));

@@ -45,7 +45,8 @@ struct hiremate_subgraph {
 /// Builds the problem of the forward vertices `forward` of `training`. O(sum of degrees of S and
 /// its gradients + n). Throws std::invalid_argument naming the vertex when the graph has no
 /// training roles, a vertex is out of range, not forward, or listed twice.
-[[nodiscard]] inline hiremate_subgraph make_hiremate_subgraph(const memory_graph& training, std::span<const std::size_t> forward) {
+[[nodiscard]] inline hiremate_subgraph make_hiremate_subgraph(const memory_graph& training, std::span<const std::size_t> forward,
+                                                              std::int64_t barrier_workspace = 0) {
   const std::string where = "make_hiremate_subgraph: ";
   if (!training.has_training_roles()) throw std::invalid_argument(where + "the graph has no training roles");
   constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
@@ -95,7 +96,7 @@ struct hiremate_subgraph {
   };
   for (auto v : inputs) sub.interface[add(v, 0, 0, 0, node_role::forward)] = 1;
   for (auto v : S) add(v, training.bytes(v), training.cost(v), training.workspace(v), node_role::forward);
-  sub.barrier = add(none, 0, 0, 0, node_role::loss);
+  sub.barrier = add(none, 0, 0, barrier_workspace, node_role::loss);
   for (auto v : grads) sub.interface[add(v, 0, 0, 0, node_role::backward)] = 1;
   for (auto v : B) {
     const auto i = add(v, training.bytes(v), training.cost(v), training.workspace(v), node_role::backward);
@@ -219,6 +220,11 @@ struct hiremate_option {
 struct hiremate_subgraph_options_config {
   std::size_t budgets = 8;       ///< Budgets solved, evenly spaced from the per-node lower bound to the no-remat peak (>= 1).
   std::size_t max_options = 4;   ///< N_o: options kept (>= 1).
+  /// Extra solves per budget b that hold less between the forward and the backward part: the
+  /// barrier is given a workspace of b * k / (resident_levels + 1), k = 1..resident_levels, so
+  /// the plan keeps at most the rest (the top level needs such options when many groups hold
+  /// values at once). 0: none.
+  std::size_t resident_levels = 0;
   best_heuristic_options heuristics = {};  ///< How each budget is solved.
 };
 
@@ -328,13 +334,32 @@ template <class Solve>
     if (!detail::check_plan(g, res.plan, &sim).valid || sim.peak_bytes > budget) continue;  // never trust a plan the simulator rejects
     all.push_back(detail::hm_make_option(r.sub, std::move(res.plan), sim, budget));
   }
-  // Pareto: by peak, keep an option only when it is cheaper than every lower-peak one.
-  std::sort(all.begin(), all.end(), [](const hiremate_option& a, const hiremate_option& b) {
-    return a.peak_bytes != b.peak_bytes ? a.peak_bytes < b.peak_bytes : a.cost < b.cost;
+  for (std::size_t k = 1; k <= config.resident_levels; ++k)
+    for (const std::int64_t budget : detail::spread_budgets(r.lower_bound, r.no_remat_peak, config.budgets)) {
+      const std::int64_t w = static_cast<std::int64_t>(static_cast<long double>(budget) * k / (config.resident_levels + 1));
+      const hiremate_subgraph squeezed = make_hiremate_subgraph(training, forward, w);
+      ++r.solves;
+      remat_result res = solve(squeezed.graph, budget);
+      if (!has_solution(res.status)) continue;
+      plan_simulation sim;  // on the problem itself: the barrier's workspace was only a constraint
+      if (!detail::check_plan(g, res.plan, &sim).valid || sim.peak_bytes > budget) continue;
+      all.push_back(detail::hm_make_option(r.sub, std::move(res.plan), sim, budget));
+    }
+  // Pareto: by peak, keep an option only when it is cheaper than every lower-peak one or, with
+  // resident_levels, holds less than every cheaper one of no higher peak.
+  const bool by_resident = config.resident_levels > 0;
+  std::sort(all.begin(), all.end(), [by_resident](const hiremate_option& a, const hiremate_option& b) {
+    if (a.peak_bytes != b.peak_bytes) return a.peak_bytes < b.peak_bytes;
+    if (a.cost != b.cost || !by_resident) return a.cost < b.cost;
+    return a.resident_bytes < b.resident_bytes;
   });
   std::vector<hiremate_option> front;
-  for (auto& o : all)
-    if (front.empty() || o.cost < front.back().cost) front.push_back(std::move(o));
+  for (auto& o : all) {
+    bool dominated = false;
+    for (const auto& f : front)
+      dominated = dominated || (f.cost <= o.cost && (!by_resident || f.resident_bytes <= o.resident_bytes));
+    if (!dominated) front.push_back(std::move(o));
+  }
   r.found = front.size();
   std::vector<std::int64_t> peaks;
   for (const auto& o : front) peaks.push_back(o.peak_bytes);
