@@ -28,10 +28,12 @@
 #include <cstdint>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <stdexcept>
 #include <type_traits>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -48,14 +50,6 @@ template <class G, class Maps>
 }
 
 namespace detail {
-
-[[nodiscard]] inline json_value read_json_document(const std::string& path) {
-  // The graph readers' file reading, nesting limit and JSON reader: a directory, deep nesting,
-  // text that is not JSON and numbers beyond double are file errors naming the file.
-  const std::string text = read_text_file(path);
-  check_json_nesting(text, path);
-  return parse_json(text, path);
-}
 
 template <class Json>
 void write_json_document(const std::string& path, const Json& doc) {
@@ -81,13 +75,54 @@ void write_json_document(const std::string& path, const Json& doc) {
   return index;
 }
 
-/// The vertex of `value` (a node id at `where`), or file_error naming `where`.
-template <class Json>
-[[nodiscard]] std::size_t vertex_of_id(const std::unordered_map<std::int64_t, std::size_t>& index, const Json& value, const std::string& where) {
-  if (!value.is_number_integer()) throw file_error(where + ": not an integer node id (" + value.dump() + ")");
+/// The vertex of `value` (a node id at `where()`: called only to name an error), or file_error
+/// naming it.
+template <class Json, class Where>
+[[nodiscard]] std::size_t vertex_of_id(const std::unordered_map<std::int64_t, std::size_t>& index, const Json& value, const Where& where) {
+  if (!value.is_number_integer()) throw file_error(where() + ": not an integer node id (" + value.dump() + ")");
   const auto it = index.find(value.template get<std::int64_t>());
-  if (it == index.end()) throw file_error(where + ": unknown node id " + value.dump());
+  if (it == index.end()) throw file_error(where() + ": unknown node id " + value.dump());
   return it->second;
+}
+
+/// Entry i of an order document (see order_from_json).
+template <class Json>
+[[nodiscard]] std::size_t order_entry_from_json(const Json& entry, const std::unordered_map<std::int64_t, std::size_t>& index,
+                                                const std::string& where, std::size_t i) {
+  return vertex_of_id(index, entry, [&] { return where + ": order[" + std::to_string(i) + "]"; });
+}
+
+/// Step i of a plan document (see plan_from_json).
+template <class Json>
+[[nodiscard]] plan_step plan_step_from_json(const Json& s, const std::unordered_map<std::int64_t, std::size_t>& index, const std::string& where,
+                                            std::size_t i) {
+  const auto at = [&] { return where + ": steps[" + std::to_string(i) + "]"; };
+  if (!s.is_object() || !s.contains("op") || !s.contains("node")) throw file_error(at() + ": expected {\"op\", \"node\"}");
+  const auto& op = s["op"];
+  const bool compute = op.is_string() && op.template get<std::string>() == "compute";
+  if (!compute && !(op.is_string() && op.template get<std::string>() == "free")) throw file_error(at() + ".op must be \"compute\" or \"free\"");
+  return {compute ? plan_op::compute : plan_op::free, vertex_of_id(index, s["node"], [&] { return at() + ".node"; })};
+}
+
+/// Reads the JSON file `path`, handing the elements of its top-level array (when `top_array`) and
+/// of its top-level object's array member `member` to `each(i, element)` as they are read, not
+/// stored (see parse_json_streaming). The first file_error of `each` is thrown once the whole
+/// text is known to be JSON: errors come in the same order as from reading the document, then
+/// its entries (a streamed array already has the shape the callers check).
+template <class Each>
+[[nodiscard]] json_value read_json_streaming(const std::string& path, bool top_array, std::string_view member, Each each) {
+  const std::string text = read_text_file(path);
+  std::optional<file_error> first_error;
+  json_value doc = parse_json_streaming(text, path, top_array, member, [&](std::size_t i, const json_value& element) {
+    if (first_error) return;
+    try {
+      each(i, element);
+    } catch (const file_error& e) {
+      first_error = e;
+    }
+  });
+  if (first_error) throw *first_error;
+  return doc;
 }
 
 }  // namespace detail
@@ -116,8 +151,7 @@ template <class Json>
   const auto index = detail::index_of_ids(ids);
   std::vector<std::size_t> order;
   order.reserve(entries->size());
-  for (std::size_t i = 0; i < entries->size(); ++i)
-    order.push_back(detail::vertex_of_id(index, (*entries)[i], where + ": order[" + std::to_string(i) + "]"));
+  for (std::size_t i = 0; i < entries->size(); ++i) order.push_back(detail::order_entry_from_json((*entries)[i], index, where, i));
   return order;
 }
 
@@ -146,14 +180,7 @@ template <class Json>
   const auto index = detail::index_of_ids(ids);
   execution_plan plan;
   plan.steps.reserve(steps.size());
-  for (std::size_t i = 0; i < steps.size(); ++i) {
-    const std::string at = where + ": steps[" + std::to_string(i) + "]";
-    const Json& s = steps[i];
-    if (!s.is_object() || !s.contains("op") || !s.contains("node")) throw file_error(at + ": expected {\"op\", \"node\"}");
-    const std::string op = s["op"].is_string() ? s["op"].template get<std::string>() : "";
-    if (op != "compute" && op != "free") throw file_error(at + ".op must be \"compute\" or \"free\"");
-    plan.steps.push_back({op == "compute" ? plan_op::compute : plan_op::free, detail::vertex_of_id(index, s["node"], at + ".node")});
-  }
+  for (std::size_t i = 0; i < steps.size(); ++i) plan.steps.push_back(detail::plan_step_from_json(steps[i], index, where, i));
   return plan;
 }
 
@@ -161,7 +188,14 @@ template <class Json>
 /// Throws file_error naming the file (and the entry): unreadable, not JSON, not an order, an
 /// unknown or non-integer id.
 [[nodiscard]] inline std::vector<std::size_t> read_order(const std::string& path, std::span<const std::int64_t> ids) {
-  return order_from_json(detail::read_json_document(path), ids, path);
+  // The entries are converted as they are read (no json_value per entry: issue 11, orders and
+  // plans of millions of steps); order_from_json then checks the document's shape.
+  const auto index = detail::index_of_ids(ids);
+  std::vector<std::size_t> order;
+  const detail::json_value doc = detail::read_json_streaming(
+      path, true, "order", [&](std::size_t i, const detail::json_value& e) { order.push_back(detail::order_entry_from_json(e, index, path, i)); });
+  (void)order_from_json(doc, ids, path);  // the shape (the streamed array reads as empty)
+  return order;
 }
 
 /// Writes `order` to `path` as `fields` plus "order": [ids] (fields: other members of the document,
@@ -178,7 +212,13 @@ void write_order(const std::string& path, std::span<const std::int64_t> ids, std
 /// Reads the plan file `path` (see the top of this header). O(file + n).
 /// Throws file_error naming the file and the step (see plan_from_json).
 [[nodiscard]] inline execution_plan read_plan(const std::string& path, std::span<const std::int64_t> ids) {
-  return plan_from_json(detail::read_json_document(path), ids, path);
+  // As read_order: a 2-million-step plan costs its text and its steps (16 bytes each).
+  const auto index = detail::index_of_ids(ids);
+  execution_plan plan;
+  const detail::json_value doc = detail::read_json_streaming(
+      path, false, "steps", [&](std::size_t i, const detail::json_value& s) { plan.steps.push_back(detail::plan_step_from_json(s, index, path, i)); });
+  (void)plan_from_json(doc, ids, path);  // the shape (the streamed array reads as empty)
+  return plan;
 }
 
 /// Writes `plan` to `path` as `fields` plus "steps": [...]. O(steps).

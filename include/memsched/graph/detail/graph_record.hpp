@@ -8,6 +8,7 @@
 #include <memsched/graph/dataflow_graph.hpp>
 #include <memsched/graph/memory_graph.hpp>
 #include <memsched/graph/node_role.hpp>
+#include <memsched/graph/detail/utf8.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -195,35 +196,6 @@ inline void check_graph_lists(const dataflow_graph& g, std::string_view context)
   };
   if (info.outputs) check(*info.outputs, "outputs");
   check(info.order, "order");
-}
-
-/// True when `text` is well-formed UTF-8 (no overlong forms, surrogates or code points past
-/// U+10FFFF): what JSON requires, so what every reader requires of names, ops and kinds (a GraphML
-/// or DOT name that is not would make the graph impossible to write as JSON).
-[[nodiscard]] inline bool valid_utf8(std::string_view text) {
-  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-  const std::size_t n = text.size();
-  auto cont = [&](std::size_t i, unsigned char lo = 0x80, unsigned char hi = 0xBF) { return i < n && p[i] >= lo && p[i] <= hi; };
-  for (std::size_t i = 0; i < n;) {
-    const unsigned char c = p[i];
-    if (c < 0x80) {
-      i += 1;
-    } else if (c >= 0xC2 && c <= 0xDF) {
-      if (!cont(i + 1)) return false;
-      i += 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      const unsigned char lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-      if (!cont(i + 1, lo, hi) || !cont(i + 2)) return false;
-      i += 3;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      const unsigned char lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
-      if (!cont(i + 1, lo, hi) || !cont(i + 2) || !cont(i + 3)) return false;
-      i += 4;
-    } else {
-      return false;
-    }
-  }
-  return true;
 }
 
 /// Strict text -> int64 (optional surrounding blanks; no '+', no fraction, no exponent).

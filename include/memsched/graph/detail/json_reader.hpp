@@ -14,15 +14,16 @@
 
 #include <memsched/core/errors.hpp>
 #include <memsched/graph/detail/input_limits.hpp>
+#include <memsched/graph/detail/utf8.hpp>
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -224,13 +225,26 @@ inline void json_value::dump_to(std::string& out) const {
 /// The parser: parse(text, source) returns the document or throws file_error naming `source`.
 class json_parser {
  public:
+  /// Receives the elements of a streamed array (see parse_json_streaming) one at a time, by index.
+  using element_sink = void (*)(void* context, std::size_t index, const json_value& element);
+
   json_parser(std::string_view text, const std::string& source) : text_(text), source_(source) {}
+
+  /// Streams the elements of the top-level array (when `top_array`) and of the top-level object's
+  /// member `member` (when it is an array) to `sink` instead of storing them.
+  void stream(bool top_array, std::string_view member, element_sink sink, void* context) noexcept {
+    stream_top_array_ = top_array;
+    stream_member_ = member;
+    sink_ = sink;
+    context_ = context;
+  }
 
   json_value parse() {
     if (text_.substr(0, 3) == "\xEF\xBB\xBF") pos_ = 3;  // a UTF-8 byte order mark
     json_value doc;
     skip_space();
-    value(doc, 0);
+    if (sink_ && stream_top_array_) value_or_stream(doc, 0);
+    else value(doc, 0);
     skip_space();
     if (pos_ < text_.size()) fail("unexpected '" + shown(pos_) + "' after the top-level value");
     return doc;
@@ -287,16 +301,32 @@ class json_parser {
     return true;
   }
 
-  void array(json_value& v, std::size_t depth) {
+  // value(), except that an array is streamed to sink_ (and `v` left an empty array).
+  void value_or_stream(json_value& v, std::size_t depth) {
+    skip_space();
+    if (pos_ >= text_.size() || text_[pos_] != '[') return value(v, depth);
+    if (depth + 1 > max_nesting_depth) fail_nesting(text_, pos_, source_, "arrays and objects");
+    ++pos_;
+    array(v, depth + 1, true);
+  }
+
+  void array(json_value& v, std::size_t depth, bool streamed = false) {
     v.kind_ = json_value::kind::array;
     skip_space();
     if (pos_ < text_.size() && text_[pos_] == ']') {
       ++pos_;
       return;
     }
-    for (;;) {
-      v.items_.emplace_back();
-      value(v.items_.back(), depth);
+    json_value element;  // reused: a streamed array holds no element
+    for (std::size_t i = 0;; ++i) {
+      if (streamed) {
+        element = json_value();
+        value(element, depth);
+        sink_(context_, i, element);
+      } else {
+        v.items_.emplace_back();
+        value(v.items_.back(), depth);
+      }
       skip_space();
       if (pos_ < text_.size() && text_[pos_] == ',') {
         ++pos_;
@@ -324,7 +354,8 @@ class json_parser {
       string(v.keys_.back());
       expect(':', "':'");
       v.items_.emplace_back();
-      value(v.items_.back(), depth);
+      if (sink_ && depth == 1 && v.keys_.back() == stream_member_) value_or_stream(v.items_.back(), depth);
+      else value(v.items_.back(), depth);
       skip_space();
       if (pos_ < text_.size() && text_[pos_] == ',') {
         ++pos_;
@@ -384,25 +415,6 @@ class json_parser {
       out += static_cast<char>(0x80 | (cp & 0x3F));
     }
   }
-  // The length of the valid UTF-8 sequence at pos_ (lead byte >= 0x80), or 0 (RFC 3629: no
-  // overlong forms, no surrogates, nothing above U+10FFFF).
-  std::size_t utf8_length() const noexcept {
-    const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text_[pos_ + k]); };
-    const std::size_t left = text_.size() - pos_;
-    const unsigned char c = byte(0);
-    const auto cont = [&](std::size_t k, unsigned char lo = 0x80, unsigned char hi = 0xBF) {
-      return k < left && byte(k) >= lo && byte(k) <= hi;
-    };
-    if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
-    if (c == 0xE0) return cont(1, 0xA0) && cont(2) ? 3 : 0;
-    if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) return cont(1) && cont(2) ? 3 : 0;
-    if (c == 0xED) return cont(1, 0x80, 0x9F) && cont(2) ? 3 : 0;
-    if (c == 0xF0) return cont(1, 0x90) && cont(2) && cont(3) ? 4 : 0;
-    if (c >= 0xF1 && c <= 0xF3) return cont(1) && cont(2) && cont(3) ? 4 : 0;
-    if (c == 0xF4) return cont(1, 0x80, 0x8F) && cont(2) && cont(3) ? 4 : 0;
-    return 0;
-  }
-
   void string(std::string& out) {
     ++pos_;  // the opening quote
     for (;;) {
@@ -423,7 +435,7 @@ class json_parser {
       }
       if (c < 0x20) fail("control character " + shown(pos_) + " inside a string (must be escaped)");
       if (c >= 0x80) {
-        const std::size_t n = utf8_length();
+        const std::size_t n = utf8_sequence_length(reinterpret_cast<const unsigned char*>(text_.data()) + pos_, text_.size() - pos_);
         if (n == 0) fail("invalid UTF-8 byte " + shown(pos_) + " inside a string");
         out.append(text_.data() + pos_, n);
         pos_ += n;
@@ -517,7 +529,6 @@ class json_parser {
     if (r.ec == std::errc::result_out_of_range) {
       // Overflow is an error; underflow reads as the nearest double (0 or a subnormal), as strtod.
       const std::string copy(first, last);
-      errno = 0;
       d = std::strtod(copy.c_str(), nullptr);
       if (!std::isfinite(d)) fail("number " + copy + " is beyond the range of double");
     } else if (r.ec != std::errc{} || r.ptr != last) {
@@ -530,6 +541,10 @@ class json_parser {
   std::string_view text_;
   const std::string& source_;
   std::size_t pos_ = 0;
+  bool stream_top_array_ = false;
+  std::string_view stream_member_;
+  element_sink sink_ = nullptr;
+  void* context_ = nullptr;
 };
 
 /// Parses `text` as one JSON document; `source` (a file name) starts every message.
@@ -539,6 +554,23 @@ class json_parser {
 /// O(size) (O(k log k) per object of k keys).
 [[nodiscard]] inline json_value parse_json(std::string_view text, const std::string& source) {
   return json_parser(text, source).parse();
+}
+
+/// parse_json, except that the elements of one array are handed to `each(index, element)` as they
+/// are read instead of being stored: the top-level array when `top_array`, and the top-level
+/// object's member `member` when its value is an array (the result holds an empty array there).
+/// A plan or order file of millions of steps then costs its text and what `each` keeps, not a
+/// json_value per step (~10 times the step). Syntax errors after a call to `each` are still
+/// thrown: `each` should defer its own errors until the whole text is known to be JSON.
+/// O(size) plus the calls. Throws what parse_json throws and whatever `each` throws.
+template <class Each>
+[[nodiscard]] json_value parse_json_streaming(std::string_view text, const std::string& source, bool top_array, std::string_view member,
+                                              Each&& each) {
+  json_parser parser(text, source);
+  parser.stream(top_array, member,
+                [](void* context, std::size_t index, const json_value& element) { (*static_cast<std::remove_reference_t<Each>*>(context))(index, element); },
+                const_cast<void*>(static_cast<const void*>(std::addressof(each))));
+  return parser.parse();
 }
 
 }  // namespace memsched::detail
