@@ -1,4 +1,5 @@
-// memsched simulate GRAPH (--order ORDER.json | --plan PLAN.json) [--arena STRATEGY] [--onchip BYTES] [--json]
+// memsched simulate GRAPH (--order ORDER.json | --plan PLAN.json) [--arena STRATEGY] [--onchip BYTES]
+//                         [--no-timeline] [--csv FILE] [--json]
 
 #include "cli.hpp"
 
@@ -6,6 +7,10 @@
 #include <memsched/sim/offchip_traffic.hpp>
 #include <memsched/sim/simulate_order.hpp>
 #include <memsched/sim/simulate_plan.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <string_view>
 
 namespace memsched_cli {
 namespace {
@@ -28,7 +33,69 @@ std::string simulate_usage() {
          "                   first-fit\n"
          "  --onchip BYTES   on-chip capacity: offchip_bytes = bytes moved off and back on chip under\n"
          "                   Belady eviction (orders only; null without this option or for plans)\n"
+         "  --no-timeline    leave \"timeline\" out (it has one entry per step: a plan of millions of\n"
+         "                   steps prints hundreds of MB)\n"
+         "  --csv FILE       write the timeline as CSV: step,node,op,live_before,transient,live_after\n"
+         "                   (op compute or free; what scripts/plot.py timeline reads)\n"
          "  --json           one-line JSON\n";
+}
+
+// One timeline entry as nlohmann's dump() or dump(2) writes it at array depth 1 (keys sorted), so
+// that the output is the same as a DOM's without holding one object per step (a 2-million-step plan
+// made a 2 GB DOM).
+struct timeline_entry {
+  std::size_t step;
+  std::string_view op;  // empty for an order (no "op" key)
+  std::int64_t node, live_before, live_after;
+  std::optional<std::int64_t> transient, offset;  // compute steps only
+};
+
+void write_entry(std::ostream& out, const timeline_entry& e, bool one_line) {
+  const char* sep = one_line ? "," : ",\n      ";
+  out << (one_line ? "{" : "{\n      ") << "\"live_after\":" << (one_line ? "" : " ") << e.live_after << sep << "\"live_before\":" << (one_line ? "" : " ")
+      << e.live_before << sep << "\"node\":" << (one_line ? "" : " ") << e.node;
+  if (e.offset) out << sep << "\"offset\":" << (one_line ? "" : " ") << *e.offset;
+  if (!e.op.empty()) out << sep << "\"op\":" << (one_line ? "" : " ") << '"' << e.op << '"';
+  out << sep << "\"step\":" << (one_line ? "" : " ") << e.step;
+  if (e.transient) out << sep << "\"transient\":" << (one_line ? "" : " ") << *e.transient;
+  out << (one_line ? "}" : "\n    }");
+}
+
+// Prints `doc` as print_json does, with "timeline": [entry(0), ..., entry(steps - 1)] in its place
+// among the sorted keys (or without it when `timeline` is false), streamed entry by entry.
+template <class Entry>
+void print_with_timeline(json doc, bool one_line, bool timeline, std::size_t steps, Entry entry) {
+  if (!timeline) return print_json(doc, one_line);
+  static constexpr std::string_view mark = "\"memsched timeline\"";
+  doc["timeline"] = "memsched timeline";
+  const std::string text = one_line ? doc.dump() : doc.dump(2);
+  const std::size_t at = text.find(mark);
+  std::cout << std::string_view(text).substr(0, at);
+  if (steps == 0) {
+    std::cout << "[]";
+  } else {
+    std::cout << (one_line ? "[" : "[\n    ");
+    for (std::size_t k = 0; k < steps; ++k) {
+      if (k > 0) std::cout << (one_line ? "," : ",\n    ");
+      write_entry(std::cout, entry(k), one_line);
+    }
+    std::cout << (one_line ? "]" : "\n  ]");
+  }
+  std::cout << std::string_view(text).substr(at + mark.size()) << '\n';
+}
+
+// --csv FILE: the timeline as CSV rows (checked like every written file).
+template <class Entry>
+void write_timeline_csv(const std::string& path, std::size_t steps, Entry entry) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw memsched::file_error(path + ": cannot open the file for writing");
+  out << "step,node,op,live_before,transient,live_after\n";
+  for (std::size_t k = 0; k < steps; ++k) {
+    const timeline_entry e = entry(k);
+    out << e.step << ',' << e.node << ',' << (e.op.empty() ? "compute" : e.op) << ',' << e.live_before << ','
+        << e.transient.value_or(e.live_before) << ',' << e.live_after << '\n';
+  }
+  check_written(out, path);
 }
 
 memsched::arena_strategy parse_strategy(const std::string& name) {
@@ -82,18 +149,12 @@ int simulate_order_file(const memsched::memory_graph& g, const std::string& path
     else
       out["offchip"]["error"] = t.error;
   }
-  json timeline = json::array();
-  for (std::size_t k = 0; k < order.size(); ++k) {
+  const auto entry = [&](std::size_t k) {
     const std::size_t v = order[k];
-    timeline.push_back({{"step", k},
-                        {"node", g.id(v)},
-                        {"live_before", sim.live_before[k]},
-                        {"transient", sim.transient[k]},
-                        {"live_after", sim.live_after[k]},
-                        {"offset", arena.offset[v]}});
-  }
-  out["timeline"] = std::move(timeline);
-  print_json(out, one_line);
+    return timeline_entry{k, {}, g.id(v), sim.live_before[k], sim.live_after[k], sim.transient[k], arena.offset[v]};
+  };
+  if (const auto csv = args.get("csv")) write_timeline_csv(*csv, order.size(), entry);
+  print_with_timeline(std::move(out), one_line, !args.has("no-timeline"), order.size(), entry);
   return 0;
 }
 
@@ -123,24 +184,22 @@ int simulate_plan_file(const memsched::memory_graph& g, const std::string& path,
               {"fragmentation", arena.fragmentation},
               {"offchip_bytes", nullptr},
               {"offchip", nullptr}};
-  json timeline = json::array();
-  for (std::size_t k = 0; k < plan.steps.size(); ++k) {
+  const auto entry = [&](std::size_t k) {
     const auto& s = plan.steps[k];
-    json step = {{"step", k}, {"op", std::string(to_string(s.op))}, {"node", g.id(s.node)}, {"live_before", sim.live_before[k]}};
+    timeline_entry e{k, to_string(s.op), g.id(s.node), sim.live_before[k], sim.live_after[k], std::nullopt, std::nullopt};
     if (s.op == memsched::plan_op::compute) {
-      step["transient"] = sim.transient[k];
-      step["offset"] = arena.offset[k];
+      e.transient = sim.transient[k];
+      e.offset = arena.offset[k];
     }
-    step["live_after"] = sim.live_after[k];
-    timeline.push_back(std::move(step));
-  }
-  out["timeline"] = std::move(timeline);
-  print_json(out, one_line);
+    return e;
+  };
+  if (const auto csv = args.get("csv")) write_timeline_csv(*csv, plan.steps.size(), entry);
+  print_with_timeline(std::move(out), one_line, !args.has("no-timeline"), plan.steps.size(), entry);
   return 0;
 }
 
 int run_simulate(const std::vector<std::string>& argv) {
-  const parsed_args args(argv, option_spec{{"order", "plan", "arena", "onchip"}, {"json"}});
+  const parsed_args args(argv, option_spec{{"order", "plan", "arena", "onchip", "csv"}, {"json", "no-timeline"}});
   const std::string& path = args.one_positional("graph file");
   const auto order_file = args.get("order");
   const auto plan_file = args.get("plan");
