@@ -1,0 +1,183 @@
+// DTR (remat/dtr.hpp): plans re-checked by the simulator, a training chain computed by hand,
+// brute force over all plans of tiny random DAGs, graph types, bad input.
+
+#include <memsched/remat/dtr.hpp>
+#include <memsched/sim/simulate_order.hpp>
+#include <memsched/sim/simulate_plan.hpp>
+
+#include "../support/brute_force_plans.hpp"
+#include "../support/random_dag.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <vector>
+
+using namespace memsched;
+using namespace memsched::testing;
+
+namespace {
+
+/// The computations of a plan, in order.
+std::vector<std::size_t> computes_of(const execution_plan& plan) {
+  std::vector<std::size_t> out;
+  for (const auto& s : plan.steps)
+    if (s.op == plan_op::compute) out.push_back(s.node);
+  return out;
+}
+
+/// x0 -> x1 -> x2 -> x3 (loss); g2 reads x3, x2; g1 reads g2, x1; g0 reads g1, x0 (the output).
+/// Every value 10 bytes, cost 1. Order 0..6: no-remat peak 50 (at g2), g2 alone needs 30.
+memory_graph training_chain() {
+  memory_graph_data d;
+  d.num_nodes = 7;
+  d.edges = {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {2, 4}, {4, 5}, {1, 5}, {5, 6}, {0, 6}};
+  d.bytes.assign(7, 10);
+  d.cost.assign(7, 1.0);
+  d.outputs = std::vector<std::size_t>{6};
+  return memory_graph(d);
+}
+
+/// Re-simulates r's plan: valid (check_plan: inputs resident, outputs resident at the end),
+/// peak and cost as reported, within budget.
+void check_result(const memory_graph& g, const remat_result& r, std::int64_t budget) {
+  REQUIRE(r.status == solve_status::feasible);
+  const auto check = check_plan(g, r.plan);
+  INFO(check.error);
+  REQUIRE(check.valid);
+  const auto sim = simulate_plan(g, r.plan);
+  CHECK(sim.peak_bytes == r.peak_bytes);
+  CHECK(sim.total_cost == doctest::Approx(r.total_cost));
+  CHECK(sim.peak_bytes <= budget);
+}
+
+}  // namespace
+
+TEST_CASE("dtr_plan: a training chain by hand") {
+  const memory_graph g = training_chain();
+  const std::vector<std::size_t> order{0, 1, 2, 3, 4, 5, 6};
+  REQUIRE(order_peak(g, order) == 50);
+  for (auto h : all_dtr_heuristics) {
+    INFO(to_string(h));
+    const dtr_options o{.order = order, .heuristic = h, .use_spare_memory = false};
+    // At the no-remat peak nothing is evicted.
+    const auto r50 = dtr_plan(g, 50, o);
+    check_result(g, r50, 50);
+    CHECK(computes_of(r50.plan) == order);
+    CHECK(r50.overhead == 0);
+  }
+  // Budget 40: before g2 one of x0, x1 must go; x0 is staler and (same cost, size) is evicted,
+  // then recomputed for g0: one recomputation (cost 8 of 7).
+  for (auto h : {dtr_heuristic::dtr, dtr_heuristic::dtr_eq, dtr_heuristic::local, dtr_heuristic::lru}) {
+    INFO(to_string(h));
+    const auto r40 = dtr_plan(g, 40, dtr_options{.order = order, .heuristic = h, .use_spare_memory = false});
+    check_result(g, r40, 40);
+    CHECK(computes_of(r40.plan) == std::vector<std::size_t>{0, 1, 2, 3, 4, 5, 0, 6});
+    CHECK(r40.total_cost == 8);
+    // Budget 30: x0 goes before x3, x1 before g2; g1 recomputes x1 (and x0 for it), g0 x0 again.
+    const auto r30 = dtr_plan(g, 30, dtr_options{.order = order, .heuristic = h, .use_spare_memory = false});
+    check_result(g, r30, 30);
+    CHECK(computes_of(r30.plan) == std::vector<std::size_t>{0, 1, 2, 3, 4, 0, 1, 5, 0, 6});
+    CHECK(r30.total_cost == 10);
+  }
+  // Both are optimal over all plans.
+  CHECK(brute_force_min_cost_plan(g, 40).cost == 8);
+  CHECK(brute_force_min_cost_plan(g, 30).cost == 10);
+  // h_size evicts the largest; all are equal, so the smallest index: x0 first as well.
+  const auto s30 = dtr_plan(g, 30, dtr_options{.order = order, .heuristic = dtr_heuristic::size, .use_spare_memory = false});
+  check_result(g, s30, 30);
+  // Below g2's own need: infeasible (proven), with a message naming the vertex's need.
+  const auto r29 = dtr_plan(g, 29, dtr_options{.order = order});
+  CHECK(r29.status == solve_status::infeasible);
+  CHECK(r29.plan.steps.empty());
+  CHECK(r29.message.find("30") != std::string::npos);
+}
+
+TEST_CASE("dtr_plan: tiny random DAGs against brute force over all plans") {
+  std::size_t cases = 0, feasible_opt = 0, dtr_found = 0, zero_remat = 0;
+  for (std::uint64_t seed = 0; seed < 60; ++seed) {
+    const std::size_t n = 3 + seed % 6;  // up to 8 vertices
+    auto d = random_dag(n, 0.4, seed + 11, 60, seed % 3 == 1);
+    if (seed % 4 == 2) d = with_random_outputs(d, seed);
+    // brute_force_min_cost_plan ignores in-place reuse: on those graphs only the simulator judges.
+    const bool inplace = seed % 5 == 3;
+    if (inplace) d = with_random_inplace(d, seed);
+    const memory_graph g(d);
+    std::vector<std::size_t> order(g.topological_order().begin(), g.topological_order().end());
+    const std::int64_t peak = order_peak(g, order);
+    std::int64_t lower = 0;
+    for (std::size_t v = 0; v < g.size(); ++v) lower = std::max(lower, memory_model::min_running_bytes(g, v));
+    for (std::int64_t budget : {peak, peak + 7, lower, (lower + peak) / 2, lower + (peak - lower) / 4, lower - 1}) {
+      const auto opt = inplace ? brute_force_plan{} : brute_force_min_cost_plan(g, budget);
+      for (auto h : all_dtr_heuristics)
+        for (bool spare : {false, true}) {
+          INFO("seed " << seed << " budget " << budget << " " << to_string(h) << " spare " << spare);
+          const auto r = dtr_plan(g, budget, dtr_options{.order = order, .heuristic = h, .use_spare_memory = spare});
+          ++cases;
+          if (inplace) {
+            if (budget >= peak) CHECK(computes_of(r.plan) == order);
+            if (r.status == solve_status::feasible) check_result(g, r, budget);
+            continue;
+          }
+          if (opt.status == solve_status::infeasible) {
+            CHECK(r.status != solve_status::feasible);
+            continue;
+          }
+          ++feasible_opt;
+          if (r.status == solve_status::infeasible) FAIL("infeasible although a plan exists");
+          if (budget >= peak) {
+            check_result(g, r, budget);
+            CHECK(r.total_cost == doctest::Approx(opt.cost));  // no recomputation at all
+            CHECK(computes_of(r.plan) == order);
+            ++zero_remat;
+          }
+          if (r.status != solve_status::feasible) continue;
+          ++dtr_found;
+          check_result(g, r, budget);
+          CHECK(r.total_cost >= opt.cost - 1e-9);
+          CHECK(r.stats.order == order);
+        }
+    }
+  }
+  CHECK(zero_remat > 0);
+  // DTR is a heuristic, but on these graphs it should find most of the feasible plans.
+  CHECK(dtr_found * 10 >= feasible_opt * 8);
+  MESSAGE("dtr found " << dtr_found << " of " << feasible_opt << " feasible cases (" << cases << " runs)");
+}
+
+TEST_CASE("dtr_plan: the same plan from every graph type") {
+  for (std::uint64_t seed = 0; seed < 6; ++seed) {
+    const auto d = random_dag(12, 0.3, seed + 300, 50, seed % 2 == 0);
+    const memory_graph g(d);
+    const std::int64_t peak = order_peak(g, std::vector<std::size_t>(g.topological_order().begin(), g.topological_order().end()));
+    const std::int64_t budget = peak * 3 / 4;
+    const auto ref = dtr_plan(g, budget);
+    const typed_graph<vecs_graph> a(d);
+    const typed_graph<lists_graph> b(d);
+    const typed_graph<csr_graph> c(d);
+    const auto ra = dtr_plan(a.graph, budget, {}, a.maps());
+    const auto rb = dtr_plan(b.graph, budget, {}, b.maps());
+    const auto rc = dtr_plan(c.graph, budget, {}, c.maps());
+    CHECK(ra.status == ref.status);
+    CHECK(ra.plan == ref.plan);
+    CHECK(rb.plan == ref.plan);
+    CHECK(rc.plan == ref.plan);
+    CHECK(rc.total_cost == ref.total_cost);
+    // Deterministic: the same call twice gives the same plan.
+    CHECK(dtr_plan(g, budget).plan == ref.plan);
+  }
+}
+
+TEST_CASE("dtr_plan: bad input and limits") {
+  const memory_graph g = training_chain();
+  // Not a topological order: x1 before x0.
+  CHECK_THROWS_AS((void)dtr_plan(g, 40, dtr_options{.order = {1, 0, 2, 3, 4, 5, 6}}), invalid_order);
+  CHECK_THROWS_AS((void)dtr_plan(g, 40, dtr_options{.order = {0, 1, 2}}), invalid_order);
+  // A counted limit below the 10 computations needed at budget 30: no_solution, no plan.
+  const auto r = dtr_plan(g, 30, dtr_options{.max_computations = 8});
+  CHECK(r.status == solve_status::no_solution);
+  CHECK(r.plan.steps.empty());
+  CHECK(r.message.find("max_computations") != std::string::npos);
+  CHECK(parse_dtr_heuristic("dtr-eq") == dtr_heuristic::dtr_eq);
+  CHECK(!parse_dtr_heuristic("dtr_eq"));
+}
