@@ -104,7 +104,12 @@ class checkmate_solver {
     std::optional<plan_simulation> best;
     for (const auto& [plan, source] : plans_) {
       if (!plan_respects_order(plan, res.stats.order)) continue;
-      const plan_simulation sim = simulate_plan(g_, plan);
+      plan_simulation sim;
+      try {
+        sim = simulate_plan(g_, plan);
+      } catch (const std::exception&) {
+        continue;  // a caller's plan the simulator rejects is no answer (encoding would skip it too)
+      }
       if (sim.peak_bytes > budget_ || (best && sim.total_cost >= best->total_cost)) continue;
       best = sim;
       res.plan = plan;
