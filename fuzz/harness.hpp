@@ -45,7 +45,7 @@ inline bool same_graph(const dataflow_graph& a, const dataflow_graph& b) {
   for (std::size_t k = 0; k < in_a.size(); ++k) {
     const node &x = a[in_a[k]], &y = b[in_b[k]];
     if (x.id != y.id || x.name != y.name || x.op != y.op || x.bytes != y.bytes || x.cost != y.cost || x.workspace != y.workspace ||
-        x.role != y.role || x.grad_of != y.grad_of)
+        x.role != y.role || x.grad_of != y.grad_of || x.inplace != y.inplace)
       return false;
     b_of[in_a[k]] = in_b[k];
   }

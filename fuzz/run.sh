@@ -3,7 +3,11 @@
 # number of seconds; exits 1 if any harness crashes, leaks, trips a sanitizer, times out or runs out
 # of memory (the reproducer is saved under $BUILD/artifacts/).
 #
-#   fuzz/run.sh [seconds-per-harness] [harness ...]     (default 45 s; harnesses: json graphml dot plan)
+#   fuzz/run.sh [seconds-per-harness] [harness ...]     (default 45 s; harnesses: json graphml dot plan onnx)
+#
+# The onnx harness is built only when ONNX and protobuf are installed (Debian: libonnx-dev,
+# libprotobuf-dev; ONNX_NAMESPACE=onnx as their CMake config says); without them it is skipped
+# with a message, unless named on the command line (then missing ONNX is an error).
 #
 # Environment: MEMSCHED_FUZZ_BUILD (default <repo>/build-fuzz: binaries, the growing corpus,
 # artifacts), CXX_FUZZ (default clang++).
@@ -16,9 +20,13 @@ CXX_FUZZ=${CXX_FUZZ:-clang++}
 SECONDS_EACH=${1:-45}
 shift || true
 HARNESSES=("$@")
-[ ${#HARNESSES[@]} -gt 0 ] || HARNESSES=(json graphml dot plan)
+EXPLICIT=${#HARNESSES[@]}
+[ ${#HARNESSES[@]} -gt 0 ] || HARNESSES=(json graphml dot plan onnx)
 
-declare -A SOURCE=([json]=json_graph [graphml]=graphml_graph [dot]=dot_graph [plan]=plan_files)
+declare -A SOURCE=([json]=json_graph [graphml]=graphml_graph [dot]=dot_graph [plan]=plan_files [onnx]=onnx_graph)
+# ONNX models are binary and the bundled ones are 12-47 KB: a longer limit than the text formats.
+declare -A MAX_LEN=([json]=8192 [graphml]=8192 [dot]=8192 [plan]=8192 [onnx]=65536)
+have_onnx() { [ -f /usr/include/onnx/onnx_pb.h ] && [ -f /usr/include/google/protobuf/message.h ]; }
 FLAGS=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
        -I "$ROOT/include")
 mkdir -p "$BUILD/artifacts"
@@ -27,11 +35,14 @@ build() {  # rebuilds a harness when it is missing or older than any header or h
   local name=$1 src=$ROOT/fuzz/${SOURCE[$1]}.cpp bin=$BUILD/fuzz_${SOURCE[$1]}
   if [ -x "$bin" ] && [ -z "$(find "$ROOT/include" "$ROOT/fuzz" -newer "$bin" -name '*.[hc]pp' -print -quit)" ]; then return; fi
   echo "fuzz: building $bin" >&2
-  "$CXX_FUZZ" "${FLAGS[@]}" "$src" -o "$bin" -lboost_graph
+  local extra=()
+  [ "$name" = onnx ] && extra=(-DONNX_NAMESPACE=onnx -DONNX_ML=1 -DMEMSCHED_HAVE_ONNX -lonnx -lonnx_proto -lprotobuf -lpthread)
+  "$CXX_FUZZ" "${FLAGS[@]}" "$src" -o "$bin" -lboost_graph "${extra[@]}"
 }
 
 seeds() {  # seed directories of a harness: hand-written seeds, regression inputs, small test graphs (JSON only)
   local name=$1 dirs=("$ROOT/fuzz/seeds/$1")
+  [ "$name" = onnx ] && dirs+=("$ROOT/tests/data/onnx")
   [ -d "$ROOT/tests/data/fuzz/$1" ] && dirs+=("$ROOT/tests/data/fuzz/$1")
   if [ "$name" = json ]; then
     mkdir -p "$BUILD/seeds_json"
@@ -43,13 +54,18 @@ seeds() {  # seed directories of a harness: hand-written seeds, regression input
 
 failed=()
 for name in "${HARNESSES[@]}"; do
-  [ -n "${SOURCE[$name]:-}" ] || { echo "fuzz: unknown harness '$name' (json graphml dot plan)" >&2; exit 2; }
+  [ -n "${SOURCE[$name]:-}" ] || { echo "fuzz: unknown harness '$name' (json graphml dot plan onnx)" >&2; exit 2; }
+  if [ "$name" = onnx ] && ! have_onnx; then
+    [ "$EXPLICIT" -gt 0 ] && { echo "fuzz: onnx needs libonnx-dev and libprotobuf-dev" >&2; exit 2; }
+    echo "fuzz: onnx skipped (libonnx-dev / libprotobuf-dev not installed)" >&2
+    continue
+  fi
   build "$name"
   mkdir -p "$BUILD/corpus/$name"
   mapfile -t dirs < <(seeds "$name")
   echo "fuzz: $name for ${SECONDS_EACH}s" >&2
   log=$BUILD/fuzz_$name.log
-  if UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$BUILD/fuzz_${SOURCE[$name]}" -max_total_time="$SECONDS_EACH" -max_len=8192 \
+  if UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$BUILD/fuzz_${SOURCE[$name]}" -max_total_time="$SECONDS_EACH" -max_len="${MAX_LEN[$name]}" \
        -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
        -artifact_prefix="$BUILD/artifacts/$name-" "$BUILD/corpus/$name" "${dirs[@]}" >"$log" 2>&1; then
     grep -E '^stat::number_of_executed_units|^Done ' "$log" | tr '\n' ' ' >&2; echo >&2
