@@ -82,7 +82,7 @@ std::optional<std::chrono::duration<double>> left_of(const std::optional<std::ch
   return std::chrono::duration<double>(std::max(0.0, limit->count() - used));
 }
 
-/// The limit remat_order_of spreads (half of it, within [1, 30] s, for Serenity's backstop).
+/// The limit remat_order_of spreads (half of it, at most 30 s, for Serenity's backstop).
 std::chrono::duration<double> order_limit(const std::optional<std::chrono::duration<double>>& limit) {
   return limit.value_or(std::chrono::duration<double>(60.0));
 }

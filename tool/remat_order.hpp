@@ -19,8 +19,8 @@ inline const char* const remat_order_usage =
     "    --order-from SOURCE     graph (the file's order, else checkpoint-all's first computations),\n"
     "                            kahn, best (default: the lowest peak of Serenity, Kahn, DFS, greedy\n"
     "                            and the file's order; Serenity stops after 100,000 stored states, so\n"
-    "                            the order is reproducible, or at half the time limit, within\n"
-    "                            [1, 30] s, if that comes first), heuristic (the first computations of the best\n"
+    "                            the order is reproducible, or at half the time limit, at most\n"
+    "                            30 s, if that comes first), heuristic (the first computations of the best\n"
     "                            heuristic plan, so that it is a start)\n";
 
 /// Serenity's counted limit for --order-from best: ~0.8 s on a dense 400-node training graph.
@@ -29,7 +29,8 @@ inline constexpr std::uint64_t serenity_max_states = 100'000;
 /// The input order chosen by --order FILE or --order-from SOURCE. `heuristic` is the best heuristic
 /// plan (used by --order-from heuristic). Serenity stops at serenity_max_states stored states (a
 /// counted limit: the same order on every run) or, as a backstop for graphs where that takes long,
-/// at half of `time_limit` within [1, 30] s (then the order may depend on timing).
+/// at half of `time_limit`, at most 30 s (then the order may depend on timing); no floor, so that
+/// the whole command keeps its --time-limit.
 
 inline memsched::input_order_result remat_order_of(const memsched::dataflow_graph& graph, const parsed_args& args,
                                                    std::chrono::duration<double> time_limit,
@@ -41,7 +42,7 @@ inline memsched::input_order_result remat_order_of(const memsched::dataflow_grap
   const auto source = memsched::parse_input_order_source(from);
   if (!source) throw usage_error("--order-from must be graph, kahn, best or heuristic, got '" + from + "'");
   memsched::input_order_options o{.source = *source};
-  o.serenity_time_limit = std::chrono::duration<double>(std::clamp(time_limit.count() * 0.5, 1.0, 30.0));
+  o.serenity_time_limit = std::chrono::duration<double>(std::min(time_limit.count() * 0.5, 30.0));
   o.serenity_max_states = serenity_max_states;
   if (heuristic && memsched::has_solution(heuristic->status)) o.plan = heuristic->plan;
   return memsched::remat_input_order(graph, o);
