@@ -138,3 +138,60 @@ TEST_CASE("plan_io: every error is a file_error naming the file and the entry") 
   CHECK(file_error_of([&] { write_order(nowhere, ids, std::vector<std::size_t>{0}); }) == nowhere + ": cannot write the file");
   CHECK(file_error_of([&] { write_plan(nowhere, ids, execution_plan{}); }) == nowhere + ": cannot write the file");
 }
+
+TEST_CASE("plan_io: read_plan and read_order stream their arrays and agree with plan_from_json / order_from_json") {
+  // read_plan / read_order convert each entry as the JSON reader reads it (no json_value per step:
+  // issue 11, a 2-million-step plan); plan_from_json / order_from_json on the parsed document are
+  // the reference, for valid documents, documents with a bad entry, and errors in either order.
+  const temp_dir dir;
+  const std::vector<std::int64_t> ids{100, 101, -5};
+  auto result_of = [](auto&& f) -> std::string {
+    try {
+      return "ok " + f();
+    } catch (const file_error& e) {
+      return e.what();
+    }
+  };
+  auto show_plan = [](const execution_plan& p) {
+    std::string s;
+    for (const auto& st : p.steps) s += std::string(to_string(st.op)) + ":" + std::to_string(st.node) + " ";
+    return s;
+  };
+  auto show_order = [](const std::vector<std::size_t>& o) {
+    std::string s;
+    for (const auto v : o) s += std::to_string(v) + " ";
+    return s;
+  };
+  std::mt19937 rng(11);
+  const std::vector<std::string> step_texts = {R"({"op": "compute", "node": 100})", R"({"node": -5, "op": "free"})", R"({"op": "free", "node": 101, "x": [1, {}]})",
+                                               R"({"op": "compute", "node": 7})", R"({"op": "keep", "node": 100})", R"(3)", R"({"op": "free"})"};
+  const std::vector<std::string> entry_texts = {"100", "101", "-5", "7", "\"100\"", "1.5", "[100]"};
+  for (int trial = 0; trial < 300; ++trial) {
+    const bool bad_allowed = trial % 3 == 0;
+    auto pick = [&](const std::vector<std::string>& texts) {
+      return texts[std::uniform_int_distribution<std::size_t>(0, bad_allowed ? texts.size() - 1 : 2)(rng)];
+    };
+    std::string steps = "[", entries = "[";
+    const int n = static_cast<int>(rng() % 6);
+    for (int k = 0; k < n; ++k) {
+      steps += (k ? ", " : "") + pick(step_texts);
+      entries += (k ? ", " : "") + pick(entry_texts);
+    }
+    steps += "]";
+    entries += "]";
+    // Other members before and after, a nested "steps"/"order" that is not the document's, and
+    // sometimes a broken tail or a repeated member.
+    const std::string tail = trial % 7 == 0 ? ", \"x\": [1,,]}" : trial % 11 == 0 ? ", \"steps\": [], \"order\": []}" : "}";
+    const std::string plan_text = "{\"algorithm\": \"a\", \"meta\": {\"steps\": 3}, \"steps\": " + steps + tail;
+    const std::string order_text = trial % 2 ? entries : "{\"meta\": {\"order\": 1}, \"order\": " + entries + tail;
+    const std::string pp = dir.write("p.json", plan_text).string(), op = dir.write("o.json", order_text).string();
+    const std::string streamed_plan = result_of([&] { return show_plan(read_plan(pp, ids)); });
+    const std::string reference_plan =
+        result_of([&] { return show_plan(plan_from_json(detail::parse_json(plan_text, pp), std::span<const std::int64_t>(ids), pp)); });
+    CHECK_MESSAGE(streamed_plan == reference_plan, plan_text);
+    const std::string streamed_order = result_of([&] { return show_order(read_order(op, ids)); });
+    const std::string reference_order =
+        result_of([&] { return show_order(order_from_json(detail::parse_json(order_text, op), std::span<const std::int64_t>(ids), op)); });
+    CHECK_MESSAGE(streamed_order == reference_order, order_text);
+  }
+}
