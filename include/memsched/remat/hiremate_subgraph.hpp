@@ -42,7 +42,8 @@ struct hiremate_subgraph {
   std::size_t forward_vertices = 0, backward_vertices = 0;
 };
 
-/// Builds the problem of the forward vertices `forward` of `training`. O(sum of degrees of S and
+/// Builds the problem of the forward vertices `forward` of `training`; `barrier_workspace` is the
+/// barrier's workspace (memory the rest of the network uses then). O(sum of degrees of S and
 /// its gradients + n). Throws std::invalid_argument naming the vertex when the graph has no
 /// training roles, a vertex is out of range, not forward, or listed twice.
 [[nodiscard]] inline hiremate_subgraph make_hiremate_subgraph(const memory_graph& training, std::span<const std::size_t> forward,
@@ -232,7 +233,7 @@ struct hiremate_subgraph_options_config {
 struct [[nodiscard]] hiremate_subgraph_result {
   solve_status status = solve_status::no_solution;  ///< feasible when at least one option was found.
   hiremate_subgraph sub;
-  std::vector<hiremate_option> options;  ///< Increasing peak, decreasing cost (no option dominates another).
+  std::vector<hiremate_option> options;  ///< Increasing peak; no option dominates another (in peak and cost, and resident bytes with squeezed solves).
   std::int64_t no_remat_peak = 0, lower_bound = 0;
   std::size_t solves = 0, found = 0;     ///< Budgets solved; Pareto options before thinning.
   std::string message;
@@ -306,10 +307,13 @@ inline hiremate_option hm_make_option(const hiremate_subgraph& sub, execution_pl
 /// Solves the subgraph of the forward vertices `forward` of `training` for `config.budgets`
 /// budgets between its per-node lower bound and its no-remat peak, calling `solve(problem,
 /// budget)` (any strategy: a remat_result for the memory_graph of make_hiremate_subgraph, for
-/// example checkmate_milp_plan with a backend), keeps the options no other beats in both peak and
-/// cost, and thins them to config.max_options (hm_thin). Every plan is re-simulated; one the
-/// simulator rejects or that exceeds its budget is dropped. Deterministic when `solve` is.
-/// Complexity: budgets x solve on a graph of |S| + |grad S| + interface vertices.
+/// example checkmate_milp_plan with a backend), plus config.resident_levels squeezed solves per
+/// budget (the barrier given a workspace), keeps the options no other beats in both peak and cost
+/// (with squeezed solves: in peak, cost and resident bytes), and thins them to config.max_options
+/// (hm_thin). Every plan is re-simulated on the problem itself; one the simulator rejects or that
+/// exceeds its budget is dropped. Deterministic when `solve` is.
+/// Complexity: budgets x (1 + resident_levels) x solve on a graph of |S| + |grad S| + interface
+/// vertices.
 /// Throws: what make_hiremate_subgraph and `solve` throw; std::invalid_argument for budgets or
 /// max_options of 0.
 template <class Solve>
@@ -326,24 +330,22 @@ template <class Solve>
   r.no_remat_peak = simulate_order(g, order).peak_bytes;
   r.lower_bound = std::min(peak_lower_bound(g), r.no_remat_peak);
   std::vector<hiremate_option> all;
-  for (const std::int64_t budget : detail::spread_budgets(r.lower_bound, r.no_remat_peak, config.budgets)) {
+  // One solve of `problem` (g itself, or g with the barrier's workspace): kept when the simulator
+  // accepts the plan on g within the budget (never trust a plan it rejects).
+  auto try_budget = [&](const memory_graph& problem, std::int64_t budget) {
     ++r.solves;
-    remat_result res = solve(g, budget);
-    if (!has_solution(res.status)) continue;
+    remat_result res = solve(problem, budget);
+    if (!has_solution(res.status)) return;
     plan_simulation sim;
-    if (!detail::check_plan(g, res.plan, &sim).valid || sim.peak_bytes > budget) continue;  // never trust a plan the simulator rejects
+    if (!detail::check_plan(g, res.plan, &sim).valid || sim.peak_bytes > budget) return;
     all.push_back(detail::hm_make_option(r.sub, std::move(res.plan), sim, budget));
-  }
+  };
+  const std::vector<std::int64_t> budgets = detail::spread_budgets(r.lower_bound, r.no_remat_peak, config.budgets);
+  for (const std::int64_t budget : budgets) try_budget(g, budget);
   for (std::size_t k = 1; k <= config.resident_levels; ++k)
-    for (const std::int64_t budget : detail::spread_budgets(r.lower_bound, r.no_remat_peak, config.budgets)) {
+    for (const std::int64_t budget : budgets) {
       const std::int64_t w = static_cast<std::int64_t>(static_cast<long double>(budget) * k / (config.resident_levels + 1));
-      const hiremate_subgraph squeezed = make_hiremate_subgraph(training, forward, w);
-      ++r.solves;
-      remat_result res = solve(squeezed.graph, budget);
-      if (!has_solution(res.status)) continue;
-      plan_simulation sim;  // on the problem itself: the barrier's workspace was only a constraint
-      if (!detail::check_plan(g, res.plan, &sim).valid || sim.peak_bytes > budget) continue;
-      all.push_back(detail::hm_make_option(r.sub, std::move(res.plan), sim, budget));
+      try_budget(make_hiremate_subgraph(training, forward, w).graph, budget);
     }
   // Pareto: by peak, keep an option only when it is cheaper than every lower-peak one or, with
   // resident_levels, holds less than every cheaper one of no higher peak.
