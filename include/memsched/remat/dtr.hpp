@@ -117,6 +117,7 @@ class dtr_runner {
     std::uint32_t v;
     std::uint32_t next;  // the next predecessor to make resident
     bool first;          // the order's own computation (not a recomputation)
+    std::uint32_t flags;  // offset in pinned_: which predecessors this frame pinned up front
   };
 
   // Whether the value is needed later: a consumer in the order has not run, or it is an output.
@@ -249,25 +250,45 @@ class dtr_runner {
     if (f.first && !needed(v)) release(v, false);
   }
 
-  // Computes v after making its inputs resident, iteratively (chains can be deep).
+  // Computes v after making its inputs resident, iteratively (chains can be deep). The inputs
+  // resident on arrival are pinned at once, so recomputing a missing one cannot evict a sibling
+  // (which would then be recomputed in turn: on wide graphs that cascades).
+  void push_frame(std::size_t v, bool first) {
+    const auto preds = g_.predecessors(v);
+    const auto off = static_cast<std::uint32_t>(pinned_.size());
+    for (auto p : preds) {
+      const bool pin = resident_[p] != 0;
+      pinned_.push_back(pin ? 1 : 0);
+      if (pin) {
+        ++locked_[p];
+        last_access_[p] = clock_;
+      }
+    }
+    frames_.push_back({static_cast<std::uint32_t>(v), 0, first, off});
+  }
+
   void materialize(std::size_t v, bool first) {
     frames_.clear();
-    frames_.push_back({static_cast<std::uint32_t>(v), 0, first});
+    pinned_.clear();
+    push_frame(v, first);
     while (!frames_.empty() && !gave_up) {
       frame& f = frames_.back();
       const auto preds = g_.predecessors(f.v);
       if (f.next < preds.size()) {
         const auto p = preds[f.next];
-        if (resident_[p]) {
+        if (pinned_[f.flags + f.next]) {
+          ++f.next;
+        } else if (resident_[p]) {  // made resident meanwhile (by this frame or a sibling's recursion)
           ++locked_[p];
           last_access_[p] = clock_;
           ++f.next;
         } else {
-          frames_.push_back({static_cast<std::uint32_t>(p), 0, false});
+          push_frame(p, false);
         }
         continue;
       }
       const frame done = f;
+      pinned_.resize(done.flags);
       frames_.pop_back();
       compute(done);
     }
@@ -288,6 +309,7 @@ class dtr_runner {
   std::vector<std::uint64_t> exact_mark_;  // per vertex: visited stamp (dtr)
   std::vector<std::uint32_t> stack_;
   std::vector<frame> frames_;
+  std::vector<char> pinned_;  // stack of per-frame flags (see push_frame)
   std::uint64_t clock_ = 0, stamp_ = 0;
   std::int64_t live_ = 0;
   std::size_t limit_ = 0;
