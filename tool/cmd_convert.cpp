@@ -16,36 +16,39 @@ namespace memsched_cli {
 namespace {
 
 std::string convert_usage() {
-  return "usage: memsched convert MODEL --out FILE [--dim NAME=V[,NAME=V...]] [--alias-views] [--no-fold] [--json]\n\n"
+  return "usage: memsched convert MODEL --out FILE [--dim NAME=V[,NAME=V...]] [--alias-views] [--no-fold] [--no-inplace] [--json]\n\n"
          "Reads MODEL (.json, .graphml, .dot, or an ONNX model .onnx when the tool was built with ONNX) and\n"
          "writes it to FILE in the format of FILE's extension (.json, .graphml, .dot or .gv). Prints\n"
          "{\"file\", \"out\", \"nodes\", \"edges\", \"total_bytes\"} and, for ONNX, \"weights\", \"weight_bytes\",\n"
-         "\"constant_nodes\", \"folded_nodes\", \"merged_views\" (what is not a vertex: docs/graph-format.md).\n\n"
+         "\"constant_nodes\", \"folded_nodes\", \"merged_views\" (what is not a vertex: docs/graph-format.md), \"inplace_nodes\".\n\n"
          "ONNX options (an error for other inputs):\n"
          "  --dim NAME=V,...   bind symbolic dimensions (batch=1); every one in the model must be bound\n"
          "  --alias-views      Reshape/Flatten/Squeeze/Unsqueeze/Identity share their input's memory\n"
          "  --no-fold          every node but Constant is a vertex, even one computing from weights only\n"
+         "  --no-inplace       no in-place outputs (by default element-wise and shape-only ops may write\n"
+         "                     over an input of their size that dies there: docs/simulator.md)\n"
          "  --json             one-line JSON\n";
 }
 
 bool is_onnx(const std::string& path) { return std::filesystem::path(path).extension() == ".onnx"; }
 
 int run_convert(const std::vector<std::string>& argv) {
-  const parsed_args args(argv, option_spec{{"out", "dim"}, {"alias-views", "no-fold", "json"}});
+  const parsed_args args(argv, option_spec{{"out", "dim"}, {"alias-views", "no-fold", "no-inplace", "json"}});
   const std::string& path = args.one_positional("graph file");
   const auto out = args.get("out");
   if (!out) throw usage_error("--out FILE is required");
   const std::string ext = std::filesystem::path(*out).extension().string();
   if (ext != ".json" && ext != ".graphml" && ext != ".dot" && ext != ".gv")
     throw usage_error("--out " + *out + ": unknown graph file extension (expected .json, .graphml or .dot)");
-  const bool onnx_options = args.has("dim") || args.has("alias-views") || args.has("no-fold");
-  if (onnx_options && !is_onnx(path)) throw usage_error("--dim, --alias-views and --no-fold apply to .onnx models only");
+  const bool onnx_options = args.has("dim") || args.has("alias-views") || args.has("no-fold") || args.has("no-inplace");
+  if (onnx_options && !is_onnx(path)) throw usage_error("--dim, --alias-views, --no-fold and --no-inplace apply to .onnx models only");
 
   json doc = {{"file", path}, {"out", *out}};
   memsched::dataflow_graph g;
   if (is_onnx(path)) {
 #if defined(MEMSCHED_HAVE_ONNX)
-    memsched::onnx_read_options options{.alias_views = args.has("alias-views"), .fold_constants = !args.has("no-fold")};
+    memsched::onnx_read_options options{.alias_views = args.has("alias-views"), .fold_constants = !args.has("no-fold"),
+                                          .inplace = !args.has("no-inplace")};
     if (const auto dims = args.get("dim")) {
       std::string_view rest = *dims;
       while (true) {
@@ -66,9 +69,12 @@ int run_convert(const std::vector<std::string>& argv) {
     doc["constant_nodes"] = r.constant_nodes;
     doc["folded_nodes"] = r.folded_nodes;
     doc["merged_views"] = r.merged_views;
+    std::size_t inplace = 0;
+    for (std::size_t v = 0; v < num_vertices(r.graph); ++v) inplace += r.graph[v].inplace;
+    doc["inplace_nodes"] = inplace;
     g = std::move(r.graph);
 #else
-    if (onnx_options) throw usage_error("this memsched was built without ONNX (libonnx-dev): --dim, --alias-views and --no-fold are unavailable");
+    if (onnx_options) throw usage_error("this memsched was built without ONNX (libonnx-dev): --dim, --alias-views, --no-fold and --no-inplace are unavailable");
     g = memsched::read_graph(path);  // its error names the file and says .onnx needs ONNX
 #endif
   } else {

@@ -2,6 +2,7 @@
 // models built here with the ONNX C++ API, every error, and the four bundled PyTorch exports.
 #include <memsched/graph/onnx_io.hpp>
 #include <memsched/graph/read_graph.hpp>
+#include <memsched/sim/simulate_order.hpp>
 
 #include "io_test_support.hpp"
 
@@ -441,4 +442,187 @@ TEST_CASE("the bundled PyTorch exports read without their external weight files"
   for (std::size_t v = 0; v < num_vertices(first); ++v)
     if (first[v].op == "Conv" || first[v].op == "Gemm") conv_flops += first[v].cost;
   CHECK(conv_flops == doctest::Approx(2 * 1.814e9).epsilon(0.01));
+}
+
+TEST_CASE("inplace (default on): element-wise and shape-only nodes may write over a dying input; off: none") {
+  // conv_relu_add: x (768 B) -> conv (1024) -> relu (1024) -> add(r, r) (1024), output add.
+  const auto on = conv_relu_add().read();
+  const auto off = conv_relu_add().read({.inplace = false});
+  const dataflow_graph &g = on.graph, &h = off.graph;
+  const auto x = by_name(g, "x"), conv = by_name(g, "conv"), relu = by_name(g, "relu"), add = by_name(g, "add");
+  CHECK(!g[x].inplace);
+  CHECK(!g[conv].inplace);
+  CHECK(g[relu].inplace);
+  CHECK(g[add].inplace);
+  for (std::size_t v = 0; v < num_vertices(h); ++v) CHECK(!h[v].inplace);
+  CHECK(canonical(h) != canonical(g));
+  // Everything else is the same graph.
+  dataflow_graph cleared = g;
+  for (std::size_t v = 0; v < num_vertices(cleared); ++v) cleared[v].inplace = false;
+  CHECK(canonical(cleared) == canonical(h));
+  // By hand, order x conv relu add. Without: 768 | 768 + 1024 = 1792 -> 1024 | 2048 -> 1024 |
+  // 2048 -> 1024: peak 2048. With: relu takes c's buffer (c dies at relu), add takes r's (read
+  // twice, one edge, dies at add): 768 | 1792 | 1024 | 1024: peak 1792 (the convolution).
+  const std::vector<std::size_t> order{x, conv, relu, add};
+  CHECK(simulate_order(make_memory_graph(h), std::span<const std::size_t>(order)).peak_bytes == 2048);
+  const order_simulation with = simulate_order(make_memory_graph(g), std::span<const std::size_t>(order));
+  CHECK(with.peak_bytes == 1792);
+  CHECK(with.transient[2] == 1024);
+  CHECK(with.transient[3] == 1024);
+
+  // Shape-only ops, Sigmoid and BatchNormalization (inference form) are in place; MaxPool, Concat,
+  // Softmax and Cast are not; alias_views merges the views instead (no vertex to mark).
+  model_builder b;
+  b.input("x", {1, 4, 4, 4}).weight("s", {4}).weight("bb", {4}).weight("m", {4}).weight("v", {4}).constant("shape", {1, 64}).output("o");
+  b.node("BatchNormalization", {"x", "s", "bb", "m", "v"}, {"bn"}, "bn");
+  b.node("Sigmoid", {"bn"}, {"sg"}, "sigmoid");
+  auto& pool = b.node("MaxPool", {"sg"}, {"p"}, "pool");
+  set_ints(pool, "kernel_shape", {1, 1});
+  b.node("Reshape", {"p", "shape"}, {"rs"}, "reshape");
+  auto& softmax = b.node("Softmax", {"rs"}, {"sm"}, "softmax");
+  set_int(softmax, "axis", 1);
+  auto& cast = b.node("Cast", {"sm"}, {"c"}, "cast");
+  set_int(cast, "to", f32);
+  auto& concat = b.node("Concat", {"c", "c"}, {"cc"}, "concat");
+  set_int(concat, "axis", 1);
+  b.constant("axes", {0});
+  b.node("Unsqueeze", {"cc", "axes"}, {"o"}, "unsqueeze");
+  const auto r = b.read();
+  for (const char* name : {"bn", "sigmoid", "reshape", "unsqueeze"}) CHECK_MESSAGE(r.graph[by_name(r.graph, name)].inplace, name);
+  for (const char* name : {"x", "pool", "softmax", "cast", "concat"}) CHECK_MESSAGE(!r.graph[by_name(r.graph, name)].inplace, name);
+  const auto merged = b.read({.alias_views = true});
+  CHECK(merged.merged_views == 2);
+  CHECK(merged.graph[by_name(merged.graph, "sigmoid")].inplace);
+}
+
+TEST_CASE("the bundled PyTorch exports: in-place vertices by default, the same graph otherwise") {
+  for (const char* file : {"googlenet.onnx", "mobilenet_v2.onnx", "resnet18.onnx", "squeezenet1_1.onnx"}) {
+    CAPTURE(file);
+    const auto path = std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "onnx" / file;
+    dataflow_graph on = read_onnx_graph(path);
+    const dataflow_graph off = read_onnx_graph(path, {.inplace = false});
+    std::size_t marked = 0;
+    for (std::size_t v = 0; v < num_vertices(on); ++v) {
+      marked += on[v].inplace;
+      CHECK(on[v].inplace == (on[v].op != "input" && detail::onnx_inplace_op(on[v].op)));
+      CHECK(!off[v].inplace);
+      on[v].inplace = false;
+    }
+    CHECK(marked > 0);
+    CHECK(canonical(on) == canonical(off));
+  }
+  // ResNet-18: the first Conv -> Relu pair (a 1 x 64 x 112 x 112 float tensor, 3.2 MB) shares a buffer.
+  const dataflow_graph g = read_onnx_graph(std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "onnx" / "resnet18.onnx");
+  std::size_t relus = 0;
+  for (std::size_t v = 0; v < num_vertices(g); ++v) relus += g[v].op == "Relu" && g[v].inplace;
+  CHECK(relus == 17);
+}
+
+TEST_CASE("protobuf nesting is capped: deeply nested subgraphs are not an ONNX model") {
+  // If -> then_branch -> If -> ...: 3 message levels per subgraph; protobuf stops at
+  // detail::onnx_max_message_nesting (100), before the reader or shape inference recurse.
+  auto nested = [](int levels) {
+    model_builder b;
+    b.input("x", {1}).output("y");
+    onnx::GraphProto* g = b.m.mutable_graph();
+    for (int k = 0; k < levels; ++k) {
+      auto* n = g->add_node();
+      n->set_op_type("If");
+      n->add_input("x");
+      n->add_output(k == 0 ? "y" : "y" + std::to_string(k));
+      auto* a = n->add_attribute();
+      a->set_name("then_branch");
+      a->set_type(onnx::AttributeProto::GRAPH);
+      g = a->mutable_g();
+    }
+    return b.bytes();
+  };
+  const std::string deep = nested(40);
+  std::string message;
+  try {
+    (void)parse_onnx_model(deep, {}, "deep.onnx");
+  } catch (const file_error& e) {
+    message = e.what();
+  }
+  CHECK(message == "deep.onnx: not an ONNX model (the protobuf does not parse: another format or a truncated file)");
+  // 30 levels (about 91 nested messages) parse; the If nodes then fail shape inference (no
+  // else_branch): an error naming the file, not a parse failure.
+  std::string shallow;
+  try {
+    (void)parse_onnx_model(nested(30), {}, "ok.onnx");
+  } catch (const file_error& e) {
+    shallow = e.what();
+  }
+  CHECK(shallow.rfind("ok.onnx: ", 0) == 0);
+  CHECK(shallow.find("not an ONNX model") == std::string::npos);
+}
+
+TEST_CASE("parse_onnx_dim: NAME=VALUE with an integer >= 0, no blanks") {
+  CHECK(parse_onnx_dim("batch=1") == std::pair<std::string, std::int64_t>{"batch", 1});
+  CHECK(parse_onnx_dim("n=0") == std::pair<std::string, std::int64_t>{"n", 0});
+  for (const char* bad : {"batch", "=1", "batch=", "batch=-1", "batch= 1", "batch=1 ", "batch=1.5", "batch=0x10", "batch=+1",
+                          "batch=99999999999999999999"})
+    CHECK_THROWS_AS((void)parse_onnx_dim(bad), graph_error);
+}
+
+TEST_CASE("names and ops that are not UTF-8 are errors (found by fuzz/onnx_graph.cpp)") {
+  // ONNX strings are unchecked bytes; such a graph could not be written as JSON (to_json threw
+  // graph_error out of the fuzzer's round trip).
+  auto error_of = [](const model_builder& b) {
+    try {
+      (void)b.read();
+    } catch (const file_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("NO ERROR");
+  };
+  model_builder name = conv_relu_add();
+  name.m.mutable_graph()->mutable_node(1)->set_name("relu\xff");
+  CHECK(error_of(name) == "m.onnx: vertex 2 (an ONNX node or graph input): its name is not valid UTF-8");
+  model_builder graph = conv_relu_add();
+  graph.m.mutable_graph()->set_name("\xc3(");
+  CHECK(error_of(graph) == "m.onnx: the graph name is not valid UTF-8");
+  model_builder input = conv_relu_add();
+  // The input's name is also the tensor the conv reads: rename both.
+  input.m.mutable_graph()->mutable_input(0)->set_name("x\xed\xa0\x80");
+  input.m.mutable_graph()->mutable_node(0)->set_input(0, "x\xed\xa0\x80");
+  CHECK(error_of(input) == "m.onnx: vertex 0 (an ONNX node or graph input): its name is not valid UTF-8");
+  // The fuzzer's input.
+  const auto crash = std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "fuzz" / "onnx" / "invalid_utf8_name.onnx";
+  std::string message;
+  try {
+    (void)read_onnx_graph(crash);
+  } catch (const file_error& e) {
+    message = e.what();
+  }
+  CHECK(message.rfind(crash.string() + ": ", 0) == 0);
+}
+
+TEST_CASE("a Conv whose weight has another rank than its input is an error, not a crash (found by fuzz/onnx_graph.cpp)") {
+  // ONNX 1.12's shape inference took the kernel from W's dims without checking it against X's
+  // rank and read past its dilations (SIGSEGV); the reader writes kernel_shape from W first.
+  model_builder b;
+  b.input("x", {1, 3, 8}).weight("W", {4, 3, 3, 3}).output("c");
+  b.node("Conv", {"x", "W"}, {"c"}, "conv");
+  std::string message;
+  try {
+    (void)b.read();
+  } catch (const file_error& e) {
+    message = e.what();
+  }
+  CHECK(message.rfind("m.onnx: ONNX shape inference failed", 0) == 0);
+  // The same convolution on a 4-D input reads as before (kernel 3 x 3 from W).
+  model_builder ok;
+  ok.input("x", {1, 3, 8, 8}).weight("W", {4, 3, 3, 3}).output("c");
+  ok.node("Conv", {"x", "W"}, {"c"}, "conv");
+  const auto r = ok.read();
+  CHECK(r.graph[by_name(r.graph, "conv")].bytes == 1 * 4 * 6 * 6 * 4);
+  const auto crash = std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "fuzz" / "onnx" / "conv_kernel_rank.onnx";
+  message.clear();
+  try {
+    (void)read_onnx_graph(crash);
+  } catch (const file_error& e) {
+    message = e.what();
+  }
+  CHECK(message.rfind(crash.string() + ": ", 0) == 0);
 }

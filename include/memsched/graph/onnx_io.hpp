@@ -15,6 +15,7 @@
 #include <onnx/proto_utils.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
@@ -44,6 +45,11 @@ struct onnx_read_options {
   /// writes for shared parameters) computes a weight: no vertex, its outputs are weights too.
   /// Off: every node but Constant is a vertex, and reading a folded value is not an edge.
   bool fold_constants = true;
+  /// Element-wise and shape-only nodes get in-place outputs (node::inplace: the output may take
+  /// over the buffer of an equal-size input that dies there, as ONNX Runtime, TensorFlow Lite and
+  /// PyTorch's inplace=True do; docs/simulator.md). The ops: detail::onnx_inplace_op. Off: no vertex
+  /// is in place (every output its own buffer, the model of the papers).
+  bool inplace = true;
 };
 
 /// A model read by read_onnx_model: the graph and what was left out of it.
@@ -58,6 +64,10 @@ struct [[nodiscard]] onnx_read_result {
 
 namespace detail {
 
+/// The deepest nesting of protobuf messages parse_onnx_model accepts (protobuf's own default: 100).
+/// A model nests 4 levels plus 3 per subgraph level (If/Loop/Scan bodies).
+inline constexpr int onnx_max_message_nesting = 100;
+
 /// Bytes of one element of an ONNX TensorProto data type; 0 for types without a fixed size.
 [[nodiscard]] inline std::int64_t onnx_element_size(int type) {
   using T = ::onnx::TensorProto;
@@ -71,6 +81,32 @@ namespace detail {
   }
 }
 
+/// True for the ops whose output a runtime may write over an input of the same size that dies there
+/// (onnx_read_options::inplace): unary element-wise ops (activations, Clip, Exp, Neg, Sqrt, ...),
+/// binary and variadic element-wise ops (Add, Sub, Mul, Div, Pow, Max, Min, Sum, Mean: the output
+/// takes the first input of its size, so a broadcast input is never taken), Dropout (identity in
+/// inference), BatchNormalization (per-channel affine in inference: runtimes that do not fold it into
+/// the convolution can run it in place; its training form has 3 outputs, so no input has its size)
+/// and the shape-only ops (Reshape, Flatten, Squeeze, Unsqueeze, Identity: same bytes, another
+/// shape). Only the default domain. Not: Cast (another element type), Softmax and the normalizations
+/// over an axis other than BatchNormalization (ONNX Runtime runs them out of place).
+[[nodiscard]] inline bool onnx_inplace_op(std::string_view op) {
+  static constexpr std::string_view ops[] = {
+      // unary element-wise
+      "Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Celu", "Clip", "Cos", "Cosh", "Elu", "Erf", "Exp", "Floor",
+      "HardSigmoid", "HardSwish", "LeakyRelu", "Log", "Neg", "Not", "Reciprocal", "Relu", "Round", "Selu", "Sigmoid", "Sign", "Sin",
+      "Sinh", "Softplus", "Softsign", "Sqrt", "Tan", "Tanh", "ThresholdedRelu",
+      // binary and variadic element-wise (with broadcasting)
+      "Add", "And", "BitShift", "Div", "Max", "Mean", "Min", "Mod", "Mul", "Or", "Pow", "PRelu", "Sub", "Sum", "Xor",
+      // identity-like in inference
+      "BatchNormalization", "Dropout",
+      // shape-only
+      "Flatten", "Identity", "Reshape", "Squeeze", "Unsqueeze"};
+  for (const std::string_view o : ops)
+    if (o == op) return true;
+  return false;
+}
+
 /// The state of one read: the model after shape inference and what is known of its tensors.
 class onnx_reader {
  public:
@@ -81,6 +117,7 @@ class onnx_reader {
     auto& graph = *model_.mutable_graph();
     bind_dims(graph);
     check_structure(graph);  // before inference, whose messages on such models say less
+    fill_kernel_shapes(graph);
     infer();
     auto add_types = [&](const auto& list) {
       for (const auto& vi : list)
@@ -96,12 +133,13 @@ class onnx_reader {
       initializers_.emplace(init.name(), &init);
     }
     for (const auto& init : graph.sparse_initializer()) weights_.insert(init.values().name());
+    if (!valid_utf8(graph.name())) fail("the graph name is not valid UTF-8");
     record_.name = graph.name();
     record_.kind = "inference";
 
     for (const auto& in : graph.input()) {
       if (weights_.count(in.name())) continue;
-      const std::int64_t id = add_vertex(in.name(), "input", tensor_bytes(in.name(), "graph input"), 0.0);
+      const std::int64_t id = add_vertex(in.name(), "input", tensor_bytes(in.name(), "graph input").bytes, 0.0);
       producer_[in.name()] = id;
     }
     for (const auto& n : graph.node()) {
@@ -148,14 +186,18 @@ class onnx_reader {
       }
       std::int64_t bytes = 0;
       double elements = 0;
-      for (const auto& out : n.output()) {
+      std::optional<std::int64_t> first_elements;  // of output 0, for the FLOPs
+      for (int k = 0; k < n.output_size(); ++k) {
+        const std::string& out = n.output(k);
         if (out.empty()) continue;
-        const std::int64_t b = tensor_bytes(out, "output of " + who);
-        if (__builtin_add_overflow(bytes, b, &bytes)) fail(who + ": the bytes of its outputs overflow 64 bits");
-        elements += static_cast<double>(numel(out, "output of " + who));
+        const tensor_size t = tensor_bytes(out, "output of " + who);
+        if (__builtin_add_overflow(bytes, t.bytes, &bytes)) fail(who + ": the bytes of its outputs overflow 64 bits");
+        elements += static_cast<double>(t.elements);
+        if (k == 0) first_elements = t.elements;
       }
-      const auto flops = flops_of(n, who);
+      const auto flops = flops_of(n, who, first_elements);
       const std::int64_t id = add_vertex(node_name(n), n.op_type(), bytes, flops ? *flops : elements);
+      if (options_.inplace && (n.domain().empty() || n.domain() == "ai.onnx") && onnx_inplace_op(n.op_type())) record_.nodes.back().inplace = true;
       for (const auto& out : n.output())
         if (!out.empty()) producer_[out] = id;
       for (const auto& in : reads)
@@ -199,6 +241,11 @@ class onnx_reader {
   }
 
   std::int64_t add_vertex(const std::string& name, const std::string& op, std::int64_t bytes, double cost) {
+    // ONNX strings are unchecked bytes (proto2); a graph's names and ops must be UTF-8 to be
+    // written as JSON (found by fuzz/onnx_graph.cpp: tests/data/fuzz/onnx/invalid_utf8_name.onnx).
+    const std::string vertex = "vertex " + std::to_string(record_.nodes.size());
+    if (!valid_utf8(name)) fail(vertex + " (an ONNX node or graph input): its name is not valid UTF-8");
+    if (!valid_utf8(op)) fail(vertex + " (an ONNX node): its op_type is not valid UTF-8");
     node v;
     v.id = static_cast<std::int64_t>(record_.nodes.size());
     v.name = name;
@@ -275,6 +322,42 @@ class onnx_reader {
       if (!used.count(name)) fail("dimension '" + name + "' is bound but the model has no symbolic dimension of that name");
   }
 
+  /// A convolution without `kernel_shape` takes it from its weight's dims[2:] (the ONNX spec).
+  /// ONNX 1.12's shape inference does the same without checking it against the input's rank and
+  /// then reads past the end of its dilations (SIGSEGV; found by fuzz/onnx_graph.cpp:
+  /// tests/data/fuzz/onnx/conv_kernel_rank.onnx). Written as the attribute, it is checked (a
+  /// clear error). Weights computed by nodes are not known here: such a model stays exposed.
+  void fill_kernel_shapes(::onnx::GraphProto& graph) const {
+    std::unordered_map<std::string, const ::onnx::TensorProto*> inits;
+    for (const auto& init : graph.initializer()) inits.emplace(init.name(), &init);
+    std::unordered_map<std::string, const ::onnx::ValueInfoProto*> declared;
+    for (const auto& in : graph.input()) declared.emplace(in.name(), &in);
+    for (auto& n : *graph.mutable_node()) {
+      if (!n.domain().empty() && n.domain() != "ai.onnx") continue;
+      const std::string& op = n.op_type();
+      const int w = op == "QLinearConv" ? 3 : (op == "Conv" || op == "ConvInteger" || op == "ConvTranspose") ? 1 : -1;
+      if (w < 0 || n.input_size() <= w) continue;
+      bool has = false;
+      for (const auto& a : n.attribute()) has = has || a.name() == "kernel_shape";
+      if (has) continue;
+      std::vector<std::int64_t> dims;
+      if (const auto it = inits.find(n.input(w)); it != inits.end()) {
+        dims.assign(it->second->dims().begin(), it->second->dims().end());
+      } else if (const auto d = declared.find(n.input(w)); d != declared.end() && d->second->type().has_tensor_type() &&
+                                                            d->second->type().tensor_type().has_shape()) {
+        // A symbolic dimension (-1 here) is left to inference, which reads it as unknown and stops.
+        for (const auto& dim : d->second->type().tensor_type().shape().dim()) dims.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
+      } else {
+        continue;
+      }
+      if (std::find(dims.begin() + std::min<std::ptrdiff_t>(2, static_cast<std::ptrdiff_t>(dims.size())), dims.end(), -1) != dims.end()) continue;
+      auto* a = n.add_attribute();
+      a->set_name("kernel_shape");
+      a->set_type(::onnx::AttributeProto::INTS);
+      for (std::size_t k = 2; k < dims.size(); ++k) a->add_ints(dims[k]);
+    }
+  }
+
   /// ONNX shape inference, throwing on a node whose shapes cannot be inferred.
   void infer() {
     try {
@@ -285,33 +368,73 @@ class onnx_reader {
     }
   }
 
-  /// The dimensions of `tensor`, all known: an initializer's dims or the inferred shape.
-  std::vector<std::int64_t> shape(const std::string& tensor, const std::string& what) const {
-    if (const auto it = initializers_.find(tensor); it != initializers_.end())
-      return {it->second->dims().begin(), it->second->dims().end()};
+  /// The dimensions of `tensor`, all known: an initializer's dims or the inferred shape, into
+  /// `dims`; otherwise why not, naming the tensor ("" when known). Does not throw, so that
+  /// known_bytes asks without exceptions.
+  std::string find_shape(const std::string& tensor, const std::string& what, std::vector<std::int64_t>& dims) const {
+    dims.clear();
+    if (const auto it = initializers_.find(tensor); it != initializers_.end()) {
+      dims.assign(it->second->dims().begin(), it->second->dims().end());
+      return {};
+    }
     const auto it = types_.find(tensor);
-    const std::string named = "tensor '" + tensor + "' (" + what + ")";
-    if (it == types_.end()) fail(named + ": no type or shape after ONNX shape inference");
-    if (!it->second->has_tensor_type()) fail(named + ": not a tensor (sequences, maps and optionals are not supported)");
+    const auto named = [&] { return "tensor '" + tensor + "' (" + what + ")"; };
+    if (it == types_.end()) return named() + ": no type or shape after ONNX shape inference";
+    if (!it->second->has_tensor_type()) return named() + ": not a tensor (sequences, maps and optionals are not supported)";
     const auto& t = it->second->tensor_type();
-    if (!t.has_shape()) fail(named + ": no shape after ONNX shape inference (its rank is unknown)");
-    std::vector<std::int64_t> dims;
+    if (!t.has_shape()) return named() + ": no shape after ONNX shape inference (its rank is unknown)";
     for (int k = 0; k < t.shape().dim_size(); ++k) {
       const auto& d = t.shape().dim(k);
       if (d.has_dim_value()) {
-        if (d.dim_value() < 0) fail(named + ": dimension " + std::to_string(k) + " is negative");
+        if (d.dim_value() < 0) return named() + ": dimension " + std::to_string(k) + " is negative";
         dims.push_back(d.dim_value());
       } else if (d.has_dim_param()) {
         const auto b = options_.dims.find(d.dim_param());
         if (b == options_.dims.end())
-          fail(named + ": dimension " + std::to_string(k) + " is symbolic ('" + d.dim_param() + "'): bind it (onnx_read_options::dims; tool: memsched convert --dim " +
-               d.dim_param() + "=N)");
+          return named() + ": dimension " + std::to_string(k) + " is symbolic ('" + d.dim_param() +
+                 "'): bind it (onnx_read_options::dims; tool: memsched convert --dim " + d.dim_param() + "=N)";
         dims.push_back(b->second);
       } else {
-        fail(named + ": dimension " + std::to_string(k) + " is unknown after ONNX shape inference");
+        return named() + ": dimension " + std::to_string(k) + " is unknown after ONNX shape inference";
       }
     }
+    return {};
+  }
+
+  std::vector<std::int64_t> shape(const std::string& tensor, const std::string& what) const {
+    std::vector<std::int64_t> dims;
+    if (std::string why = find_shape(tensor, what, dims); !why.empty()) fail(why);
     return dims;
+  }
+
+  /// The element type of `tensor`, or nullopt when it has none (not a tensor, no type).
+  std::optional<int> find_element_type(const std::string& tensor) const {
+    if (const auto it = initializers_.find(tensor); it != initializers_.end()) return it->second->data_type();
+    const auto it = types_.find(tensor);
+    if (it == types_.end() || !it->second->has_tensor_type()) return std::nullopt;
+    return it->second->tensor_type().elem_type();
+  }
+
+  struct tensor_size {
+    std::int64_t elements = 0;
+    std::int64_t bytes = 0;
+  };
+
+  /// Elements and bytes of `tensor` from one shape lookup; "" or why not (naming the tensor).
+  std::string find_size(const std::string& tensor, const std::string& what, tensor_size& size) const {
+    std::vector<std::int64_t> dims;
+    if (std::string why = find_shape(tensor, what, dims); !why.empty()) return why;
+    const auto named = [&] { return "tensor '" + tensor + "' (" + what + ")"; };
+    std::int64_t n = 1;
+    for (const std::int64_t d : dims)
+      if (__builtin_mul_overflow(n, d, &n)) return named() + ": its element count overflows 64 bits";
+    const auto type = find_element_type(tensor);
+    if (!type) return named() + ": no type after ONNX shape inference";
+    const std::int64_t element = onnx_element_size(*type);
+    if (element == 0) return named() + ": element type " + std::to_string(*type) + " has no fixed size (strings are not supported)";
+    size.elements = n;
+    if (__builtin_mul_overflow(n, element, &size.bytes)) return named() + ": its bytes overflow 64 bits";
+    return {};
   }
 
   std::int64_t numel(const std::string& tensor, const std::string& what) const {
@@ -321,43 +444,31 @@ class onnx_reader {
     return n;
   }
 
-  int element_type(const std::string& tensor, const std::string& what) const {
-    if (const auto it = initializers_.find(tensor); it != initializers_.end()) return it->second->data_type();
-    const auto it = types_.find(tensor);
-    if (it == types_.end() || !it->second->has_tensor_type())
-      fail("tensor '" + tensor + "' (" + what + "): no type after ONNX shape inference");
-    return it->second->tensor_type().elem_type();
-  }
-
-  std::int64_t tensor_bytes(const std::string& tensor, const std::string& what) const {
-    const std::int64_t n = numel(tensor, what);
-    const int type = element_type(tensor, what);
-    const std::int64_t size = onnx_element_size(type);
-    if (size == 0)
-      fail("tensor '" + tensor + "' (" + what + "): element type " + std::to_string(type) + " has no fixed size (strings are not supported)");
-    std::int64_t bytes = 0;
-    if (__builtin_mul_overflow(n, size, &bytes)) fail("tensor '" + tensor + "' (" + what + "): its bytes overflow 64 bits");
-    return bytes;
+  tensor_size tensor_bytes(const std::string& tensor, const std::string& what) const {
+    tensor_size size;
+    if (std::string why = find_size(tensor, what, size); !why.empty()) fail(why);
+    return size;
   }
 
   /// A weight's bytes when its shape is known (weights need no shape: they are not planned).
   std::optional<std::int64_t> known_bytes(const std::string& tensor) const {
-    try {
-      return tensor_bytes(tensor, "weight");
-    } catch (const file_error&) {
-      return std::nullopt;
-    }
+    tensor_size size;
+    if (!find_size(tensor, "weight", size).empty()) return std::nullopt;
+    return size.bytes;
   }
 
   /// FLOPs (2 per multiply-add) of the convolutions and matrix products; nullopt for other ops.
-  std::optional<double> flops_of(const ::onnx::NodeProto& n, const std::string& who) const {
+  /// out0_elements: the element count of output 0 (already known to the caller), or nullopt.
+  std::optional<double> flops_of(const ::onnx::NodeProto& n, const std::string& who, std::optional<std::int64_t> out0_elements) const {
     if (!n.domain().empty() && n.domain() != "ai.onnx") return std::nullopt;
     const std::string& op = n.op_type();
     auto input = [&](int i) -> const std::string& {
       if (n.input_size() <= i || n.input(i).empty()) fail(who + ": input " + std::to_string(i) + " is missing");
       return n.input(i);
     };
-    auto out_elements = [&] { return static_cast<double>(numel(n.output(0), "output of " + who)); };
+    auto out_elements = [&] {
+      return static_cast<double>(out0_elements ? *out0_elements : numel(n.output(0), "output of " + who));
+    };
     auto tail_product = [&](const std::string& w) {  // product of all dims but the first
       const auto dims = shape(w, "weight of " + who);
       double p = 1;
@@ -408,7 +519,14 @@ class onnx_reader {
   ::onnx::ModelProto model;
   if (bytes.size() > static_cast<std::size_t>(INT32_MAX))
     detail::fail_file(source, "larger than 2 GiB: protobuf cannot parse it (store the weights as external data)");
-  if (!::onnx::ParseProtoFromBytes(&model, bytes.data(), bytes.size()))
+  // Hostile bytes: protobuf reads at most the input (total bytes limit = its size) and nests at
+  // most onnx_max_message_nesting messages (a graph inside a node attribute inside a graph ...
+  // recurses in protobuf, in shape inference and here), so a parse allocates O(input size).
+  ::google::protobuf::io::ArrayInputStream stream(bytes.data(), static_cast<int>(bytes.size()));
+  ::google::protobuf::io::CodedInputStream coded(&stream);
+  coded.SetTotalBytesLimit(static_cast<int>(bytes.size()));
+  coded.SetRecursionLimit(detail::onnx_max_message_nesting);
+  if (!model.ParseFromCodedStream(&coded))
     detail::fail_file(source, "not an ONNX model (the protobuf does not parse: another format or a truncated file)");
   if (!model.has_graph() || model.ir_version() <= 0 || model.opset_import_size() == 0)
     detail::fail_file(source, "not an ONNX model (no graph, IR version or opset import)");
@@ -435,11 +553,11 @@ class onnx_reader {
   const std::string whole(text);
   if (eq == std::string_view::npos || eq == 0) throw graph_error("parse_onnx_dim: '" + whole + "' is not NAME=VALUE");
   const std::string_view value = text.substr(eq + 1);
-  std::int64_t v = -1;
-  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-  if (ec != std::errc{} || end != value.data() + value.size() || v < 0)
-    throw graph_error("parse_onnx_dim: '" + whole + "': the value must be an integer >= 0");
-  return {std::string(text.substr(0, eq)), v};
+  bool out_of_range = false;
+  // detail::parse_int64 allows blanks around the number; a --dim value has none.
+  const auto v = value.find_first_of(" \t\n\r") == std::string_view::npos ? detail::parse_int64(value, out_of_range) : std::nullopt;
+  if (!v || *v < 0) throw graph_error("parse_onnx_dim: '" + whole + "': the value must be an integer >= 0");
+  return {std::string(text.substr(0, eq)), *v};
 }
 
 }  // namespace memsched
