@@ -156,3 +156,84 @@ TEST_CASE("memsched simulate --plan: recomputation, cost and overhead") {
   CHECK(doc["timeline"][2]["live_after"] == 20);
   CHECK(doc["timeline"][8]["live_after"] == 5);
 }
+
+TEST_CASE("memsched simulate: the streamed timeline is the JSON print_json writes; --no-timeline, --csv") {
+  // The timeline is written entry by entry (a 2-million-step plan made a 2 GB DOM): the text must
+  // be exactly nlohmann's dump() / dump(2) of the same document, for orders and plans.
+  const temp_dir s;
+  const std::string graph = s.write("g.json", diamond);
+  const std::string order = s.write("o.json", R"({"order": [100, 102, 101, 103]})");
+  const std::string plan = s.write("p.json", R"({"steps": [
+    {"op": "compute", "node": 100}, {"op": "compute", "node": 101}, {"op": "free", "node": 100},
+    {"op": "compute", "node": 100}, {"op": "compute", "node": 102}, {"op": "free", "node": 100},
+    {"op": "compute", "node": 103}, {"op": "free", "node": 101}, {"op": "free", "node": 102}]})");
+  for (const std::string& what : {"--order " + order, "--plan " + plan}) {
+    CAPTURE(what);
+    const tool_run pretty = run("simulate " + graph + " " + what);
+    const tool_run line = run("simulate " + graph + " " + what + " --json");
+    REQUIRE(pretty.exit_code == 0);
+    REQUIRE(line.exit_code == 0);
+    const json doc = json::parse(line.out);
+    CHECK(line.out == doc.dump() + "\n");
+    CHECK(pretty.out == doc.dump(2) + "\n");
+    CHECK(doc.contains("timeline"));
+    const tool_run none = run("simulate " + graph + " " + what + " --json --no-timeline");
+    REQUIRE(none.exit_code == 0);
+    json without = doc;
+    without.erase("timeline");
+    CHECK(json::parse(none.out) == without);
+  }
+  // --csv: the rows of the timeline (a free's transient is its live_before).
+  const std::string csv = (s.path() / "t.csv").string();
+  REQUIRE(run("simulate " + graph + " --plan " + plan + " --csv " + csv + " --no-timeline").exit_code == 0);
+  std::ifstream in(csv);
+  std::string header, row0, row1, row2;
+  std::getline(in, header);
+  std::getline(in, row0);
+  std::getline(in, row1);
+  std::getline(in, row2);
+  CHECK(header == "step,node,op,live_before,transient,live_after");
+  CHECK(row0 == "0,100,compute,0,10,10");
+  CHECK(row1 == "1,101,compute,10,30,30");
+  CHECK(row2 == "2,100,free,30,30,20");
+  CHECK(run("simulate " + graph + " --plan " + plan + " --csv " + (s.path() / "no-dir" / "t.csv").string()).exit_code == 1);
+}
+
+TEST_CASE("memsched simulate --plan: a 200,000-step plan (a 1,000-vertex chain computed 100 times)") {
+  // Counted size, checked values (the time and memory of 2 million steps: docs/simulator.md).
+  // Chain 0 -> 1 -> ... -> 999, bytes 1000 + i % 7, cost 1, output 999. Each round computes the
+  // chain, freeing every vertex once its successor is computed, and frees 999 except in the last.
+  const temp_dir s;
+  const int n = 1000, rounds = 100;
+  std::string g = R"({"name": "chain", "nodes": [)";
+  for (int i = 0; i < n; ++i) g += (i ? ", " : "") + std::string(R"({"id": )") + std::to_string(i) + R"(, "bytes": )" + std::to_string(1000 + i % 7) + R"(, "cost": 1})";
+  g += R"(], "edges": [)";
+  for (int i = 0; i + 1 < n; ++i) g += (i ? ", [" : "[") + std::to_string(i) + ", " + std::to_string(i + 1) + "]";
+  g += "], \"outputs\": [" + std::to_string(n - 1) + "]}";
+  std::string p = R"({"steps": [)";
+  std::size_t steps = 0;
+  auto step = [&](const char* op, int node) {
+    p += (steps++ ? ",\n" : "\n") + std::string(R"({"op": ")") + op + R"(", "node": )" + std::to_string(node) + "}";
+  };
+  for (int r = 0; r < rounds; ++r) {
+    for (int i = 0; i < n; ++i) {
+      step("compute", i);
+      if (i > 0) step("free", i - 1);
+    }
+    if (r + 1 < rounds) step("free", n - 1);
+  }
+  p += "]}";
+  REQUIRE(steps == 199999);
+  const tool_run r = run("simulate " + s.write("chain.json", g).string() + " --plan " + s.write("plan.json", p).string() + " --json --no-timeline");
+  REQUIRE(r.exit_code == 0);
+  const json doc = json::parse(r.out);
+  CHECK(doc["valid"] == true);
+  CHECK(doc["computes"] == 100000);
+  CHECK(doc["total_cost"] == 100000.0);
+  CHECK(doc["overhead"].get<double>() == doctest::Approx(99.0));
+  // The largest pair of neighbours: i % 7 == 6 after i % 7 == 5 (1005 + 1006), first at i = 6.
+  CHECK(doc["peak_bytes"] == 2011);
+  CHECK(doc["peak_step"] == 11);  // compute 6 is step 2 * 6 - 1
+  CHECK(doc["peak_node"] == 6);
+  CHECK(!doc.contains("timeline"));
+}
