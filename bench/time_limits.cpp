@@ -12,8 +12,11 @@
 // Counters: limit_s, elapsed_s, overshoot, holds, status (solve_status as int), and peak (bytes) or
 // cost. The graphs are made in-process: no files needed. One iteration per row.
 
+#include <memsched/graph/gpt.hpp>
 #include <memsched/graph/random_layered.hpp>
 #include <memsched/order/serenity.hpp>
+#include <memsched/remat/hiremate.hpp>
+#include <memsched/remat/training_graph.hpp>
 #include <memsched/sim/simulate_order.hpp>
 #ifdef MEMSCHED_HAVE_CBC
 #include <memsched/remat/checkmate.hpp>
@@ -93,6 +96,21 @@ void register_all() {
           const auto r = memsched::serenity_order(*graph, memsched::serenity_options{.time_limit = t});
           value = static_cast<double>(r.peak_bytes);
           return static_cast<int>(r.status);
+        });
+      })->Iterations(1)->UseManualTime()->Unit(benchmark::kSecond);
+    }
+  }
+  {
+    const std::size_t layers = 1536;
+    auto graph = std::make_shared<memsched::memory_graph>(
+        memsched::make_memory_graph(memsched::make_training_graph(memsched::make_gpt({.layers = layers}))));
+    const std::vector<std::size_t> order(graph->topological_order().begin(), graph->topological_order().end());
+    const auto budget = static_cast<std::int64_t>(0.3 * static_cast<double>(memsched::simulate_order(*graph, order).peak_bytes));
+    for (double limit : {0.25, 0.5, 1.0}) {
+      const std::string name = "hiremate/gpt" + std::to_string(layers) + "/" + std::to_string(limit).substr(0, 4) + "s";
+      benchmark::RegisterBenchmark(name.c_str(), [graph, budget, limit](benchmark::State& s) {
+        timed_row(s, limit, [&](seconds_d t, double& value) {
+          return remat_outcome(memsched::hiremate_plan(*graph, budget, memsched::hiremate_options{.time_limit = t}), value);
         });
       })->Iterations(1)->UseManualTime()->Unit(benchmark::kSecond);
     }
