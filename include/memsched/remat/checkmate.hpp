@@ -446,13 +446,18 @@ template <class G, class Backend, class... Maps>
   model_size_estimate size = checkmate_model_size(g, order, options.backend.name(), false, options.max_bytes, options.model);
   if constexpr (lp_backend<Backend>)
     if (options.lp_rounding_start) size.model_bytes *= 2;
-  if (size.bytes() > options.max_bytes) {
+  // A result that carries the order and the model's size (the answers without a solve).
+  auto sized_result = [&] {
     remat_result res;
     res.stats.order = order;
     res.stats.backend = std::string(options.backend.name());
     res.stats.variables = size.variables;
     res.stats.constraints = size.constraints;
     res.stats.nonzeros = size.nonzeros;
+    return res;
+  };
+  if (size.bytes() > options.max_bytes) {
+    remat_result res = sized_result();
     res.status = solve_status::no_solution;
     res.message = detail::model_too_large("checkmate_milp_plan", size, options.max_bytes);
     res.stats.seconds = detail::seconds_since(t0);
@@ -464,15 +469,7 @@ template <class G, class Backend, class... Maps>
   const double build_start = deadline.elapsed();
   std::optional<checkmate_model> cm = detail::build_checkmate_model_until(g, budget, order, options.model, &deadline);
   deadline.reserve(1.5 * (deadline.elapsed() - build_start));  // for freeing the model
-  if (!cm) {
-    remat_result res;
-    res.stats.order = order;
-    res.stats.backend = std::string(options.backend.name());
-    res.stats.variables = size.variables;
-    res.stats.constraints = size.constraints;
-    res.stats.nonzeros = size.nonzeros;
-    return solver.without_model(std::move(res));
-  }
+  if (!cm) return solver.without_model(sized_result());
   return solver.run(*cm);
 }
 
