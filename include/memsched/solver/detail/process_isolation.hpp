@@ -114,20 +114,12 @@ inline std::mutex& isolation_fork_mutex() {
   return m;
 }
 
-/// Reaps child `pid` (which has sent its result or was killed) on a short-lived thread of its own:
-/// the kernel frees the child's memory while it exits (80 ms for a GLPK child of a big model on
-/// a loaded machine), and the caller need not wait for that. Synchronous when no thread can be
-/// started.
-inline void reap_in_background(pid_t pid) {
-  auto reap = [pid] {
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-  };
-  try {
-    std::thread(reap).detach();
-  } catch (...) {
-    reap();
+/// Reaps child `pid` (which has sent its result or was killed), in the caller's thread. Not on a
+/// thread of its own: a thread alive while another solve forks can hold a lock (the allocator's,
+/// under AddressSanitizer) that the child then waits for forever, and the parent with it.
+inline void reap_child(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
 }
 
@@ -313,7 +305,7 @@ bool run_isolated(const milp_model& model, const solver_options& options, solve_
   ::close(fd);
   int wait_status = 0;
   if (got_result || killed) {
-    reap_in_background(pid);
+    reap_child(pid);
   } else {
     while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
     }
