@@ -375,7 +375,7 @@ TEST_CASE("greedy by size with the lifetime index equals the old scan on random 
       computes.insert(computes.end(), order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n / 2));
       const execution_plan plan = plan_from_computes(g, std::span<const std::size_t>(computes));
       std::vector<std::size_t> buffer_of_step;
-      auto plan_buffers = detail::plan_arena_buffers(g, plan, buffer_of_step);
+      auto plan_buffers = detail::plan_arena_buffers(g, plan, simulate_plan(g, plan).reused, buffer_of_step);
       detail::place_greedy_by_size(plan_buffers, fast);
       REQUIRE(fast == reference_greedy_by_size(plan_buffers));
       compared += plan_buffers.size();

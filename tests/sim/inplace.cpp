@@ -351,7 +351,7 @@ TEST_CASE("in-place with recomputation: simulate_sequence, plans and arenas agre
     }
     CHECK(sim.peak_bytes == peak);
     std::vector<std::size_t> buffer_of_step;
-    const auto buffers = detail::plan_arena_buffers(g, plan, buffer_of_step);
+    const auto buffers = detail::plan_arena_buffers(g, plan, sim.reused, buffer_of_step);
     const auto live = live_buffer_bytes(buffers, plan.steps.size());
     for (std::size_t s = 0; s < plan.steps.size(); ++s)
       if (plan.steps[s].op == plan_op::compute) CHECK(live[s] == sim.transient[s]);

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -102,14 +103,16 @@ inline std::string buffer_label(const memory_graph& g, const arena_buffer& b) {
 }
 
 /// The buffers of a valid plan, with lifetimes as documented on plan_arena_layout, and per step the
-/// output buffer a compute writes (memory_step::none for frees and empty outputs). O(steps).
+/// output buffer a compute writes (memory_step::none for frees and empty outputs). `reused` is the
+/// plan's plan_simulation::reused (check_plan has already found each in-place input). O(steps).
 inline std::vector<arena_buffer> plan_arena_buffers(const memory_graph& g, const execution_plan& plan,
+                                                    std::span<const std::size_t> reused,
                                                     std::vector<std::size_t>& buffer_of_step) {
   const std::size_t steps = plan.steps.size();
+  assert(reused.size() == steps);
   std::vector<arena_buffer> buffers;
   buffer_of_step.assign(steps, memory_step::none);
   std::vector<std::size_t> open(g.size(), 0);  // buffer index + 1 of the resident copy of each vertex
-  std::vector<char> mark(g.has_inplace() ? g.size() : 0, 0);
   for (std::size_t k = 0; k < steps; ++k) {
     const auto [op, v] = plan.steps[k];
     if (op == plan_op::free) {
@@ -117,11 +120,12 @@ inline std::vector<arena_buffer> plan_arena_buffers(const memory_graph& g, const
       open[v] = 0;
       continue;
     }
-    const std::size_t reused = plan_reused_input(g, plan, k, mark);
-    if (reused != memory_step::none && open[reused] != 0) {
-      // The buffer changes hands: the `free` of the input that follows no longer ends it.
-      const std::size_t b = open[reused] - 1;
-      open[reused] = 0;
+    if (const std::size_t p = reused[k]; p != memory_step::none) {
+      // The buffer changes hands: the `free` of the input that follows no longer ends it. A reused
+      // input is resident with bytes > 0 (may_reuse), so it holds a buffer.
+      assert(open[p] != 0);
+      const std::size_t b = open[p] - 1;
+      open[p] = 0;
       open[v] = b + 1;
       buffers[b].holder = v;
       buffer_of_step[k] = b;
@@ -206,19 +210,19 @@ inline std::vector<arena_buffer> arena_buffers(const memory_graph& g, std::span<
   return buffers;
 }
 
-/// "" when every vertex (or compute step) that shares a buffer in place has the offset of the
-/// buffer's first owner; otherwise what is wrong. Owners are vertices (orders) or plan steps:
-/// `offset_of(k)` is the offset given to owner k, `owner_of_buffer(b)` the owner whose offset
-/// buffer b has, `name(k)` names owner k in the message. O(owners).
-template <class OffsetOf, class OwnerOf, class Name>
+/// "" when every vertex (or compute step) that shares a buffer in place has the offset of that
+/// buffer; otherwise what is wrong. Owners are vertices (orders) or plan steps: `offset_of(k)` is
+/// the offset given to owner k, `buffer_offset(b)` the offset of buffer b (its first owner's, as
+/// check_buffers reads it), `name(k)` names owner k in the message. O(owners).
+template <class OffsetOf, class BufferOffset, class Name>
 std::string check_shared_offsets(const memory_graph& g, const std::vector<arena_buffer>& buffers,
-                                 const std::vector<std::size_t>& buffer_of, OffsetOf offset_of, OwnerOf owner_of_buffer, Name name) {
+                                 const std::vector<std::size_t>& buffer_of, OffsetOf offset_of, BufferOffset buffer_offset,
+                                 Name name) {
   for (std::size_t k = 0; k < buffer_of.size(); ++k) {
     const std::size_t b = buffer_of[k];
-    if (b == memory_step::none || owner_of_buffer(b) == k) continue;
-    if (offset_of(k) != offset_of(owner_of_buffer(b)))
-      return name(k) + " reuses " + buffer_label(g, buffers[b]) + " at offset " + std::to_string(offset_of(owner_of_buffer(b))) +
-             " in place, but is at offset " + std::to_string(offset_of(k));
+    if (b == memory_step::none || offset_of(k) == buffer_offset(b)) continue;
+    return name(k) + " reuses " + buffer_label(g, buffers[b]) + " at offset " + std::to_string(buffer_offset(b)) +
+           " in place, but is at offset " + std::to_string(offset_of(k));
   }
   return {};
 }
@@ -362,13 +366,14 @@ template <class G, class... Maps>
                        " vertices"};
   std::vector<std::size_t> first, last, buffer_of;
   const auto buffers = detail::arena_buffers(g, order, first, last, buffer_of);
+  auto buffer_offset = [&](std::size_t i) {
+    return buffers[i].workspace ? plan.workspace_offset[buffers[i].node] : plan.offset[buffers[i].node];
+  };
   std::string shared = detail::check_shared_offsets(
-      g, buffers, buffer_of, [&](std::size_t v) { return plan.offset[v]; }, [&](std::size_t b) { return buffers[b].node; },
+      g, buffers, buffer_of, [&](std::size_t v) { return plan.offset[v]; }, buffer_offset,
       [&](std::size_t v) { return "the output of " + g.label(v); });
   if (!shared.empty()) return {false, std::move(shared)};
-  return detail::check_buffers(g, buffers, order.size(), plan.arena_bytes, [&](std::size_t i) {
-    return buffers[i].workspace ? plan.workspace_offset[buffers[i].node] : plan.offset[buffers[i].node];
-  });
+  return detail::check_buffers(g, buffers, order.size(), plan.arena_bytes, buffer_offset);
 }
 
 /// Places every tensor of `order` (output tensors and workspaces, lifetimes as documented on
@@ -415,7 +420,8 @@ template <class G, class... Maps>
 [[nodiscard]] arena_check check_arena(const G& graph, const execution_plan& plan, const plan_arena_layout& layout,
                                       const Maps&... maps) {
   const memory_graph& g = detail::to_memory_graph(graph, maps...);
-  const plan_check verdict = detail::check_plan(g, plan, nullptr);
+  plan_simulation sim;
+  const plan_check verdict = detail::check_plan(g, plan, &sim);
   if (!verdict.valid) throw invalid_plan("check_arena: " + verdict.error, verdict.step.value_or(plan.steps.size()));
   const std::size_t steps = plan.steps.size();
   if (layout.offset.size() != steps || layout.workspace_offset.size() != steps)
@@ -423,14 +429,15 @@ template <class G, class... Maps>
                        std::to_string(layout.workspace_offset.size()) + " workspace offsets for " + std::to_string(steps) +
                        " plan steps"};
   std::vector<std::size_t> buffer_of_step;
-  const auto buffers = detail::plan_arena_buffers(g, plan, buffer_of_step);
+  const auto buffers = detail::plan_arena_buffers(g, plan, sim.reused, buffer_of_step);
+  auto buffer_offset = [&](std::size_t i) {
+    return buffers[i].workspace ? layout.workspace_offset[buffers[i].first] : layout.offset[buffers[i].first];
+  };
   std::string shared = detail::check_shared_offsets(
-      g, buffers, buffer_of_step, [&](std::size_t k) { return layout.offset[k]; }, [&](std::size_t b) { return buffers[b].first; },
+      g, buffers, buffer_of_step, [&](std::size_t k) { return layout.offset[k]; }, buffer_offset,
       [&](std::size_t k) { return "the output of " + g.label(plan.steps[k].node) + " computed at step " + std::to_string(k); });
   if (!shared.empty()) return {false, std::move(shared)};
-  return detail::check_buffers(g, buffers, steps, layout.arena_bytes, [&](std::size_t i) {
-    return buffers[i].workspace ? layout.workspace_offset[buffers[i].first] : layout.offset[buffers[i].first];
-  });
+  return detail::check_buffers(g, buffers, steps, layout.arena_bytes, buffer_offset);
 }
 
 /// Places every tensor copy of an execution plan (recomputations are separate copies; lifetimes as
@@ -449,7 +456,7 @@ template <class G, class... Maps>
   plan_arena_layout layout;
   layout.strategy = strategy;
   std::vector<std::size_t> buffer_of_step;
-  auto buffers = detail::plan_arena_buffers(g, plan, buffer_of_step);
+  auto buffers = detail::plan_arena_buffers(g, plan, sim.reused, buffer_of_step);
   std::vector<std::int64_t> offsets;
   if (strategy == arena_strategy::greedy_by_size)
     detail::place_greedy_by_size(buffers, offsets);
