@@ -21,7 +21,8 @@ namespace memsched {
 namespace detail {
 
 /// The greedy list scheduler behind greedy_order. Ready vertices sit in a binary heap keyed by
-/// (live-memory change, bytes + workspace, index), the change being what the memory model
+/// (live-memory change, transient peak, index), the peak being bytes + workspace (without bytes when
+/// an in-place vertex takes over a dying input's buffer) and the change what the memory model
 /// (sim/memory_model.hpp) says running the vertex now would do. A key only improves when an input's
 /// last other consumer runs, which happens once per input, so stale entries are skipped lazily.
 class greedy_orderer {
@@ -62,7 +63,8 @@ class greedy_orderer {
   }
 
  private:
-  // (change of live bytes, bytes + workspace, index, version): smallest first.
+  // (change of live bytes, transient peak above live bytes: bytes + workspace, without bytes when
+  // v takes over a dying input's buffer in place; index, version): smallest first.
   using entry = std::tuple<std::int64_t, std::int64_t, std::size_t, std::uint32_t>;
 
   void push(std::size_t v) {

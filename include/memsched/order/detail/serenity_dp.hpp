@@ -139,10 +139,11 @@ class serenity_dp {
     return t_.saving[v] != 0 && forward_reuses<W>(t_, v, sig_with_v) ? run - t_.saving[v] : run;
   }
 
-  // Adds the child of cur_[i] that runs v (its live bytes `known_live` when `known`). Returns
-  // false when a limit stops the search. IP: the graph has in-place vertices (t_.inplace).
+  // Adds the child of cur_[i] that runs v (when `known`, its live bytes `known_live` and, with IP,
+  // the bytes while v runs `known_run`). Returns false when a limit stops the search. IP: the
+  // graph has in-place vertices (t_.inplace).
   template <std::size_t W, bool IP>
-  bool add_child(std::uint32_t i, std::size_t v, bool known, std::int64_t known_live) {
+  bool add_child(std::uint32_t i, std::size_t v, bool known, std::int64_t known_live, std::int64_t known_run) {
     const std::size_t w = words<W>();
     const std::uint64_t* s = at<W>(cur_, i);
     // An in-place v (saving != 0) may run within an input's buffer: whether one dies at v needs
@@ -155,7 +156,7 @@ class serenity_dp {
     copy_bits(csig, sig(s), w);
     set_bit(csig, v);
     if constexpr (IP) {
-      np = std::max(peak(s), inplace_run<W>(v, csig, run));
+      np = std::max(peak(s), known ? known_run : inplace_run<W>(v, csig, run));
       if (np > req_.limit) return true;
     }
     const std::uint64_t h = hash(s) ^ t_.zobrist[v];
@@ -222,14 +223,19 @@ class serenity_dp {
           copy_bits(scratch_.data(), sig(s), w);
           set_bit(scratch_.data(), v);
           const std::int64_t after = forward_live<W>(g_, t_, v, scratch_.data(), live(s));
-          if (after <= live(s) && (!IP || inplace_run<W>(v, scratch_.data(), live(s) + t_.tadd[v]) <= thr))
-            return add_child<W, IP>(i, v, true, after);
+          if (after > live(s)) continue;
+          if constexpr (IP) {
+            const std::int64_t run = inplace_run<W>(v, scratch_.data(), live(s) + t_.tadd[v]);
+            if (run <= thr) return add_child<W, IP>(i, v, true, after, run);
+          } else {
+            return add_child<W, IP>(i, v, true, after, 0);
+          }
         }
     }
     for (std::size_t k = 0; k < w; ++k)
       for (std::uint64_t bits = rs[k]; bits != 0; bits &= bits - 1) {
         const std::size_t v = k * 64 + static_cast<std::size_t>(std::countr_zero(bits));
-        if (!add_child<W, IP>(i, v, false, 0)) return false;
+        if (!add_child<W, IP>(i, v, false, 0, 0)) return false;
       }
     return true;
   }

@@ -230,6 +230,18 @@ template <std::size_t W = 0>
   return false;
 }
 
+/// The bytes left resident after v runs with `live` bytes resident after the scheduled set;
+/// `sig_with_v` is that set with v (see forward_step). O(in-degree * words).
+template <std::size_t W = 0>
+MEMSCHED_DETAIL_HOT_INLINE std::int64_t forward_live(const memory_graph& g, const signature_tables& t, std::size_t v,
+                                                     const std::uint64_t* sig_with_v, std::int64_t live) noexcept {
+  const std::size_t nw = W != 0 ? W : t.words;
+  std::int64_t freed = 0;
+  for (auto p : g.predecessors(v))
+    if (!g.is_output(p) && is_subset(t.succ(p), sig_with_v, nw)) freed += t.bytes[p];
+  return live + t.alloc[v] - freed;
+}
+
 /// The memory model (sim/memory_model.hpp) on signatures, forward: v runs with `live` bytes
 /// resident after the scheduled set; `sig_with_v` is that set with v. Inputs of v that are not
 /// graph outputs and have no consumer outside sig_with_v are freed; v's own output stays unless
@@ -240,24 +252,9 @@ template <std::size_t W = 0>
 template <std::size_t W = 0>
 MEMSCHED_DETAIL_HOT_INLINE search_step forward_step(const memory_graph& g, const signature_tables& t, std::size_t v,
                                                     const std::uint64_t* sig_with_v, std::int64_t live) noexcept {
-  const std::size_t nw = W != 0 ? W : t.words;
-  std::int64_t freed = 0;
-  for (auto p : g.predecessors(v))
-    if (!g.is_output(p) && is_subset(t.succ(p), sig_with_v, nw)) freed += t.bytes[p];
   std::int64_t transient = live + t.tadd[v];
   if (t.inplace && t.saving[v] != 0 && forward_reuses<W>(t, v, sig_with_v)) transient -= t.saving[v];
-  return {transient, live + t.alloc[v] - freed};
-}
-
-/// forward_step(...).live alone (the layered search knows the transient already).
-template <std::size_t W = 0>
-MEMSCHED_DETAIL_HOT_INLINE std::int64_t forward_live(const memory_graph& g, const signature_tables& t, std::size_t v,
-                                                     const std::uint64_t* sig_with_v, std::int64_t live) noexcept {
-  const std::size_t nw = W != 0 ? W : t.words;
-  std::int64_t freed = 0;
-  for (auto p : g.predecessors(v))
-    if (!g.is_output(p) && is_subset(t.succ(p), sig_with_v, nw)) freed += t.bytes[p];
-  return live + t.alloc[v] - freed;
+  return {transient, forward_live<W>(g, t, v, sig_with_v, live)};
 }
 
 /// Backward: y's output is resident once some vertex of `later` (the vertices that run after the
