@@ -12,14 +12,11 @@
 
 #include <doctest/doctest.h>
 
-#include <limits>
-
-#include <chrono>
-#include <cmath>
-
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 using namespace memsched;

@@ -300,8 +300,8 @@ struct cbc_backend {
   /// (CBC 2.10.8 segfaults in its preprocessing on some large models stopped at the deadline)
   /// cannot take the caller's process down: the child streams its incumbents (with their values)
   /// and its result through a pipe; the caller's thread reads them, reports them to the observer, and kills
-  /// the child (SIGKILL) if it is still running detail::isolation_grace(limit) after the deadline
-  /// (5% + 50 ms, at most 1 s).
+  /// the child (SIGKILL) if it is still running detail::backend_overrun_allowance(limit) after the deadline
+  /// (3% + 30 ms, at most 1 s).
   /// When the child dies, the best incumbent it sent (or the valid start) is returned as
   /// `feasible`, else status `error`, with a message saying "CBC crashed (signal ...)".
   /// false: CBC runs in the calling process (solves serialised by a process-wide mutex).
@@ -334,7 +334,7 @@ struct cbc_backend {
     detail::solve_session session(model, options);
     if (auto early = detail::answer_without_solver(model, session, "cbc_backend::solve_relaxation")) return std::move(*early);
     solver_result result;
-    const bool isolated = isolate_process && detail::run_isolated(model, options, session, result, detail::cbc_mutex(), "clp", "Clp",
+    const bool isolated = isolate_process && detail::run_isolated(model, options, session, result, &detail::cbc_mutex(), "clp", "Clp",
                                                                   [&](detail::child_channel&, double seconds_left) {
                                                                     solver_options child = options;
                                                                     child.observer = {};
@@ -358,11 +358,7 @@ struct cbc_backend {
   /// One Clp solve of the LP relaxation in this process (the caller holds cbc_mutex() or is a
   /// child process).
   static void run_clp(const milp_model& model, const solver_options& options, detail::solve_session& session, solver_result& result) {
-    if (session.has_deadline() && session.seconds_left() <= 0) {
-      result.status = solve_status::time_limit;
-      result.message = "time limit reached before the search started";
-      return;
-    }
+    if (session.expired_before_start(result)) return;
     try {
       const detail::coin_problem p(model);
       ClpSimplex clp;
@@ -433,7 +429,7 @@ struct cbc_backend {
   /// having done nothing, when the child cannot be started (the caller then solves in-process).
   static bool run_isolated(const milp_model& model, const solver_options& options, detail::solve_session& session, solver_result& result) {
     // No in-process CBC solve may run while we fork (its state would be copied half updated).
-    return detail::run_isolated(model, options, session, result, detail::cbc_mutex(), "cbc", "CBC",
+    return detail::run_isolated(model, options, session, result, &detail::cbc_mutex(), "cbc", "CBC",
                                 [&](detail::child_channel& channel, double seconds_left) {
                                   solver_options child;
                                   if (session.has_deadline()) child.time_limit = std::chrono::duration<double>(std::max(seconds_left, 0.0));
@@ -513,13 +509,9 @@ struct cbc_backend {
     if (!mip_start.empty()) cbc.setMIPStart(mip_start);
 
     std::vector<std::string> args = {"memsched", "-log", std::to_string(log), "-slog", std::to_string(log)};
+    if (session.expired_before_start(result)) return;
     if (session.has_deadline()) {
-      const double left = session.seconds_left();
-      if (left <= 0) {
-        result.status = solve_status::time_limit;
-        result.message = "time limit reached before the search started";
-        return;
-      }
+      const double left = std::max(session.seconds_left(), 0.0);
       args.insert(args.end(), {"-timeMode", "elapsed", "-sec", detail::cbc_number(left)});
     }
     args.insert(args.end(), {"-ratioGap", detail::cbc_number(std::max(options.relative_gap, 0.0))});

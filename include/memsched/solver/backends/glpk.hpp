@@ -22,7 +22,6 @@
 #include <cstdint>
 #include <chrono>
 #include <limits>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -253,7 +252,7 @@ struct glpk_backend {
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "glpk"; }
 
   /// Run each solve (branch and cut and LP relaxation) in a forked child process (POSIX), killed
-  /// if it still runs a little after the deadline (detail::isolation_grace): GLPK's LP presolver,
+  /// if it still runs a little after the deadline (detail::backend_overrun_allowance): GLPK's LP presolver,
   /// scaling and initial basis never look at the clock (2.5 s of a 1 s limit on a 148,000-column
   /// Checkmate model), and a killed child loses only what it had not reported. The child streams
   /// its incumbents (with their values) and its result through a pipe; the best incumbent it sent
@@ -288,11 +287,7 @@ struct glpk_backend {
   /// lives (so an observer can read the incumbent's values).
   static void run_here(const milp_model& model, const solver_options& options, detail::solve_session& session, bool integer,
                        solver_result& result, glp_prob* const** lp_slot = nullptr) {
-    if (session.has_deadline() && session.seconds_left() <= 0) {
-      result.status = solve_status::time_limit;
-      result.message = "time limit reached before the search started";
-      return;
-    }
+    if (session.expired_before_start(result)) return;
     if (detail::solver_threads(options) > 1) result.message = "glpk: threads ignored (sequential solver)";
     detail::glpk_run r;
     if (lp_slot != nullptr) *lp_slot = &r.lp;
@@ -318,8 +313,8 @@ struct glpk_backend {
   /// child cannot be started.
   static bool run_isolated(const milp_model& model, const solver_options& options, detail::solve_session& session, bool integer,
                            solver_result& result) {
-    static std::mutex fork_lock;  // GLPK keeps no process-wide state: forks only need the common lock
-    return detail::run_isolated(model, options, session, result, fork_lock, "glpk", "GLPK",
+    // GLPK keeps no process-wide state: forks only need the common lock (no solver lock).
+    return detail::run_isolated(model, options, session, result, nullptr, "glpk", "GLPK",
                                 [&](detail::child_channel& channel, double seconds_left) {
                                   solver_options child = options;
                                   child.time_limit.reset();

@@ -91,6 +91,13 @@ class solve_session {
   }
   [[nodiscard]] bool deadline_passed() const { return deadline_ && solver_clock::now() >= *deadline_; }
   [[nodiscard]] bool callback_failed() const noexcept { return static_cast<bool>(callback_error_); }
+  /// True, with `result` set to time_limit, when the deadline has passed before a search started.
+  [[nodiscard]] bool expired_before_start(solver_result& result) const {
+    if (!has_deadline() || seconds_left() > 0) return false;
+    result.status = solve_status::time_limit;
+    result.message = "time limit reached before the search started";
+    return true;
+  }
 
   /// Reports an incumbent (objective in the model's sense, with the offset) when it improves on
   /// the last one reported. Returns false when the observer threw (stop the search).

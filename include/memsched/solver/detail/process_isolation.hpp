@@ -3,7 +3,7 @@
 // crash inside the solver library cannot take the caller's process down. The child streams each
 // improving incumbent (with its values) and then its result through a pipe; the caller's thread
 // reads them, reports incumbents to the observer, enforces the wall clock (a child still running
-// isolation_grace(limit) after the deadline is killed: the libraries' presolve, scaling and
+// backend_overrun_allowance(limit) after the deadline is killed: the libraries' presolve, scaling and
 // factorisation never look at a clock) and, when the child dies without a result, returns the
 // best valid incumbent it had sent. Used by cbc_backend and glpk_backend (isolate_process);
 // includes no solver library.
@@ -37,7 +37,6 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -100,27 +99,11 @@ inline std::string signal_name(int sig) {
   return "signal " + std::to_string(sig) + (name ? std::string(" ") + name : std::string());
 }
 
-/// How long after its deadline a child may still run before it is killed: 3% of the limit plus
-/// 30 ms, at most 1 s (issue 11: a call ends within 10% + 0.2 s of its limit; the fork, the
-/// kernel freeing the child's memory (25 ms for 300 MB) and the caller's decoding come on top). A
-/// child that stops on its own clock sends its result within that; one stuck in an
-/// uninterruptible phase (presolve, scaling, factorisation) loses nothing it had reported.
-[[nodiscard]] inline double isolation_grace(double limit_seconds) noexcept { return backend_overrun_allowance(limit_seconds); }
-
 /// Held by every fork of run_isolated (whatever the solver), so that no child inherits the write
 /// end of another solve's pipe (the reader would then wait for that child's exit to see EOF).
 inline std::mutex& isolation_fork_mutex() {
   static std::mutex m;
   return m;
-}
-
-/// Reaps child `pid` (which has sent its result or was killed), in the caller's thread. Not on a
-/// thread of its own: a thread alive while another solve forks can hold a lock (the allocator's,
-/// under AddressSanitizer) that the child then waits for forever, and the parent with it.
-inline void reap_child(pid_t pid) {
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
 }
 
 /// A hook the tests install to make the child misbehave (crash, hang); null otherwise. Called in
@@ -163,23 +146,20 @@ class child_channel {
 
 /// Runs `solve_in_child(child_channel&, double seconds_left) -> std::optional<solver_result>` in a
 /// forked child process (nullopt: the child's search was stopped because the pipe closed) and
-/// fills `result` from what it sent. `fork_lock` is held while forking (the solver's own lock: no
-/// in-process solve may run then, and no other thread may fork between pipe() and the close of
-/// the write end). `prefix` starts messages ("cbc"), `solver` names the library ("CBC").
+/// fills `result` from what it sent. `solver_lock`, unless null, is held while forking (the
+/// solver's own lock: no in-process solve may run then); isolation_fork_mutex() always is (no other
+/// thread may fork between pipe() and the close of the write end). `prefix` starts messages ("cbc"), `solver` names the library ("CBC").
 /// Returns false, having done nothing, when the child cannot be started (solve in-process then).
 /// Throws nothing itself; the observer's exception is left in `session` (the caller rethrows).
 template <class SolveInChild>
-bool run_isolated(const milp_model& model, const solver_options& options, solve_session& session, solver_result& result, std::mutex& fork_lock,
+bool run_isolated(const milp_model& model, const solver_options& options, solve_session& session, solver_result& result, std::mutex* solver_lock,
                   const char* prefix, const char* solver, SolveInChild&& solve_in_child) {
-  if (session.has_deadline() && session.seconds_left() <= 0) {
-    result.status = solve_status::time_limit;
-    result.message = "time limit reached before the search started";
-    return true;
-  }
+  if (session.expired_before_start(result)) return true;
   int fds[2] = {-1, -1};
   pid_t pid = -1;
   {
-    std::lock_guard lock(fork_lock);
+    std::unique_lock<std::mutex> lock;
+    if (solver_lock) lock = std::unique_lock(*solver_lock);
     std::lock_guard fork_guard(isolation_fork_mutex());
     if (::pipe2(fds, O_CLOEXEC) != 0) return false;
     std::fflush(stdout);  // else buffered output would be written twice
@@ -213,7 +193,7 @@ bool run_isolated(const milp_model& model, const solver_options& options, solve_
   const int fd = fds[0];
   const std::size_t n = model.num_variables();
   const auto limit = effective_time_limit(options.time_limit);
-  const double grace = limit ? isolation_grace(limit->count()) : 0.0;
+  const double grace = limit ? backend_overrun_allowance(limit->count()) : 0.0;
   std::string buffer;
   std::vector<char> chunk(1 << 16);
   std::vector<double> best_values;
@@ -303,12 +283,11 @@ bool run_isolated(const milp_model& model, const solver_options& options, solve_
     if (!parse() || got_result) break;  // the result is the last frame: no need to wait for EOF
   }
   ::close(fd);
+  // Reaped here, in the caller's thread, not on a thread of its own: a thread alive while another
+  // solve forks can hold a lock (the allocator's, under AddressSanitizer) that the child then
+  // waits for forever, and the parent with it.
   int wait_status = 0;
-  if (got_result || killed) {
-    reap_child(pid);
-  } else {
-    while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
-    }
+  while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
   }
 
   if (got_result && !session.callback_failed()) {
