@@ -14,9 +14,8 @@
 
 #include <doctest/doctest.h>
 
-#include <limits>
-
 #include <cmath>
+#include <limits>
 
 using namespace memsched;
 using namespace memsched::testing;
@@ -418,6 +417,7 @@ namespace {
 /// which fits the budget of its own peak and is optimal as such); huge limits mean none.
 template <class Backend>
 void check_milp_limits(const Backend& backend) {
+  std::size_t start_plans_checked = 0;
   for (std::uint64_t seed = 0; seed < 3; ++seed) {
     const memory_graph g(random_dag(10, 0.3, 40 + seed));
     const auto topo = g.topological_order();
@@ -452,7 +452,32 @@ void check_milp_limits(const Backend& backend) {
       CHECK(r.plan.steps.size() == free_run.plan.steps.size());
       CHECK(r.stats.lns_rounds == 0);
     }
+    // A caller's start plan the simulator rejects (a vertex out of range, a free of a value not
+    // resident) is skipped by the build-stopped answer, not thrown; a valid one is taken (when
+    // the order admits a plan at this budget at all).
+    if (!has_solution(free_run.status)) continue;
+    ++start_plans_checked;
+    execution_plan out_of_range = free_run.plan, bad_free = free_run.plan;
+    out_of_range.steps.insert(out_of_range.steps.begin(), plan_step{plan_op::compute, g.size()});
+    bad_free.steps.insert(bad_free.steps.begin(), plan_step{plan_op::free, order.back()});
+    REQUIRE_FALSE(check_plan(g, out_of_range).valid);
+    REQUIRE_FALSE(check_plan(g, bad_free).valid);
+    checkmate_options<Backend> with_starts{.backend = backend, .solver = {.time_limit = std::chrono::duration<double>(0)}, .order = order};
+    with_starts.start_plans = {out_of_range, bad_free, free_run.plan};
+    remat_result started;
+    REQUIRE_NOTHROW(started = checkmate_milp_plan(g, tight, with_starts));
+    CHECK(has_solution(started.status));
+    CHECK(started.stats.solver_status == solve_status::time_limit);
+    CHECK(started.stats.start_source == "plan 2");
+    CHECK(started.total_cost == doctest::Approx(free_run.total_cost));
+    CHECK(started.plan.steps == free_run.plan.steps);
+    with_starts.start_plans = {out_of_range, bad_free};
+    remat_result only_bad;
+    REQUIRE_NOTHROW(only_bad = checkmate_milp_plan(g, tight, with_starts));
+    CHECK(only_bad.status == solve_status::time_limit);
+    CHECK(only_bad.plan.steps.empty());
   }
+  CHECK(start_plans_checked > 0);
 }
 
 }  // namespace

@@ -15,10 +15,9 @@
 
 #include <doctest/doctest.h>
 
-#include <limits>
-
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 using namespace memsched;
 using namespace memsched::testing;

@@ -15,12 +15,10 @@
 
 #include <doctest/doctest.h>
 
-#include <limits>
-
+#include <algorithm>
 #include <chrono>
 #include <cmath>
-
-#include <algorithm>
+#include <limits>
 #include <vector>
 
 using namespace memsched;

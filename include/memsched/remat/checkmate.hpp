@@ -13,6 +13,7 @@
 #include <memsched/remat/detail/checkmate_greedy.hpp>
 #include <memsched/remat/detail/checkmate_staging.hpp>
 #include <memsched/remat/detail/solver_glue.hpp>
+#include <memsched/remat/input_order.hpp>
 #include <memsched/remat/remat_result.hpp>
 #include <memsched/sim/execution_plan.hpp>
 #include <memsched/sim/plan_from_computes.hpp>
@@ -82,7 +83,7 @@ template <class Backend>
 class checkmate_solver {
  public:
   checkmate_solver(const memory_graph& g, std::int64_t budget, const checkmate_options<Backend>& o, const call_deadline& deadline)
-      : g_(g), budget_(budget), backend_(o.backend), o_(o), deadline_(deadline), t0_(deadline.start()) {}
+      : g_(g), budget_(budget), backend_(o.backend), o_(o), deadline_(deadline) {}
 
   /// The start plans that need no model (the caller's, the plan without recomputation, the
   /// eviction greedy), with their names; made before the model so that a model the time limit
@@ -103,13 +104,10 @@ class checkmate_solver {
   remat_result without_model(remat_result res) const {
     std::optional<plan_simulation> best;
     for (const auto& [plan, source] : plans_) {
-      if (!plan_respects_order(plan, res.stats.order)) continue;
+      // A caller's plan the simulator rejects, or whose first computations do not follow the
+      // order (what encode_checkmate_plan needs), is no answer (encoding would skip it too).
       plan_simulation sim;
-      try {
-        sim = simulate_plan(g_, plan);
-      } catch (const std::exception&) {
-        continue;  // a caller's plan the simulator rejects is no answer (encoding would skip it too)
-      }
+      if (!check_plan(g_, plan, &sim).valid || first_computation_order(plan, g_.size()) != res.stats.order) continue;
       if (sim.peak_bytes > budget_ || (best && sim.total_cost >= best->total_cost)) continue;
       best = sim;
       res.plan = plan;
@@ -126,12 +124,12 @@ class checkmate_solver {
       res.peak_bytes = best->peak_bytes;
       res.total_cost = best->total_cost;
       res.overhead = best->overhead;
-      res.stats.seconds_to_best = seconds_since(t0_);
+      res.stats.seconds_to_best = deadline_.elapsed();
       res.message += "; the cheapest start plan within the budget is returned";
     } else {
       res.status = solve_status::time_limit;
     }
-    res.stats.seconds = seconds_since(t0_);
+    res.stats.seconds = deadline_.elapsed();
     return res;
   }
 
@@ -144,35 +142,37 @@ class checkmate_solver {
     res.stats.nonzeros = cm.model.num_nonzeros();
     res.stats.memory_unit = cm.memory_unit;
     cm_ = &cm;
-    o_.solver.observer.on_phase(seconds_since(t0_), "starts");
+    o_.solver.observer.on_phase(deadline_.elapsed(), "starts");
     choose_start(res);
     // A start that recomputes nothing (of positive cost) is optimal: every vertex runs at least once.
     const bool trivially_optimal = best_ && best_objective_ <= cm.model.objective_offset * (1 + 1e-12);
     const double limit = trivially_optimal ? 0.0 : deadline_.limit();
     if (best_ && std::isfinite(limit) && limit > 0 && o_.lns_fraction > 0 && deadline_.backend_time_left()) {
-      o_.solver.observer.on_phase(seconds_since(t0_), "lns");
+      o_.solver.observer.on_phase(deadline_.elapsed(), "lns");
       lns(res, limit * o_.lns_fraction);
     }
     // The full model, from the incumbent, for the rest of the time.
     solver_options so = base_options();
-    so.time_limit = deadline_.for_backend();
+    const auto full_limit = deadline_.for_backend();
     cm.model.start = best_;
     solver_result full;
     if (trivially_optimal) {
       full.status = solve_status::optimal;
       full.objective = full.bound = best_objective_;
-    } else if (!deadline_.backend_time_left()) {
-      full.status = solve_status::time_limit;
-      full.message = "no time left for the full solve";
-    } else if (best_ && so.time_limit && *so.time_limit < o_.min_full_solve_time) {
+    } else if (best_ && full_limit && *full_limit < o_.min_full_solve_time) {  // (no time at all: solve_in_time_left)
       full.status = solve_status::time_limit;
       full.message = "no time left for the full solve";
     } else {
-      o_.solver.observer.on_phase(seconds_since(t0_), "full solve");
       // The backend's incumbents, as total costs since the call started (re-checked by offer below).
-      const scaled_observer translate{o_.solver.observer, t0_, 1.0 / cm.cost_scale, &reported_cost_};
+      const scaled_observer translate{o_.solver.observer, deadline_.start(), 1.0 / cm.cost_scale, &reported_cost_};
       so.observer = translate;
-      full = backend_.solve(cm.model, so);
+      full = solve_in_time_left(
+          deadline_, so,
+          [&](const solver_options& s) {
+            o_.solver.observer.on_phase(deadline_.elapsed(), "full solve");
+            return backend_.solve(cm.model, s);
+          },
+          std::numeric_limits<double>::infinity(), "no time left for the full solve");
     }
     res.stats.solver_status = full.status;
     if (has_solution(full.status) && full.values.size() == cm.model.num_variables()) offer(full.values, cm.model.objective_value(full.values));
@@ -188,7 +188,7 @@ class checkmate_solver {
         res.status = solve_status::error;
         res.message = "the solver's assignment violates the model; " + res.message;
       }
-      res.stats.seconds = seconds_since(t0_);
+      res.stats.seconds = deadline_.elapsed();
       return res;
     }
     res.plan = decode_checkmate_solution(g_, cm, *best_);
@@ -204,7 +204,7 @@ class checkmate_solver {
       res.status = solve_status::error;
       res.message = "decoded plan exceeds the budget (peak " + std::to_string(sim.peak_bytes) + ")";
     }
-    res.stats.seconds = seconds_since(t0_);
+    res.stats.seconds = deadline_.elapsed();
     return res;
   }
 
@@ -227,28 +227,13 @@ class checkmate_solver {
     }
     best_ = x;
     best_objective_ = objective;
-    best_seconds_ = seconds_since(t0_);
+    best_seconds_ = deadline_.elapsed();
     const double cost = cm_->cost_of_objective(objective);
     if (cost < reported_cost_) {
       reported_cost_ = cost;
       o_.solver.observer.on_incumbent(best_seconds_, cost, lp_bound_.value_or(std::numeric_limits<double>::quiet_NaN()));
     }
     return true;
-  }
-
-  /// True when the first computations of `plan` follow `order` (what encode_checkmate_plan needs).
-  static bool plan_respects_order(const execution_plan& plan, const std::vector<std::size_t>& order) {
-    std::vector<char> seen(order.size(), 0);
-    std::size_t next = 0;
-    for (const auto& step : plan.steps) {
-      if (step.op != plan_op::compute) continue;
-      if (step.node >= seen.size()) return false;
-      if (seen[step.node]) continue;
-      if (next == order.size() || order[next] != step.node) return false;
-      seen[step.node] = 1;
-      ++next;
-    }
-    return next == order.size();
   }
 
   /// Offers every start candidate (make_start_plans' in their order, then the LP rounding, only
@@ -274,7 +259,7 @@ class checkmate_solver {
         lo.solver.time_limit = deadline_.remaining(deadline_.limit() * o_.lp_rounding_fraction);
         const remat_result lr = checkmate_lp_on(g_, budget_, lo);
         lp_bound_ = lr.cost_bound;
-        if (lp_bound_) o_.solver.observer.on_bound(seconds_since(t0_), *lp_bound_);
+        if (lp_bound_) o_.solver.observer.on_bound(deadline_.elapsed(), *lp_bound_);
         if (has_solution(lr.status)) take(lr.plan, "lp rounding");
       }
     }
@@ -332,7 +317,7 @@ class checkmate_solver {
     std::vector<char> fixed(cm.model.num_variables(), 0);
     std::vector<std::size_t> columns;
     constexpr std::size_t constant = checkmate_model::constant;
-    while (seconds_since(t0_) < until && deadline_.backend_time_left() && fails < 4 * ((n + w - 1) / w) + 4) {
+    while (deadline_.elapsed() < until && deadline_.backend_time_left() && fails < 4 * ((n + w - 1) / w) + 4) {
       const bool by_stage = round % 2 == 0;
       std::size_t& start = by_stage ? stage_start : pos_start;
       if (start >= n) start = 0;
@@ -369,7 +354,7 @@ class checkmate_solver {
       const milp_model sub_model = restricted_model(fixed, columns);
       solver_options so = base_options();
       so.relative_gap = 1e-9;
-      so.time_limit = deadline_.for_backend(std::max(0.05, std::min(o_.lns_round_time.count(), until - seconds_since(t0_))));
+      so.time_limit = deadline_.for_backend(std::max(0.05, std::min(o_.lns_round_time.count(), until - deadline_.elapsed())));
       const solver_result sub = backend_.solve(sub_model, so);
       ++res.stats.lns_rounds;
       bool improved = false;
@@ -395,7 +380,6 @@ class checkmate_solver {
   const Backend& backend_;
   const checkmate_options<Backend>& o_;
   const call_deadline& deadline_;
-  checkmate_clock::time_point t0_;
   std::vector<std::pair<execution_plan, std::string>> plans_;  // make_start_plans'
   checkmate_model* cm_ = nullptr;
   std::optional<std::vector<double>> best_;
@@ -468,7 +452,7 @@ template <class G, class Backend, class... Maps>
   solver.make_start_plans(order);
   const double build_start = deadline.elapsed();
   std::optional<checkmate_model> cm = detail::build_checkmate_model_until(g, budget, order, options.model, &deadline);
-  deadline.reserve(1.5 * (deadline.elapsed() - build_start));  // for freeing the model
+  deadline.reserve_for_build(build_start, 1.5);  // for freeing the model
   if (!cm) return solver.without_model(sized_result());
   return solver.run(*cm);
 }

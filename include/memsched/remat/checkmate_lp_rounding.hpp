@@ -62,7 +62,7 @@ namespace detail {
 /// `deadline` (when not null) has passed (checked before each rounding).
 template <class Keep>
 void round_checkmate_lp(const memory_graph& g, const checkmate_model& cm, const std::vector<double>& lp,
-                        const lp_rounding_options& o, std::mt19937_64& rng, Keep&& keep, const call_deadline* deadline = nullptr) {
+                        const lp_rounding_options& o, std::mt19937_64& rng, Keep&& keep, const call_deadline* deadline) {
   const std::size_t n = cm.order.size();
   auto round_with = [&](auto&& decide) {
     if (deadline != nullptr && deadline->passed()) return;
@@ -122,7 +122,7 @@ remat_result checkmate_lp_on(const memory_graph& g, std::int64_t budget, const c
     if (!cm) {
       const double build_start = deadline.elapsed();
       cm = build_checkmate_model_until(g, lp_budget, res.stats.order, options.model, &deadline);
-      deadline.reserve(1.5 * (deadline.elapsed() - build_start));  // for freeing the model
+      deadline.reserve_for_build(build_start, 1.5);  // for freeing the model
       if (!cm) {
         stopped = true;
         break;

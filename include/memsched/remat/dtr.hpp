@@ -89,8 +89,6 @@ class dtr_runner {
   }
 
   std::vector<std::size_t> sequence;
-  std::int64_t tracked_peak = 0;  ///< The peak DTR's own accounting saw.
-  std::size_t evictions = 0;
   bool over_budget = false;       ///< Some computation found nothing left to evict.
   bool gave_up = false;           ///< The computation limit was hit.
 
@@ -131,13 +129,12 @@ class dtr_runner {
     return x;
   }
 
-  // Releases v's memory: evicted by the heuristic (`evict`) or dead. Either way v joins the
+  // Releases v's memory: evicted by the heuristic or dead. Either way v joins the
   // union-find of released values: a fresh node per release, because union-find cannot split a
   // class when one of its values is recomputed (its cost is subtracted from the class instead).
-  void release(std::size_t v, bool evict) {
+  void release(std::size_t v) {
     resident_[v] = 0;
     live_ -= g_.bytes(v);
-    if (evict) ++evictions;
     if (heuristic_ != dtr_heuristic::dtr_eq) return;
     const auto x = static_cast<std::uint32_t>(parent_.size());
     parent_.push_back(x);
@@ -220,7 +217,7 @@ class dtr_runner {
         }
       }
       if (best == n_) return false;
-      release(best, true);
+      release(best);
     }
     return true;
   }
@@ -229,7 +226,6 @@ class dtr_runner {
     const std::size_t v = f.v;
     ++clock_;
     if (!make_room(g_.bytes(v) + g_.workspace(v))) over_budget = true;
-    tracked_peak = std::max(tracked_peak, live_ + g_.bytes(v) + g_.workspace(v));
     sequence.push_back(v);
     if (sequence.size() > limit_) gave_up = true;
     computed_[v] = 1;
@@ -245,9 +241,9 @@ class dtr_runner {
       last_access_[p] = clock_;
       if (f.first) --pending_[p];
       // Dead inputs go at once (the memory model); a recomputed input may be dead already.
-      if (resident_[p] && !locked_[p] && !needed(p)) release(p, false);
+      if (resident_[p] && !locked_[p] && !needed(p)) release(p);
     }
-    if (f.first && !needed(v)) release(v, false);
+    if (f.first && !needed(v)) release(v);
   }
 
   // Computes v after making its inputs resident, iteratively (chains can be deep). The inputs
@@ -321,25 +317,21 @@ inline remat_result dtr_on(const memory_graph& g, std::int64_t budget, const dtr
   std::vector<std::size_t> order = options.order;
   if (order.empty()) order.assign(g.topological_order().begin(), g.topological_order().end());
   else check_order(g, order, "dtr_plan");
-  if (auto why = budget_below_lower_bound(g, budget)) {
+  // An answer without a plan.
+  auto stop = [&](solve_status status, std::string message) {
     remat_result r;
-    r.status = solve_status::infeasible;
-    r.message = "dtr_plan: " + *why;
+    r.status = status;
+    r.message = "dtr_plan: " + std::move(message);
     r.stats.order = std::move(order);
     r.stats.seconds = seconds_since(start);
     return r;
-  }
+  };
+  if (auto why = budget_below_lower_bound(g, budget)) return stop(solve_status::infeasible, *why);
   dtr_runner run(g, budget, options);
   run.run(order);
-  if (run.gave_up) {
-    remat_result r;
-    r.status = solve_status::no_solution;
-    r.message = "dtr_plan: gave up after " + std::to_string(run.sequence.size()) +
-                " computations (max_computations): recomputation thrashes at this budget";
-    r.stats.order = std::move(order);
-    r.stats.seconds = seconds_since(start);
-    return r;
-  }
+  if (run.gave_up)
+    return stop(solve_status::no_solution, "gave up after " + std::to_string(run.sequence.size()) +
+                                               " computations (max_computations): recomputation thrashes at this budget");
   remat_result r = finish_strategy_plan(g, std::move(run.sequence), budget, options.use_spare_memory && !run.over_budget, start);
   if (r.status == solve_status::no_solution)
     r.message = "dtr_plan: the inputs pinned by a computation (and its pending recomputations) leave nothing to evict; " + r.message;

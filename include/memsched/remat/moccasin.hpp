@@ -48,8 +48,9 @@ struct moccasin_options {
   /// graph's topological order (memory_graph::topological_order()).
   std::optional<std::vector<std::size_t>> order;
   unsigned max_intervals = 2;  ///< C_v: retention intervals (computations) per vertex, >= 1.
-  /// Most of the time limit phase 1 may use (it stops once the budget is met; stopped above it
-  /// with no start plan that fits, it goes on for the rest of the time, as phase 2 cannot start).
+  /// Most of the time limit phase 1 may use when a start plan already fits the budget (with
+  /// phase1_share_with_start, the smaller of the two). Without one, phase 2 cannot start before
+  /// phase 1 meets the budget, so phase 1 may use all the time (it stops once the budget is met).
   double phase1_share = 0.5;
   double phase1_share_with_start = 0.1;  ///< The same when a start plan already fits the budget.
   /// Plans to start phase 2 from as well (for example best_heuristic_plan's): used when their first
@@ -156,10 +157,9 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const mocc
 
   // Phase 1: minimise max(peak, budget) from the input order without recomputation.
   options.solver.observer.on_phase(elapsed(), "phase 1: min peak");
-  double build_seconds = deadline.elapsed();
+  const double build_start = deadline.elapsed();
   moccasin_model m1 = build_moccasin_model(g, order, budget, moccasin_phase::min_peak, counts, g.total_bytes());
-  build_seconds = deadline.elapsed() - build_seconds;
-  deadline.reserve(build_seconds);  // for freeing the models (Gecode runs in this process: no copy-on-write)
+  deadline.reserve_for_build(build_start, 1.0);  // for freeing the models (Gecode runs in this process: no copy-on-write)
   st.variables = m1.model.num_variables();
   st.intervals = m1.model.intervals().size();
   if (m1.rounded)
@@ -173,25 +173,18 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const mocc
     if (phase1_peak_units > m1.budget_units) {
       m1.model.start = enc->first;
       // A start plan that already fits the budget leaves phase 1 a smaller share of the time.
+      // Without one phase 2 cannot start until phase 1 meets the budget, so phase 1 may use all of
+      // it: the capacity's domain starts at the budget, so phase 1 ends as soon as it is met.
       bool plan_fits = false;
       for (const auto& ps : plan_starts)
         if (auto e = encode_moccasin(g, m1, ps); e && e->second <= m1.budget_units) plan_fits = true;
-      const double share = plan_fits ? std::min(options.phase1_share, options.phase1_share_with_start) : options.phase1_share;
-      solver_options o = options.solver;
-      o.time_limit = deadline.for_backend(deadline.limit() * share);
+      const double share = plan_fits ? std::min(options.phase1_share, options.phase1_share_with_start) : 1.0;
       double reported_peak = std::numeric_limits<double>::infinity();
       const scaled_observer peaks{options.solver.observer, t0, static_cast<double>(m1.byte_unit), &reported_peak};
+      solver_options o = options.solver;
       o.observer = peaks;
-      solver_result r1 = backend.solve(m1.model, o);
-      // Stopped above the budget with no start plan that fits: phase 2 cannot start, so phase 1
-      // keeps the rest of the time (from its best schedule) instead of returning early.
-      if (!plan_fits && r1.status == solve_status::feasible && r1.objective > static_cast<double>(m1.budget_units) && deadline.limited() &&
-          deadline.backend_time_left() && r1.values.size() == m1.model.num_variables()) {
-        m1.model.start = std::vector<std::int64_t>(r1.values.begin(), r1.values.end());
-        o.time_limit = deadline.for_backend();
-        solver_result again = backend.solve(m1.model, o);
-        if (has_solution(again.status) && again.objective <= r1.objective) r1 = std::move(again);
-      }
+      const solver_result r1 = solve_in_time_left(
+          deadline, o, [&](const solver_options& so) { return backend.solve(m1.model, so); }, deadline.limit() * share);
       st.phase1_status = r1.status;
       if (!r1.message.empty()) result.message += "phase 1: " + r1.message + "\n";
       if (r1.status == solve_status::unsupported || r1.status == solve_status::error) return finish(r1.status);
@@ -237,18 +230,13 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const mocc
   st.start_cost = static_cast<double>(start_cost) * m2.cost_unit;
   m2.model.start = start;
   solver_options o = options.solver;
-  o.time_limit = deadline.for_backend();
   const double unit = m2.cost_unit;
   options.solver.observer.on_phase(elapsed(), "phase 2: min cost");
   double reported_cost = std::numeric_limits<double>::infinity(), improved_at = st.phase1_seconds;
   const scaled_observer costs{options.solver.observer, t0, unit, &reported_cost, &improved_at};
   o.observer = costs;
-  solver_result r2;
-  if (deadline.backend_time_left()) {
-    r2 = backend.solve(m2.model, o);
-  } else {
-    r2.status = solve_status::time_limit;  // no time left: the start is the answer
-  }
+  // No time left: time_limit, and the start is the answer.
+  const solver_result r2 = solve_in_time_left(deadline, o, [&](const solver_options& so) { return backend.solve(m2.model, so); });
   st.solver_status = r2.status;
   if (!r2.message.empty()) result.message += "phase 2: " + r2.message + "\n";
   std::vector<double> values;

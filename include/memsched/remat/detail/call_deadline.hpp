@@ -3,12 +3,15 @@
 // Moccasin): it runs from the call's entry to its return, so graph conversion, model building,
 // start solutions, every backend call, decoding and repair all spend the same limit (issue 11).
 
+#include <memsched/core/status.hpp>
 #include <memsched/solver/solver_options.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <limits>
 #include <optional>
+#include <string>
+#include <utility>
 
 namespace memsched::detail {
 
@@ -16,8 +19,6 @@ class call_deadline {
  public:
   using clock = std::chrono::steady_clock;
 
-  /// No limit.
-  call_deadline() : start_(clock::now()) {}
   /// `limit` counted from `start` (see effective_time_limit: huge limits are none, NaN is 0).
   call_deadline(clock::time_point start, const std::optional<std::chrono::duration<double>>& limit) : start_(start) {
     if (const auto l = effective_time_limit(limit)) {
@@ -27,6 +28,7 @@ class call_deadline {
   }
 
   [[nodiscard]] bool limited() const noexcept { return deadline_.has_value(); }
+  /// When the call started (for observers that report seconds since then).
   [[nodiscard]] clock::time_point start() const noexcept { return start_; }
   /// The limit in seconds; infinity when there is none.
   [[nodiscard]] double limit() const noexcept { return limit_; }
@@ -47,16 +49,16 @@ class call_deadline {
   /// child still shares its pages, on a loaded 2-core machine), so callers reserve 1.5 times the
   /// build's time.
   void reserve(double seconds) noexcept { reserve_ = std::max(seconds, 0.0); }
+  /// Reserves `factor` times the time since `build_start` (an elapsed() taken before building a
+  /// model) for freeing it.
+  void reserve_for_build(double build_start, double factor) { reserve(factor * (elapsed() - build_start)); }
 
   /// The time limit for a backend call that must end by this deadline: what is left minus the
   /// reserve and minus what a backend may overrun (backend_overrun_allowance), at most `at_most` seconds; nullopt without
   /// a limit (and at_most infinite).
   [[nodiscard]] std::optional<std::chrono::duration<double>> for_backend(double at_most = std::numeric_limits<double>::infinity()) const {
     double l = left() - reserve_;
-    if (l != std::numeric_limits<double>::infinity()) {
-      // The largest x with x + backend_overrun_allowance(x) <= l (0.03 x + 0.03, capped at 1 s).
-      l = std::max((l - 0.03) / 1.03, l - 1.0);
-    }
+    if (l != std::numeric_limits<double>::infinity()) l = backend_limit_within(l);
     return call_deadline_limit(std::min(l, at_most));
   }
   /// False once for_backend() would give a backend no time (a call would still cost a check of
@@ -64,15 +66,6 @@ class call_deadline {
   [[nodiscard]] bool backend_time_left() const {
     const auto l = for_backend();
     return !l || l->count() > 0;
-  }
-  /// A deadline `seconds` after the start, or this one if that is later.
-  [[nodiscard]] call_deadline until(double seconds) const {
-    call_deadline d = *this;
-    if (seconds < d.limit_) {
-      d.limit_ = std::max(seconds, 0.0);
-      d.deadline_ = start_ + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(d.limit_));
-    }
-    return d;
   }
 
  private:
@@ -86,5 +79,21 @@ class call_deadline {
   double reserve_ = 0;
   std::optional<clock::time_point> deadline_;
 };
+
+/// Calls `solve(options)` (a backend call) with options.time_limit = deadline.for_backend(at_most);
+/// returns a time_limit result with message `no_time` instead when deadline.backend_time_left() is
+/// false (a call would still cost a check of the whole model).
+template <class Solve>
+[[nodiscard]] solver_result solve_in_time_left(const call_deadline& deadline, solver_options options, Solve&& solve,
+                                               double at_most = std::numeric_limits<double>::infinity(), std::string no_time = {}) {
+  if (!deadline.backend_time_left()) {
+    solver_result r;
+    r.status = solve_status::time_limit;
+    r.message = std::move(no_time);
+    return r;
+  }
+  options.time_limit = deadline.for_backend(at_most);
+  return solve(static_cast<const solver_options&>(options));
+}
 
 }  // namespace memsched::detail
