@@ -210,7 +210,9 @@ TEST_CASE("hiremate: limits reach every lower solve; a limit already spent still
                                                                   },
                                                                   .heuristic_start = false});
   REQUIRE(!seen.empty());
-  CHECK(seen.size() == r.stats.classes_solved * 8 * 4);  // 8 budgets per problem, each plain and squeezed 3 ways
+  // At most 8 budgets per problem (equal ones solved once), each plain and squeezed 3 ways.
+  CHECK(seen.size() >= r.stats.classes_solved * 4);
+  CHECK(seen.size() <= r.stats.classes_solved * 8 * 4);
   for (const auto& l : seen) {
     CHECK(l.max_bytes == std::optional<std::int64_t>(1 << 30));
     REQUIRE(l.time_limit.has_value());

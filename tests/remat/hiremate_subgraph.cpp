@@ -240,7 +240,7 @@ TEST_CASE("hiremate_subgraph_options with squeezed options: more solves, a front
     for (const auto& o : r.options) m = std::min(m, o.resident_bytes);
     return m;
   };
-  CHECK(least(squeezed) <= least(plain));
+  CHECK(least(squeezed) < least(plain));
   for (const auto& p : plain.options) {
     bool covered = false;
     for (const auto& q : squeezed.options)
@@ -273,6 +273,20 @@ TEST_CASE("hiremate_subgraph_options with a solver of one's own: every budget as
   REQUIRE(r.options.size() == 1);
   CHECK(r.options[0].peak_bytes == r.no_remat_peak);
   CHECK(r.options[0].budget == r.no_remat_peak);
+  // More budgets than byte values between the bound and the peak: each distinct budget is asked
+  // once (a repeat would only add an identical option).
+  const std::size_t span = static_cast<std::size_t>(r.no_remat_peak - r.lower_bound) + 1;
+  REQUIRE(span < 100000);
+  std::vector<std::int64_t> many;
+  const auto dense = hiremate_subgraph_options(t, group->vertices, {.budgets = span + 3, .max_options = 8}, [&](const memory_graph& g, std::int64_t b) {
+    many.push_back(b);
+    return checkpoint_all_plan(g, unlimited_budget);
+  });
+  CHECK(dense.solves == many.size());
+  CHECK(std::adjacent_find(many.begin(), many.end()) == many.end());
+  CHECK(many.size() == span);
+  CHECK(many.front() == dense.lower_bound);
+  CHECK(many.back() == dense.no_remat_peak);
   // A solver whose plans break the rules gives nothing.
   const auto bad = hiremate_subgraph_options(t, group->vertices, {.budgets = 3}, [](const memory_graph&, std::int64_t) {
     remat_result res;

@@ -202,19 +202,6 @@ inline std::optional<hiremate_option> hm_outputs_only(const hiremate_subgraph& s
   return hm_make_option(sub, std::move(plan), sim, sim.peak_bytes);
 }
 
-/// The options of a class the time limit did not reach: no recomputation (a topological order)
-/// and outputs only. O(size of the problem).
-inline std::vector<hiremate_option> hm_cheap_options(const hiremate_subgraph& sub) {
-  const memory_graph& g = sub.graph;
-  const auto& topo = g.topological_order();
-  execution_plan plan = plan_from_computes(g, std::vector<std::size_t>(topo.begin(), topo.end()));
-  plan_simulation sim;
-  std::vector<hiremate_option> out;
-  if (check_plan(g, plan, &sim).valid) out.push_back(hm_make_option(sub, std::move(plan), sim, sim.peak_bytes));
-  if (auto low = hm_outputs_only(sub); low && (out.empty() || low->resident_bytes < out.front().resident_bytes)) out.push_back(std::move(*low));
-  return out;
-}
-
 /// An option of a class (plan in the problem `from` of its representative) as schedules of the
 /// original vertices of a group whose problem is `sub`; `map` takes `from`'s vertices to `sub`'s
 /// (nullptr: `sub` is `from`). The barrier and the interface values are left out.
@@ -237,6 +224,18 @@ inline std::vector<hiremate_option> hm_class_options(const hiremate_subgraph& su
   if (!options.empty())
     if (auto low = hm_outputs_only(sub); low && low->resident_bytes < options.front().resident_bytes) options.push_back(std::move(*low));
   return options;
+}
+
+/// The options of a class the time limit did not reach: no recomputation (a topological order,
+/// always a valid plan) and outputs only. O(size of the problem).
+inline std::vector<hiremate_option> hm_cheap_options(const hiremate_subgraph& sub) {
+  const memory_graph& g = sub.graph;
+  const auto& topo = g.topological_order();
+  execution_plan plan = plan_from_computes(g, std::vector<std::size_t>(topo.begin(), topo.end()));
+  plan_simulation sim;
+  std::vector<hiremate_option> topo_option;
+  if (check_plan(g, plan, &sim).valid) topo_option.push_back(hm_make_option(sub, std::move(plan), sim, sim.peak_bytes));
+  return hm_class_options(sub, std::move(topo_option));
 }
 
 }  // namespace detail
@@ -323,10 +322,9 @@ template <class G, class... Maps>
                                             .heuristics = options.heuristics};
   // The lowest level may use 80% of the time limit (the top level and the expansion are linear).
   const std::optional<double> lower_deadline = options.time_limit ? std::optional<double>(0.8 * options.time_limit->count()) : std::nullopt;
-  const unsigned threads = options.threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : options.threads;
   std::atomic<std::size_t> solves_left{0};
+  unsigned threads = 1;  // of the current solve_all: run_tasks' count (at most one per task)
   hiremate_lower_limits base_limits;
-  if (options.max_bytes) base_limits.max_bytes = std::max<std::int64_t>(1, *options.max_bytes / static_cast<std::int64_t>(threads));
   // Each solve gets the time left to the lowest level's deadline divided among the solves still to
   // run on each thread.
   auto limits_now = [&] {
@@ -338,32 +336,30 @@ template <class G, class... Maps>
     }
     return l;
   };
-  auto out_of_lower_time = [&] { return lower_deadline && elapsed() >= *lower_deadline; };
   // Per solved group: its problem and its class's options (the outputs-only one included).
   std::vector<hiremate_subgraph> subs(groups.size());
   std::vector<std::vector<hiremate_option>> class_options(groups.size());
   std::atomic<std::size_t> cut{0};
   auto solve_all = [&](const std::vector<std::size_t>& which) {
-    solves_left = which.size() * options.budgets * (1 + options.resident_levels);
-    detail::run_tasks(which.size(), options.threads, [&](std::size_t k) {
+    const std::size_t per_class = options.budgets * (1 + options.resident_levels);
+    solves_left = which.size() * per_class;
+    threads = detail::task_threads(options.threads, which.size());
+    base_limits.max_bytes.reset();
+    if (options.max_bytes) base_limits.max_bytes = std::max<std::int64_t>(1, *options.max_bytes / static_cast<std::int64_t>(threads));
+    detail::run_tasks(which.size(), threads, [&](std::size_t k) {
       const std::size_t i = which[k];
-      std::size_t asked = 0;
-      bool stopped = false;
+      hiremate_subgraph_options_config class_cfg = cfg;
+      if (lower_deadline) class_cfg.time_limit = std::chrono::duration<double>(std::max(0.0, *lower_deadline - elapsed()));
       auto solve = [&](const memory_graph& sg, std::int64_t b) {
-        ++asked;
         --solves_left;
-        if (stopped || out_of_lower_time()) {  // no time: this budget gets no plan
-          stopped = true;
-          remat_result none;
-          none.status = solve_status::time_limit;
-          return none;
-        }
         if (options.lower_solver) return options.lower_solver(sg, b, limits_now());
         return best_heuristic_plan(sg, b, options.heuristics);
       };
-      hiremate_subgraph_result r = hiremate_subgraph_options(g, groups[i], cfg, solve);
-      if (stopped) ++cut;
-      if (r.options.empty() && stopped)
+      hiremate_subgraph_result r = hiremate_subgraph_options(g, groups[i], class_cfg, solve);
+      // Equal budgets solved once and budgets the time limit left out: no longer to run.
+      solves_left -= per_class - r.solves;
+      if (r.stopped) ++cut;
+      if (r.options.empty() && r.stopped)
         class_options[i] = detail::hm_cheap_options(r.sub);
       else
         class_options[i] = detail::hm_class_options(r.sub, std::move(r.options));

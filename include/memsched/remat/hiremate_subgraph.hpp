@@ -15,10 +15,12 @@
 #include <memsched/sim/simulate_plan.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -227,6 +229,9 @@ struct hiremate_subgraph_options_config {
   /// values at once). 0: none.
   std::size_t resident_levels = 0;
   best_heuristic_options heuristics = {};  ///< How each budget is solved.
+  /// No solve starts once this much time has passed since the call; the options found so far are
+  /// kept (hiremate_subgraph_result::stopped). Empty: no limit.
+  std::optional<std::chrono::duration<double>> time_limit;
 };
 
 /// The options of one subgraph.
@@ -236,6 +241,7 @@ struct [[nodiscard]] hiremate_subgraph_result {
   std::vector<hiremate_option> options;  ///< Increasing peak; no option dominates another (in peak and cost, and resident bytes with squeezed solves).
   std::int64_t no_remat_peak = 0, lower_bound = 0;
   std::size_t solves = 0, found = 0;     ///< Budgets solved; Pareto options before thinning.
+  bool stopped = false;                  ///< config.time_limit left budgets unsolved.
   std::string message;
 };
 
@@ -305,7 +311,8 @@ inline hiremate_option hm_make_option(const hiremate_subgraph& sub, execution_pl
 }  // namespace detail
 
 /// Solves the subgraph of the forward vertices `forward` of `training` for `config.budgets`
-/// budgets between its per-node lower bound and its no-remat peak, calling `solve(problem,
+/// budgets between its per-node lower bound and its no-remat peak (each distinct one once; none
+/// started after config.time_limit), calling `solve(problem,
 /// budget)` (any strategy: a remat_result for the memory_graph of make_hiremate_subgraph, for
 /// example checkmate_milp_plan with a backend), plus config.resident_levels squeezed solves per
 /// budget (the barrier given a workspace), keeps the options no other beats in both peak and cost
@@ -322,6 +329,7 @@ template <class Solve>
                                                                  const hiremate_subgraph_options_config& config, Solve&& solve) {
   if (config.budgets == 0) throw std::invalid_argument("hiremate_subgraph_options: budgets must be >= 1");
   if (config.max_options == 0) throw std::invalid_argument("hiremate_subgraph_options: max_options must be >= 1");
+  const auto start = std::chrono::steady_clock::now();
   hiremate_subgraph_result r;
   r.sub = make_hiremate_subgraph(training, forward);
   const memory_graph& g = r.sub.graph;
@@ -332,6 +340,10 @@ template <class Solve>
   std::vector<hiremate_option> all;
   // One solve of `problem` (g itself, or g with the barrier's workspace): kept when the simulator
   // accepts the plan on g within the budget (never trust a plan it rejects).
+  auto out_of_time = [&] {
+    r.stopped = r.stopped || (config.time_limit && std::chrono::steady_clock::now() - start >= *config.time_limit);
+    return r.stopped;
+  };
   auto try_budget = [&](const memory_graph& problem, std::int64_t budget) {
     ++r.solves;
     remat_result res = solve(problem, budget);
@@ -340,10 +352,15 @@ template <class Solve>
     if (!detail::check_plan(g, res.plan, &sim).valid || sim.peak_bytes > budget) return;
     all.push_back(detail::hm_make_option(r.sub, std::move(res.plan), sim, budget));
   };
-  const std::vector<std::int64_t> budgets = detail::spread_budgets(r.lower_bound, r.no_remat_peak, config.budgets);
-  for (const std::int64_t budget : budgets) try_budget(g, budget);
+  // Equal budgets (lower bound == no-remat peak, or a narrow range) are solved once: a repeat only
+  // adds an identical option that the Pareto step drops.
+  std::vector<std::int64_t> budgets = detail::spread_budgets(r.lower_bound, r.no_remat_peak, config.budgets);
+  budgets.erase(std::unique(budgets.begin(), budgets.end()), budgets.end());
+  for (const std::int64_t budget : budgets)
+    if (!out_of_time()) try_budget(g, budget);
   for (std::size_t k = 1; k <= config.resident_levels; ++k)
     for (const std::int64_t budget : budgets) {
+      if (out_of_time()) break;
       const std::int64_t w = static_cast<std::int64_t>(static_cast<long double>(budget) * k / (config.resident_levels + 1));
       try_budget(make_hiremate_subgraph(training, forward, w).graph, budget);
     }
@@ -366,8 +383,9 @@ template <class Solve>
   std::vector<std::int64_t> peaks;
   for (const auto& o : front) peaks.push_back(o.peak_bytes);
   for (auto i : detail::hm_thin(peaks, config.max_options)) r.options.push_back(std::move(front[i]));
-  r.status = r.options.empty() ? solve_status::no_solution : solve_status::feasible;
-  if (r.options.empty()) r.message = "no budget between the lower bound and the no-remat peak gave a plan";
+  r.status = r.options.empty() ? (r.stopped ? solve_status::time_limit : solve_status::no_solution) : solve_status::feasible;
+  if (r.options.empty())
+    r.message = r.stopped ? "the time limit stopped the budgets before any gave a plan" : "no budget between the lower bound and the no-remat peak gave a plan";
   return r;
 }
 
