@@ -69,9 +69,7 @@ int run_convert(const std::vector<std::string>& argv) {
     doc["constant_nodes"] = r.constant_nodes;
     doc["folded_nodes"] = r.folded_nodes;
     doc["merged_views"] = r.merged_views;
-    std::size_t inplace = 0;
-    for (std::size_t v = 0; v < num_vertices(r.graph); ++v) inplace += r.graph[v].inplace;
-    doc["inplace_nodes"] = inplace;
+    doc["inplace_nodes"] = r.inplace_nodes;
     g = std::move(r.graph);
 #else
     if (onnx_options) throw usage_error("this memsched was built without ONNX (libonnx-dev): --dim, --alias-views, --no-fold and --no-inplace are unavailable");

@@ -60,13 +60,10 @@ struct [[nodiscard]] onnx_read_result {
   std::size_t folded_nodes = 0;     ///< Nodes that compute weights (fold_constants).
   std::size_t merged_views = 0;     ///< Nodes merged into their producer (alias_views).
   std::size_t constant_nodes = 0;   ///< Constant nodes.
+  std::size_t inplace_nodes = 0;    ///< Vertices with in-place outputs (onnx_read_options::inplace).
 };
 
 namespace detail {
-
-/// The deepest nesting of protobuf messages parse_onnx_model accepts (protobuf's own default: 100).
-/// A model nests 4 levels plus 3 per subgraph level (If/Loop/Scan bodies).
-inline constexpr int onnx_max_message_nesting = 100;
 
 /// Bytes of one element of an ONNX TensorProto data type; 0 for types without a fixed size.
 [[nodiscard]] inline std::int64_t onnx_element_size(int type) {
@@ -79,6 +76,15 @@ inline constexpr int onnx_max_message_nesting = 100;
     case T::COMPLEX128: return 16;
     default: return 0;
   }
+}
+
+/// True when `n` is an op of the default ONNX domain (spelled "" or "ai.onnx").
+[[nodiscard]] inline bool default_domain(const ::onnx::NodeProto& n) { return n.domain().empty() || n.domain() == "ai.onnx"; }
+
+/// True for the shape-only ops (Reshape, Flatten, Squeeze, Unsqueeze, Identity): the output has the
+/// input's bytes in another shape (onnx_read_options::alias_views merges them; in place otherwise).
+[[nodiscard]] inline bool onnx_view_op(std::string_view op) {
+  return op == "Flatten" || op == "Identity" || op == "Reshape" || op == "Squeeze" || op == "Unsqueeze";
 }
 
 /// True for the ops whose output a runtime may write over an input of the same size that dies there
@@ -99,9 +105,8 @@ inline constexpr int onnx_max_message_nesting = 100;
       // binary and variadic element-wise (with broadcasting)
       "Add", "And", "BitShift", "Div", "Max", "Mean", "Min", "Mod", "Mul", "Or", "Pow", "PRelu", "Sub", "Sum", "Xor",
       // identity-like in inference
-      "BatchNormalization", "Dropout",
-      // shape-only
-      "Flatten", "Identity", "Reshape", "Squeeze", "Unsqueeze"};
+      "BatchNormalization", "Dropout"};
+  if (onnx_view_op(op)) return true;
   for (const std::string_view o : ops)
     if (o == op) return true;
   return false;
@@ -115,8 +120,13 @@ class onnx_reader {
 
   onnx_read_result run() {
     auto& graph = *model_.mutable_graph();
+    spell_default_domain_empty(graph);
     bind_dims(graph);
     check_structure(graph);  // before inference, whose messages on such models say less
+    for (const auto& init : graph.initializer()) {
+      weights_.insert(init.name());
+      initializers_.emplace(init.name(), &init);
+    }
     fill_kernel_shapes(graph);
     infer();
     auto add_types = [&](const auto& list) {
@@ -128,12 +138,7 @@ class onnx_reader {
     add_types(graph.value_info());
 
     onnx_read_result result;
-    for (const auto& init : graph.initializer()) {
-      weights_.insert(init.name());
-      initializers_.emplace(init.name(), &init);
-    }
     for (const auto& init : graph.sparse_initializer()) weights_.insert(init.values().name());
-    if (!valid_utf8(graph.name())) fail("the graph name is not valid UTF-8");
     record_.name = graph.name();
     record_.kind = "inference";
 
@@ -144,7 +149,7 @@ class onnx_reader {
     }
     for (const auto& n : graph.node()) {
       const std::string who = "node '" + node_name(n) + "' (" + n.op_type() + ")";
-      if (n.op_type() == "Constant" && n.domain().empty()) {
+      if (n.op_type() == "Constant" && default_domain(n)) {
         ++result.constant_nodes;
         for (const auto& out : n.output()) add_weight(out);
         continue;
@@ -174,7 +179,7 @@ class onnx_reader {
           if (!out.empty()) add_weight(out);
         continue;
       }
-      if (options_.alias_views && is_view(n) && !n.input().empty() && !n.input(0).empty()) {
+      if (options_.alias_views && default_domain(n) && onnx_view_op(n.op_type()) && !n.input().empty() && !n.input(0).empty()) {
         const std::string& data = n.input(0);
         ++result.merged_views;
         for (const auto& out : n.output()) {
@@ -197,7 +202,10 @@ class onnx_reader {
       }
       const auto flops = flops_of(n, who, first_elements);
       const std::int64_t id = add_vertex(node_name(n), n.op_type(), bytes, flops ? *flops : elements);
-      if (options_.inplace && (n.domain().empty() || n.domain() == "ai.onnx") && onnx_inplace_op(n.op_type())) record_.nodes.back().inplace = true;
+      if (options_.inplace && default_domain(n) && onnx_inplace_op(n.op_type())) {
+        record_.nodes.back().inplace = true;
+        ++result.inplace_nodes;
+      }
       for (const auto& out : n.output())
         if (!out.empty()) producer_[out] = id;
       for (const auto& in : reads)
@@ -235,17 +243,29 @@ class onnx_reader {
     return n.op_type();
   }
 
-  static bool is_view(const ::onnx::NodeProto& n) {
-    static const std::set<std::string> views = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
-    return n.domain().empty() && views.count(n.op_type()) != 0;
+  /// The default domain may be spelled "ai.onnx"; ONNX's shape inference only knows it as "", so
+  /// the top graph's nodes and the opset imports are respelled (an "ai.onnx" import is dropped when
+  /// "" is also imported).
+  void spell_default_domain_empty(::onnx::GraphProto& graph) {
+    for (auto& n : *graph.mutable_node())
+      if (n.domain() == "ai.onnx") n.clear_domain();
+    auto& imports = *model_.mutable_opset_import();
+    bool plain = false;
+    for (const auto& i : imports) plain = plain || i.domain().empty();
+    for (int k = imports.size() - 1; k >= 0; --k) {
+      if (imports.Get(k).domain() != "ai.onnx") continue;
+      if (plain) {
+        imports.DeleteSubrange(k, 1);
+      } else {
+        imports.Mutable(k)->clear_domain();
+        plain = true;
+      }
+    }
   }
 
   std::int64_t add_vertex(const std::string& name, const std::string& op, std::int64_t bytes, double cost) {
-    // ONNX strings are unchecked bytes (proto2); a graph's names and ops must be UTF-8 to be
-    // written as JSON (found by fuzz/onnx_graph.cpp: tests/data/fuzz/onnx/invalid_utf8_name.onnx).
-    const std::string vertex = "vertex " + std::to_string(record_.nodes.size());
-    if (!valid_utf8(name)) fail(vertex + " (an ONNX node or graph input): its name is not valid UTF-8");
-    if (!valid_utf8(op)) fail(vertex + " (an ONNX node): its op_type is not valid UTF-8");
+    // ONNX strings are unchecked bytes (proto2): build_dataflow_graph rejects names and ops that are
+    // not UTF-8 (found by fuzz/onnx_graph.cpp: tests/data/fuzz/onnx/invalid_utf8_name.onnx).
     node v;
     v.id = static_cast<std::int64_t>(record_.nodes.size());
     v.name = name;
@@ -328,12 +348,10 @@ class onnx_reader {
   /// tests/data/fuzz/onnx/conv_kernel_rank.onnx). Written as the attribute, it is checked (a
   /// clear error). Weights computed by nodes are not known here: such a model stays exposed.
   void fill_kernel_shapes(::onnx::GraphProto& graph) const {
-    std::unordered_map<std::string, const ::onnx::TensorProto*> inits;
-    for (const auto& init : graph.initializer()) inits.emplace(init.name(), &init);
     std::unordered_map<std::string, const ::onnx::ValueInfoProto*> declared;
     for (const auto& in : graph.input()) declared.emplace(in.name(), &in);
     for (auto& n : *graph.mutable_node()) {
-      if (!n.domain().empty() && n.domain() != "ai.onnx") continue;
+      if (!default_domain(n)) continue;
       const std::string& op = n.op_type();
       const int w = op == "QLinearConv" ? 3 : (op == "Conv" || op == "ConvInteger" || op == "ConvTranspose") ? 1 : -1;
       if (w < 0 || n.input_size() <= w) continue;
@@ -341,7 +359,7 @@ class onnx_reader {
       for (const auto& a : n.attribute()) has = has || a.name() == "kernel_shape";
       if (has) continue;
       std::vector<std::int64_t> dims;
-      if (const auto it = inits.find(n.input(w)); it != inits.end()) {
+      if (const auto it = initializers_.find(n.input(w)); it != initializers_.end()) {
         dims.assign(it->second->dims().begin(), it->second->dims().end());
       } else if (const auto d = declared.find(n.input(w)); d != declared.end() && d->second->type().has_tensor_type() &&
                                                             d->second->type().tensor_type().has_shape()) {
@@ -420,14 +438,26 @@ class onnx_reader {
     std::int64_t bytes = 0;
   };
 
+  /// The product of `dims`, or nullopt when it overflows 64 bits.
+  static std::optional<std::int64_t> element_count(const std::vector<std::int64_t>& dims) {
+    std::int64_t n = 1;
+    for (const std::int64_t d : dims)
+      if (__builtin_mul_overflow(n, d, &n)) return std::nullopt;
+    return n;
+  }
+
+  static std::string count_overflow(const std::string& tensor, const std::string& what) {
+    return "tensor '" + tensor + "' (" + what + "): its element count overflows 64 bits";
+  }
+
   /// Elements and bytes of `tensor` from one shape lookup; "" or why not (naming the tensor).
   std::string find_size(const std::string& tensor, const std::string& what, tensor_size& size) const {
     std::vector<std::int64_t> dims;
     if (std::string why = find_shape(tensor, what, dims); !why.empty()) return why;
     const auto named = [&] { return "tensor '" + tensor + "' (" + what + ")"; };
-    std::int64_t n = 1;
-    for (const std::int64_t d : dims)
-      if (__builtin_mul_overflow(n, d, &n)) return named() + ": its element count overflows 64 bits";
+    const auto count = element_count(dims);
+    if (!count) return count_overflow(tensor, what);
+    const std::int64_t n = *count;
     const auto type = find_element_type(tensor);
     if (!type) return named() + ": no type after ONNX shape inference";
     const std::int64_t element = onnx_element_size(*type);
@@ -438,10 +468,9 @@ class onnx_reader {
   }
 
   std::int64_t numel(const std::string& tensor, const std::string& what) const {
-    std::int64_t n = 1;
-    for (const std::int64_t d : shape(tensor, what))
-      if (__builtin_mul_overflow(n, d, &n)) fail("tensor '" + tensor + "' (" + what + "): its element count overflows 64 bits");
-    return n;
+    const auto count = element_count(shape(tensor, what));
+    if (!count) fail(count_overflow(tensor, what));
+    return *count;
   }
 
   tensor_size tensor_bytes(const std::string& tensor, const std::string& what) const {
@@ -460,7 +489,7 @@ class onnx_reader {
   /// FLOPs (2 per multiply-add) of the convolutions and matrix products; nullopt for other ops.
   /// out0_elements: the element count of output 0 (already known to the caller), or nullopt.
   std::optional<double> flops_of(const ::onnx::NodeProto& n, const std::string& who, std::optional<std::int64_t> out0_elements) const {
-    if (!n.domain().empty() && n.domain() != "ai.onnx") return std::nullopt;
+    if (!default_domain(n)) return std::nullopt;
     const std::string& op = n.op_type();
     auto input = [&](int i) -> const std::string& {
       if (n.input_size() <= i || n.input(i).empty()) fail(who + ": input " + std::to_string(i) + " is missing");
@@ -519,14 +548,10 @@ class onnx_reader {
   ::onnx::ModelProto model;
   if (bytes.size() > static_cast<std::size_t>(INT32_MAX))
     detail::fail_file(source, "larger than 2 GiB: protobuf cannot parse it (store the weights as external data)");
-  // Hostile bytes: protobuf reads at most the input (total bytes limit = its size) and nests at
-  // most onnx_max_message_nesting messages (a graph inside a node attribute inside a graph ...
-  // recurses in protobuf, in shape inference and here), so a parse allocates O(input size).
-  ::google::protobuf::io::ArrayInputStream stream(bytes.data(), static_cast<int>(bytes.size()));
-  ::google::protobuf::io::CodedInputStream coded(&stream);
-  coded.SetTotalBytesLimit(static_cast<int>(bytes.size()));
-  coded.SetRecursionLimit(detail::onnx_max_message_nesting);
-  if (!model.ParseFromCodedStream(&coded))
+  // Hostile bytes: protobuf's default recursion limit (100 nested messages) stops deeply nested
+  // subgraphs before the reader or shape inference recurse. A length prefix may still make
+  // protobuf allocate more than the input holds (up to its own per-string cap).
+  if (!::onnx::ParseProtoFromBytes(&model, bytes.data(), bytes.size()))
     detail::fail_file(source, "not an ONNX model (the protobuf does not parse: another format or a truncated file)");
   if (!model.has_graph() || model.ir_version() <= 0 || model.opset_import_size() == 0)
     detail::fail_file(source, "not an ONNX model (no graph, IR version or opset import)");

@@ -83,7 +83,6 @@ enum class attribute_format { graphml, dot };
 
 /// Converts the attribute text of a GraphML or DOT file into a graph_record. O(n + m).
 /// Throws file_error naming `source`, the node and the attribute for text of the wrong type, a
-/// name, op or kind that is not valid UTF-8, a
 /// missing `bytes`, a DOT node name or GraphML `id` that is not an integer, and `output` or
 /// `order_position` values that do not describe a set of outputs or a complete order.
 inline graph_record record_from_attributes(const attribute_graph& g, const std::string& source, attribute_format format) {
@@ -92,8 +91,6 @@ inline graph_record record_from_attributes(const attribute_graph& g, const std::
   graph_record r;
   r.name = g[boost::graph_bundle].name;
   r.kind = g[boost::graph_bundle].kind;
-  if (!valid_utf8(r.name)) fail_file(source, "the graph name is not valid UTF-8");
-  if (!valid_utf8(r.kind)) fail_file(source, "the graph kind is not valid UTF-8");
   const auto where_node = [dot, &g](std::size_t i) {
     return dot ? "node '" + g[i].node_id + "'" : "nodes[" + std::to_string(i) + "] (in file order)";
   };
@@ -172,8 +169,6 @@ inline graph_record record_from_attributes(const attribute_graph& g, const std::
     }
     v.name = a.name;
     v.op = a.op;
-    if (!valid_utf8(v.name)) fail_file(source, named + "name is not valid UTF-8");
-    if (!valid_utf8(v.op)) fail_file(source, named + "op is not valid UTF-8");
     role_fields roles;
     if (!a.role.empty()) {
       roles.role = parse_node_role(a.role);

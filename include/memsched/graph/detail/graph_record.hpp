@@ -81,7 +81,8 @@ inline std::string node_label(std::int64_t id) { return "node " + std::to_string
 [[nodiscard]] inline bool role_written(const node& v) { return v.role != node_role::forward || v.op == "loss"; }
 
 /// Validates a record and builds the graph. `source` (the file name) starts every message.
-/// O((n + m) log m). Throws file_error for: no nodes, a duplicate node id, a negative bytes or
+/// O((n + m) log m + text size). Throws file_error for: no nodes, a graph name or kind or a node name
+/// or op that is not valid UTF-8, a duplicate node id, a negative bytes or
 /// workspace, bytes + workspace summing past 64 bits, a negative or non-finite cost, costs whose
 /// sum is not finite (memory_graph), a grad_of,
 /// edge end, output or order entry that is not a node id, a role that conflicts with `backward` or
@@ -95,6 +96,9 @@ inline std::string node_label(std::int64_t id) { return "node " + std::to_string
   };
   const std::size_t n = record.nodes.size();
   if (n == 0) fail("the graph has no nodes");
+  // Every reader's strings end here; JSON can only hold UTF-8 (ONNX, GraphML and DOT strings are bytes).
+  if (!valid_utf8(record.name)) fail("the graph name is not valid UTF-8");
+  if (!valid_utf8(record.kind)) fail("the graph kind is not valid UTF-8");
 
   std::unordered_map<std::int64_t, std::size_t> index;
   index.reserve(n);
@@ -104,6 +108,8 @@ inline std::string node_label(std::int64_t id) { return "node " + std::to_string
     if (!index.emplace(v.id, i).second)
       fail(where(record.node_where, "nodes", i) + ": duplicate node id " + std::to_string(v.id));
     const std::string named = node_label(v.id);
+    if (!valid_utf8(v.name)) fail(named + ": name is not valid UTF-8");
+    if (!valid_utf8(v.op)) fail(named + ": op is not valid UTF-8");
     if (v.bytes < 0) fail(named + ": bytes must be >= 0, got " + std::to_string(v.bytes));
     if (v.workspace < 0) fail(named + ": workspace must be >= 0, got " + std::to_string(v.workspace));
     if (!std::isfinite(v.cost) || v.cost < 0) fail(named + ": cost must be a finite number >= 0");
