@@ -25,6 +25,17 @@ if [ ! -x "$work/consumer-build/agree_compiled" ]; then
   echo "memsched::compiled was not exported to the consumer" >&2
   exit 1
 fi
+# agree_compiled must take Serenity's search from the library (a strong definition, T), and
+# agree_header_only must compile it itself (inline: weak, W, or inlined away, never T).
+impl='serenity_order_impl('
+if ! nm -C "$work/consumer-build/agree_compiled" | grep -F " T memsched::detail::$impl" >/dev/null; then
+  echo "agree_compiled has no strong memsched::detail::$impl...): not compiled separately" >&2
+  exit 1
+fi
+if nm -C "$work/consumer-build/agree_header_only" | grep -F " T memsched::detail::$impl" >/dev/null; then
+  echo "agree_header_only has a strong memsched::detail::$impl...): not header-only" >&2
+  exit 1
+fi
 "$work/consumer-build/agree_header_only" >"$work/header_only.txt"
 "$work/consumer-build/agree_compiled" >"$work/compiled.txt"
 if ! cmp -s "$work/header_only.txt" "$work/compiled.txt"; then
