@@ -104,16 +104,15 @@ template <class Json>
   return {compute ? plan_op::compute : plan_op::free, vertex_of_id(index, s["node"], [&] { return at() + ".node"; })};
 }
 
-/// Reads the JSON file `path`, handing the elements of its top-level array (when `top_array`) and
-/// of its top-level object's array member `member` to `each(i, element)` as they are read, not
-/// stored (see parse_json_streaming). The first file_error of `each` is thrown once the whole
-/// text is known to be JSON: errors come in the same order as from reading the document, then
-/// its entries (a streamed array already has the shape the callers check).
+/// Parses `text` (`source` names it), handing the elements of its top-level array (when
+/// `top_array`) and of its top-level object's array member `member` to `each(i, element)` as they
+/// are read, not stored (see parse_json_streaming). The first file_error of `each` is thrown once
+/// the whole text is known to be JSON: errors come in the same order as from reading the document,
+/// then its entries (a streamed array already has the shape the callers check).
 template <class Each>
-[[nodiscard]] json_value read_json_streaming(const std::string& path, bool top_array, std::string_view member, Each each) {
-  const std::string text = read_text_file(path);
+[[nodiscard]] json_value parse_json_deferring(std::string_view text, const std::string& source, bool top_array, std::string_view member, Each each) {
   std::optional<file_error> first_error;
-  json_value doc = parse_json_streaming(text, path, top_array, member, [&](std::size_t i, const json_value& element) {
+  json_value doc = parse_json_streaming(text, source, top_array, member, [&](std::size_t i, const json_value& element) {
     if (first_error) return;
     try {
       each(i, element);
@@ -123,6 +122,50 @@ template <class Each>
   });
   if (first_error) throw *first_error;
   return doc;
+}
+
+/// The array of ids of an order document (`{"order": [ids]}` or a bare array), or file_error
+/// naming `where`. Json: nlohmann::json or json_value.
+template <class Json>
+[[nodiscard]] const Json& order_entries(const Json& doc, const std::string& where) {
+  const Json* entries = &doc;
+  if (doc.is_object()) {
+    if (!doc.contains("order")) throw file_error(where + ": expected {\"order\": [ids]} or an array of ids");
+    entries = &doc["order"];
+  }
+  if (!entries->is_array()) throw file_error(where + ": order: expected an array of node ids");
+  return *entries;
+}
+
+/// The "steps" array of a plan document, or file_error naming `where`. Json: as order_entries.
+template <class Json>
+[[nodiscard]] const Json& plan_steps(const Json& doc, const std::string& where) {
+  if (!doc.is_object() || !doc.contains("steps") || !doc["steps"].is_array())
+    throw file_error(where + ": expected an object with a 'steps' array");
+  return doc["steps"];
+}
+
+/// read_order on the file's text (`source`: its name). Also what fuzz/plan_files.cpp reads.
+[[nodiscard]] inline std::vector<std::size_t> read_order_text(std::string_view text, std::span<const std::int64_t> ids, const std::string& source) {
+  // The entries are converted as they are read (no json_value per entry: issue 11, orders and
+  // plans of millions of steps); the document's shape is checked after.
+  const auto index = index_of_ids(ids);
+  std::vector<std::size_t> order;
+  const json_value doc = parse_json_deferring(
+      text, source, true, "order", [&](std::size_t i, const json_value& e) { order.push_back(order_entry_from_json(e, index, source, i)); });
+  (void)order_entries(doc, source);  // the streamed array reads as empty
+  return order;
+}
+
+/// read_plan on the file's text (`source`: its name). Also what fuzz/plan_files.cpp reads.
+[[nodiscard]] inline execution_plan read_plan_text(std::string_view text, std::span<const std::int64_t> ids, const std::string& source) {
+  // As read_order_text: a 2-million-step plan costs its text and its steps (16 bytes each).
+  const auto index = index_of_ids(ids);
+  execution_plan plan;
+  const json_value doc = parse_json_deferring(
+      text, source, false, "steps", [&](std::size_t i, const json_value& s) { plan.steps.push_back(plan_step_from_json(s, index, source, i)); });
+  (void)plan_steps(doc, source);  // the streamed array reads as empty
+  return plan;
 }
 
 }  // namespace detail
@@ -142,16 +185,11 @@ template <class Json = nlohmann::json>
 /// Throws file_error naming `where` and the entry: not an array, a non-integer or unknown id.
 template <class Json>
 [[nodiscard]] std::vector<std::size_t> order_from_json(const Json& doc, std::span<const std::int64_t> ids, const std::string& where) {
-  const Json* entries = &doc;
-  if (doc.is_object()) {
-    if (!doc.contains("order")) throw file_error(where + ": expected {\"order\": [ids]} or an array of ids");
-    entries = &doc["order"];
-  }
-  if (!entries->is_array()) throw file_error(where + ": order: expected an array of node ids");
+  const Json& entries = detail::order_entries(doc, where);
   const auto index = detail::index_of_ids(ids);
   std::vector<std::size_t> order;
-  order.reserve(entries->size());
-  for (std::size_t i = 0; i < entries->size(); ++i) order.push_back(detail::order_entry_from_json((*entries)[i], index, where, i));
+  order.reserve(entries.size());
+  for (std::size_t i = 0; i < entries.size(); ++i) order.push_back(detail::order_entry_from_json(entries[i], index, where, i));
   return order;
 }
 
@@ -174,9 +212,7 @@ template <class Json = nlohmann::json>
 /// "node", an op other than "compute"/"free", a non-integer or unknown node id. Json: as order_from_json.
 template <class Json>
 [[nodiscard]] execution_plan plan_from_json(const Json& doc, std::span<const std::int64_t> ids, const std::string& where) {
-  if (!doc.is_object() || !doc.contains("steps") || !doc["steps"].is_array())
-    throw file_error(where + ": expected an object with a 'steps' array");
-  const Json& steps = doc["steps"];
+  const Json& steps = detail::plan_steps(doc, where);
   const auto index = detail::index_of_ids(ids);
   execution_plan plan;
   plan.steps.reserve(steps.size());
@@ -188,14 +224,7 @@ template <class Json>
 /// Throws file_error naming the file (and the entry): unreadable, not JSON, not an order, an
 /// unknown or non-integer id.
 [[nodiscard]] inline std::vector<std::size_t> read_order(const std::string& path, std::span<const std::int64_t> ids) {
-  // The entries are converted as they are read (no json_value per entry: issue 11, orders and
-  // plans of millions of steps); order_from_json then checks the document's shape.
-  const auto index = detail::index_of_ids(ids);
-  std::vector<std::size_t> order;
-  const detail::json_value doc = detail::read_json_streaming(
-      path, true, "order", [&](std::size_t i, const detail::json_value& e) { order.push_back(detail::order_entry_from_json(e, index, path, i)); });
-  (void)order_from_json(doc, ids, path);  // the shape (the streamed array reads as empty)
-  return order;
+  return detail::read_order_text(detail::read_text_file(path), ids, path);
 }
 
 /// Writes `order` to `path` as `fields` plus "order": [ids] (fields: other members of the document,
@@ -212,13 +241,7 @@ void write_order(const std::string& path, std::span<const std::int64_t> ids, std
 /// Reads the plan file `path` (see the top of this header). O(file + n).
 /// Throws file_error naming the file and the step (see plan_from_json).
 [[nodiscard]] inline execution_plan read_plan(const std::string& path, std::span<const std::int64_t> ids) {
-  // As read_order: a 2-million-step plan costs its text and its steps (16 bytes each).
-  const auto index = detail::index_of_ids(ids);
-  execution_plan plan;
-  const detail::json_value doc = detail::read_json_streaming(
-      path, false, "steps", [&](std::size_t i, const detail::json_value& s) { plan.steps.push_back(detail::plan_step_from_json(s, index, path, i)); });
-  (void)plan_from_json(doc, ids, path);  // the shape (the streamed array reads as empty)
-  return plan;
+  return detail::read_plan_text(detail::read_text_file(path), ids, path);
 }
 
 /// Writes `plan` to `path` as `fields` plus "steps": [...]. O(steps).
