@@ -126,41 +126,32 @@ void register_all() {
             ->Unit(benchmark::kSecond);
       };
       (void)add;
+#if defined(MEMSCHED_HAVE_CBC) || defined(MEMSCHED_HAVE_GLPK)
+      // Both Checkmate rows of one backend: checkmate_milp/<backend> and checkmate_lp/<backend>.
+      auto add_checkmate = [&](const std::string& backend_name, auto backend) {
+        add("checkmate_milp/" + backend_name, [cp, backend](seconds_d t, double& value) {
+          const auto& c = *cp;
+          return remat_outcome(memsched::checkmate_milp_plan(c.graph, c.budget,
+                                                             memsched::checkmate_options{.backend = backend,
+                                                                                         .solver = {.time_limit = t},
+                                                                                         .order = c.order}),
+                               value);
+        });
+        add("checkmate_lp/" + backend_name, [cp, backend](seconds_d t, double& value) {
+          const auto& c = *cp;
+          return remat_outcome(memsched::checkmate_lp_plan(c.graph, c.budget,
+                                                           memsched::checkmate_lp_options{.backend = backend,
+                                                                                          .solver = {.time_limit = t},
+                                                                                          .order = c.order}),
+                               value);
+        });
+      };
+#endif
 #ifdef MEMSCHED_HAVE_CBC
-      add("checkmate_milp/cbc", [cp](seconds_d t, double& value) {
-        const auto& c = *cp;
-        return remat_outcome(memsched::checkmate_milp_plan(c.graph, c.budget,
-                                                           memsched::checkmate_options{.backend = memsched::cbc_backend{},
-                                                                                       .solver = {.time_limit = t},
-                                                                                       .order = c.order}),
-                             value);
-      });
-      add("checkmate_lp/cbc", [cp](seconds_d t, double& value) {
-        const auto& c = *cp;
-        return remat_outcome(memsched::checkmate_lp_plan(c.graph, c.budget,
-                                                         memsched::checkmate_lp_options{.backend = memsched::cbc_backend{},
-                                                                                        .solver = {.time_limit = t},
-                                                                                        .order = c.order}),
-                             value);
-      });
+      add_checkmate("cbc", memsched::cbc_backend{});
 #endif
 #ifdef MEMSCHED_HAVE_GLPK
-      add("checkmate_milp/glpk", [cp](seconds_d t, double& value) {
-        const auto& c = *cp;
-        return remat_outcome(memsched::checkmate_milp_plan(c.graph, c.budget,
-                                                           memsched::checkmate_options{.backend = memsched::glpk_backend{},
-                                                                                       .solver = {.time_limit = t},
-                                                                                       .order = c.order}),
-                             value);
-      });
-      add("checkmate_lp/glpk", [cp](seconds_d t, double& value) {
-        const auto& c = *cp;
-        return remat_outcome(memsched::checkmate_lp_plan(c.graph, c.budget,
-                                                         memsched::checkmate_lp_options{.backend = memsched::glpk_backend{},
-                                                                                        .solver = {.time_limit = t},
-                                                                                        .order = c.order}),
-                             value);
-      });
+      add_checkmate("glpk", memsched::glpk_backend{});
 #endif
 #ifdef MEMSCHED_HAVE_GECODE
       add("moccasin/gecode", [cp](seconds_d t, double& value) {
