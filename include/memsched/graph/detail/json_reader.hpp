@@ -243,8 +243,7 @@ class json_parser {
     if (text_.substr(0, 3) == "\xEF\xBB\xBF") pos_ = 3;  // a UTF-8 byte order mark
     json_value doc;
     skip_space();
-    if (sink_ && stream_top_array_) value_or_stream(doc, 0);
-    else value(doc, 0);
+    value(doc, 0, sink_ && stream_top_array_);
     skip_space();
     if (pos_ < text_.size()) fail("unexpected '" + shown(pos_) + "' after the top-level value");
     return doc;
@@ -270,7 +269,8 @@ class json_parser {
     ++pos_;
   }
 
-  void value(json_value& v, std::size_t depth) {
+  // `stream`: an array here goes to sink_ element by element (and `v` is left an empty array).
+  void value(json_value& v, std::size_t depth, bool stream = false) {
     skip_space();
     if (pos_ >= text_.size()) fail("unexpected end of input; expected a value");
     const char c = text_[pos_];
@@ -278,7 +278,7 @@ class json_parser {
       if (depth + 1 > max_nesting_depth) fail_nesting(text_, pos_, source_, "arrays and objects");
       ++pos_;
       if (c == '{') object(v, depth + 1);
-      else array(v, depth + 1);
+      else array(v, depth + 1, stream);
     } else if (c == '"') {
       v.kind_ = json_value::kind::string;
       string(v.text_);
@@ -301,26 +301,16 @@ class json_parser {
     return true;
   }
 
-  // value(), except that an array is streamed to sink_ (and `v` left an empty array).
-  void value_or_stream(json_value& v, std::size_t depth) {
-    skip_space();
-    if (pos_ >= text_.size() || text_[pos_] != '[') return value(v, depth);
-    if (depth + 1 > max_nesting_depth) fail_nesting(text_, pos_, source_, "arrays and objects");
-    ++pos_;
-    array(v, depth + 1, true);
-  }
-
-  void array(json_value& v, std::size_t depth, bool streamed = false) {
+  void array(json_value& v, std::size_t depth, bool stream) {
     v.kind_ = json_value::kind::array;
     skip_space();
     if (pos_ < text_.size() && text_[pos_] == ']') {
       ++pos_;
       return;
     }
-    json_value element;  // reused: a streamed array holds no element
     for (std::size_t i = 0;; ++i) {
-      if (streamed) {
-        element = json_value();
+      if (stream) {
+        json_value element;  // a streamed array holds no element
         value(element, depth);
         sink_(context_, i, element);
       } else {
@@ -354,8 +344,7 @@ class json_parser {
       string(v.keys_.back());
       expect(':', "':'");
       v.items_.emplace_back();
-      if (sink_ && depth == 1 && v.keys_.back() == stream_member_) value_or_stream(v.items_.back(), depth);
-      else value(v.items_.back(), depth);
+      value(v.items_.back(), depth, sink_ && depth == 1 && v.keys_.back() == stream_member_);
       skip_space();
       if (pos_ < text_.size() && text_[pos_] == ',') {
         ++pos_;
