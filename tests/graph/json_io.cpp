@@ -283,8 +283,8 @@ TEST_CASE("every bad JSON input gives one file_error naming the file and the fie
       {R"({"nodes": [{"id": 1, "bytes": 1, "workspace": 0.5}]})", "node 1: workspace must be an integer >= 0"},
       {R"({"nodes": [{"id": 1, "bytes": 1, "cost": -1}]})", "node 1: cost must be a finite number >= 0"},
       {R"({"nodes": [{"id": 1, "bytes": 1, "cost": "fast"}]})", "node 1: cost must be a number >= 0, got \"fast\""},
-      {R"({"nodes": [{"id": 1, "bytes": 1, "name": 5}]})", "node 1: name must be a string"},
-      {R"({"nodes": [{"id": 1, "bytes": 1, "op": []}]})", "node 1: op must be a string"},
+      {R"({"nodes": [{"id": 1, "bytes": 1, "name": 5}]})", "node 1: name must be a string, got 5"},
+      {R"({"nodes": [{"id": 1, "bytes": 1, "op": []}]})", "node 1: op must be a string, got []"},
       {R"({"nodes": [{"id": 1, "bytes": 1, "backward": "yes"}]})", "node 1: backward must be true or false"},
       {R"({"nodes": [{"id": 1, "bytes": 1, "role": "grad"}]})", "node 1: role must be \"forward\", \"backward\" or \"loss\", got \"grad\""},
       {R"({"nodes": [{"id": 1, "bytes": 1, "role": 1}]})", "node 1: role must be \"forward\", \"backward\" or \"loss\", got 1"},
@@ -302,7 +302,7 @@ TEST_CASE("every bad JSON input gives one file_error naming the file and the fie
       {R"({"nodes": [{"id": 1, "bytes": 1, "inplace": 3}]})", "node 1: inplace must be true or false, got 3"},
       {R"({"nodes": [{"id": 1, "bytes": 1}, {"id": 2, "bytes": 1, "inplace": "yes"}]})",
        "node 2: inplace must be true or false, got \"yes\""},
-      {R"({"name": 3, "nodes": [{"id": 1, "bytes": 1}]})", "name must be a string"},
+      {R"({"name": 3, "nodes": [{"id": 1, "bytes": 1}]})", "name must be a string, got 3"},
       {R"({"nodes": [{"id": 1, "bytes": 1}], "edges": {}})", "'edges' must be an array"},
       {R"({"nodes": [{"id": 1, "bytes": 1}], "edges": [[1]]})", "edges[0] must be a [producer, consumer] pair, got [1]"},
       {R"({"nodes": [{"id": 1, "bytes": 1}], "edges": [[1, 2, 3]]})", "edges[0] must be a [producer, consumer] pair"},
@@ -326,6 +326,9 @@ TEST_CASE("every bad JSON input gives one file_error naming the file and the fie
     CHECK(starts_with(message, "bad.json: "));
     CHECK_MESSAGE(contains(message, c.expected), message);
   }
+  // The graph's own string fields are named without a node prefix.
+  CHECK(error_of([] { return parse_json_graph(R"({"name": 3, "nodes": []})", "bad.json"); }) == "bad.json: name must be a string, got 3");
+  CHECK(error_of([] { return parse_json_graph(R"({"kind": {}, "nodes": []})", "bad.json"); }) == "bad.json: kind must be a string, got {}");
   // Sizes whose sum overflows 64 bits: each fits, the total does not.
   const std::string overflow =
       R"({"nodes": [{"id": 1, "bytes": )" + half + R"(}, {"id": 2, "bytes": 1}, {"id": 3, "bytes": )" + half + "}]}";

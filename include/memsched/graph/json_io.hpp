@@ -60,10 +60,13 @@ inline const json_value* json_field(const json_value& object, const char* key) {
   return it == nullptr || it->is_null() ? nullptr : it;
 }
 
-inline std::string json_string(const json_value& object, const char* key, const std::string& source, const std::string& where) {
+/// The string member `key` ("" when absent or null). `where()` prefixes the key in the message; it
+/// is called only on error, as json_int64's `field`.
+template <class Where>
+std::string json_string(const json_value& object, const char* key, const std::string& source, Where&& where) {
   const json_value* it = json_field(object, key);
   if (it == nullptr) return {};
-  if (!it->is_string()) fail_file(source, where + key + " must be a string, got " + it->dump());
+  if (!it->is_string()) fail_file(source, where() + key + " must be a string, got " + it->dump());
   return it->get<std::string>();
 }
 
@@ -72,8 +75,9 @@ inline graph_record json_record(const json_value& doc, const std::string& source
   using json = json_value;
   if (!doc.is_object()) fail_file(source, "the top level must be a JSON object");
   graph_record r;
-  r.name = json_string(doc, "name", source, "");
-  r.kind = json_string(doc, "kind", source, "");
+  const auto top_level = [] { return std::string(); };
+  r.name = json_string(doc, "name", source, top_level);
+  r.kind = json_string(doc, "kind", source, top_level);
   const json* nodes = doc.find("nodes");
   if (nodes == nullptr || !nodes->is_array()) fail_file(source, "missing field 'nodes' (an array of node objects)");
   r.nodes.reserve(nodes->size());
@@ -96,14 +100,8 @@ inline graph_record json_record(const json_value& doc, const std::string& source
       if (!cost->is_number()) fail_file(source, named() + "cost must be a number >= 0, got " + cost->dump());
       v.cost = cost->get<double>();
     }
-    if (const json* name = json_field(n, "name")) {
-      if (!name->is_string()) fail_file(source, named() + "name must be a string, got " + name->dump());
-      v.name = name->get<std::string>();
-    }
-    if (const json* op = json_field(n, "op")) {
-      if (!op->is_string()) fail_file(source, named() + "op must be a string, got " + op->dump());
-      v.op = op->get<std::string>();
-    }
+    v.name = json_string(n, "name", source, named);
+    v.op = json_string(n, "op", source, named);
     role_fields roles;
     if (const json* role = json_field(n, "role")) {
       if (role->is_string()) roles.role = parse_node_role(role->get<std::string>());
