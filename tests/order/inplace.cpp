@@ -2,7 +2,7 @@
 // decision searches, divide and conquer at single-node cuts) find the optimum of the rule, checked
 // against brute force over every order of small random DAGs with random in-place vertices; the
 // lower bound stays a lower bound; a hand-checked ResNet-style block where in-place changes the
-// optimal order and peak. The rule is re-implemented in inplace_reference.hpp.
+// optimal order and peak. The rule is written out in support/memory_rule.hpp.
 
 #include <memsched/order/detail/serenity_decision.hpp>
 #include <memsched/order/detail/serenity_dp.hpp>
@@ -14,8 +14,8 @@
 #include <memsched/order/serenity.hpp>
 #include <memsched/sim/simulate_order.hpp>
 
+#include "../support/memory_rule.hpp"
 #include "../support/random_dag.hpp"
-#include "inplace_reference.hpp"
 
 #include <doctest/doctest.h>
 
@@ -31,19 +31,6 @@ namespace {
 
 constexpr auto no_deadline = std::chrono::steady_clock::time_point::max();
 constexpr std::uint64_t no_cap = std::numeric_limits<std::uint64_t>::max();
-
-bool is_topological(const memory_graph& g, const std::vector<std::size_t>& order) {
-  if (order.size() != g.size()) return false;
-  std::vector<std::size_t> pos(g.size(), g.size());
-  for (std::size_t k = 0; k < order.size(); ++k) {
-    if (order[k] >= g.size() || pos[order[k]] != g.size()) return false;
-    pos[order[k]] = k;
-  }
-  for (std::size_t v = 0; v < g.size(); ++v)
-    for (auto s : g.successors(v))
-      if (pos[v] > pos[s]) return false;
-  return true;
-}
 
 // The small random graphs of the brute-force tests: 4-9 vertices, sizes 1-4 (equal sizes are
 // common), workspaces on odd seeds, random outputs on every third, half the vertices in-place.
@@ -85,9 +72,7 @@ TEST_CASE("the layered search finds the in-place optimum of random DAGs (brute f
     CAPTURE(seed);
     const std::int64_t best = inplace_brute_force_peak(g);
     // In-place reuse only ever lowers the optimum.
-    memory_graph_data plain = g.data();
-    plain.inplace.clear();
-    const std::int64_t best_plain = inplace_brute_force_peak(memory_graph(std::move(plain)));
+    const std::int64_t best_plain = inplace_brute_force_peak(without_inplace(g));
     CHECK(best <= best_plain);
     improved += best < best_plain ? 1 : 0;
     CHECK(peak_lower_bound(g) <= best);
@@ -96,7 +81,7 @@ TEST_CASE("the layered search finds the in-place optimum of random DAGs (brute f
       const auto ans = run_dp(g, std::numeric_limits<std::int64_t>::max(), free_moves, peak_lower_bound(g));
       REQUIRE(ans.outcome == detail::serenity_dp_outcome::solved);
       CHECK(ans.peak == best);
-      REQUIRE(is_topological(g, ans.order));
+      REQUIRE_NOTHROW(detail::check_order(g, ans.order, "test"));
       CHECK(inplace_rule_peak(g, ans.order) == ans.peak);
       // The limit prunes exactly: best fits, best - 1 does not.
       CHECK(run_dp(g, best, free_moves, best).peak == best);
@@ -125,7 +110,7 @@ TEST_CASE("both decision searches answer every tau of random in-place DAGs like 
           const auto answer = s->run(no_cap);
           if (tau >= best) {
             REQUIRE(answer == detail::serenity_decision::yes);
-            REQUIRE(is_topological(g, s->order()));
+            REQUIRE_NOTHROW(detail::check_order(g, s->order(), "test"));
             CHECK(inplace_rule_peak(g, s->order()) <= tau);
           } else {
             CHECK(answer == detail::serenity_decision::no);
@@ -180,7 +165,7 @@ TEST_CASE("segments at single-node cuts keep in-place vertices: joined optima ar
       for (std::size_t v : ans.order)
         if (!(s.has_lead && v == 0)) order.push_back(s.global[v]);
     }
-    REQUIRE(is_topological(g, order));
+    REQUIRE_NOTHROW(detail::check_order(g, order, "test"));
     CHECK(joined == best);
     CHECK(inplace_rule_peak(g, order) == best);
   }
@@ -238,7 +223,7 @@ TEST_CASE("serenity_order equals brute force on random in-place DAGs in every mo
       const auto r = serenity_order(g, opt);
       REQUIRE(r.status == solve_status::optimal);
       CHECK(r.peak_bytes == best);
-      REQUIRE(is_topological(g, r.order));
+      REQUIRE_NOTHROW(detail::check_order(g, r.order, "test"));
       CHECK(inplace_rule_peak(g, r.order) == r.peak_bytes);
     }
     // The budget: the optimum fits, one byte less is infeasible.

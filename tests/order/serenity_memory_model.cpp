@@ -1,15 +1,15 @@
 // Serenity's searches keep a fast copy of the memory model on signatures (forward_step and
 // backward_step, detail/signature_tables.hpp: the layered DP and both decision searches call
 // them). Here every step of random orders of random graphs is compared with the one model,
-// sim/memory_model.hpp: forward from every down-set, backward from every up-set. Graphs with
-// in-place vertices (issue 12) are compared with the rule as the tests re-implement it
-// (inplace_reference.hpp) and with memory_model.
+// sim/memory_model.hpp, and with the rule as the tests write it out (support/memory_rule.hpp):
+// forward from every down-set, backward from every up-set, with and without in-place vertices
+// (issue 12).
 
 #include <memsched/order/detail/signature_tables.hpp>
 #include <memsched/sim/memory_model.hpp>
 
+#include "../support/memory_rule.hpp"
 #include "../support/random_dag.hpp"
-#include "inplace_reference.hpp"
 
 #include <doctest/doctest.h>
 
@@ -38,20 +38,12 @@ std::vector<std::size_t> random_order(const memory_graph& g, std::mt19937_64& rn
   return order;
 }
 
-// The model's steps along `order`, and the final resident bytes.
-std::vector<memory_step> model_steps(const memory_graph& g, const std::vector<std::size_t>& order) {
-  memory_model m(g);
-  std::vector<memory_step> steps;
-  for (auto v : order) steps.push_back(m.step(v));
-  return steps;
-}
-
-// Compares forward_step and backward_step with `steps` (the model's steps along `order`, by
-// default memory_model's); returns the steps checked.
+// Compares forward_step<W> and backward_step<W> with `steps` (the steps along `order`, by default
+// memory_model's); returns the steps checked.
 template <std::size_t W>
 std::size_t check_order(const memory_graph& g, const detail::signature_tables& t, const std::vector<std::size_t>& order,
                         std::vector<memory_step> steps = {}) {
-  if (steps.empty()) steps = model_steps(g, order);
+  if (steps.empty()) steps = walk(g, order);
   const std::size_t n = g.size();
   std::vector<std::uint64_t> sig(t.words, 0);
   std::int64_t live = 0;
@@ -84,34 +76,61 @@ std::size_t check_order(const memory_graph& g, const detail::signature_tables& t
   return 2 * n;
 }
 
-}  // namespace
+// check_order at the run-time width (W = 0) and at the width the searches pick for t.words
+// (detail::with_small_width: 1, 2 or 4 words, 0 beyond).
+std::size_t check_both_widths(const memory_graph& g, const detail::signature_tables& t, const std::vector<std::size_t>& order,
+                              const std::vector<memory_step>& steps) {
+  std::size_t checked = check_order<0>(g, t, order, steps);
+  detail::with_small_width(t.words, [&]<std::size_t W>() {
+    if constexpr (W != 0) checked += check_order<W>(g, t, order, steps);
+  });
+  return checked;
+}
 
-TEST_CASE("forward_step and backward_step agree with memory_model on random graphs") {
-  std::mt19937_64 rng(12345);
-  std::size_t checked = 0;
+struct random_run {
+  std::size_t checked = 0;  // steps compared, forward and backward, over all widths
+  std::size_t reusing = 0;  // steps at which a vertex took over an input's buffer
+};
+
+// 300 random graphs, 3 random orders each; sizes across the word boundaries the searches
+// specialise (1-4 words) and beyond. The steps are the rule's (rule_steps), checked equal to the
+// model's (walk), then to the fast copies. `inplace`: sizes 1-3 (so that many inputs have the size
+// of their consumer) and half the vertices in-place; otherwise sizes 1-100 and no in-place vertex.
+random_run check_random_graphs(bool inplace, std::uint64_t order_seed) {
+  std::mt19937_64 rng(order_seed);
+  random_run run;
   for (std::uint64_t seed = 0; seed < 300; ++seed) {
-    // Sizes across the word boundaries the searches specialise (1-4 words) and beyond.
+    CAPTURE(seed);
     const std::size_t n = std::vector<std::size_t>{5, 12, 40, 63, 64, 65, 130, 200, 257, 330}[seed % 10];
-    memory_graph_data d = random_dag(n, 6.0 / static_cast<double>(n), seed, 100, seed % 2 == 1);
+    memory_graph_data d = random_dag(n, 6.0 / static_cast<double>(n), seed, inplace ? 3 : 100, seed % 2 == 1);
     if (seed % 3 == 0) d = with_random_outputs(std::move(d), seed);
-    const memory_graph g(std::move(d));
+    const memory_graph g(inplace ? with_random_inplace(std::move(d), seed) : std::move(d));
     const detail::signature_tables t(g);
     REQUIRE(t.words == ((n + 63) / 64 == 3 ? 4 : (n + 63) / 64));  // 3 words padded to 4 (search_words)
     for (int rep = 0; rep < 3; ++rep) {
       const auto order = random_order(g, rng);
       REQUIRE(order.size() == n);
-      // The width the searches would pick, and the run-time width, give the same steps.
-      checked += check_order<0>(g, t, order);
-      switch (t.words) {
-        case 1: checked += check_order<1>(g, t, order); break;
-        case 2: checked += check_order<2>(g, t, order); break;
-        case 3: checked += check_order<3>(g, t, order); break;
-        case 4: checked += check_order<4>(g, t, order); break;
-        default: break;
-      }
+      const std::vector<memory_step> steps = rule_steps(g, order);
+      CHECK(walk(g, order) == steps);  // the one model honours the rule (issue 12)
+      for (const memory_step& s : steps) run.reusing += s.reused != memory_step::none ? 1 : 0;
+      run.checked += check_both_widths(g, t, order, steps);
     }
   }
-  CHECK(checked > 100000);
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("forward_step and backward_step agree with memory_model on random graphs") {
+  const random_run run = check_random_graphs(false, 12345);
+  CHECK(run.checked > 100000);
+  CHECK(run.reusing == 0);
+}
+
+TEST_CASE("forward_step and backward_step agree with the in-place rule on random graphs") {
+  const random_run run = check_random_graphs(true, 777);
+  CHECK(run.checked > 100000);
+  CHECK(run.reusing > 5000);  // the rule did apply, often
 }
 
 TEST_CASE("the tables hold the model's per-vertex numbers") {
@@ -129,48 +148,13 @@ TEST_CASE("the tables hold the model's per-vertex numbers") {
   CHECK(t.alloc == std::vector<std::int64_t>{10, 20, 30, 0});  // d: nobody reads it
   // Order a, b, d, c: hand-computed steps.
   const std::vector<std::size_t> order{0, 1, 3, 2};
-  const auto steps = model_steps(g, order);
+  const auto steps = walk(g, order);
   CHECK(steps[0].transient == 11);
   CHECK(steps[1].transient == 10 + 22);
   CHECK(steps[2].transient == 30 + 44);
   CHECK(steps[3].transient == 30 + 33);
   CHECK(steps[3].live_after == 30);  // only the output c
   CHECK(check_order<0>(g, t, order) == 8);
-}
-
-TEST_CASE("forward_step and backward_step agree with the in-place rule on random graphs") {
-  // Sizes 1-3 so that many inputs have the size of their consumer; half the vertices in-place.
-  std::mt19937_64 rng(777);
-  std::size_t checked = 0, reusing = 0;
-  for (std::uint64_t seed = 0; seed < 300; ++seed) {
-    const std::size_t n = std::vector<std::size_t>{5, 12, 40, 63, 64, 65, 130, 200, 257, 330}[seed % 10];
-    memory_graph_data d = random_dag(n, 6.0 / static_cast<double>(n), seed, 3, seed % 2 == 1);
-    if (seed % 3 == 0) d = with_random_outputs(std::move(d), seed);
-    const memory_graph g(with_random_inplace(std::move(d), seed));
-    const detail::signature_tables t(g);
-    for (int rep = 0; rep < 3; ++rep) {
-      const auto order = random_order(g, rng);
-      const auto steps = inplace_rule_steps(g, order);
-      for (std::size_t k = 0; k < n; ++k)
-        reusing += steps[k].transient < steps[k].live_before + g.bytes(order[k]) + g.workspace(order[k]) ? 1 : 0;
-      // The one model says the same (issue 12: sim/memory_model.hpp honours the rule).
-      const auto model = model_steps(g, order);
-      for (std::size_t k = 0; k < n; ++k) {
-        CHECK(model[k].transient == steps[k].transient);
-        CHECK(model[k].live_after == steps[k].live_after);
-      }
-      checked += check_order<0>(g, t, order, steps);
-      switch (t.words) {
-        case 1: checked += check_order<1>(g, t, order, steps); break;
-        case 2: checked += check_order<2>(g, t, order, steps); break;
-        case 3: checked += check_order<3>(g, t, order, steps); break;
-        case 4: checked += check_order<4>(g, t, order, steps); break;
-        default: break;
-      }
-    }
-  }
-  CHECK(checked > 100000);
-  CHECK(reusing > 5000);  // the rule did apply, often
 }
 
 TEST_CASE("the tables of an in-place graph: candidate inputs, saving and the smallest step") {
@@ -199,8 +183,8 @@ TEST_CASE("the tables of an in-place graph: candidate inputs, saving and the sma
   detail::set_bit(sig.data(), 2);
   CHECK(detail::forward_step<0>(g, t, 1, sig.data(), 10).transient == 10 + 1);
   CHECK(detail::forward_step<0>(g, t, 1, sig.data(), 10).live == 10);  // x freed, r resident: net 0
-  CHECK(check_order<0>(g, t, {5, 6, 0, 2, 1, 3, 4}, inplace_rule_steps(g, std::vector<std::size_t>{5, 6, 0, 2, 1, 3, 4})) == 14);
-  CHECK(check_order<0>(g, t, {0, 1, 2, 3, 4, 5, 6}, inplace_rule_steps(g, std::vector<std::size_t>{0, 1, 2, 3, 4, 5, 6})) == 14);
+  CHECK(check_order<0>(g, t, {5, 6, 0, 2, 1, 3, 4}, rule_steps(g, std::vector<std::size_t>{5, 6, 0, 2, 1, 3, 4})) == 14);
+  CHECK(check_order<0>(g, t, {0, 1, 2, 3, 4, 5, 6}, rule_steps(g, std::vector<std::size_t>{0, 1, 2, 3, 4, 5, 6})) == 14);
 }
 
 TEST_CASE("a graph without in-place vertices has no candidate lists and saves nothing") {
