@@ -317,14 +317,17 @@ TEST_CASE("moccasin refuses a model over max_bytes, naming both sizes") {
 #endif
 
 #ifdef MEMSCHED_HAVE_GECODE
-TEST_CASE("moccasin: expired limits return at once, with a plan only when one was found; huge limits are none") {
-  std::size_t nothing_found = 0;
+TEST_CASE("moccasin: expired limits return at once, time_limit and no plan below the no-remat peak; huge limits are none") {
+  std::size_t seeds_checked = 0;
   for (std::uint64_t seed = 0; seed < 4; ++seed) {
     const memory_graph g(random_dag(9, 0.3, 80 + seed));
     const std::vector<std::size_t> order(g.topological_order().begin(), g.topological_order().end());
     const std::int64_t peak = order_peak(g, order);
     const std::int64_t tight = budgets_of(g, order)[2];
     CAPTURE(seed);
+    // Only a budget below the no-remat peak needs phase 1, whose answer is then fixed.
+    const bool below_peak = tight < peak;
+    seeds_checked += below_peak;
     for (double limit : {0.0, -1.0, std::nan("")}) {
       const moccasin_options opt{.backend = gecode_backend{}, .solver = {.time_limit = std::chrono::duration<double>(limit)}, .order = order};
       // The plan without recomputation fits: it is the answer (phase 2 had no time).
@@ -332,15 +335,11 @@ TEST_CASE("moccasin: expired limits return at once, with a plan only when one wa
       REQUIRE(has_solution(fits.status));
       CHECK(fits.total_cost == doctest::Approx(g.total_cost()));
       CHECK(simulate_plan(g, fits.plan).peak_bytes <= peak);
-      // Below it phase 1 had no time: a plan only if it found one, else time_limit (nothing proven).
+      // Below it phase 1 had no time and there is no start plan: time_limit (nothing proven), no plan.
+      if (!below_peak) continue;
       const remat_result r = moccasin_plan(g, tight, opt);
-      if (has_solution(r.status)) {
-        CHECK(simulate_plan(g, r.plan).peak_bytes <= tight);
-      } else {
-        CHECK(r.status == solve_status::time_limit);
-        CHECK(r.plan.steps.empty());
-        ++nothing_found;
-      }
+      CHECK(r.status == solve_status::time_limit);
+      CHECK(r.plan.steps.empty());
     }
     // Huge and infinite limits are no limits: the same answer as without one (LNS bounded by iterations).
     const gecode_backend lns{{.search = gecode_search::automatic, .lns_iterations = 50}};
@@ -353,6 +352,6 @@ TEST_CASE("moccasin: expired limits return at once, with a plan only when one wa
       CHECK(r.plan.steps.size() == free_run.plan.steps.size());
     }
   }
-  CHECK(nothing_found > 0);
+  CHECK(seeds_checked > 0);
 }
 #endif
