@@ -175,81 +175,70 @@ memory_graph via(const memory_graph_data& d) {
 }
 }  // namespace
 
-TEST_CASE("roles and grad_of reach memory_graph the same way from every graph type") {
+TEST_CASE("roles, grad_of and inplace reach memory_graph the same way from every graph type") {
+  std::size_t inplace_vertices = 0;
   for (std::uint64_t seed = 0; seed < 30; ++seed) {
     CAPTURE(seed);
-    const memory_graph_data d = testing::random_training_dag(4 + seed % 9, 0.35, seed);
+    const memory_graph_data d = testing::with_random_inplace(testing::random_training_dag(4 + seed % 9, 0.35, seed), seed);
     const memory_graph expected(d);
     REQUIRE(expected.has_training_roles());
     std::size_t gradients = 0;
     for (std::size_t v = 0; v < expected.size(); ++v) gradients += expected.grad_of(v).has_value();
     CHECK(gradients > 0);
+    REQUIRE(d.inplace.size() == d.num_nodes);
+    CHECK(expected.has_inplace() == std::any_of(d.inplace.begin(), d.inplace.end(), [](char c) { return c != 0; }));
+    for (std::size_t v = 0; v < d.num_nodes; ++v) {
+      CHECK(expected.inplace(v) == (d.inplace[v] != 0));
+      inplace_vertices += expected.inplace(v) ? 1 : 0;
+    }
 
     const memory_graph from_dataflow = make_memory_graph(testing::to_dataflow_graph(d));
     const memory_graph from_vecs = via<testing::vecs_graph>(d);
     const memory_graph from_lists = via<testing::lists_graph>(d);
     const memory_graph from_csr = via<testing::csr_graph>(d);
 
-    // Explicit maps over vectors on a graph without bundles (ids = index).
+    // Explicit maps over vectors on a graph without bundles (ids = index); the inplace map (the
+    // 8th) reads chars: any value convertible to bool.
     plain_vecs pg(d.num_nodes);
     for (auto [u, v] : d.edges) add_edge(u, v, pg);
     std::vector<std::optional<std::int64_t>> grad_ids(d.num_nodes);
     for (std::size_t v = 0; v < d.num_nodes; ++v)
       if (d.grad_of[v]) grad_ids[v] = static_cast<std::int64_t>(*d.grad_of[v]);
     const auto index = get(boost::vertex_index, pg);
-    const auto maps = make_node_maps(index, boost::make_iterator_property_map(d.bytes.begin(), index),
-                                     boost::make_iterator_property_map(d.cost.begin(), index),
-                                     boost::make_iterator_property_map(d.workspace.begin(), index),
-                                     boost::make_iterator_property_map(d.roles.begin(), index),
-                                     boost::make_iterator_property_map(grad_ids.begin(), index));
+    const auto bytes = boost::make_iterator_property_map(d.bytes.begin(), index);
+    const auto cost = boost::make_iterator_property_map(d.cost.begin(), index);
+    const auto workspace = boost::make_iterator_property_map(d.workspace.begin(), index);
+    const auto role = boost::make_iterator_property_map(d.roles.begin(), index);
+    const auto grad_of = boost::make_iterator_property_map(grad_ids.begin(), index);
+    const auto inplace = boost::make_iterator_property_map(d.inplace.begin(), index);
+    const node_maps<decltype(index), decltype(index), decltype(bytes), decltype(cost), decltype(workspace), decltype(role),
+                    decltype(grad_of), decltype(inplace)>
+        maps{.index = index,
+             .id = index,
+             .bytes = bytes,
+             .cost = cost,
+             .workspace = workspace,
+             .role = role,
+             .grad_of = grad_of,
+             .inplace = inplace};
     const memory_graph from_maps = make_memory_graph(pg, maps);
+    // The training maps without an inplace map (make_node_maps' 6-map overload): no vertex is in-place.
+    const memory_graph no_inplace_map = make_memory_graph(pg, make_node_maps(index, bytes, cost, workspace, role, grad_of));
+    CHECK(no_inplace_map.all_roles() == expected.all_roles());
+    CHECK(!no_inplace_map.has_inplace());
 
     for (const memory_graph* g : {&from_dataflow, &from_vecs, &from_lists, &from_csr, &from_maps}) {
       CHECK(g->all_roles() == expected.all_roles());
       CHECK(g->data().grad_of == expected.data().grad_of);
       CHECK(g->all_bytes() == expected.all_bytes());
-    }
-    // Maps without roles (the 4-map overload) still give an all-forward graph.
-    const memory_graph untrained = make_memory_graph(pg, make_node_maps(index, boost::make_iterator_property_map(d.bytes.begin(), index)));
-    CHECK(!untrained.has_training_roles());
-  }
-}
-
-TEST_CASE("inplace reaches memory_graph the same way from every graph type and from explicit maps") {
-  for (std::uint64_t seed = 0; seed < 20; ++seed) {
-    CAPTURE(seed);
-    const memory_graph_data d = testing::with_random_inplace(testing::random_dag(3 + seed % 8, 0.4, seed), seed);
-    const memory_graph expected(d);
-    std::vector<char> flags(d.num_nodes, 0);
-    for (std::size_t v = 0; v < d.num_nodes; ++v) flags[v] = d.inplace[v] != 0;
-    const bool any = std::any_of(flags.begin(), flags.end(), [](char c) { return c != 0; });
-    CHECK(expected.has_inplace() == any);
-    for (std::size_t v = 0; v < d.num_nodes; ++v) CHECK(expected.inplace(v) == (flags[v] != 0));
-
-    const memory_graph from_dataflow = make_memory_graph(testing::to_dataflow_graph(d));
-    const memory_graph from_vecs = via<testing::vecs_graph>(d);
-    const memory_graph from_lists = via<testing::lists_graph>(d);
-    const memory_graph from_csr = via<testing::csr_graph>(d);
-    // Explicit maps, the inplace map given by name (the 8th map).
-    plain_vecs pg(d.num_nodes);
-    for (auto [u, v] : d.edges) add_edge(u, v, pg);
-    const auto index = get(boost::vertex_index, pg);
-    const auto bytes = boost::make_iterator_property_map(d.bytes.begin(), index);
-    const auto inplace = boost::make_iterator_property_map(flags.begin(), index);  // any value convertible to bool
-    const node_maps<decltype(index), decltype(index), decltype(bytes), constant_map<double>, constant_map<std::int64_t>, forward_role_map,
-                    no_grad_of_map, decltype(inplace)>
-        maps{.index = index,
-             .id = index,
-             .bytes = bytes,
-             .cost = constant_map<double>(1.0),
-             .workspace = constant_map<std::int64_t>(0),
-             .inplace = inplace};
-    const memory_graph from_maps = make_memory_graph(pg, maps);
-    for (const memory_graph* g : {&from_dataflow, &from_vecs, &from_lists, &from_csr, &from_maps})
       CHECK(g->data().inplace == expected.data().inplace);
-    // Maps without an inplace map: no vertex is in-place.
-    CHECK(!make_memory_graph(pg, make_node_maps(index, bytes)).has_inplace());
+    }
+    // Maps without roles (the 4-map overload) still give an all-forward graph, without in-place.
+    const memory_graph untrained = make_memory_graph(pg, make_node_maps(index, bytes));
+    CHECK(!untrained.has_training_roles());
+    CHECK(!untrained.has_inplace());
   }
+  CHECK(inplace_vertices > 50);  // the flags were exercised
 }
 
 TEST_CASE("make_memory_graph: a grad_of naming an unknown id is an error naming the vertex") {
