@@ -1,8 +1,6 @@
 // In-place outputs (issue 12): the memory model, the simulators, the arena, off-chip traffic and
-// the remat plan builder against the rule, written out again here from its text:
-//   v REUSES an input p when v is in-place, bytes(p) == bytes(v) > 0, p is not a graph output and
-//   v is p's last pending consumer; then the memory in use while v runs is live + workspace(v)
-//   (no bytes(v)); what is live after v is unchanged. The buffer is the first such p by index.
+// the remat plan builder against the rule as support/memory_rule.hpp writes it out from its text
+// (rule_steps).
 #include <memsched/remat/detail/plan_builder.hpp>
 #include <memsched/sim/arena.hpp>
 #include <memsched/sim/memory_model.hpp>
@@ -11,6 +9,7 @@
 #include <memsched/sim/simulate_order.hpp>
 #include <memsched/sim/simulate_plan.hpp>
 
+#include "../support/memory_rule.hpp"
 #include "../support/random_dag.hpp"
 
 #include <doctest/doctest.h>
@@ -29,63 +28,6 @@ namespace {
 
 constexpr std::size_t none = memory_step::none;
 constexpr arena_strategy both[] = {arena_strategy::greedy_by_size, arena_strategy::first_fit};
-
-// The rule for an order, from positions only (no counters): a value computed before position k is
-// live before k when it is an output or some consumer sits at position >= k; p dies at v when every
-// consumer of p is at v's position or before.
-std::vector<memory_step> rule_steps(const memory_graph& g, const std::vector<std::size_t>& order) {
-  const std::size_t n = order.size();
-  std::vector<std::size_t> pos(g.size());
-  for (std::size_t k = 0; k < n; ++k) pos[order[k]] = k;
-  auto live_before = [&](std::size_t k) {
-    std::int64_t live = 0;
-    for (std::size_t j = 0; j < k; ++j) {
-      const std::size_t u = order[j];
-      bool keep = g.is_output(u);
-      for (auto s : g.successors(u)) keep = keep || pos[s] >= k;
-      if (keep) live += g.bytes(u);
-    }
-    return live;
-  };
-  std::vector<memory_step> steps;
-  for (std::size_t k = 0; k < n; ++k) {
-    const std::size_t v = order[k];
-    memory_step s;
-    s.live_before = live_before(k);
-    s.live_after = live_before(k + 1);
-    s.freed = s.live_before + g.bytes(v) - s.live_after;
-    std::vector<std::size_t> preds(g.predecessors(v).begin(), g.predecessors(v).end());
-    std::sort(preds.begin(), preds.end());
-    for (std::size_t p : preds) {
-      bool dies_here = !g.is_output(p);
-      for (auto c : g.successors(p)) dies_here = dies_here && pos[c] <= k;
-      if (g.inplace(v) && dies_here && g.bytes(p) == g.bytes(v) && g.bytes(v) > 0) {
-        s.reused = p;
-        break;
-      }
-    }
-    s.transient = s.live_before + g.workspace(v) + (s.reused == none ? g.bytes(v) : 0);
-    steps.push_back(s);
-  }
-  return steps;
-}
-
-std::vector<memory_step> walk(const memory_graph& g, const std::vector<std::size_t>& order) {
-  memory_model model(g);
-  std::vector<memory_step> steps;
-  for (auto v : order) {
-    const memory_step expected = model.peek(v);
-    steps.push_back(model.step(v));
-    CHECK(steps.back() == expected);
-  }
-  return steps;
-}
-
-memory_graph without_inplace(const memory_graph& g) {
-  memory_graph_data d = g.data();
-  d.inplace.clear();
-  return memory_graph(std::move(d));
-}
 
 // The bytes of the arena buffers live at each step (from the arena's own buffer list): the arena
 // must hold exactly the simulator's transient at every step (at compute steps for plans).
@@ -413,23 +355,4 @@ TEST_CASE("plan builder: use_spare_memory stays within budget with in-place outp
   CHECK(!detail::budget_below_lower_bound(chain, 8));
   CHECK(detail::budget_below_lower_bound(without_inplace(chain), 8));
   CHECK(order_peak(chain, std::vector<std::size_t>{0, 1}) == 8);
-}
-
-TEST_CASE_TEMPLATE("in-place flags reach the simulator from every graph type (bundles and maps)", G, vecs_graph, lists_graph, csr_graph) {
-  std::size_t reuses = 0;
-  for (std::uint64_t seed = 0; seed < 40; ++seed) {
-    CAPTURE(seed);
-    const memory_graph_data d = with_random_inplace(random_dag(3 + seed % 8, 0.4, seed, 4), seed);
-    const memory_graph g(d);
-    const typed_graph<G> t(d);
-    const std::vector<std::size_t> order(g.topological_order().begin(), g.topological_order().end());
-    const order_simulation want = simulate_order(g, order);
-    const order_simulation got = simulate_order(t.graph, order, t.maps());
-    CHECK(got.transient == want.transient);
-    CHECK(got.reused == want.reused);
-    CHECK(got.peak_bytes == want.peak_bytes);
-    CHECK(simulate_order(to_dataflow_graph(d), order).transient == want.transient);
-    for (auto r : want.reused) reuses += r != none;
-  }
-  CHECK(reuses > 10);
 }

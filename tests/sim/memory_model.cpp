@@ -3,6 +3,7 @@
 #include <memsched/sim/simulate_order.hpp>
 #include <memsched/sim/simulate_plan.hpp>
 
+#include "../support/memory_rule.hpp"
 #include "../support/random_dag.hpp"
 
 #include <doctest/doctest.h>
@@ -17,17 +18,6 @@ namespace {
 
 memory_step ms(std::int64_t before, std::int64_t transient, std::int64_t freed, std::int64_t after) {
   return memory_step{before, transient, freed, after};
-}
-
-std::vector<memory_step> walk(const memory_graph& g, const std::vector<std::size_t>& order) {
-  memory_model model(g);
-  std::vector<memory_step> steps;
-  for (auto v : order) {
-    const memory_step expected = model.peek(v);
-    steps.push_back(model.step(v));
-    CHECK(steps.back() == expected);  // peek predicts step
-  }
-  return steps;
 }
 
 // The rule re-implemented the slow, obvious way for a compute sequence: before position k, the
