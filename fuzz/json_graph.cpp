@@ -42,16 +42,13 @@ bool same_value(const memsched::detail::json_value& ours, const nlohmann::json& 
 
 void compare_readers(std::string_view text) {
   using memsched::fuzz::require;
-  try {
-    memsched::detail::check_json_nesting(text, "fuzz");
-  } catch (const memsched::file_error&) {
-    return;  // both parsers stop at the same limit in the library; nlohmann has none of its own
-  }
   std::optional<memsched::detail::json_value> ours;
   bool repeated_key = false;
   try {
     ours = memsched::detail::parse_json(text, "fuzz");
   } catch (const memsched::file_error& e) {
+    // Our reader stops at max_nesting_depth; nlohmann has no limit of its own.
+    if (std::string_view(e.what()).find("nested deeper than") != std::string_view::npos) return;
     repeated_key = std::string_view(e.what()).find("appears twice") != std::string_view::npos;
   }
   std::optional<nlohmann::json> theirs;

@@ -1,18 +1,21 @@
 // libFuzzer harness: order and plan documents (sim/plan_io.hpp) on arbitrary text, read as the tool
-// reads them (JSON, then order_from_json / plan_from_json against a graph's ids). The graph is a
-// fixed 7-vertex training graph, or the document's "graph" member when it is a graph the JSON
-// reader accepts. Accepted orders and plans go through the simulator; check_plan and simulate_plan
-// must agree, and writing then reading must give the same order or plan back.
+// reads them (read_order / read_plan: the streaming reader, here on the text) and as documents
+// (parse_json, then order_from_json / plan_from_json against a graph's ids): both must give the
+// same order or plan, or the same file_error (the reader's own nesting limit included: the text is
+// not pre-filtered). The graph is a fixed 7-vertex training graph, or the document's "graph"
+// member when it is a graph the JSON reader accepts. Accepted orders and plans go through the
+// simulator; check_plan and simulate_plan must agree, and writing then reading must give the same
+// order or plan back.
 
 #include "harness.hpp"
 
-#include <memsched/graph/detail/input_limits.hpp>
 #include <memsched/sim/plan_io.hpp>
 #include <memsched/sim/simulate_plan.hpp>
 
 #include <nlohmann/json.hpp>
 
 #include <optional>
+#include <string>
 
 namespace {
 
@@ -32,6 +35,17 @@ memsched::memory_graph fixed_graph() {
   return memsched::memory_graph(d, "fixed");
 }
 
+/// f()'s result, or the message of the file_error it threw (then the result is empty).
+template <class F>
+auto result_or_error(F&& f, std::string& error) -> std::optional<decltype(f())> {
+  try {
+    return f();
+  } catch (const memsched::file_error& e) {
+    error = e.what();
+    return std::nullopt;
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -40,17 +54,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string text(reinterpret_cast<const char*>(data), size);
   // The reader of read_order / read_plan (graph/detail/json_reader.hpp): every rejection is a
   // file_error (tests/data/fuzz/plan/number_overflow.json: a number beyond double).
-  detail::json_value doc;
-  try {
-    detail::check_json_nesting(text, "fuzz");
-    doc = detail::parse_json(text, "fuzz");
-  } catch (const file_error&) {
-    return 0;
-  }
+  std::string doc_error;
+  const std::optional<detail::json_value> doc = result_or_error([&] { return detail::parse_json(text, "fuzz"); }, doc_error);
   memory_graph m = fixed_graph();
-  if (doc.is_object() && doc.contains("graph")) {
+  if (doc && doc->is_object() && doc->contains("graph")) {
     try {
-      m = make_memory_graph(parse_json_graph(doc["graph"].dump(), "fuzz"), "fuzz");
+      m = make_memory_graph(parse_json_graph((*doc)["graph"].dump(), "fuzz"), "fuzz");
     } catch (const file_error&) {
       return 0;
     }
@@ -58,11 +67,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::vector<std::int64_t>& ids = m.all_ids();
   const std::int64_t lower_bound = kahn_order(m).lower_bound;
 
+  // The document reading is the reference for the streaming one (tests/sim/plan_io.cpp likewise).
+  std::string order_error = doc_error, streamed_order_error;
   std::optional<std::vector<std::size_t>> order;
-  try {
-    order = order_from_json(doc, ids, "fuzz");
-  } catch (const file_error&) {
-  }
+  if (doc) order = result_or_error([&] { return order_from_json(*doc, ids, "fuzz"); }, order_error);
+  const auto streamed_order = result_or_error([&] { return detail::read_order_text(text, ids, "fuzz"); }, streamed_order_error);
+  require(streamed_order == order && streamed_order_error == order_error, "read_order and order_from_json disagree");
   if (order) {
     require(order_from_json(order_to_json(ids, *order), ids, "again") == *order, "order round trip");
     try {
@@ -74,11 +84,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   }
 
+  std::string plan_error = doc_error, streamed_plan_error;
   std::optional<execution_plan> plan;
-  try {
-    plan = plan_from_json(doc, ids, "fuzz");
-  } catch (const file_error&) {
-  }
+  if (doc) plan = result_or_error([&] { return plan_from_json(*doc, ids, "fuzz"); }, plan_error);
+  const auto streamed_plan = result_or_error([&] { return detail::read_plan_text(text, ids, "fuzz"); }, streamed_plan_error);
+  require(streamed_plan == plan && streamed_plan_error == plan_error, "read_plan and plan_from_json disagree");
   if (plan) {
     const execution_plan back = plan_from_json(nlohmann::json{{"steps", plan_to_json(ids, *plan)}}, ids, "again");
     require(back.steps.size() == plan->steps.size(), "plan round trip length");

@@ -1,6 +1,7 @@
 #pragma once
 // Internals of the graph file readers: reading a file as text (a directory or an unreadable file is
-// named), and nesting limits checked BEFORE a parser sees the text. Boost's GraphML reader (the
+// named), and the XML and DOT nesting limits checked BEFORE a parser sees the text (the JSON reader,
+// graph/detail/json_reader.hpp, checks max_nesting_depth as it reads). Boost's GraphML reader (the
 // rapidxml parser of Boost.PropertyTree) and Boost's DOT parser descend recursively, one call chain
 // per nested element or subgraph: tens of thousands of levels overflow the stack (SIGSEGV, not an
 // exception). The scanners below follow each parser's tokenization closely enough that the depth
@@ -46,23 +47,6 @@ inline constexpr std::size_t max_nesting_depth = 256;
 [[noreturn]] inline void fail_nesting(std::string_view text, std::size_t pos, const std::string& source, const char* what) {
   throw file_error(source + ": line " + std::to_string(line_of(text, pos)) + ": " + what + " nested deeper than " +
                    std::to_string(max_nesting_depth) + " levels");
-}
-
-/// Throws file_error naming `source` and the line when JSON arrays/objects nest deeper than
-/// max_nesting_depth (nlohmann parses iteratively, but dump(), used in messages, recurses). O(size).
-inline void check_json_nesting(std::string_view text, const std::string& source) {
-  std::size_t depth = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '"') {
-      for (++i; i < text.size() && text[i] != '"'; ++i)
-        if (text[i] == '\\') ++i;
-    } else if (c == '[' || c == '{') {
-      if (++depth > max_nesting_depth) fail_nesting(text, i, source, "arrays and objects");
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
 }
 
 /// Throws file_error naming `source` and the line when XML elements nest deeper than
