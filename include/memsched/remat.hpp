@@ -1,7 +1,8 @@
 #pragma once
 // memsched/remat.hpp, rematerialization: training graphs and every plan strategy (heuristics,
-// Revolve, Checkmate, Moccasin), one remat_result. Includes every public header of memsched/remat/
-// (the ctest area_headers checks that none is missing).
+// Revolve, Checkmate, Moccasin, DTR, HiRemate, the remat_plan portfolio), one remat_result.
+// Includes every public header of memsched/remat/ (the ctest area_headers checks that none is
+// missing).
 
 #include <memsched/remat/best_heuristic.hpp>
 #include <memsched/remat/checkmate.hpp>
@@ -18,6 +19,7 @@
 #include <memsched/remat/input_order.hpp>
 #include <memsched/remat/moccasin.hpp>
 #include <memsched/remat/moccasin_model.hpp>
+#include <memsched/remat/remat_plan.hpp>
 #include <memsched/remat/remat_result.hpp>
 #include <memsched/remat/revolve.hpp>
 #include <memsched/remat/sweep.hpp>

@@ -36,6 +36,7 @@ struct remat_stats {
   // Heuristic parameters chosen by a search.
   std::optional<std::size_t> snapshots;         ///< Revolve: the number of snapshots of the plan.
   std::optional<std::int64_t> segment_bytes;    ///< Greedy strategies: the segment size b of the plan.
+  std::string method;  ///< remat_plan: the method whose plan was returned.
 };
 
 /// An execution plan within a memory budget, with what the simulator measured for it. Statuses:

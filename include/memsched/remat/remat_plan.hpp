@@ -1,0 +1,343 @@
+#pragma once
+// remat_plan: the library's best rematerialization plan for a graph and a budget (issue 13, item
+// 6), a portfolio run along one input order: every heuristic, DTR with each cheap eviction score,
+// HiRemate on training graphs, then (with a MILP backend) Checkmate's MILP warm-started from every
+// plan found so far that follows the order, so that it is never worse than the best of them and
+// its proof or LP bound certifies the answer. Every candidate is re-checked by the simulator.
+
+#include <memsched/core/errors.hpp>
+#include <memsched/core/observer.hpp>
+#include <memsched/core/status.hpp>
+#include <memsched/graph/memory_graph.hpp>
+#include <memsched/remat/best_heuristic.hpp>
+#include <memsched/remat/checkmate.hpp>
+#include <memsched/remat/checkpoint_plan.hpp>
+#include <memsched/remat/detail/call_deadline.hpp>
+#include <memsched/remat/detail/checkmate_staging.hpp>
+#include <memsched/remat/detail/plan_builder.hpp>
+#include <memsched/remat/dtr.hpp>
+#include <memsched/remat/hiremate.hpp>
+#include <memsched/remat/input_order.hpp>
+#include <memsched/remat/remat_result.hpp>
+#include <memsched/sim/execution_plan.hpp>
+#include <memsched/sim/simulate_plan.hpp>
+#include <memsched/solver/concepts.hpp>
+#include <memsched/solver/model_size.hpp>
+#include <memsched/solver/solver_options.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace memsched {
+
+/// The backend of remat_plan_options when no MILP solver is wanted (the default): remat_plan then
+/// runs the heuristics, DTR and HiRemate, and proves nothing beyond plans without recomputation.
+struct no_solver {
+  [[nodiscard]] static constexpr std::string_view name() noexcept { return "none"; }
+};
+
+/// What remat_plan_options accepts as its backend: a milp_backend, or no_solver.
+template <class B>
+concept remat_plan_backend = milp_backend<B> || std::same_as<B, no_solver>;
+
+/// Options of remat_plan (plain aggregate; the backend type is deduced, no_solver when absent:
+/// `remat_plan_options{.backend = cbc_backend{}, .solver = {.time_limit = 10s}}`).
+template <remat_plan_backend Backend = no_solver>
+struct remat_plan_options {
+  /// Checkmate's MILP runs last when this is a milp_backend; no_solver skips it.
+  Backend backend{};
+  /// time_limit: wall clock for the whole call (every stage); the MILP gets what the other stages
+  /// leave. relative_gap, threads, verbosity, node_limit: for the backend (threads also for
+  /// HiRemate's classes). observer: on_phase ("heuristics", "dtr", "hiremate", "checkmate-milp"),
+  /// on_incumbent(seconds, total cost, bound) for each better plan, on_bound for the MILP's bound.
+  solver_options solver;
+  /// Input topological order of DTR and Checkmate (vertex indices). nullopt: the lowest-peak order
+  /// among Kahn, DFS and greedy, as checkmate_milp_plan (remat_input_order computes others).
+  std::optional<std::vector<std::size_t>> order;
+  /// Options of the heuristics stage (its `heuristics` list: which ones; empty: all).
+  best_heuristic_options heuristics;
+  /// DTR's eviction scores tried; empty: dtr-eq, local, lru, size, and dtr (the exact
+  /// neighbourhood, O(n (n + m)) per eviction) on graphs of at most dtr_exact_max_vertices.
+  std::vector<dtr_heuristic> dtr_heuristics;
+  std::size_t dtr_exact_max_vertices = 4096;
+  /// Counted limit of each DTR run (dtr_options::max_computations); 0: 8 n + 64, so that a score
+  /// that thrashes gives up after a few passes over the graph.
+  std::size_t dtr_max_computations = 0;
+  /// HiRemate (default hiremate_options) on graphs with training roles.
+  bool hiremate = true;
+  /// With a time limit and a MILP backend: HiRemate's share of the time left when it starts (the
+  /// MILP gets the rest); without a backend it may use all of it.
+  double hiremate_fraction = 0.3;
+  /// Checkmate: the full solve after its large-neighbourhood search runs when at least this much
+  /// time is left (checkmate_options::min_full_solve_time).
+  std::chrono::duration<double> min_full_solve_time{2.0};
+  /// Checkmate's cap on the model's estimated memory (checkmate_options::max_bytes).
+  std::uint64_t max_bytes = default_max_bytes();
+};
+
+namespace detail {
+
+/// Forwards Checkmate's reports to remat_plan's observer: times shifted to the portfolio's call,
+/// phases prefixed, and only incumbents better than what the observer has seen.
+struct remat_plan_forwarder {
+  observer_ref to;
+  double offset = 0;
+  double* reported = nullptr;  // the best cost reported so far (shared with the portfolio)
+  void on_incumbent(double seconds, double value, double bound) {
+    if (value >= *reported) return;
+    *reported = value;
+    to.on_incumbent(offset + seconds, value, bound);
+  }
+  void on_bound(double seconds, double bound) { to.on_bound(offset + seconds, bound); }
+  void on_phase(double seconds, std::string_view phase) {
+    const std::string p = "checkmate-milp: " + std::string(phase);
+    to.on_phase(offset + seconds, p);
+  }
+};
+
+/// The portfolio's state: the best valid plan, the start plans for the MILP, what each stage did.
+template <class Backend>
+class remat_portfolio {
+ public:
+  remat_portfolio(const memory_graph& g, std::int64_t budget, const remat_plan_options<Backend>& o, const call_deadline& deadline,
+                  std::vector<std::size_t> order)
+      : g_(g), budget_(budget), o_(o), deadline_(deadline), order_(std::move(order)) {}
+
+  remat_result run() {
+    heuristics();
+    dtr();
+    hiremate();
+    if constexpr (milp_backend<Backend>) milp();
+    return finish();
+  }
+
+ private:
+  static constexpr bool has_milp = milp_backend<Backend>;
+
+  /// Whether the time limit has passed; remembers that it stopped something.
+  bool out_of_time() {
+    if (!deadline_.passed()) return false;
+    stopped_ = true;
+    return true;
+  }
+
+  /// Takes r's plan when the simulator finds it valid, within the budget and cheaper than the best
+  /// so far (ties: the earlier candidate); keeps it as a MILP start when it follows the order.
+  void offer(const remat_result& r, std::string method) {
+    ++tried_;
+    if (!has_solution(r.status)) return;
+    plan_simulation sim;
+    if (!check_plan(g_, r.plan, &sim).valid || sim.peak_bytes > budget_) {
+      ++rejected_;
+      return;
+    }
+    ++valid_;
+    if (has_milp && first_computation_order(r.plan, g_.size()) == order_) starts_.push_back(r.plan);
+    if (found_ && !(sim.total_cost < best_.total_cost - 1e-9 * std::max(1.0, std::abs(best_.total_cost)))) return;
+    found_ = true;
+    best_ = r;
+    best_.peak_bytes = sim.peak_bytes;
+    best_.total_cost = sim.total_cost;
+    best_.overhead = sim.overhead;
+    method_ = std::move(method);
+    best_seconds_ = deadline_.elapsed();
+    // (Checkmate's incumbents reach the observer through remat_plan_forwarder, in its own cost.)
+    if (reported_ == std::numeric_limits<double>::infinity() || sim.total_cost < reported_ - 1e-9 * std::max(1.0, std::abs(reported_))) {
+      reported_ = sim.total_cost;
+      o_.solver.observer.on_incumbent(best_seconds_, sim.total_cost, std::numeric_limits<double>::quiet_NaN());
+    }
+  }
+
+  void heuristics() {
+    if (out_of_time()) return;
+    o_.solver.observer.on_phase(deadline_.elapsed(), "heuristics");
+    const strategy_input in = prepare_strategy(g_, forward_mask(g_), "remat_plan");
+    std::vector<remat_heuristic> hs = o_.heuristics.heuristics;
+    if (hs.empty()) hs.assign(all_remat_heuristics.begin(), all_remat_heuristics.end());
+    for (auto h : hs) {
+      if (out_of_time()) return;
+      offer(run_heuristic_on(g_, in, h, budget_, o_.heuristics, std::chrono::steady_clock::now()), "heuristic:" + std::string(to_string(h)));
+    }
+  }
+
+  void dtr() {
+    std::vector<dtr_heuristic> hs = o_.dtr_heuristics;
+    if (hs.empty()) {
+      if (g_.size() <= o_.dtr_exact_max_vertices) hs.push_back(dtr_heuristic::dtr);
+      for (auto h : {dtr_heuristic::dtr_eq, dtr_heuristic::local, dtr_heuristic::lru, dtr_heuristic::size}) hs.push_back(h);
+    }
+    if (out_of_time()) return;
+    o_.solver.observer.on_phase(deadline_.elapsed(), "dtr");
+    const std::size_t limit = o_.dtr_max_computations ? o_.dtr_max_computations : 8 * g_.size() + 64;
+    for (auto h : hs) {
+      if (out_of_time()) return;
+      const dtr_options d{.order = order_, .heuristic = h, .use_spare_memory = true, .max_computations = limit};
+      offer(dtr_plan(g_, budget_, d), "dtr:" + std::string(to_string(h)));
+    }
+  }
+
+  void hiremate() {
+    if (!o_.hiremate || !g_.has_training_roles()) return;
+    if (out_of_time()) return;
+    hiremate_options h;
+    h.threads = o_.solver.threads;
+    h.heuristic_start = false;  // the heuristics stage has run them on the whole graph already
+    if (deadline_.limited()) h.time_limit = std::chrono::duration<double>(std::max(0.0, deadline_.left()) * (has_milp ? o_.hiremate_fraction : 1.0));
+    o_.solver.observer.on_phase(deadline_.elapsed(), "hiremate");
+    offer(hiremate_plan(g_, budget_, h), "hiremate");
+  }
+
+  void milp() {
+    if (deadline_.limited() && !deadline_.backend_time_left()) {
+      stopped_ = true;
+      milp_note_ = "checkmate-milp: no time left";
+      return;
+    }
+    o_.solver.observer.on_phase(deadline_.elapsed(), "checkmate-milp");
+    remat_plan_forwarder fw{o_.solver.observer, deadline_.elapsed(), &reported_};
+    checkmate_options<Backend> co{.backend = o_.backend, .solver = o_.solver, .order = order_, .start_plans = std::move(starts_)};
+    co.solver.time_limit = deadline_.remaining();
+    co.solver.observer = fw;
+    co.min_full_solve_time = o_.min_full_solve_time;
+    co.max_bytes = o_.max_bytes;
+    milp_ = checkmate_milp_plan(g_, budget_, co);
+    offer(*milp_, "checkmate-milp");
+    if (milp_->status == solve_status::time_limit) stopped_ = true;
+    milp_note_ = "checkmate-milp: " + std::string(to_string(milp_->status));
+    if (!milp_->message.empty()) milp_note_ += " (" + milp_->message + ")";
+  }
+
+  remat_result finish() {
+    remat_result res;
+    if (found_) {
+      res = std::move(best_);
+      res.status = solve_status::feasible;
+      res.cost_bound.reset();
+      const double tol = 1e-9 * std::max(1.0, std::abs(res.total_cost));
+      if (milp_) {
+        // Checkmate's bound holds for the plans along the order; it is no bound on a cheaper plan
+        // from elsewhere (a heuristic's plan need not follow the order).
+        if (milp_->cost_bound && *milp_->cost_bound <= res.total_cost + tol) res.cost_bound = milp_->cost_bound;
+        if (milp_->status == solve_status::optimal && res.total_cost <= milp_->total_cost + tol) {
+          // Proven: no plan along the order costs less than Checkmate's optimum.
+          res.status = solve_status::optimal;
+          res.cost_bound = std::min(res.total_cost, milp_->total_cost);
+        }
+      }
+      // Every vertex runs at least once: a plan that recomputes nothing is optimal.
+      if (res.total_cost <= g_.total_cost() * (1 + 1e-12)) {
+        res.status = solve_status::optimal;
+        res.cost_bound = res.total_cost;
+      }
+      res.stats.seconds_to_best = best_seconds_;
+    } else {
+      // The MILP's infeasibility is for the order's staged plans only: no proof for every plan.
+      res.status = stopped_ ? solve_status::time_limit : solve_status::no_solution;
+    }
+    if (milp_) {
+      // The MILP's model and search, whichever plan won.
+      res.stats.backend = milp_->stats.backend;
+      res.stats.variables = milp_->stats.variables;
+      res.stats.constraints = milp_->stats.constraints;
+      res.stats.nonzeros = milp_->stats.nonzeros;
+      res.stats.memory_unit = milp_->stats.memory_unit;
+      res.stats.start_source = milp_->stats.start_source;
+      res.stats.start_cost = milp_->stats.start_cost;
+      res.stats.lns_rounds = milp_->stats.lns_rounds;
+      res.stats.lns_improvements = milp_->stats.lns_improvements;
+      res.stats.solver_status = milp_->stats.solver_status;
+    }
+    res.stats.method = found_ ? method_ : "";
+    res.stats.order = std::move(order_);
+    res.stats.seconds = deadline_.elapsed();
+    std::string msg = found_ ? "remat_plan: " + method_ + " is the cheapest of " + std::to_string(valid_) + " valid plans (" +
+                                   std::to_string(tried_) + " methods run)"
+                             : "remat_plan: no plan within the budget " + std::to_string(budget_) + " from " + std::to_string(tried_) + " methods";
+    if (rejected_ > 0) msg += "; " + std::to_string(rejected_) + " plan(s) rejected by the simulator";
+    if (!milp_note_.empty()) msg += "; " + milp_note_;
+    if (stopped_) msg += "; the time limit stopped the portfolio early";
+    res.message = std::move(msg);
+    return res;
+  }
+
+  const memory_graph& g_;
+  std::int64_t budget_;
+  const remat_plan_options<Backend>& o_;
+  const call_deadline& deadline_;
+  std::vector<std::size_t> order_;
+  remat_result best_;
+  bool found_ = false;
+  std::string method_;
+  double best_seconds_ = 0;
+  double reported_ = std::numeric_limits<double>::infinity();  // the best cost the observer has seen
+  std::vector<execution_plan> starts_;                         // valid plans that follow the order
+  std::optional<remat_result> milp_;
+  std::string milp_note_;
+  std::size_t tried_ = 0, valid_ = 0, rejected_ = 0;
+  bool stopped_ = false;  // the time limit skipped or cut a stage
+};
+
+}  // namespace detail
+
+/// The cheapest plan within `budget` the library finds for the graph: a portfolio along one input
+/// order (options.order, else the lowest-peak order of Kahn, DFS and greedy), in this order:
+/// (1) every heuristic (best_heuristic_plan's), (2) dtr_plan along the order with each cheap score
+/// (options.dtr_heuristics, each at most options.dtr_max_computations computations), (3) on graphs
+/// with training roles hiremate_plan, (4) with a milp_backend, checkmate_milp_plan along the order
+/// started from every valid plan of (1)-(3) whose first computations follow the order, for the time
+/// left. The cheapest plan the simulator accepts (peak <= budget) is returned (ties: the earlier
+/// one); stats.method names it ("heuristic:<name>", "dtr:<name>", "hiremate", "checkmate-milp").
+/// Status: `optimal` when the plan recomputes nothing, or when Checkmate proved its plan optimal
+/// and the returned plan is no dearer (no plan along the input order is cheaper); `feasible`
+/// otherwise; `infeasible` when the budget is below what every plan needs (a vertex with its
+/// inputs, the outputs); `time_limit` when the limit stopped the stages before any plan;
+/// `no_solution` when every stage ran and none found a plan. cost_bound: a proven lower bound on
+/// the cost of the plans along the order: Checkmate's optimum when proven, else its LP or search
+/// bound when not above the returned plan's cost; the plan's own cost when it recomputes nothing. Deterministic without a time limit (as its stages are). Each
+/// better plan goes to options.solver.observer.on_incumbent.
+/// Complexity: that of the stages: O(n (n + m)) per DTR eviction at most, HiRemate's hierarchy, and
+/// Checkmate's MILP (exponential worst case: give a time limit on large graphs).
+/// Throws: std::invalid_argument on a negative budget; invalid_order naming the entry when
+/// options.order is not a topological order; graph_error when a forward node reads a backward
+/// node; what make_memory_graph throws.
+template <class G, class Backend, class... Maps>
+  requires memory_graph_source<G, Maps...>
+[[nodiscard]] remat_result remat_plan(const G& graph, std::int64_t budget, const remat_plan_options<Backend>& options, const Maps&... maps) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const memory_graph& g = detail::to_memory_graph(graph, maps...);
+  if (budget < 0) throw std::invalid_argument("remat_plan: negative budget");
+  std::vector<std::size_t> order = options.order ? *options.order : detail::checkmate_best_basic_order(g);
+  detail::check_checkmate_order(g, order, "remat_plan");
+  if (auto why = detail::budget_below_lower_bound(g, budget)) {
+    remat_result res;
+    res.status = solve_status::infeasible;
+    res.message = "remat_plan: " + *why;
+    res.stats.order = std::move(order);
+    res.stats.seconds = detail::seconds_since(t0);
+    return res;
+  }
+  const detail::call_deadline deadline(t0, options.solver.time_limit);
+  return detail::remat_portfolio<Backend>(g, budget, options, deadline, std::move(order)).run();
+}
+
+/// remat_plan with default options for the backend given as template argument (default: no MILP
+/// stage): `remat_plan(graph, budget)`, `remat_plan<cbc_backend>(graph, budget)` (no time limit:
+/// use the MILP with small graphs).
+template <remat_plan_backend Backend = no_solver, class G>
+  requires memory_graph_source<G>
+[[nodiscard]] remat_result remat_plan(const G& graph, std::int64_t budget) {
+  return remat_plan(graph, budget, remat_plan_options<Backend>{});
+}
+
+}  // namespace memsched

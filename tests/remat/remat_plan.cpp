@@ -1,0 +1,321 @@
+// remat_plan (remat/remat_plan.hpp): the portfolio's plan re-simulated within the budget and no
+// dearer than any of its stages run on their own, the same plan through three graph types, a
+// training chain by hand, brute force (any plan and the staged plans of the order) and Checkmate's
+// optimum with CBC on tiny graphs, the status rules, the time limit and the observer.
+
+#include <memsched/graph/json_io.hpp>
+#include <memsched/remat/best_heuristic.hpp>
+#include <memsched/remat/checkmate.hpp>
+#include <memsched/remat/dtr.hpp>
+#include <memsched/remat/hiremate.hpp>
+#include <memsched/remat/remat_plan.hpp>
+#include <memsched/sim/simulate_plan.hpp>
+#ifdef MEMSCHED_HAVE_CBC
+#include <memsched/solver/backends/cbc.hpp>
+#endif
+
+#include "../support/brute_force_plans.hpp"
+#include "../support/random_dag.hpp"
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+using namespace memsched;
+using namespace memsched::testing;
+
+namespace {
+
+/// x0 -> x1 -> x2 -> x3 (loss); g2 reads x3, x2; g1 reads g2, x1; g0 reads g1, x0 (the output).
+/// Every value 10 bytes, cost 1. The no-remat peak is 50; at 40 one recomputation (of x0) is
+/// needed and enough (cost 8), at 30 three (cost 10: x0 and x1 for g1, x0 again for g0).
+memory_graph training_chain() {
+  memory_graph_data d;
+  d.num_nodes = 7;
+  d.edges = {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {2, 4}, {4, 5}, {1, 5}, {5, 6}, {0, 6}};
+  d.bytes.assign(7, 10);
+  d.cost.assign(7, 1.0);
+  d.outputs = std::vector<std::size_t>{6};
+  d.roles = {node_role::forward, node_role::forward, node_role::forward, node_role::loss,
+             node_role::backward, node_role::backward, node_role::backward};
+  d.grad_of = {std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::size_t{2}, std::size_t{1}, std::size_t{0}};
+  return memory_graph(d);
+}
+
+/// r's plan is valid, within the budget, and its peak and cost are what the simulator says.
+void check_plan_of(const memory_graph& g, const remat_result& r, std::int64_t budget) {
+  REQUIRE(has_solution(r.status));
+  plan_simulation sim;
+  const plan_check c = memsched::detail::check_plan(g, r.plan, &sim);
+  INFO(c.error);
+  REQUIRE(c.valid);
+  CHECK(sim.peak_bytes <= budget);
+  CHECK(sim.peak_bytes == r.peak_bytes);
+  CHECK(sim.total_cost == doctest::Approx(r.total_cost));
+  CHECK(!r.stats.method.empty());
+}
+
+/// The smallest budget budget_below_lower_bound accepts.
+std::int64_t lower_bound_of(const memory_graph& g) {
+  std::int64_t lb = 0;
+  for (std::size_t v = 0; v < g.size(); ++v) lb = std::max(lb, memory_model::min_running_bytes(g, v));
+  std::int64_t outs = 0;
+  for (auto o : g.outputs()) outs += g.bytes(o);
+  return std::max(lb, outs);
+}
+
+/// The cheapest cost of each stage run on its own (infinity when it finds nothing).
+struct stage_costs {
+  double heuristic = std::numeric_limits<double>::infinity();
+  double dtr = std::numeric_limits<double>::infinity();
+  double hiremate = std::numeric_limits<double>::infinity();
+};
+
+stage_costs stages_alone(const memory_graph& g, std::int64_t budget, const std::vector<std::size_t>& order) {
+  stage_costs c;
+  const remat_result h = best_heuristic_plan(g, budget, best_heuristic_options{});
+  if (has_solution(h.status)) c.heuristic = h.total_cost;
+  for (auto d : all_dtr_heuristics) {
+    const remat_result r = dtr_plan(g, budget, dtr_options{.order = order, .heuristic = d, .max_computations = 8 * g.size() + 64});
+    if (has_solution(r.status)) c.dtr = std::min(c.dtr, r.total_cost);
+  }
+  if (g.has_training_roles()) {
+    const remat_result r = hiremate_plan(g, budget, hiremate_options{.heuristic_start = false});
+    if (has_solution(r.status)) c.hiremate = r.total_cost;
+  }
+  return c;
+}
+
+/// Records the observer's reports.
+struct recorder {
+  std::vector<double> values;
+  std::vector<std::string> phases;
+  void on_incumbent(double, double value, double) { values.push_back(value); }
+  void on_phase(double, std::string_view p) { phases.emplace_back(p); }
+};
+
+}  // namespace
+
+TEST_CASE("remat_plan: a training chain by hand") {
+  const memory_graph g = training_chain();
+  // At the no-remat peak nothing is recomputed: optimal, whatever the stages.
+  const remat_result r50 = remat_plan(g, 50);
+  check_plan_of(g, r50, 50);
+  CHECK(r50.status == solve_status::optimal);
+  CHECK(r50.total_cost == 7);
+  REQUIRE(r50.cost_bound);
+  CHECK(*r50.cost_bound == 7);
+  // At 40: one recomputation is the least (cost 8); without a solver nothing proves it.
+  const remat_result r40 = remat_plan(g, 40);
+  check_plan_of(g, r40, 40);
+  CHECK(r40.total_cost == 8);
+  CHECK(r40.status == solve_status::feasible);
+  CHECK(!r40.cost_bound);
+  const remat_result r30 = remat_plan(g, 30);
+  check_plan_of(g, r30, 30);
+  CHECK(r30.total_cost == brute_force_min_cost_plan(g, 30).cost);
+  // g2 needs 30 bytes with its inputs: 29 is proven infeasible, before any stage runs.
+  const remat_result r29 = remat_plan(g, 29);
+  CHECK(r29.status == solve_status::infeasible);
+  CHECK(r29.plan.steps.empty());
+  CHECK(r29.message.find("needs 30 bytes") != std::string::npos);
+  CHECK(r29.stats.method.empty());
+}
+
+TEST_CASE("remat_plan: random DAGs and training graphs, three budgets, no dearer than any stage, same plan through the graph types") {
+  std::size_t graphs = 0, plans = 0, recomputing = 0, beats_heuristics = 0;
+  std::size_t by_stage[4] = {0, 0, 0, 0};
+  for (std::uint64_t seed = 1; seed <= 24; ++seed) {
+    const bool training = seed % 2 == 0;
+    const memory_graph_data d = training ? random_training_dag(5 + seed % 5, 0.35, seed) : random_dag(9 + seed % 6, 0.3, seed);
+    const memory_graph g(d);
+    const dataflow_graph df = to_dataflow_graph(d);
+    const typed_graph<lists_graph> lists(d);
+    ++graphs;
+    CAPTURE(seed);
+    CAPTURE(g.size());
+    const std::int64_t peak = checkpoint_all_plan(g, unlimited_budget).peak_bytes;
+    const std::int64_t lb = lower_bound_of(g);
+    REQUIRE(lb <= peak);
+    for (double frac : {0.1, 0.5, 0.9}) {
+      const std::int64_t budget = lb + static_cast<std::int64_t>(frac * static_cast<double>(peak - lb));
+      CAPTURE(budget);
+      const remat_result r = remat_plan(g, budget);
+      const std::vector<std::size_t> order = r.stats.order;
+      REQUIRE(order.size() == g.size());
+      const stage_costs alone = stages_alone(g, budget, order);
+      const double best_alone = std::min({alone.heuristic, alone.dtr, alone.hiremate});
+      if (!has_solution(r.status)) {
+        // Nothing is proven below the no-remat peak without a solver: no_solution, and no stage
+        // alone found a plan either.
+        CHECK(r.status == solve_status::no_solution);
+        CHECK(best_alone == std::numeric_limits<double>::infinity());
+        continue;
+      }
+      ++plans;
+      check_plan_of(g, r, budget);
+      CHECK(r.total_cost <= best_alone + 1e-9);
+      CHECK(r.total_cost == doctest::Approx(best_alone));  // the portfolio runs exactly those stages
+      CHECK(r.total_cost >= g.total_cost() - 1e-9);
+      if (r.overhead > 0) ++recomputing;
+      if (r.total_cost < alone.heuristic - 1e-9) ++beats_heuristics;
+      const std::string& m = r.stats.method;
+      by_stage[m.rfind("heuristic:", 0) == 0 ? 0 : m.rfind("dtr:", 0) == 0 ? 1 : m == "hiremate" ? 2 : 3]++;
+      // The status: optimal exactly when nothing is recomputed (no solver here).
+      CHECK(r.status == (r.overhead <= 1e-12 ? solve_status::optimal : solve_status::feasible));
+      // The unrestricted optimum is a floor for every plan.
+      if (g.size() <= 10) CHECK(brute_force_min_cost_plan(g, budget).cost <= r.total_cost + 1e-9);
+      // The same plan from a dataflow_graph and from an adjacency_list<listS> with maps.
+      const remat_result rd = remat_plan(df, budget);
+      CHECK(rd.plan == r.plan);
+      CHECK(rd.stats.method == r.stats.method);
+      const remat_result rl = remat_plan(lists.graph, budget, remat_plan_options{}, lists.maps());
+      CHECK(rl.plan == r.plan);
+      // Deterministic.
+      CHECK(remat_plan(g, budget).plan == r.plan);
+    }
+  }
+  CHECK(graphs >= 20);
+  CHECK(plans >= 40);
+  CHECK(recomputing >= 15);
+  CHECK(beats_heuristics >= 3);  // DTR or HiRemate must matter somewhere, or the cross-check is empty
+  MESSAGE("winners: heuristic " << by_stage[0] << ", dtr " << by_stage[1] << ", hiremate " << by_stage[2]);
+}
+
+TEST_CASE("remat_plan: options (an order, chosen stages), bad input") {
+  const memory_graph g = training_chain();
+  const std::vector<std::size_t> order{0, 1, 2, 3, 4, 5, 6};
+  const remat_result r = remat_plan(g, 40, remat_plan_options{.order = order, .dtr_heuristics = {dtr_heuristic::lru}, .hiremate = false});
+  check_plan_of(g, r, 40);
+  CHECK(r.stats.order == order);
+  // Only the heuristics that were asked for run.
+  const remat_result only_all = remat_plan(
+      g, 40, remat_plan_options{.heuristics = {.heuristics = {remat_heuristic::checkpoint_all}}, .dtr_heuristics = {dtr_heuristic::lru}, .hiremate = false});
+  check_plan_of(g, only_all, 40);
+  CHECK(only_all.stats.method == "dtr:lru");  // checkpoint-all keeps every forward value: 50 bytes
+  CHECK_THROWS_AS((void)remat_plan(g, -1), std::invalid_argument);
+  CHECK_THROWS_AS((void)remat_plan(g, 40, remat_plan_options{.order = std::vector<std::size_t>{1, 0, 2, 3, 4, 5, 6}}), invalid_order);
+  CHECK_THROWS_AS((void)remat_plan(g, 40, remat_plan_options{.order = std::vector<std::size_t>{0, 1, 2}}), invalid_order);
+}
+
+TEST_CASE("remat_plan: a time limit of zero returns at once without a plan; the observer sees each better plan") {
+  const memory_graph_data d = random_training_dag(12, 0.3, 7);
+  const memory_graph g(d);
+  const std::int64_t peak = checkpoint_all_plan(g, unlimited_budget).peak_bytes;
+  const std::int64_t budget = (lower_bound_of(g) + peak) / 2;
+  const remat_result none = remat_plan(g, budget, remat_plan_options{.solver = {.time_limit = std::chrono::duration<double>(0)}});
+  CHECK(none.status == solve_status::time_limit);
+  CHECK(none.plan.steps.empty());
+  CHECK(none.message.find("time limit") != std::string::npos);
+  // Below the lower bound the answer needs no time at all.
+  const remat_result below = remat_plan(g, lower_bound_of(g) - 1, remat_plan_options{.solver = {.time_limit = std::chrono::duration<double>(0)}});
+  CHECK(below.status == solve_status::infeasible);
+  recorder rec;
+  const remat_result r = remat_plan(g, budget, remat_plan_options{.solver = {.observer = rec}});
+  check_plan_of(g, r, budget);
+  REQUIRE(!rec.values.empty());
+  for (std::size_t k = 1; k < rec.values.size(); ++k) CHECK(rec.values[k] < rec.values[k - 1]);
+  CHECK(rec.values.back() == doctest::Approx(r.total_cost));
+  CHECK(rec.phases == std::vector<std::string>{"heuristics", "dtr", "hiremate"});
+  // A generous limit changes nothing on a small graph.
+  const remat_result limited = remat_plan(g, budget, remat_plan_options{.solver = {.time_limit = std::chrono::duration<double>(600)}});
+  CHECK(limited.plan == r.plan);
+}
+
+#ifdef MEMSCHED_HAVE_CBC
+TEST_CASE("remat_plan with CBC: Checkmate's optimum on tiny graphs, proven; brute force agrees") {
+  std::size_t optimal = 0, recomputing = 0, cases = 0;
+  for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+    const bool training = seed % 3 != 0;
+    const memory_graph_data d = training ? random_training_dag(4, 0.5, seed) : random_dag(8, 0.35, seed);
+    const memory_graph g(d);
+    REQUIRE(g.size() <= 10);
+    CAPTURE(seed);
+    const std::int64_t peak = checkpoint_all_plan(g, unlimited_budget).peak_bytes;
+    const std::int64_t lb = lower_bound_of(g);
+    for (double frac : {0.2, 0.6}) {
+      const std::int64_t budget = lb + static_cast<std::int64_t>(frac * static_cast<double>(peak - lb));
+      CAPTURE(budget);
+      const remat_result r = remat_plan<cbc_backend>(g, budget);
+      const std::vector<std::size_t>& order = r.stats.order;
+      const brute_force_plan staged = brute_force_min_cost_staged_plan(g, order, budget);
+      const brute_force_plan any = brute_force_min_cost_plan(g, budget);
+      const remat_result cm = checkmate_milp_plan(g, budget, checkmate_options{.backend = cbc_backend{}, .order = order});
+      CHECK(r.stats.backend == "cbc");
+      if (staged.status == solve_status::infeasible) {
+        CHECK(cm.status == solve_status::infeasible);
+        if (!has_solution(r.status)) CHECK(r.status == solve_status::no_solution);
+        continue;
+      }
+      ++cases;
+      REQUIRE(cm.status == solve_status::optimal);
+      CHECK(cm.total_cost == doctest::Approx(staged.cost));
+      check_plan_of(g, r, budget);
+      CHECK(any.cost <= r.total_cost + 1e-9);
+      CHECK(r.total_cost <= cm.total_cost + 1e-9);  // never worse than Checkmate's optimum
+      if (r.total_cost > g.total_cost() + 1e-9) ++recomputing;
+      if (r.total_cost >= cm.total_cost - 1e-9) {
+        // Checkmate's optimum: proven, with its bound.
+        CHECK(r.status == solve_status::optimal);
+        REQUIRE(r.cost_bound);
+        CHECK(*r.cost_bound == doctest::Approx(cm.total_cost));
+        ++optimal;
+      } else {
+        // A plan outside the order's staged plans is cheaper: nothing proven about it.
+        CHECK(r.status == solve_status::feasible);
+        CHECK(!r.cost_bound);
+      }
+    }
+  }
+  CHECK(cases >= 15);
+  CHECK(optimal >= cases - 2);
+  CHECK(recomputing >= 5);
+}
+
+TEST_CASE("remat_plan with CBC: Checkmate's VGG16 training graph under a node limit, never worse than the other stages") {
+  const dataflow_graph df = read_json_graph(std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "checkmate" / "vgg16_training.json");
+  const memory_graph g = make_memory_graph(df);
+  const std::int64_t peak = checkpoint_all_plan(g, unlimited_budget).peak_bytes;
+  std::size_t proven_or_bounded = 0;
+  // (Below about 83% of the peak one vertex alone does not fit: infeasible, tested elsewhere.)
+  for (int pct : {95, 90, 85}) {
+    CAPTURE(pct);
+    const std::int64_t budget = peak * pct / 100;
+    const remat_result r = remat_plan(df, budget, remat_plan_options{.backend = cbc_backend{}, .solver = {.node_limit = 200}});
+    check_plan_of(g, r, budget);
+    const remat_result without = remat_plan(df, budget);  // the same stages without the MILP
+    REQUIRE(has_solution(without.status));
+    CHECK(r.total_cost <= without.total_cost + 1e-9);
+    CHECK(r.stats.backend == "cbc");
+    REQUIRE(r.stats.solver_status);
+    if (r.cost_bound) {
+      ++proven_or_bounded;
+      CHECK(*r.cost_bound <= r.total_cost + 1e-9);
+      CHECK(*r.cost_bound >= g.total_cost() - 1e-9);
+    }
+    if (r.status == solve_status::optimal) CHECK(r.cost_bound);
+  }
+  CHECK(proven_or_bounded >= 2);
+}
+
+TEST_CASE("remat_plan with CBC: the hand chain proven, a zero time limit skips the solve, a start plan from every stage") {
+  const memory_graph g = training_chain();
+  const remat_result r = remat_plan<cbc_backend>(g, 40);
+  check_plan_of(g, r, 40);
+  CHECK(r.status == solve_status::optimal);
+  CHECK(r.total_cost == 8);
+  REQUIRE(r.cost_bound);
+  CHECK(*r.cost_bound == doctest::Approx(8));
+  CHECK(r.stats.method.rfind("checkmate-milp", 0) != 0);  // the earlier stage wins the tie
+  const remat_result zero = remat_plan(g, 40, remat_plan_options{.backend = cbc_backend{}, .solver = {.time_limit = std::chrono::duration<double>(0)}});
+  CHECK(zero.status == solve_status::time_limit);
+  CHECK(zero.plan.steps.empty());
+  CHECK(zero.stats.variables == 0);  // no model was built
+}
+#endif
