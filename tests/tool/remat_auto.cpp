@@ -1,0 +1,131 @@
+// `memsched remat --algo auto`: runs the built tool (MEMSCHED_TOOL_PATH); its plan is the library's
+// remat_plan along the same input order (re-simulated against the graph), the JSON carries the
+// method and the bound, and its flags are checked.
+
+#include <memsched/graph/json_io.hpp>
+#include <memsched/remat/input_order.hpp>
+#include <memsched/remat/remat_plan.hpp>
+#include <memsched/sim/plan_io.hpp>
+#include <memsched/sim/simulate_plan.hpp>
+#ifdef MEMSCHED_HAVE_CBC
+#include <memsched/solver/backends/cbc.hpp>
+#endif
+
+#include "../support/run_tool.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+using namespace memsched;
+using namespace memsched::testing;
+using nlohmann::json;
+
+namespace {
+
+std::vector<std::int64_t> ids_of(const memory_graph& g) {
+  std::vector<std::int64_t> ids;
+  for (std::size_t v = 0; v < g.size(); ++v) ids.push_back(static_cast<std::int64_t>(g.id(v)));
+  return ids;
+}
+
+}  // namespace
+
+TEST_CASE("memsched remat --algo auto: the library's plan along Kahn's order on resnet18, usage errors") {
+  const temp_dir dir;
+  const std::filesystem::path path = std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "torch" / "resnet18.training.json";
+  const dataflow_graph df = read_json_graph(path);
+  const memory_graph g = make_memory_graph(df);
+  const std::vector<std::int64_t> ids = ids_of(g);
+  const std::int64_t peak = checkpoint_all_plan(g, unlimited_budget).peak_bytes;
+  const std::vector<std::size_t> kahn = remat_input_order(df, input_order_options{.source = input_order_source::kahn}).order;
+  std::size_t plans = 0;
+  for (int pct : {50, 70, 90}) {
+    CAPTURE(pct);
+    const std::int64_t budget = peak * pct / 100;
+    // No MILP and no time limit (a limit beyond 10^9 s is none): the same plan on every run.
+    const tool_run r = run_tool("remat " + path.string() + " --budget " + std::to_string(budget) +
+                                    " --algo auto --backend none --order-from kahn --time-limit 1e12 --json",
+                                dir);
+    const remat_result lib = remat_plan(df, budget, remat_plan_options{.order = kahn});
+    CHECK(r.exit_code == (has_solution(lib.status) ? 0 : 2));
+    const json doc = json::parse(r.out);
+    REQUIRE(doc.at("status") == std::string(to_string(lib.status)));
+    CHECK(doc.at("algorithm") == "auto");
+    CHECK(doc.at("backend") == "none");
+    CHECK(doc.at("order_source") == "kahn");
+    CHECK(doc.contains("cost_bound"));
+    CHECK(doc.at("cost_bound").is_null() == !lib.cost_bound);
+    if (!has_solution(lib.status)) continue;
+    ++plans;
+    CHECK(doc.at("method") == lib.stats.method);
+    const execution_plan plan = plan_from_json(doc, ids, "tool output");
+    CHECK(plan == lib.plan);
+    const plan_simulation sim = simulate_plan(g, plan);
+    CHECK(sim.peak_bytes <= budget);
+    CHECK(doc.at("peak_bytes") == sim.peak_bytes);
+    CHECK(doc.at("total_cost").get<double>() == doctest::Approx(sim.total_cost));
+    CHECK(doc.at("total_cost").get<double>() == doctest::Approx(lib.total_cost));
+  }
+  CHECK(plans == 3);
+  // Usage errors: exit 2, nothing on standard output, the flag named.
+  const std::string base = "remat " + path.string() + " --budget 70% --algo auto";
+  for (const std::string bad : {" --order-from free", " --backend nope", " --dtr-heuristic lru", " --time-limit 0", " --threads -1"}) {
+    CAPTURE(bad);
+    const tool_run r = run_tool(base + bad, dir);
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find(bad.substr(1, bad.find(' ', 1) - 1)) != std::string::npos);
+  }
+}
+
+#ifdef MEMSCHED_HAVE_CBC
+TEST_CASE("memsched remat --algo auto --backend cbc: a training chain proven optimal, the bound in the JSON") {
+  const temp_dir dir;
+  // x0 -> x1 -> x2 -> loss; gradients g2, g1, g0 (the output); 10 bytes and cost 1 each. The
+  // no-remat peak is 50; at 40 one recomputation is the least (cost 8 of 7).
+  const auto path = dir.write("chain.json", R"({"nodes": [
+      {"id": 0, "bytes": 10, "cost": 1}, {"id": 1, "bytes": 10, "cost": 1}, {"id": 2, "bytes": 10, "cost": 1},
+      {"id": 3, "bytes": 10, "cost": 1, "role": "loss"},
+      {"id": 4, "bytes": 10, "cost": 1, "backward": true, "grad_of": 2},
+      {"id": 5, "bytes": 10, "cost": 1, "backward": true, "grad_of": 1},
+      {"id": 6, "bytes": 10, "cost": 1, "backward": true, "grad_of": 0}],
+    "edges": [[0, 1], [1, 2], [2, 3], [3, 4], [2, 4], [4, 5], [1, 5], [5, 6], [0, 6]], "outputs": [6]})");
+  const dataflow_graph df = read_json_graph(path);
+  const memory_graph g = make_memory_graph(df);
+  REQUIRE(g.has_training_roles());
+  const tool_run r = run_tool("remat " + path.string() + " --budget 40 --algo auto --backend cbc --order-from kahn --time-limit 1e12 --json", dir);
+  CHECK(r.exit_code == 0);
+  const json doc = json::parse(r.out);
+  CHECK(doc.at("status") == "optimal");
+  CHECK(doc.at("backend") == "cbc");
+  CHECK(doc.at("total_cost") == 8.0);
+  REQUIRE(doc.at("cost_bound").is_number());
+  CHECK(doc.at("cost_bound").get<double>() == doctest::Approx(8.0));
+  CHECK(doc.at("solver_status") == "optimal");
+  const execution_plan plan = plan_from_json(doc, ids_of(g), "tool output");
+  const plan_simulation sim = simulate_plan(g, plan);
+  CHECK(sim.peak_bytes <= 40);
+  CHECK(sim.total_cost == 8.0);
+  const std::vector<std::size_t> kahn = remat_input_order(df, input_order_options{.source = input_order_source::kahn}).order;
+  const remat_result lib = remat_plan(df, 40, remat_plan_options{.backend = cbc_backend{}, .order = kahn});
+  CHECK(plan == lib.plan);
+  CHECK(doc.at("method") == lib.stats.method);
+  // Without a solver the same plan carries no proof.
+  const tool_run none = run_tool("remat " + path.string() + " --budget 40 --algo auto --backend none --order-from kahn --json", dir);
+  const json d2 = json::parse(none.out);
+  CHECK(d2.at("status") == "feasible");
+  CHECK(d2.at("cost_bound").is_null());
+  CHECK(d2.at("total_cost") == 8.0);
+  // Below what x2's gradient needs with its inputs (30 bytes): proven infeasible, exit 2.
+  const tool_run below = run_tool("remat " + path.string() + " --budget 29 --algo auto --json", dir);
+  CHECK(below.exit_code == 2);
+  const json d3 = json::parse(below.out);
+  CHECK(d3.at("status") == "infeasible");
+  CHECK(d3.at("method").is_null());
+  CHECK(d3.at("steps").empty());
+}
+#endif
