@@ -68,25 +68,6 @@ memsched::remat_result with_backend(const parsed_args& args, Fn&& fn) {
                     ")");
 }
 
-/// --time-limit: 60 s when absent; none when it is huge (time_limit_of's nullopt for a given flag).
-std::optional<std::chrono::duration<double>> time_limit_or_default(const parsed_args& args) {
-  const auto limit = time_limit_of(args);
-  if (limit || args.get("time-limit")) return limit;
-  return std::chrono::duration<double>(60.0);
-}
-
-/// What is left of `limit` after `used` seconds of preparation (none without a limit): the
-/// algorithm's limit covers its whole call, so the tool's whole run stays within --time-limit.
-std::optional<std::chrono::duration<double>> left_of(const std::optional<std::chrono::duration<double>>& limit, double used) {
-  if (!limit) return std::nullopt;
-  return std::chrono::duration<double>(std::max(0.0, limit->count() - used));
-}
-
-/// The limit remat_order_of spreads (half of it, at most 30 s, for Serenity's backstop).
-std::chrono::duration<double> order_limit(const std::optional<std::chrono::duration<double>>& limit) {
-  return limit.value_or(std::chrono::duration<double>(60.0));
-}
-
 /// The fields every solver-based algorithm adds to the output.
 void add_stats(json& extra, const memsched::remat_result& r, const memsched::input_order_result& in, double used) {
   extra["backend"] = r.stats.backend;
@@ -138,9 +119,7 @@ memsched::remat_result run_checkmate_lp(const memsched::dataflow_graph& graph, s
   const auto t0 = std::chrono::steady_clock::now();
   const auto limit = time_limit_or_default(args);
   const auto max_memory = max_memory_of(args);
-  std::optional<memsched::remat_result> heuristic;
-  if (args.get_or("order-from", "best") == "heuristic") heuristic = memsched::best_heuristic_plan(graph, budget);
-  const memsched::input_order_result in = remat_order_of(graph, args, order_limit(limit), heuristic);
+  const memsched::input_order_result in = remat_order_of(graph, budget, args, order_limit(limit));
   const double used = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   progress_printer printer(args.has("progress"), used);
   return with_backend(args, [&](const auto& backend) -> memsched::remat_result {

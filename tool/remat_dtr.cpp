@@ -3,18 +3,15 @@
 #include "cli.hpp"
 #include "remat_order.hpp"
 
-#include <memsched/remat/best_heuristic.hpp>
 #include <memsched/remat/dtr.hpp>
 
 #include <chrono>
-#include <optional>
 #include <string>
 
 namespace memsched_cli {
 namespace {
 
 memsched::remat_result run_dtr(const memsched::dataflow_graph& graph, std::int64_t budget, const parsed_args& args, json& extra) {
-  const auto t0 = std::chrono::steady_clock::now();
   memsched::dtr_options o;
   const std::string h = args.get_or("dtr-heuristic", "dtr-eq");
   const auto parsed = memsched::parse_dtr_heuristic(h);
@@ -24,17 +21,13 @@ memsched::remat_result run_dtr(const memsched::dataflow_graph& graph, std::int64
     if (*k < 1) throw usage_error("--max-computations must be at least 1");
     o.max_computations = static_cast<std::size_t>(*k);
   }
-  std::optional<memsched::remat_result> heuristic;
-  if (args.get_or("order-from", "best") == "heuristic") heuristic = memsched::best_heuristic_plan(graph, budget);
   // Serenity's part of --order-from best: its counted state limit, with a 1 s backstop.
-  const memsched::input_order_result in = remat_order_of(graph, args, std::chrono::duration<double>(2.0), heuristic);
+  const memsched::input_order_result in = remat_order_of(graph, budget, args, std::chrono::duration<double>(2.0));
   o.order = in.order;
   memsched::remat_result r = memsched::dtr_plan(graph, budget, o);
   extra["order_source"] = in.source;
   extra["order_peak"] = in.peak_bytes;
   extra["dtr_heuristic"] = h;
-  extra["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (!r.message.empty()) extra["message"] = r.message;
   return r;
 }
 

@@ -34,9 +34,7 @@ const std::string moccasin_usage = std::string(
 
 memsched::remat_result run_moccasin(const memsched::dataflow_graph& graph, std::int64_t budget, const parsed_args& args, json& extra) {
   const std::string backend = args.get_or("backend", "gecode");
-  // 60 s when absent; none when huge (time_limit_of's nullopt for a given flag).
-  auto time_limit = time_limit_of(args);
-  if (!time_limit && !args.get("time-limit")) time_limit = std::chrono::duration<double>(60.0);
+  const auto time_limit = time_limit_or_default(args);
   const unsigned threads = threads_of(args);
   const auto intervals = args.get_int("max-intervals").value_or(2);
   if (intervals < 1) throw usage_error("--max-intervals must be >= 1");
@@ -45,8 +43,7 @@ memsched::remat_result run_moccasin(const memsched::dataflow_graph& graph, std::
   const auto t0 = std::chrono::steady_clock::now();
   auto used = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   const memsched::remat_result heuristic = memsched::best_heuristic_plan(graph, budget);
-  const memsched::input_order_result in =
-      remat_order_of(graph, args, time_limit.value_or(std::chrono::duration<double>(60.0)), heuristic);
+  const memsched::input_order_result in = remat_order_of(graph, args, order_limit(time_limit), heuristic);
   const double prep = used();
   progress_printer printer(args.has("progress"), prep);
   memsched::remat_result r;
@@ -57,8 +54,7 @@ memsched::remat_result run_moccasin(const memsched::dataflow_graph& graph, std::
     o.max_intervals = static_cast<unsigned>(intervals);
     if (memsched::has_solution(heuristic.status)) o.start_plans.push_back(heuristic.plan);
     o.solver.threads = threads;
-    // The rest of the limit (moccasin_plan's limit covers its whole call).
-    if (time_limit) o.solver.time_limit = std::chrono::duration<double>(std::max(0.0, time_limit->count() - prep));
+    o.solver.time_limit = left_of(time_limit, prep);
     o.solver.observer = printer;
     if (max_memory) o.max_bytes = *max_memory;
     r = memsched::moccasin_plan(graph, budget, o);

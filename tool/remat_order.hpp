@@ -1,9 +1,11 @@
-// The --order / --order-from flags of the solver-based remat algorithms (checkmate-milp,
-// checkmate-lp, moccasin): one parser, the choice itself is memsched::remat_input_order.
+// The --order / --order-from flags of the remat algorithms that walk an input order (checkmate-milp,
+// checkmate-lp, moccasin, dtr): one parser, the choice itself is memsched::remat_input_order; and
+// the --time-limit rules the solver-based ones share.
 #pragma once
 
 #include "cli.hpp"
 
+#include <memsched/remat/best_heuristic.hpp>
 #include <memsched/remat/input_order.hpp>
 
 #include <algorithm>
@@ -26,12 +28,32 @@ inline const char* const remat_order_usage =
 /// Serenity's counted limit for --order-from best: ~0.8 s on a dense 400-node training graph.
 inline constexpr std::uint64_t serenity_max_states = 100'000;
 
-/// The input order chosen by --order FILE or --order-from SOURCE. `heuristic` is the best heuristic
-/// plan (used by --order-from heuristic). Serenity stops at serenity_max_states stored states (a
-/// counted limit: the same order on every run) or, as a backstop for graphs where that takes long,
-/// at half of `time_limit`, at most 30 s (then the order may depend on timing); no floor, so that
-/// the whole command keeps its --time-limit.
+/// --time-limit of a solver-based algorithm: 60 s when absent; none when it is huge (time_limit_of's
+/// nullopt for a given flag).
+inline std::optional<std::chrono::duration<double>> time_limit_or_default(const parsed_args& args) {
+  const auto limit = time_limit_of(args);
+  if (limit || args.get("time-limit")) return limit;
+  return std::chrono::duration<double>(60.0);
+}
 
+/// What is left of `limit` after `used` seconds of preparation (none without a limit): the
+/// algorithm's limit covers its whole call, so the tool's whole run stays within --time-limit.
+inline std::optional<std::chrono::duration<double>> left_of(const std::optional<std::chrono::duration<double>>& limit, double used) {
+  if (!limit) return std::nullopt;
+  return std::chrono::duration<double>(std::max(0.0, limit->count() - used));
+}
+
+/// The limit remat_order_of spreads (half of it, at most 30 s, for Serenity's backstop).
+inline std::chrono::duration<double> order_limit(const std::optional<std::chrono::duration<double>>& limit) {
+  return limit.value_or(std::chrono::duration<double>(60.0));
+}
+
+/// The input order chosen by --order FILE or --order-from SOURCE. `heuristic` is the best heuristic
+/// plan the caller already computed (used by --order-from heuristic; nullopt: none, the order falls
+/// back to Kahn's). Serenity stops at serenity_max_states stored states (a counted limit: the same
+/// order on every run) or, as a backstop for graphs where that takes long, at half of `time_limit`,
+/// at most 30 s (then the order may depend on timing); no floor, so that the whole command keeps
+/// its --time-limit.
 inline memsched::input_order_result remat_order_of(const memsched::dataflow_graph& graph, const parsed_args& args,
                                                    std::chrono::duration<double> time_limit,
                                                    const std::optional<memsched::remat_result>& heuristic) {
@@ -46,6 +68,15 @@ inline memsched::input_order_result remat_order_of(const memsched::dataflow_grap
   o.serenity_max_states = serenity_max_states;
   if (heuristic && memsched::has_solution(heuristic->status)) o.plan = heuristic->plan;
   return memsched::remat_input_order(graph, o);
+}
+
+/// As above for an algorithm that needs no heuristic plan of its own: for --order-from heuristic it
+/// computes best_heuristic_plan(graph, budget) (whose exceptions propagate).
+inline memsched::input_order_result remat_order_of(const memsched::dataflow_graph& graph, std::int64_t budget, const parsed_args& args,
+                                                   std::chrono::duration<double> time_limit) {
+  std::optional<memsched::remat_result> heuristic;
+  if (args.get_or("order-from", "best") == "heuristic") heuristic = memsched::best_heuristic_plan(graph, budget);
+  return remat_order_of(graph, args, time_limit, heuristic);
 }
 
 }  // namespace memsched_cli
