@@ -227,11 +227,15 @@ void check_written(std::ostream& out, const std::string& name) {
   if (!out) throw memsched::file_error(name + ": cannot write the file");
 }
 
-void write_text_file(const std::string& path, const std::string& text) {
+void write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
   std::ofstream out(path, std::ios::binary);
   if (!out) throw memsched::file_error(path + ": cannot open the file for writing");
-  out << text;
+  write(out);
   check_written(out, path);
+}
+
+void write_text_file(const std::string& path, const std::string& text) {
+  write_file(path, [&](std::ostream& out) { out << text; });
 }
 
 void check_graph_path(const std::string& path, const std::string& flag) {

@@ -151,6 +151,11 @@ void check_algorithm_options(const parsed_args& args, const option_spec& common,
 /// main() runs it on std::cout as "<stdout>" after every subcommand.
 void check_written(std::ostream& out, const std::string& name);
 
+/// Opens the file `path` (created or truncated), lets `write` fill it and checks it with
+/// check_written: every file the tool writes itself. Throws memsched::file_error naming the path
+/// when it cannot be opened or written.
+void write_file(const std::string& path, const std::function<void(std::ostream&)>& write);
+
 /// Writes `text` to the file `path` (created or truncated), checked by check_written.
 void write_text_file(const std::string& path, const std::string& text);
 

@@ -8,7 +8,6 @@
 #include <memsched/sim/simulate_order.hpp>
 #include <memsched/sim/simulate_plan.hpp>
 
-#include <fstream>
 #include <iostream>
 #include <string_view>
 
@@ -51,13 +50,20 @@ struct timeline_entry {
 };
 
 void write_entry(std::ostream& out, const timeline_entry& e, bool one_line) {
-  const char* sep = one_line ? "," : ",\n      ";
-  out << (one_line ? "{" : "{\n      ") << "\"live_after\":" << (one_line ? "" : " ") << e.live_after << sep << "\"live_before\":" << (one_line ? "" : " ")
-      << e.live_before << sep << "\"node\":" << (one_line ? "" : " ") << e.node;
-  if (e.offset) out << sep << "\"offset\":" << (one_line ? "" : " ") << *e.offset;
-  if (!e.op.empty()) out << sep << "\"op\":" << (one_line ? "" : " ") << '"' << e.op << '"';
-  out << sep << "\"step\":" << (one_line ? "" : " ") << e.step;
-  if (e.transient) out << sep << "\"transient\":" << (one_line ? "" : " ") << *e.transient;
+  bool first = true;
+  // `"name": ` with the separator before it (dump(2) puts each member on its own line).
+  auto key = [&](std::string_view name) -> std::ostream& {
+    out << (first ? (one_line ? "{" : "{\n      ") : (one_line ? "," : ",\n      ")) << '"' << name << "\":" << (one_line ? "" : " ");
+    first = false;
+    return out;
+  };
+  key("live_after") << e.live_after;
+  key("live_before") << e.live_before;
+  key("node") << e.node;
+  if (e.offset) key("offset") << *e.offset;
+  if (!e.op.empty()) key("op") << '"' << e.op << '"';
+  key("step") << e.step;
+  if (e.transient) key("transient") << *e.transient;
   out << (one_line ? "}" : "\n    }");
 }
 
@@ -87,15 +93,14 @@ void print_with_timeline(json doc, bool one_line, bool timeline, std::size_t ste
 // --csv FILE: the timeline as CSV rows (checked like every written file).
 template <class Entry>
 void write_timeline_csv(const std::string& path, std::size_t steps, Entry entry) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw memsched::file_error(path + ": cannot open the file for writing");
-  out << "step,node,op,live_before,transient,live_after\n";
-  for (std::size_t k = 0; k < steps; ++k) {
-    const timeline_entry e = entry(k);
-    out << e.step << ',' << e.node << ',' << (e.op.empty() ? "compute" : e.op) << ',' << e.live_before << ','
-        << e.transient.value_or(e.live_before) << ',' << e.live_after << '\n';
-  }
-  check_written(out, path);
+  write_file(path, [&](std::ostream& out) {
+    out << "step,node,op,live_before,transient,live_after\n";
+    for (std::size_t k = 0; k < steps; ++k) {
+      const timeline_entry e = entry(k);
+      out << e.step << ',' << e.node << ',' << (e.op.empty() ? "compute" : e.op) << ',' << e.live_before << ','
+          << e.transient.value_or(e.live_before) << ',' << e.live_after << '\n';
+    }
+  });
 }
 
 memsched::arena_strategy parse_strategy(const std::string& name) {
