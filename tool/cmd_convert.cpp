@@ -8,6 +8,8 @@
 #include <memsched/graph/onnx_io.hpp>
 #endif
 
+#include <algorithm>
+#include <array>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -32,6 +34,17 @@ std::string convert_usage() {
 
 bool is_onnx(const std::string& path) { return std::filesystem::path(path).extension() == ".onnx"; }
 
+// The options that apply to ONNX models only (an error for other inputs or without ONNX).
+constexpr std::array<std::string_view, 4> onnx_only_options{"dim", "alias-views", "no-fold", "no-inplace"};
+
+// "--dim, --alias-views, --no-fold and --no-inplace": how the errors name them.
+std::string onnx_only_list() {
+  std::string text;
+  for (std::size_t k = 0; k < onnx_only_options.size(); ++k)
+    text += (k == 0 ? "--" : k + 1 == onnx_only_options.size() ? " and --" : ", --") + std::string(onnx_only_options[k]);
+  return text;
+}
+
 int run_convert(const std::vector<std::string>& argv) {
   const parsed_args args(argv, option_spec{{"out", "dim"}, {"alias-views", "no-fold", "no-inplace", "json"}});
   const std::string& path = args.one_positional("graph file");
@@ -40,8 +53,9 @@ int run_convert(const std::vector<std::string>& argv) {
   const std::string ext = std::filesystem::path(*out).extension().string();
   if (ext != ".json" && ext != ".graphml" && ext != ".dot" && ext != ".gv")
     throw usage_error("--out " + *out + ": unknown graph file extension (expected .json, .graphml or .dot)");
-  const bool onnx_options = args.has("dim") || args.has("alias-views") || args.has("no-fold") || args.has("no-inplace");
-  if (onnx_options && !is_onnx(path)) throw usage_error("--dim, --alias-views, --no-fold and --no-inplace apply to .onnx models only");
+  const bool onnx_options =
+      std::any_of(onnx_only_options.begin(), onnx_only_options.end(), [&](std::string_view name) { return args.has(std::string(name)); });
+  if (onnx_options && !is_onnx(path)) throw usage_error(onnx_only_list() + " apply to .onnx models only");
 
   json doc = {{"file", path}, {"out", *out}};
   memsched::dataflow_graph g;
@@ -72,7 +86,7 @@ int run_convert(const std::vector<std::string>& argv) {
     doc["inplace_nodes"] = r.inplace_nodes;
     g = std::move(r.graph);
 #else
-    if (onnx_options) throw usage_error("this memsched was built without ONNX (libonnx-dev): --dim, --alias-views, --no-fold and --no-inplace are unavailable");
+    if (onnx_options) throw usage_error("this memsched was built without ONNX (libonnx-dev): " + onnx_only_list() + " are unavailable");
     g = memsched::read_graph(path);  // its error names the file and says .onnx needs ONNX
 #endif
   } else {
