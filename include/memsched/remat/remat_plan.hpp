@@ -143,7 +143,9 @@ class remat_portfolio {
       return;
     }
     ++valid_;
-    if (has_milp && first_computation_order(r.plan, g_.size()) == order_) starts_.push_back(r.plan);
+    // (Heuristics often return the same plan: each start costs Checkmate an encoding of the model.)
+    if (has_milp && first_computation_order(r.plan, g_.size()) == order_ && std::find(starts_.begin(), starts_.end(), r.plan) == starts_.end())
+      starts_.push_back(r.plan);
     if (found_ && !(sim.total_cost < best_.total_cost - 1e-9 * std::max(1.0, std::abs(best_.total_cost)))) return;
     found_ = true;
     best_ = r;
@@ -310,7 +312,7 @@ class remat_portfolio {
 /// Checkmate's MILP (exponential worst case: give a time limit on large graphs).
 /// Throws: std::invalid_argument on a negative budget; invalid_order naming the entry when
 /// options.order is not a topological order; graph_error when a forward node reads a backward
-/// node; what make_memory_graph throws.
+/// node; what make_memory_graph and hiremate_plan throw.
 template <class G, class Backend, class... Maps>
   requires memory_graph_source<G, Maps...>
 [[nodiscard]] remat_result remat_plan(const G& graph, std::int64_t budget, const remat_plan_options<Backend>& options, const Maps&... maps) {
