@@ -5,7 +5,6 @@
 #include "cli.hpp"
 #include "remat_order.hpp"
 
-#include <memsched/remat/best_heuristic.hpp>
 #include <memsched/remat/remat_plan.hpp>
 #ifdef MEMSCHED_HAVE_CBC
 #include <memsched/solver/backends/cbc.hpp>
@@ -14,7 +13,6 @@
 #include <memsched/solver/backends/glpk.hpp>
 #endif
 
-#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -67,22 +65,18 @@ memsched::remat_result with_auto_backend(const parsed_args& args, Fn&& fn) {
 
 memsched::remat_result run_auto(const memsched::dataflow_graph& graph, std::int64_t budget, const parsed_args& args, json& extra) {
   const auto t0 = std::chrono::steady_clock::now();
-  // --time-limit: 60 s when absent (the MILP stage needs one on large graphs); none when huge.
-  std::optional<std::chrono::duration<double>> limit = time_limit_of(args);
-  if (!limit && !args.get("time-limit")) limit = std::chrono::duration<double>(60.0);
+  // 60 s when absent (the MILP stage needs a limit on large graphs); none when huge.
+  const auto limit = time_limit_or_default(args);
   const auto max_memory = max_memory_of(args);
   const unsigned threads = threads_of(args);
   const double gap = args.get_double("gap").value_or(1e-6);
-  std::optional<memsched::remat_result> heuristic;
-  if (args.get_or("order-from", "best") == "heuristic") heuristic = memsched::best_heuristic_plan(graph, budget);
-  const memsched::input_order_result in = remat_order_of(graph, args, limit.value_or(std::chrono::duration<double>(60.0)), heuristic);
+  const memsched::input_order_result in = remat_order_of(graph, budget, args, order_limit(limit));
   const double used = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   progress_printer printer(args.has("progress"), used);
   return with_auto_backend(args, [&](const auto& backend) -> memsched::remat_result {
     memsched::remat_plan_options o{.backend = backend};
     o.order = in.order;
-    // The library's limit covers its whole call: what the input order left of --time-limit.
-    if (limit) o.solver.time_limit = std::chrono::duration<double>(std::max(0.0, limit->count() - used));
+    o.solver.time_limit = left_of(limit, used);  // --time-limit covers the input order too
     o.solver.threads = threads;
     o.solver.relative_gap = gap;
     o.solver.observer = printer;
@@ -94,10 +88,8 @@ memsched::remat_result run_auto(const memsched::dataflow_graph& graph, std::int6
     extra["order_source"] = in.source;
     extra["order_peak"] = in.peak_bytes;
     extra["seconds_to_best"] = has_solution(r.status) ? json(r.stats.seconds_to_best + used) : json(nullptr);
-    extra["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (r.stats.solver_status) extra["solver_status"] = std::string(to_string(*r.stats.solver_status));
-    if (!r.message.empty()) extra["message"] = r.message;
-    return r;
+    return r;  // cmd_remat writes seconds and message
   });
 }
 
