@@ -8,6 +8,8 @@
 #include "../support/brute_force_plans.hpp"
 #include "../support/random_dag.hpp"
 
+#include "../support/training_chain.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -26,17 +28,8 @@ std::vector<std::size_t> computes_of(const execution_plan& plan) {
   return out;
 }
 
-/// x0 -> x1 -> x2 -> x3 (loss); g2 reads x3, x2; g1 reads g2, x1; g0 reads g1, x0 (the output).
-/// Every value 10 bytes, cost 1. Order 0..6: no-remat peak 50 (at g2), g2 alone needs 30.
-memory_graph training_chain() {
-  memory_graph_data d;
-  d.num_nodes = 7;
-  d.edges = {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {2, 4}, {4, 5}, {1, 5}, {5, 6}, {0, 6}};
-  d.bytes.assign(7, 10);
-  d.cost.assign(7, 1.0);
-  d.outputs = std::vector<std::size_t>{6};
-  return memory_graph(d);
-}
+/// The chain of support/training_chain.hpp, without roles.
+memory_graph training_chain() { return memory_graph(training_chain_data()); }
 
 /// Re-simulates r's plan: valid (check_plan: inputs resident, outputs resident at the end),
 /// peak and cost as reported, within budget.

@@ -17,6 +17,8 @@
 #include "../support/brute_force_plans.hpp"
 #include "../support/random_dag.hpp"
 
+#include "../support/training_chain.hpp"
+
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -32,21 +34,10 @@ using namespace memsched::testing;
 
 namespace {
 
-/// x0 -> x1 -> x2 -> x3 (loss); g2 reads x3, x2; g1 reads g2, x1; g0 reads g1, x0 (the output).
-/// Every value 10 bytes, cost 1. The no-remat peak is 50; at 40 one recomputation (of x0) is
-/// needed and enough (cost 8), at 30 three (cost 10: x0 and x1 for g1, x0 again for g0).
-memory_graph training_chain() {
-  memory_graph_data d;
-  d.num_nodes = 7;
-  d.edges = {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {2, 4}, {4, 5}, {1, 5}, {5, 6}, {0, 6}};
-  d.bytes.assign(7, 10);
-  d.cost.assign(7, 1.0);
-  d.outputs = std::vector<std::size_t>{6};
-  d.roles = {node_role::forward, node_role::forward, node_role::forward, node_role::loss,
-             node_role::backward, node_role::backward, node_role::backward};
-  d.grad_of = {std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::size_t{2}, std::size_t{1}, std::size_t{0}};
-  return memory_graph(d);
-}
+/// The chain of support/training_chain.hpp with its roles. The no-remat peak is 50; at 40 one
+/// recomputation (of x0) is needed and enough (cost 8), at 30 three (cost 10: x0 and x1 for g1, x0
+/// again for g0).
+memory_graph training_chain() { return training_chain_with_roles(); }
 
 /// r's plan is valid, within the budget, and its peak and cost are what the simulator says.
 void check_plan_of(const memory_graph& g, const remat_result& r, std::int64_t budget) {
