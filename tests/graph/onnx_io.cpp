@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <variant>
@@ -527,6 +528,60 @@ TEST_CASE("the default domain is spelled \"\" or \"ai.onnx\": both read the same
     CHECK(g[by_name(g, "conv")].cost == 2.0 * (4 * 8 * 8) * (3 * 3 * 3));
     CHECK(g[by_name(g, "relu")].inplace);
   }
+}
+
+TEST_CASE("the default domain spelled \"ai.onnx\" inside If branches (nested too) reads as \"\"") {
+  // If -> then_branch: If -> Neg / Abs; else_branch: Abs. No branch output has a type: the If's
+  // output size comes from shape inference of the branch nodes, which knows only "" (the reader
+  // respells every subgraph's nodes).
+  auto build = [](const std::string& domain) {
+    model_builder b;
+    b.input("c", {1}, onnx::TensorProto::BOOL).input("x", {4}).output("y");
+    b.node("Relu", {"x"}, {"r"}, "relu").set_domain(domain);
+    // An If node in `g` whose branches apply then_op / else_op to r, or (then_op empty) nest another If.
+    std::function<void(onnx::GraphProto&, const std::string&, const std::string&, const std::string&)> add_if =
+        [&](onnx::GraphProto& g, const std::string& out, const std::string& then_op, const std::string& else_op) {
+          auto* n = g.add_node();
+          n->set_op_type("If");
+          n->set_name(out);
+          n->set_domain(domain);
+          n->add_input("c");
+          n->add_output(out);
+          for (const std::string branch : {"then_branch", "else_branch"}) {
+            auto* a = n->add_attribute();
+            a->set_name(branch);
+            a->set_type(onnx::AttributeProto::GRAPH);
+            auto* sub = a->mutable_g();
+            sub->set_name(out + "_" + branch);
+            const std::string sub_out = out + "_" + branch + "_out";
+            const std::string& op = branch == "then_branch" ? then_op : else_op;
+            if (op.empty()) {
+              add_if(*sub, sub_out, "Neg", "Abs");
+            } else {
+              auto* inner = sub->add_node();
+              inner->set_op_type(op);
+              inner->set_domain(domain);
+              inner->add_input("r");  // the outer scope's r
+              inner->add_output(sub_out);
+            }
+            sub->add_output()->set_name(sub_out);
+          }
+        };
+    add_if(*b.m.mutable_graph(), "y", "", "Abs");
+    if (!domain.empty()) {
+      auto* opset = b.m.add_opset_import();
+      opset->set_domain(domain);
+      opset->set_version(13);
+    }
+    return b;
+  };
+  const dataflow_graph plain = build("").read().graph;
+  const dataflow_graph named = build("ai.onnx").read().graph;
+  CHECK(canonical(named) == canonical(plain));
+  REQUIRE(num_vertices(named) == 4);
+  CHECK(has_edge(named, by_name(named, "relu"), by_name(named, "y")));
+  CHECK(named[by_name(named, "y")].bytes == 16);
+  CHECK(named[by_name(named, "relu")].inplace);
 }
 
 TEST_CASE("the bundled PyTorch exports: in-place vertices by default, the same graph otherwise") {

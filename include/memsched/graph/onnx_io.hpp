@@ -78,8 +78,9 @@ namespace detail {
   }
 }
 
-/// True when `n` is an op of the default ONNX domain (spelled "" or "ai.onnx").
-[[nodiscard]] inline bool default_domain(const ::onnx::NodeProto& n) { return n.domain().empty() || n.domain() == "ai.onnx"; }
+/// True when `n` is an op of the default ONNX domain. Only "": onnx_reader respells "ai.onnx" as ""
+/// in every graph, subgraphs included, before it looks at a node (spell_default_domain_empty).
+[[nodiscard]] inline bool default_domain(const ::onnx::NodeProto& n) { return n.domain().empty(); }
 
 /// True for the shape-only ops (Reshape, Flatten, Squeeze, Unsqueeze, Identity): the output has the
 /// input's bytes in another shape (onnx_read_options::alias_views merges them; in place otherwise).
@@ -243,12 +244,11 @@ class onnx_reader {
     return n.op_type();
   }
 
-  /// The default domain may be spelled "ai.onnx"; ONNX's shape inference only knows it as "", so
-  /// the top graph's nodes and the opset imports are respelled (an "ai.onnx" import is dropped when
-  /// "" is also imported).
+  /// The default domain may be spelled "ai.onnx"; ONNX's shape inference only knows it as "" (also
+  /// in the subgraphs it recurses into), so every node and the opset imports are respelled (an
+  /// "ai.onnx" import is dropped when "" is also imported).
   void spell_default_domain_empty(::onnx::GraphProto& graph) {
-    for (auto& n : *graph.mutable_node())
-      if (n.domain() == "ai.onnx") n.clear_domain();
+    spell_nodes_default_domain_empty(graph);
     auto& imports = *model_.mutable_opset_import();
     bool plain = false;
     for (const auto& i : imports) plain = plain || i.domain().empty();
@@ -259,6 +259,18 @@ class onnx_reader {
       } else {
         imports.Mutable(k)->clear_domain();
         plain = true;
+      }
+    }
+  }
+
+  /// Respells "ai.onnx" as "" on the nodes of `g` and of its subgraphs (GRAPH and GRAPHS
+  /// attributes), recursively (the depth is capped by protobuf's parse limit: 100 nested messages).
+  static void spell_nodes_default_domain_empty(::onnx::GraphProto& g) {
+    for (auto& n : *g.mutable_node()) {
+      if (n.domain() == "ai.onnx") n.clear_domain();
+      for (auto& attr : *n.mutable_attribute()) {
+        if (attr.has_g()) spell_nodes_default_domain_empty(*attr.mutable_g());
+        for (auto& sub : *attr.mutable_graphs()) spell_nodes_default_domain_empty(sub);
       }
     }
   }

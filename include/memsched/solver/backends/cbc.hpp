@@ -459,6 +459,9 @@ struct cbc_backend {
 
   static void run_cbc(const milp_model& model, const solver_options& options, detail::solve_session& session, solver_result& result,
                       const CbcModel** reporting = nullptr) {
+    // Before building anything: the caller may have waited for cbc_mutex() past the deadline, and
+    // building the CbcModel of a large model costs time and memory for a search that cannot run.
+    if (session.expired_before_start(result)) return;
     const std::size_t n = model.num_variables();
     const detail::coin_problem p(model);
     const int log = options.verbosity > 0 ? std::min(options.verbosity, 4) : 0;
@@ -509,6 +512,7 @@ struct cbc_backend {
     if (!mip_start.empty()) cbc.setMIPStart(mip_start);
 
     std::vector<std::string> args = {"memsched", "-log", std::to_string(log), "-slog", std::to_string(log)};
+    // Again after the build, which may itself use up the time: CBC is not started past the deadline.
     if (session.expired_before_start(result)) return;
     if (session.has_deadline()) {
       const double left = std::max(session.seconds_left(), 0.0);
