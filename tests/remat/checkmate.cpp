@@ -11,6 +11,7 @@
 
 #include "../support/brute_force_plans.hpp"
 #include "../support/random_dag.hpp"
+#include "../support/training_chain.hpp"
 
 #include <doctest/doctest.h>
 
@@ -219,7 +220,7 @@ void check_milp_against_brute_force(const Backend& backend, std::uint64_t seeds)
       CHECK(r.total_cost == doctest::Approx(staged.cost));
       CHECK(free_plan.cost <= r.total_cost + 1e-9);
       REQUIRE(r.cost_bound);
-      CHECK(*r.cost_bound <= r.total_cost + 1e-6);
+      CHECK(*r.cost_bound == r.total_cost);  // a proven optimum is its own bound
     }
   }
   CHECK(feasible > 20);
@@ -288,6 +289,24 @@ TEST_CASE("checkmate_milp_plan: a start without recomputation is optimal at once
   CHECK(r.stats.lns_rounds == 0);
   CHECK(r.stats.order.size() == g.size());
   CHECK(simulate_plan(g, r.plan).peak_bytes <= g.total_bytes());
+}
+
+TEST_CASE("checkmate_milp_plan: a proven optimum is the bound, not the LP's (the training chain by hand)") {
+  // At 40 bytes one recomputation (of x0) is needed and enough: cost 8, proven. The LP relaxation's
+  // bound is 7.67 (CBC proves 8 from it as every cost is integral); the result's bound is the optimum.
+  const memory_graph g(training_chain_data());
+  const std::vector<std::size_t> order{0, 1, 2, 3, 4, 5, 6};
+  const auto r = checkmate_milp_plan(g, 40, checkmate_options{.backend = cbc_backend{}, .order = order});
+  REQUIRE(r.status == solve_status::optimal);
+  CHECK(r.total_cost == 8);
+  CHECK(brute_force_min_cost_staged_plan(g, order, 40).cost == 8);
+  REQUIRE(r.cost_bound);
+  CHECK(*r.cost_bound == r.total_cost);
+  // Without the LP rounding start (no LP bound): CBC's own bound, also 7.67, is not reported either.
+  const auto no_lp = checkmate_milp_plan(g, 40, checkmate_options{.backend = cbc_backend{}, .order = order, .lp_rounding_start = false});
+  REQUIRE(no_lp.status == solve_status::optimal);
+  REQUIRE(no_lp.cost_bound);
+  CHECK(*no_lp.cost_bound == 8);
 }
 
 TEST_CASE("checkmate_milp_plan: infeasible budgets say so") {

@@ -199,7 +199,9 @@ class checkmate_solver {
     res.stats.seconds_to_best = best_seconds_;
     const bool proven = full.status == solve_status::optimal && full.objective >= best_objective_ - 1e-9 * std::max(1.0, std::abs(best_objective_));
     res.status = proven ? solve_status::optimal : solve_status::feasible;
-    if (proven) res.cost_bound = std::min(res.cost_bound.value_or(res.total_cost), res.total_cost);
+    // A proven optimum is the tightest bound there is: the LP's or the solver's (e.g. 7.67 against
+    // a proven 8) says less.
+    if (proven) res.cost_bound = res.total_cost;
     if (sim.peak_bytes > budget_) {
       res.status = solve_status::error;
       res.message = "decoded plan exceeds the budget (peak " + std::to_string(sim.peak_bytes) + ")";
@@ -403,7 +405,8 @@ class checkmate_solver {
 /// the budget at all), `no_solution` (the model's estimated memory is over options.max_bytes: not
 /// built; message names both), `time_limit` (nothing found; when the limit stopped the model's
 /// build, the cheapest start plan that needs no model is returned if one fits), `error` or `unsupported` (from the
-/// backend; see message). cost_bound: the solver's proven bound on that plan space. stats: order, backend,
+/// backend; see message). cost_bound: the solver's proven bound on that plan space (total_cost when
+/// optimal). stats: order, backend,
 /// model size, start_source/start_cost, seconds_to_best, LNS rounds, solver_status.
 /// Complexity: exponential worst case; model size O(n^2 + n m).
 /// Throws: invalid_order on a bad options.order, std::invalid_argument on a negative budget, and
