@@ -1,0 +1,602 @@
+#pragma once
+// Lifetime search: a native (solver-free) rematerialization engine along a fixed order, in
+// Moccasin's representation (Bartan et al., "Moccasin: Efficient Tensor Rematerialization for
+// Neural Networks", ICML 2023): every vertex has one or more lives [s, e] along the order, the
+// first starting at its own position, the others at recomputations. A constructive repair splits
+// lives over over-budget slots (every applied split strictly reduces the over-budget bytes, so it
+// cannot thrash as DTR does), a cleanup merges lives back while the budget allows, and a seeded
+// large-neighbourhood search undoes and redoes the splits of windows of slots. docs/lifetime_search.md.
+
+#include <memsched/core/errors.hpp>
+#include <memsched/graph/memory_graph.hpp>
+#include <memsched/remat/detail/call_deadline.hpp>
+#include <memsched/remat/detail/plan_builder.hpp>
+#include <memsched/remat/remat_result.hpp>
+#include <memsched/sim/simulate_order.hpp>
+#include <memsched/solver/solver_options.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace memsched {
+
+/// Options of lifetime_search_plan (plain aggregate).
+struct lifetime_search_options {
+  /// The order (vertex indices, a topological order). Empty: the graph's topological order.
+  std::vector<std::size_t> order;
+  /// time_limit (wall clock, whole call) and observer (on_incumbent for each cheaper plan); the
+  /// other fields are ignored.
+  solver_options solver;
+  /// Counted limit on the large-neighbourhood search's rounds (0: constructive plan and cleanup only).
+  std::size_t max_rounds = 200;
+  /// Stops the search after this many consecutive rounds without a cheaper plan (0: only
+  /// max_rounds and the time limit stop it). Its improvements come early: on 8 shared graphs and
+  /// budgets, 40 cost at most 0.05 points of overhead against 0 and ran 3-15x faster
+  /// (docs/lifetime_search.md).
+  std::size_t max_stall_rounds = 40;
+  /// Seed of the search's tie-breaking (std::mt19937_64).
+  std::uint64_t seed = 0;
+  /// How deep a split may recompute inputs that are not alive where it recomputes (0: only extend
+  /// their lives).
+  std::size_t max_recompute_depth = 2;
+};
+
+namespace detail {
+
+/// The lives of every vertex along an order, with the slot memory they imply, changed through
+/// journaled moves. A vertex's lives are given by its START slots (its own position first, then
+/// its recomputations) and its DEMAND slots (its consumers' positions, the slots where a consumer
+/// is recomputed, the last slot for an output): the life starting at s ends at the last demand
+/// before the next start (s itself when there is none), so every demand is covered by
+/// construction and only memory can be violated. Slot memory: the largest, over the slot's
+/// computations (its recomputations by position, then its own op), of the bytes resident then
+/// (lives covering the slot, less those not yet computed in it or already freed after their last
+/// reader in it) plus the step's workspace and output: what the simulator sees for the plan
+/// built from these lives, except that in-place reuse is ignored (an upper bound then). State:
+/// O(n + m + total lives); a move costs O(n + the in-degrees of the slots it touches).
+class lifetime_state {
+ public:
+  using slot = std::uint32_t;
+
+  lifetime_state(const memory_graph& g, const std::vector<std::size_t>& order, std::int64_t budget)
+      : g_(&g), n_(g.size()), budget_(budget), order_(order), pos_(n_), starts_(n_), demands_(n_), recs_(n_),
+        bytes_(n_, 0), inner_(n_, 0), last_read_(n_, none), step_of_(n_, none) {
+    for (std::size_t k = 0; k < n_; ++k) pos_[order[k]] = static_cast<slot>(k);
+    for (std::size_t v = 0; v < n_; ++v) {
+      starts_[v].push_back(pos_[v]);
+      for (auto u : g.successors(v)) demands_[v].push_back(pos_[u]);
+      if (g.is_output(v)) demands_[v].push_back(static_cast<slot>(n_ - 1));
+      std::sort(demands_[v].begin(), demands_[v].end());
+    }
+    for (std::size_t v = 0; v < n_; ++v) {
+      const slot e = life_end(v, 0);
+      for (slot p = pos_[v]; p <= e; ++p) bytes_[p] += g.bytes(v);
+    }
+    for (std::size_t p = 0; p < n_; ++p) inner_[p] = slot_correction(static_cast<slot>(p));
+    for (std::size_t p = 0; p < n_; ++p) over_ += excess(p);
+  }
+
+  [[nodiscard]] std::size_t size() const noexcept { return n_; }
+  [[nodiscard]] std::int64_t over() const noexcept { return over_; }  ///< Sum over slots of bytes above the budget.
+  [[nodiscard]] double extra_cost() const noexcept { return extra_cost_; }  ///< Cost of the recomputations.
+  [[nodiscard]] std::size_t recomputations() const noexcept { return recomputations_; }
+  [[nodiscard]] std::int64_t memory(std::size_t p) const noexcept { return bytes_[p] + inner_[p]; }
+  [[nodiscard]] slot pos(std::size_t v) const noexcept { return pos_[v]; }
+  [[nodiscard]] const std::vector<slot>& starts(std::size_t v) const noexcept { return starts_[v]; }
+  [[nodiscard]] const std::vector<slot>& demands(std::size_t v) const noexcept { return demands_[v]; }
+
+  /// Index of the life of v covering region slot s (the last start <= s). Precondition: s >= pos(v).
+  [[nodiscard]] std::size_t life_of(std::size_t v, slot s) const {
+    const auto& st = starts_[v];
+    return static_cast<std::size_t>(std::upper_bound(st.begin(), st.end(), s) - st.begin()) - 1;
+  }
+  /// End of life i of v: the last demand before the next start, at least its start.
+  [[nodiscard]] slot life_end(std::size_t v, std::size_t i) const {
+    const auto& st = starts_[v];
+    const slot s = st[i];
+    const slot next = i + 1 < st.size() ? st[i + 1] : static_cast<slot>(n_);
+    const auto& d = demands_[v];
+    auto it = std::lower_bound(d.begin(), d.end(), next);
+    if (it == d.begin()) return s;
+    --it;
+    return std::max(s, *it);
+  }
+  /// Whether v is alive at slot s without any change (a life covers it).
+  [[nodiscard]] bool alive_at(std::size_t v, slot s) const { return s >= pos_[v] && life_end(v, life_of(v, s)) >= s; }
+  [[nodiscard]] bool has_start(std::size_t v, slot s) const {
+    return std::binary_search(starts_[v].begin(), starts_[v].end(), s);
+  }
+
+  /// Adds start s > pos(v) to v (a recomputation there). Every add_start(v, s) must be followed
+  /// by add_demand(x, s) for each input x of v (unrecompute removes both). O(n).
+  void add_start(std::size_t v, slot s) {
+    auto& st = starts_[v];
+    const std::size_t i = life_of(v, s);
+    const std::pair<slot, slot> old_iv[2] = {{st[i], life_end(v, i)}, empty_iv};
+    st.insert(st.begin() + static_cast<std::ptrdiff_t>(i + 1), s);
+    const std::pair<slot, slot> new_iv[2] = {{st[i], life_end(v, i)}, {s, life_end(v, i + 1)}};
+    recover(v, old_iv, new_iv);
+    recs_[s].push_back(static_cast<std::uint32_t>(v));
+    refresh({s, old_iv[0].second, new_iv[0].second, new_iv[1].second});
+    extra_cost_ += g_->cost(v);
+    ++recomputations_;
+    if (recording_) journal_.push_back({op_kind::add_start, static_cast<std::uint32_t>(v), s});
+  }
+  /// Adds demand slot d >= pos(v) to v (extending the life covering d when it ended before). O(n).
+  void add_demand(std::size_t v, slot d) {
+    const std::size_t i = life_of(v, d);
+    const slot e = life_end(v, i);
+    auto& dm = demands_[v];
+    dm.insert(std::upper_bound(dm.begin(), dm.end(), d), d);
+    if (d > e && g_->bytes(v) != 0) add_bytes(e + 1, d, g_->bytes(v));
+    refresh({d, e, std::max(d, e), d});
+    if (recording_) journal_.push_back({op_kind::add_demand, static_cast<std::uint32_t>(v), d});
+  }
+  /// Drops v's recomputation at s and then every input recomputation left without any demand in
+  /// its life (recursively).
+  void unrecompute(std::size_t v, slot s) {
+    remove_start(v, s);
+    for (auto x : g_->predecessors(v)) {
+      remove_demand(x, s);
+      if (has_start(x, s) && s != pos_[x] && useless(x, s)) unrecompute(x, s);
+    }
+  }
+  /// Whether the life of v starting at s has no demand.
+  [[nodiscard]] bool useless(std::size_t v, slot s) const {
+    const std::size_t i = life_of(v, s);
+    const slot next = i + 1 < starts_[v].size() ? starts_[v][i + 1] : static_cast<slot>(n_);
+    const auto& d = demands_[v];
+    const auto it = std::lower_bound(d.begin(), d.end(), s);
+    return it == d.end() || *it >= next;
+  }
+
+  /// Journal position, to undo back to it.
+  [[nodiscard]] std::size_t mark() const noexcept { return journal_.size(); }
+  void undo(std::size_t to) {
+    recording_ = false;
+    while (journal_.size() > to) {
+      const op o = journal_.back();
+      journal_.pop_back();
+      switch (o.kind) {
+        case op_kind::add_start: remove_start(o.v, o.s); break;
+        case op_kind::remove_start: add_start(o.v, o.s); break;
+        case op_kind::add_demand: remove_demand(o.v, o.s); break;
+        case op_kind::remove_demand: add_demand(o.v, o.s); break;
+      }
+    }
+    recording_ = true;
+  }
+  /// Forgets the journal (the moves so far are kept).
+  void commit() noexcept { journal_.clear(); }
+
+  /// The compute sequence: slot by slot, the slot's recomputations by position, then its own op.
+  [[nodiscard]] std::vector<std::size_t> sequence() const {
+    std::vector<std::size_t> seq;
+    seq.reserve(n_ + recomputations_);
+    std::vector<std::uint32_t> r;
+    for (std::size_t p = 0; p < n_; ++p) {
+      r = recs_[p];
+      std::sort(r.begin(), r.end(), [&](auto a, auto b) { return pos_[a] < pos_[b]; });
+      for (auto v : r) seq.push_back(v);
+      seq.push_back(order_[p]);
+    }
+    return seq;
+  }
+
+ private:
+  enum class op_kind : std::uint8_t { add_start, remove_start, add_demand, remove_demand };
+  struct op {
+    op_kind kind;
+    std::uint32_t v;
+    slot s;
+  };
+
+  [[nodiscard]] std::int64_t excess(std::size_t p) const noexcept { return std::max<std::int64_t>(0, bytes_[p] + inner_[p] - budget_); }
+  void add_bytes(slot lo, slot hi, std::int64_t b) {  // [lo, hi]
+    for (slot p = lo; p <= hi; ++p) {
+      over_ -= excess(p);
+      bytes_[p] += b;
+      over_ += excess(p);
+    }
+  }
+  static constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
+
+  // What slot p needs beyond the bytes of the lives covering it: the largest, over the slot's
+  // computations (its recomputations by position, then its own op), of the step's workspace
+  // minus the bytes not yet computed in the slot (lives starting at p) or already freed in it
+  // (lives ending at p, freed after their last reader in the slot, as plan_from_computes does).
+  // O(computations in the slot * in-degree).
+  std::int64_t slot_correction(slot p) {
+    steps_.assign(recs_[p].begin(), recs_[p].end());
+    std::sort(steps_.begin(), steps_.end(), [&](auto a, auto b) { return pos_[a] < pos_[b]; });
+    steps_.push_back(static_cast<std::uint32_t>(order_[p]));
+    const auto last = static_cast<std::uint32_t>(steps_.size() - 1);
+    for (std::uint32_t k = 0; k <= last; ++k) {
+      step_of_[steps_[k]] = k;
+      for (auto x : g_->predecessors(steps_[k])) last_read_[x] = k;
+    }
+    // Boundary values: (bytes, first step alive, last step alive).
+    bounds_.clear();
+    auto ends_here = [&](std::size_t x) {
+      return life_end(x, life_of(x, p)) == p && !(g_->is_output(x) && p + 1 == n_);
+    };
+    for (std::uint32_t k = 0; k <= last; ++k) {
+      const std::uint32_t w = steps_[k];
+      const std::uint32_t to = !ends_here(w) ? last : (last_read_[w] == none ? k : last_read_[w]);
+      bounds_.push_back({g_->bytes(w), k, std::max(k, to)});
+    }
+    for (std::uint32_t k = 0; k <= last; ++k)
+      for (auto x : g_->predecessors(steps_[k])) {
+        if (step_of_[x] != none || last_read_[x] != k || !ends_here(x)) continue;  // once per value, at its last reader
+        bounds_.push_back({g_->bytes(x), 0, k});
+      }
+    std::int64_t corr = std::numeric_limits<std::int64_t>::min();
+    for (std::uint32_t k = 0; k <= last; ++k) {
+      std::int64_t missing = 0;
+      for (const auto& b : bounds_)
+        if (k < b.from || k > b.to) missing += b.bytes;
+      corr = std::max(corr, g_->workspace(steps_[k]) - missing);
+    }
+    for (auto w : steps_) {
+      step_of_[w] = none;
+      for (auto x : g_->predecessors(w)) last_read_[x] = none;
+    }
+    return corr;
+  }
+  void refresh(std::initializer_list<slot> ps) {
+    for (slot p : ps)
+      if (p < n_) {
+        const std::int64_t c = slot_correction(p);
+        if (c != inner_[p]) set_inner(p, c);
+      }
+  }
+  struct bound {
+    std::int64_t bytes;
+    std::uint32_t from, to;
+  };
+  std::vector<std::uint32_t> steps_;
+  std::vector<bound> bounds_;
+
+  void set_inner(slot p, std::int64_t w) {
+    over_ -= excess(p);
+    inner_[p] = w;
+    over_ += excess(p);
+  }
+  // Replaces v's coverage of [lo, ...]: old intervals (a, b) by new ones, slot by slot.
+  void recover(std::size_t v, const std::pair<slot, slot> (&old_iv)[2], const std::pair<slot, slot> (&new_iv)[2]) {
+    const std::int64_t b = g_->bytes(v);
+    if (b == 0) return;
+    for (const auto& [a, e] : old_iv)
+      if (a <= e) add_bytes(a, e, -b);
+    for (const auto& [a, e] : new_iv)
+      if (a <= e) add_bytes(a, e, b);
+  }
+  static constexpr std::pair<slot, slot> empty_iv{1, 0};
+
+  void remove_start(std::size_t v, slot s) {
+    auto& st = starts_[v];
+    const std::size_t i = life_of(v, s);  // st[i] == s, i >= 1
+    const std::pair<slot, slot> old_iv[2] = {{st[i - 1], life_end(v, i - 1)}, {s, life_end(v, i)}};
+    st.erase(st.begin() + static_cast<std::ptrdiff_t>(i));
+    const std::pair<slot, slot> new_iv[2] = {{st[i - 1], life_end(v, i - 1)}, empty_iv};
+    recover(v, old_iv, new_iv);
+    auto& r = recs_[s];
+    r.erase(std::find(r.begin(), r.end(), static_cast<std::uint32_t>(v)));
+    refresh({s, old_iv[0].second, old_iv[1].second, new_iv[0].second});
+    extra_cost_ -= g_->cost(v);
+    --recomputations_;
+    if (recording_) journal_.push_back({op_kind::remove_start, static_cast<std::uint32_t>(v), s});
+  }
+  void remove_demand(std::size_t v, slot d) {
+    const std::size_t i = life_of(v, d);
+    const slot e = life_end(v, i);
+    auto& dm = demands_[v];
+    dm.erase(std::lower_bound(dm.begin(), dm.end(), d));
+    const slot e2 = life_end(v, i);
+    if (e2 < e && g_->bytes(v) != 0) add_bytes(e2 + 1, e, -g_->bytes(v));
+    refresh({d, e, e2, d});
+    if (recording_) journal_.push_back({op_kind::remove_demand, static_cast<std::uint32_t>(v), d});
+  }
+
+  const memory_graph* g_;
+  std::size_t n_;
+  std::int64_t budget_;
+  std::vector<std::size_t> order_;
+  std::vector<slot> pos_;
+  std::vector<std::vector<slot>> starts_, demands_;  // sorted; demands a multiset
+  std::vector<std::vector<std::uint32_t>> recs_;     // per slot: the vertices recomputed there
+  std::vector<std::int64_t> bytes_, inner_;              // per slot: lives' bytes, slot_correction
+  std::vector<std::uint32_t> last_read_, step_of_;    // scratch of slot_correction (none when unused)
+  std::int64_t over_ = 0;
+  double extra_cost_ = 0;
+  std::size_t recomputations_ = 0;
+  std::vector<op> journal_;
+  bool recording_ = true;
+};
+
+/// The repair, cleanup and large-neighbourhood search on a lifetime_state.
+class lifetime_searcher {
+ public:
+  using slot = lifetime_state::slot;
+
+  lifetime_searcher(const memory_graph& g, std::int64_t budget, const lifetime_search_options& o, const call_deadline& deadline)
+      : g_(g), budget_(budget), o_(o), deadline_(deadline), rng_(o.seed) {
+    double total = 0;
+    for (std::size_t v = 0; v < g.size(); ++v) total += g.cost(v);
+    tiny_cost_ = 1e-9 * (total / static_cast<double>(std::max<std::size_t>(1, g.size())) + 1.0);
+  }
+
+  enum class outcome { done, stuck, out_of_time };
+
+  /// Splits lives until no slot is over the budget. A step applies the split with the most
+  /// over-budget bytes removed per added cost among those that reduce them; when none does alone,
+  /// the best pair of splits that does (the first among the `pair_width` singles that add the
+  /// fewest over-budget bytes). `noise` > 0 perturbs scores (LNS).
+  outcome repair(lifetime_state& st, double noise) {
+    while (st.over() > 0) {
+      if (deadline_.passed()) return outcome::out_of_time;  // a step scans every gap: checking costs nothing
+      const std::int64_t before = st.over();
+      const double cost0 = st.extra_cost();
+      std::vector<candidate> singles;
+      const candidate best = scan(st, before, cost0, noise, &singles);
+      if (best.score >= 0) {
+        split(st, best.v, best.s, o_.max_recompute_depth);
+        st.commit();
+        continue;
+      }
+      // No single split helps: look one split further from the least harmful ones.
+      std::stable_sort(singles.begin(), singles.end(), [](const candidate& a, const candidate& b) { return a.over < b.over; });
+      if (singles.size() > pair_width) singles.resize(pair_width);
+      candidate first, second;
+      for (const candidate& c : singles) {
+        const std::size_t m = st.mark();
+        split(st, c.v, c.s, o_.max_recompute_depth);
+        const candidate next = scan(st, before, cost0, noise, nullptr);
+        st.undo(m);
+        if (next.score > second.score) {
+          first = c;
+          second = next;
+        }
+      }
+      if (second.score < 0) return outcome::stuck;
+      split(st, first.v, first.s, o_.max_recompute_depth);
+      split(st, second.v, second.s, o_.max_recompute_depth);
+      st.commit();
+    }
+    return outcome::done;
+  }
+
+  /// Drops recomputations (most expensive first) while every slot stays within the budget.
+  void cleanup(lifetime_state& st) {
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      std::vector<std::pair<std::size_t, slot>> recs;
+      for (std::size_t v = 0; v < st.size(); ++v)
+        for (std::size_t i = 1; i < st.starts(v).size(); ++i) recs.emplace_back(v, st.starts(v)[i]);
+      std::stable_sort(recs.begin(), recs.end(), [&](const auto& a, const auto& b) { return g_.cost(a.first) > g_.cost(b.first); });
+      for (const auto& [v, s] : recs) {
+        if (!st.has_start(v, s)) continue;  // dropped with another one
+        const std::size_t m = st.mark();
+        st.unrecompute(v, s);
+        if (st.over() > 0) {
+          st.undo(m);
+        } else {
+          changed = true;
+        }
+        st.commit();
+      }
+    }
+  }
+
+  /// Undoes the recomputations starting in [lo, hi).
+  static void clear_window(lifetime_state& st, slot lo, slot hi) {
+    std::vector<std::pair<std::size_t, slot>> recs;
+    for (std::size_t v = 0; v < st.size(); ++v)
+      for (std::size_t i = 1; i < st.starts(v).size(); ++i)
+        if (st.starts(v)[i] >= lo && st.starts(v)[i] < hi) recs.emplace_back(v, st.starts(v)[i]);
+    // Consumers before their inputs: unrecompute drops the inputs' recomputations it leaves unused.
+    std::sort(recs.begin(), recs.end(), [&](const auto& a, const auto& b) { return st.pos(a.first) > st.pos(b.first); });
+    for (const auto& [v, s] : recs)
+      if (st.has_start(v, s)) st.unrecompute(v, s);
+    st.commit();
+  }
+
+
+ private:
+  struct candidate {
+    double score = -1;
+    std::size_t v = 0;
+    slot s = 0;
+    std::int64_t over = 0;  // over-budget bytes after the split
+  };
+  static constexpr std::size_t pair_width = 16;
+
+  // The best split reducing the over-budget bytes below `before` (score: bytes removed per cost
+  // added since `cost0`), or score -1; every split tried goes to `all` when given.
+  candidate scan(lifetime_state& st, std::int64_t before, double cost0, double noise, std::vector<candidate>* all) {
+    const std::size_t n = st.size();
+    over_prefix_.assign(n + 1, 0);
+    for (std::size_t p = 0; p < n; ++p) over_prefix_[p + 1] = over_prefix_[p] + (st.memory(p) > budget_ ? 1 : 0);
+    candidate best;
+    for (std::size_t v = 0; v < n; ++v) {
+      if (g_.bytes(v) == 0) continue;
+      const auto& d = st.demands(v);
+      const auto& starts = st.starts(v);
+      // Gaps of each life: between its start and its first demand, and between consecutive
+      // demands; splitting at the gap's end b frees v over (a, b) and in slot b until v is
+      // recomputed there.
+      for (std::size_t k = 0, i = 0; k < d.size(); ++k) {
+        const slot b = d[k];
+        while (i + 1 < starts.size() && starts[i + 1] <= b) ++i;
+        const slot a = (k > 0 && d[k - 1] >= starts[i]) ? d[k - 1] : starts[i];
+        // Over-budget slots in (a, b]: b itself too, as the new life starts at v's recomputation
+        // within slot b, after the slot's earlier steps (the in-slot memory).
+        if (b <= a) continue;
+        if (over_prefix_[b + 1] - over_prefix_[a + 1] == 0) continue;
+        const std::size_t m = st.mark();
+        split(st, v, b, o_.max_recompute_depth);
+        const std::int64_t after = st.over();
+        const double added = st.extra_cost() - cost0;
+        st.undo(m);
+        if (all) all->push_back({-1, v, b, after});
+        if (after >= before) continue;
+        double score = static_cast<double>(before - after) / std::max(added, tiny_cost_);
+        if (noise > 0) score *= 1.0 + noise * unit_(rng_);
+        if (score > best.score) best = {score, v, b, after};  // strict: ties go to the smaller vertex, then slot
+      }
+    }
+    return best;
+  }
+
+  // Starts a new life of v at demand slot s, then makes each input alive at s: its covering
+  // life is extended; when that adds over-budget bytes and depth allows, the input is recomputed
+  // at s as well (recursively), kept when that fits where the extension did not, or adds less.
+  void split(lifetime_state& st, std::size_t v, slot s, std::size_t depth) {
+    st.add_start(v, s);
+    for (auto x : g_.predecessors(v)) {
+      const std::int64_t before = st.over();
+      st.add_demand(x, s);
+      const std::int64_t extended = st.over();
+      if (depth == 0 || extended == before || st.has_start(x, s)) continue;
+      const std::size_t m = st.mark();
+      split(st, x, s, depth - 1);
+      if (st.over() < extended) continue;
+      st.undo(m);
+    }
+  }
+
+  const memory_graph& g_;
+  std::int64_t budget_;
+  const lifetime_search_options& o_;
+  const call_deadline& deadline_;
+  std::mt19937_64 rng_;
+  std::uniform_real_distribution<double> unit_{0.0, 1.0};
+  double tiny_cost_ = 0;
+  std::vector<std::int64_t> over_prefix_;
+};
+
+/// lifetime_search_plan on a converted graph.
+inline remat_result lifetime_search_on(const memory_graph& g, std::int64_t budget, const lifetime_search_options& options,
+                                       std::chrono::steady_clock::time_point start) {
+  std::vector<std::size_t> order = options.order;
+  if (order.empty()) order.assign(g.topological_order().begin(), g.topological_order().end());
+  else check_order(g, order, "lifetime_search_plan");
+  auto stop = [&](solve_status status, std::string message) {
+    remat_result r;
+    r.status = status;
+    r.message = "lifetime_search_plan: " + std::move(message);
+    r.stats.order = std::move(order);
+    r.stats.seconds = seconds_since(start);
+    return r;
+  };
+  if (auto why = budget_below_lower_bound(g, budget)) return stop(solve_status::infeasible, *why);
+  const call_deadline deadline(start, options.solver.time_limit);
+  lifetime_searcher search(g, budget, options, deadline);
+  lifetime_state st(g, order, budget);
+  const auto first = search.repair(st, 0.0);
+  if (first == lifetime_searcher::outcome::out_of_time)
+    return stop(solve_status::time_limit, "the time limit stopped the repair before any plan");
+  if (first == lifetime_searcher::outcome::stuck)
+    return stop(solve_status::no_solution,
+                "no split of a life reduces the over-budget bytes any further (" + std::to_string(st.over()) + " bytes over)");
+  search.cleanup(st);
+  const observer_ref& obs = options.solver.observer;
+  double best_seconds = seconds_since(start);
+  obs.on_incumbent(best_seconds, g.total_cost() + st.extra_cost());
+  lifetime_state best = st;
+  std::size_t rounds = 0, improvements = 0;
+  const std::size_t n = g.size();
+  const std::size_t base_window = std::max<std::size_t>(2, n / 20);
+  std::size_t window = base_window, failures = 0;
+  std::mt19937_64 pick(options.seed ^ 0x9e3779b97f4a7c15ULL);
+  while (rounds < options.max_rounds && best.recomputations() > 0 && n > 0) {
+    if (deadline.passed() || (options.max_stall_rounds > 0 && failures >= options.max_stall_rounds)) break;
+    ++rounds;
+    lifetime_state trial = st;
+    const std::size_t w = std::min(window, n);
+    const std::size_t lo = std::uniform_int_distribution<std::size_t>(0, n - w)(pick);
+    lifetime_searcher::clear_window(trial, static_cast<lifetime_state::slot>(lo), static_cast<lifetime_state::slot>(lo + w));
+    const auto res = search.repair(trial, 0.25);
+    if (res == lifetime_searcher::outcome::out_of_time) break;
+    bool better = false;
+    if (res == lifetime_searcher::outcome::done) {
+      search.cleanup(trial);
+      if (trial.extra_cost() <= st.extra_cost() + 1e-9 * (1.0 + st.extra_cost())) {
+        st = trial;  // equal cost: drift
+        if (st.extra_cost() < best.extra_cost() - 1e-9 * (1.0 + best.extra_cost())) {
+          best = st;
+          better = true;
+          ++improvements;
+          best_seconds = seconds_since(start);
+          obs.on_incumbent(best_seconds, g.total_cost() + best.extra_cost());
+        }
+      }
+    }
+    if (better) {
+      window = base_window;
+      failures = 0;
+    } else if (++failures % 4 == 0) {
+      window = std::min(n, window + std::max<std::size_t>(1, window / 2));
+    }
+  }
+  remat_result r = finish_plan(g, best.sequence(), budget, start);
+  if (r.status == solve_status::no_solution)
+    r.message = "lifetime_search_plan: the simulator disagrees with the slot memory bound (" + r.message + ")";
+  else if (best.recomputations() == 0)
+    r.status = solve_status::optimal;
+  r.stats.order = std::move(order);
+  r.stats.lns_rounds = rounds;
+  r.stats.lns_improvements = improvements;
+  r.stats.seconds_to_best = best_seconds;
+  r.stats.seconds = seconds_since(start);
+  return r;
+}
+
+}  // namespace detail
+
+/// A rematerialization plan along a fixed order (options.order, default the graph's topological
+/// order) within `budget`, found natively (no solver backend) in Moccasin's lives representation:
+/// from one life per vertex (no recomputation), lives are split over slots above the budget
+/// (recomputing the vertex at its next use, and its inputs when keeping them alive there costs
+/// memory), best bytes-removed-per-added-cost first; recomputations are then merged back while
+/// the budget allows, and a seeded large-neighbourhood search (options.max_rounds rounds, at most
+/// options.max_stall_rounds in a row without a cheaper plan, or the time limit) re-repairs
+/// windows of slots, keeping cheaper or equal plans. Every cheaper plan is
+/// reported to options.solver.observer.on_incumbent (cost). The final plan is built with
+/// plan_from_computes and re-checked by the simulator. Statuses: optimal when nothing is
+/// recomputed; feasible; infeasible when the budget is below a vertex's own need or the outputs'
+/// bytes; no_solution when no split reduces the over-budget bytes (slot memory is a conservative
+/// bound: graphs with in-place outputs may need more than the simulator would); time_limit when
+/// the limit stopped the repair before any plan. Deterministic for the same options without a
+/// time limit.
+/// Complexity: per repair step O(C * d * n) for C candidate splits and d the moves of a split;
+/// memory O(n + m + total lives).
+/// Throws: invalid_order naming the entry when options.order is not a topological order of all
+/// vertices; what make_memory_graph throws.
+template <class G, class... Maps>
+  requires memory_graph_source<G, Maps...>
+[[nodiscard]] remat_result lifetime_search_plan(const G& graph, std::int64_t budget, const lifetime_search_options& options,
+                                                const Maps&... maps) {
+  const auto start = std::chrono::steady_clock::now();
+  const memory_graph& g = detail::to_memory_graph(graph, maps...);
+  return detail::lifetime_search_on(g, budget, options, start);
+}
+
+/// lifetime_search_plan with default options (the graph's topological order).
+template <class G>
+  requires memory_graph_source<G>
+[[nodiscard]] remat_result lifetime_search_plan(const G& graph, std::int64_t budget) {
+  return lifetime_search_plan(graph, budget, lifetime_search_options{});
+}
+
+}  // namespace memsched

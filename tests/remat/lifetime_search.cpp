@@ -1,0 +1,326 @@
+// lifetime_search_plan (remat/lifetime_search.hpp): plans re-checked by the simulator, brute force
+// over all plans (and all staged plans of the same order) of tiny random DAGs, graph types, the
+// n100 graph where DTR thrashes, the large-neighbourhood search and its observer, bad input.
+
+#include <memsched/graph/read_graph.hpp>
+#include <memsched/order/serenity.hpp>
+#include <memsched/remat/dtr.hpp>
+#include <memsched/remat/lifetime_search.hpp>
+#include <memsched/sim/simulate_order.hpp>
+#include <memsched/sim/simulate_plan.hpp>
+
+#include "../support/brute_force_plans.hpp"
+#include "../support/random_dag.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <vector>
+
+using namespace memsched;
+using namespace memsched::testing;
+
+namespace {
+
+/// Re-simulates r's plan: valid, peak and cost as reported, within budget.
+void check_result(const memory_graph& g, const remat_result& r, std::int64_t budget) {
+  REQUIRE((r.status == solve_status::feasible || r.status == solve_status::optimal));
+  const auto check = check_plan(g, r.plan);
+  INFO(check.error);
+  REQUIRE(check.valid);
+  const auto sim = simulate_plan(g, r.plan);
+  CHECK(sim.peak_bytes == r.peak_bytes);
+  CHECK(sim.total_cost == doctest::Approx(r.total_cost));
+  CHECK(sim.peak_bytes <= budget);
+}
+
+bool has_plan(const remat_result& r) { return r.status == solve_status::feasible || r.status == solve_status::optimal; }
+
+/// Records every incumbent.
+struct recorder {
+  std::vector<double> costs;
+  void on_incumbent(double, double value, double) { costs.push_back(value); }
+};
+
+}  // namespace
+
+TEST_CASE("lifetime_search_plan: tiny random DAGs against brute force over all plans and staged plans") {
+  std::size_t staged_found = 0, found = 0, trivial = 0, runs = 0, staged_optimal = 0;
+  for (std::uint64_t seed = 0; seed < 60; ++seed) {
+    const std::size_t n = 3 + seed % 6;  // up to 8 vertices
+    auto d = random_dag(n, 0.4, seed + 11, 60, seed % 3 == 1);
+    if (seed % 4 == 2) d = with_random_outputs(d, seed);
+    // The brute-force searches ignore in-place reuse: on those graphs only the simulator judges.
+    const bool inplace = seed % 5 == 3;
+    if (inplace) d = with_random_inplace(d, seed);
+    const memory_graph g(d);
+    const std::vector<std::size_t> order(g.topological_order().begin(), g.topological_order().end());
+    const std::int64_t peak = order_peak(g, order);
+    std::int64_t lower = 0;
+    for (std::size_t v = 0; v < g.size(); ++v) lower = std::max(lower, memory_model::min_running_bytes(g, v));
+    for (std::int64_t budget : {peak, peak + 7, lower, (lower + peak) / 2, lower + (peak - lower) / 4, lower - 1}) {
+      INFO("seed " << seed << " budget " << budget);
+      const auto r = lifetime_search_plan(g, budget, lifetime_search_options{.order = order, .max_rounds = 30, .seed = seed});
+      ++runs;
+      CHECK(r.stats.order == order);
+      if (budget < lower) CHECK(r.status == solve_status::infeasible);
+      if (budget >= peak) {  // nothing to recompute: the order itself, proven cheapest
+        CHECK(r.status == solve_status::optimal);
+        CHECK(r.total_cost == doctest::Approx(g.total_cost()));
+      }
+      if (has_plan(r)) check_result(g, r, budget);
+      // The slot memory is exact up to in-place reuse: the simulator never rejects the plan.
+      CHECK(r.message.find("disagrees") == std::string::npos);
+      if (inplace) continue;
+      const auto opt = brute_force_min_cost_plan(g, budget);
+      const auto staged = brute_force_min_cost_staged_plan(g, order, budget);
+      if (opt.status == solve_status::infeasible) CHECK(!has_plan(r));
+      if (staged.status != solve_status::optimal) continue;
+      ++staged_found;
+      if (budget >= peak) ++trivial;
+      if (!has_plan(r)) continue;
+      ++found;
+      CHECK(r.total_cost >= opt.cost - 1e-9);
+      CHECK(r.total_cost >= staged.cost - 1e-9);
+      if (r.total_cost <= staged.cost + 1e-9) ++staged_optimal;
+    }
+  }
+  MESSAGE("lifetime search found " << found << " of " << staged_found << " staged-feasible cases (" << trivial << " without recomputation, "
+                                   << runs << " runs), " << staged_optimal << " at the staged optimum");
+  // Measured: 153 of 153 (132 need no recomputation: a search that never splits finds 86% and
+  // fails this; with a slot bound counting every life of the slot at once it was 147, 96%).
+  CHECK(found * 100 >= staged_found * 95);
+  CHECK(found > trivial + (staged_found - trivial) / 2);
+}
+
+TEST_CASE("lifetime_search_plan: 9 to 12 vertices against brute force over staged plans of the same order") {
+  std::size_t staged_found = 0, found = 0, at_optimum = 0;
+  for (std::uint64_t seed = 0; seed < 40; ++seed) {
+    const std::size_t n = 9 + seed % 4;
+    const memory_graph g(random_dag(n, 0.3, seed + 500, 60, seed % 2 == 1));
+    const std::vector<std::size_t> order(g.topological_order().begin(), g.topological_order().end());
+    const std::int64_t peak = order_peak(g, order);
+    std::int64_t lower = 0;
+    for (std::size_t v = 0; v < g.size(); ++v) lower = std::max(lower, memory_model::min_running_bytes(g, v));
+    for (std::int64_t budget : {lower, lower + (peak - lower) / 4, (lower + peak) / 2}) {
+      if (budget >= peak) continue;  // only budgets that need recomputation
+      INFO("seed " << seed << " budget " << budget);
+      const auto staged = brute_force_min_cost_staged_plan(g, order, budget);
+      const auto r = lifetime_search_plan(g, budget, lifetime_search_options{.order = order, .max_rounds = 100, .seed = seed});
+      if (staged.status != solve_status::optimal) {
+        CHECK(!has_plan(r));  // the lives are a subset of the staged plan space
+        continue;
+      }
+      ++staged_found;
+      if (!has_plan(r)) continue;
+      ++found;
+      check_result(g, r, budget);
+      CHECK(r.total_cost >= staged.cost - 1e-9);
+      if (r.total_cost <= staged.cost + 1e-9) ++at_optimum;
+    }
+  }
+  MESSAGE("lifetime search found " << found << " of " << staged_found << " staged-feasible cases, " << at_optimum << " at the staged optimum");
+  // Measured: 46 of 49 found, 45 at the optimum (the misses end a few bytes over the budget;
+  // 44 and 43 before splits could free a value within its recomputation slot).
+  CHECK(staged_found >= 40);
+  CHECK(found * 100 >= staged_found * 90);
+  CHECK(at_optimum * 100 >= found * 90);
+}
+
+TEST_CASE("lifetime_search_plan: the same plan from every graph type, deterministic") {
+  for (std::uint64_t seed = 0; seed < 6; ++seed) {
+    const auto d = random_dag(14, 0.3, seed + 300, 50, seed % 2 == 0);
+    const memory_graph g(d);
+    const std::int64_t peak = order_peak(g, std::vector<std::size_t>(g.topological_order().begin(), g.topological_order().end()));
+    const std::int64_t budget = peak * 3 / 4;
+    const lifetime_search_options o{.max_rounds = 40, .seed = seed};
+    const auto ref = lifetime_search_plan(g, budget, o);
+    INFO("seed " << seed);
+    if (has_plan(ref)) check_result(g, ref, budget);
+    const dataflow_graph df = to_dataflow_graph(d);
+    const typed_graph<vecs_graph> a(d);
+    const typed_graph<lists_graph> b(d);
+    const auto rd = lifetime_search_plan(df, budget, o);
+    const auto ra = lifetime_search_plan(a.graph, budget, o, a.maps());
+    const auto rb = lifetime_search_plan(b.graph, budget, o, b.maps());
+    CHECK(rd.status == ref.status);
+    CHECK(rd.plan == ref.plan);
+    CHECK(ra.plan == ref.plan);
+    CHECK(rb.plan == ref.plan);
+    CHECK(rb.total_cost == ref.total_cost);
+    // The same call twice gives the same plan.
+    CHECK(lifetime_search_plan(g, budget, o).plan == ref.plan);
+  }
+}
+
+TEST_CASE("lifetime_search_plan: the n100 graph along Serenity's order, where DTR gives up") {
+  const auto path = std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "moccasin" / "random_layered_n100.json";
+  const memory_graph g = make_memory_graph(read_graph(path));
+  const auto so = serenity_order(g, serenity_options{.max_states = 100'000});
+  const std::vector<std::size_t> order = so.order;
+  const std::int64_t peak = order_peak(g, order);
+  MESSAGE("serenity order peak " << peak);
+  for (std::int64_t budget : {34'000, 30'000}) {
+    INFO("budget " << budget);
+    const auto dtr = dtr_plan(g, budget, dtr_options{.order = order, .max_computations = 1'000'000});
+    CHECK(dtr.status == solve_status::no_solution);
+    const auto start = lifetime_search_plan(g, budget, lifetime_search_options{.order = order, .max_rounds = 0});
+    const auto r = lifetime_search_plan(g, budget, lifetime_search_options{.order = order, .max_rounds = 100});
+    check_result(g, start, budget);
+    check_result(g, r, budget);
+    CHECK(r.total_cost <= start.total_cost);
+    MESSAGE("budget " << budget << ": constructive overhead " << start.overhead * 100 << "%, after " << r.stats.lns_rounds
+                      << " LNS rounds " << r.overhead * 100 << "% (" << r.stats.lns_improvements << " improvements, " << r.stats.seconds
+                      << " s)");
+  }
+}
+
+TEST_CASE("lifetime_search_plan: the search never returns worse than its start; the observer sees decreasing costs") {
+  std::size_t improved = 0, searched = 0;
+  for (std::uint64_t seed = 0; seed < 12; ++seed) {
+    const auto d = random_dag(30, 0.15, seed + 700, 80, seed % 2 == 1);
+    const memory_graph g(d);
+    const std::vector<std::size_t> order(g.topological_order().begin(), g.topological_order().end());
+    const std::int64_t peak = order_peak(g, order);
+    std::int64_t lower = 0;
+    for (std::size_t v = 0; v < g.size(); ++v) lower = std::max(lower, memory_model::min_running_bytes(g, v));
+    const std::int64_t budget = lower + (peak - lower) / 3;
+    INFO("seed " << seed);
+    const auto start = lifetime_search_plan(g, budget, lifetime_search_options{.order = order, .max_rounds = 0, .seed = seed});
+    recorder rec;
+    lifetime_search_options o{.order = order, .max_rounds = 100, .seed = seed};
+    o.solver.observer = rec;
+    const auto r = lifetime_search_plan(g, budget, o);
+    CHECK(has_plan(r) == has_plan(start));
+    if (!has_plan(r)) continue;
+    ++searched;
+    check_result(g, r, budget);
+    CHECK(r.total_cost <= start.total_cost + 1e-9);
+    REQUIRE(!rec.costs.empty());
+    CHECK(rec.costs.front() == doctest::Approx(start.total_cost));
+    CHECK(rec.costs.back() == doctest::Approx(r.total_cost));
+    for (std::size_t i = 1; i < rec.costs.size(); ++i) CHECK(rec.costs[i] < rec.costs[i - 1]);
+    CHECK(r.stats.lns_improvements + 1 == rec.costs.size());
+    if (r.total_cost < start.total_cost) ++improved;
+  }
+  MESSAGE("the search improved " << improved << " of " << searched << " constructive plans");
+  CHECK(searched > 0);
+  CHECK(improved > 0);
+}
+
+TEST_CASE("lifetime_search_plan: the stall stop ends the search after max_stall_rounds rounds without a cheaper plan") {
+  std::size_t stopped_early = 0;
+  for (std::uint64_t seed = 0; seed < 8; ++seed) {
+    const auto d = random_dag(30, 0.15, seed + 700, 80, seed % 2 == 1);
+    const memory_graph g(d);
+    const std::vector<std::size_t> order(g.topological_order().begin(), g.topological_order().end());
+    const std::int64_t peak = order_peak(g, order);
+    std::int64_t lower = 0;
+    for (std::size_t v = 0; v < g.size(); ++v) lower = std::max(lower, memory_model::min_running_bytes(g, v));
+    const std::int64_t budget = lower + (peak - lower) / 3;
+    INFO("seed " << seed);
+    constexpr std::size_t stall = 6, cap = 120;
+    const auto r = lifetime_search_plan(g, budget, lifetime_search_options{.order = order, .max_rounds = cap, .max_stall_rounds = stall, .seed = seed});
+    if (!has_plan(r) || r.stats.lns_rounds == 0) continue;  // nothing to search (no recomputation)
+    CHECK(r.stats.lns_rounds <= cap);
+    // The same rounds without the stop: the same plan (the stop only ends the loop).
+    const auto same = lifetime_search_plan(g, budget, lifetime_search_options{.order = order, .max_rounds = r.stats.lns_rounds, .max_stall_rounds = 0, .seed = seed});
+    CHECK(same.plan == r.plan);
+    CHECK(same.stats.lns_improvements == r.stats.lns_improvements);
+    if (r.stats.lns_rounds == cap) continue;
+    ++stopped_early;
+    // Stopped early: the last `stall` rounds found nothing, so stopping `stall` rounds sooner
+    // gives the same cost; one round more without the stop would still be allowed.
+    REQUIRE(r.stats.lns_rounds >= stall);
+    const auto sooner = lifetime_search_plan(g, budget, lifetime_search_options{.order = order, .max_rounds = r.stats.lns_rounds - stall, .max_stall_rounds = 0, .seed = seed});
+    CHECK(sooner.total_cost == doctest::Approx(r.total_cost));
+    CHECK(sooner.stats.lns_improvements == r.stats.lns_improvements);
+  }
+  CHECK(stopped_early > 0);
+}
+
+TEST_CASE("lifetime_search_plan: bad input and limits") {
+  const auto d = random_dag(10, 0.35, 5, 60);
+  const memory_graph g(d);
+  std::vector<std::size_t> order(g.topological_order().begin(), g.topological_order().end());
+  std::vector<std::size_t> reversed(order.rbegin(), order.rend());
+  CHECK_THROWS_AS((void)lifetime_search_plan(g, 1000, lifetime_search_options{.order = reversed}), invalid_order);
+  CHECK_THROWS_AS((void)lifetime_search_plan(g, 1000, lifetime_search_options{.order = {order[0]}}), invalid_order);
+  std::int64_t lower = 0;
+  for (std::size_t v = 0; v < g.size(); ++v) lower = std::max(lower, memory_model::min_running_bytes(g, v));
+  const auto r = lifetime_search_plan(g, lower - 1);
+  CHECK(r.status == solve_status::infeasible);
+  CHECK(r.plan.steps.empty());
+  // Generous budget: the order itself, optimal, with the defaulted-options overload.
+  const auto easy = lifetime_search_plan(g, order_peak(g, order));
+  CHECK(easy.status == solve_status::optimal);
+  CHECK(lifetime_search_plan(g, unlimited_budget).status == solve_status::optimal);
+  const auto empty = lifetime_search_plan(memory_graph(memory_graph_data{}), 0);
+  CHECK(empty.status == solve_status::optimal);
+  CHECK(empty.plan.steps.empty());
+  // A zero time limit stops the repair before any plan when one is needed.
+  const std::int64_t peak = order_peak(g, order);
+  if (lower < peak) {
+    lifetime_search_options o{.order = order};
+    o.solver.time_limit = std::chrono::duration<double>(0);
+    const auto t = lifetime_search_plan(g, lower, o);
+    CHECK(t.status == solve_status::time_limit);
+    CHECK(t.plan.steps.empty());
+  }
+}
+
+TEST_CASE("lifetime_search_plan: the incremental slot memory equals the simulated peak after random moves and undos") {
+  // Lives built by hand through detail::lifetime_state: after every move the largest slot memory
+  // must be the peak the memory model finds for the state's compute sequence (exact without
+  // in-place outputs), and undo must restore the previous memory exactly.
+  std::size_t moves = 0;
+  for (std::uint64_t seed = 0; seed < 30; ++seed) {
+    auto d = random_dag(8 + seed % 10, 0.3, seed + 900, 70, seed % 2 == 0);
+    if (seed % 3 == 1) d = with_random_outputs(d, seed);
+    const memory_graph g(d);
+    const std::vector<std::size_t> order(g.topological_order().begin(), g.topological_order().end());
+    const std::size_t n = g.size();
+    const std::int64_t budget = order_peak(g, order) / 2;
+    memsched::detail::lifetime_state st(g, order, budget);
+    auto largest = [&] {
+      std::int64_t m = 0, over = 0;
+      for (std::size_t p = 0; p < n; ++p) {
+        m = std::max(m, st.memory(p));
+        over += std::max<std::int64_t>(0, st.memory(p) - budget);
+      }
+      CHECK(over == st.over());
+      return m;
+    };
+    auto memories = [&] {
+      std::vector<std::int64_t> m(n);
+      for (std::size_t p = 0; p < n; ++p) m[p] = st.memory(p);
+      return m;
+    };
+    CHECK(largest() == order_peak(g, order));
+    std::mt19937_64 rng(seed);
+    for (int step = 0; step < 40; ++step) {
+      INFO("seed " << seed << " step " << step);
+      const std::size_t v = rng() % n;
+      const auto s = static_cast<memsched::detail::lifetime_state::slot>(rng() % n);
+      const auto before = memories();
+      const std::size_t m = st.mark();
+      if (s > st.pos(v) && !st.has_start(v, s)) {
+        st.add_start(v, s);
+        for (auto x : g.predecessors(v)) st.add_demand(x, s);
+      } else if (st.starts(v).size() > 1) {
+        st.unrecompute(v, st.starts(v)[1 + rng() % (st.starts(v).size() - 1)]);
+      } else {
+        continue;
+      }
+      ++moves;
+      CHECK(largest() == memsched::detail::sequence_peak_cost(g, st.sequence()).first);
+      if (rng() % 4 == 0) {
+        st.undo(m);
+        CHECK(memories() == before);
+      }
+      st.commit();
+    }
+  }
+  CHECK(moves > 300);
+}
