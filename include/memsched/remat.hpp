@@ -1,6 +1,6 @@
 #pragma once
 // memsched/remat.hpp, rematerialization: training graphs and every plan strategy (heuristics,
-// Revolve, Checkmate, Moccasin, DTR, HiRemate, the remat_plan portfolio), one remat_result.
+// Revolve, Checkmate, Moccasin, DTR, lifetime search, HiRemate, the remat_plan portfolio), one remat_result.
 // Includes every public header of memsched/remat/ (the ctest area_headers checks that none is
 // missing).
 
@@ -17,6 +17,7 @@
 #include <memsched/remat/hiremate_partition.hpp>
 #include <memsched/remat/hiremate_subgraph.hpp>
 #include <memsched/remat/input_order.hpp>
+#include <memsched/remat/lifetime_search.hpp>
 #include <memsched/remat/moccasin.hpp>
 #include <memsched/remat/moccasin_model.hpp>
 #include <memsched/remat/remat_plan.hpp>

@@ -4,10 +4,13 @@
 // optimum with CBC on tiny graphs, the status rules, the time limit and the observer.
 
 #include <memsched/graph/json_io.hpp>
+#include <memsched/order/kahn.hpp>
+#include <memsched/order/serenity.hpp>
 #include <memsched/remat/best_heuristic.hpp>
 #include <memsched/remat/checkmate.hpp>
 #include <memsched/remat/dtr.hpp>
 #include <memsched/remat/hiremate.hpp>
+#include <memsched/remat/lifetime_search.hpp>
 #include <memsched/remat/remat_plan.hpp>
 #include <memsched/sim/simulate_plan.hpp>
 #ifdef MEMSCHED_HAVE_CBC
@@ -65,6 +68,7 @@ std::int64_t lower_bound_of(const memory_graph& g) {
 struct stage_costs {
   double heuristic = std::numeric_limits<double>::infinity();
   double dtr = std::numeric_limits<double>::infinity();
+  double lifetime = std::numeric_limits<double>::infinity();
   double hiremate = std::numeric_limits<double>::infinity();
 };
 
@@ -76,6 +80,8 @@ stage_costs stages_alone(const memory_graph& g, std::int64_t budget, const std::
     const remat_result r = dtr_plan(g, budget, dtr_options{.order = order, .heuristic = d, .max_computations = 8 * g.size() + 64});
     if (has_solution(r.status)) c.dtr = std::min(c.dtr, r.total_cost);
   }
+  if (const remat_result l = lifetime_search_plan(g, budget, lifetime_search_options{.order = order}); has_solution(l.status))
+    c.lifetime = l.total_cost;
   if (g.has_training_roles()) {
     const remat_result r = hiremate_plan(g, budget, hiremate_options{.heuristic_start = false});
     if (has_solution(r.status)) c.hiremate = r.total_cost;
@@ -121,7 +127,7 @@ TEST_CASE("remat_plan: a training chain by hand") {
 
 TEST_CASE("remat_plan: random DAGs and training graphs, three budgets, no dearer than any stage, same plan through the graph types") {
   std::size_t graphs = 0, plans = 0, recomputing = 0, beats_heuristics = 0;
-  std::size_t by_stage[4] = {0, 0, 0, 0};
+  std::size_t by_stage[5] = {0, 0, 0, 0, 0};
   for (std::uint64_t seed = 1; seed <= 24; ++seed) {
     const bool training = seed % 2 == 0;
     const memory_graph_data d = training ? random_training_dag(5 + seed % 5, 0.35, seed) : random_dag(9 + seed % 6, 0.3, seed);
@@ -141,7 +147,7 @@ TEST_CASE("remat_plan: random DAGs and training graphs, three budgets, no dearer
       const std::vector<std::size_t> order = r.stats.order;
       REQUIRE(order.size() == g.size());
       const stage_costs alone = stages_alone(g, budget, order);
-      const double best_alone = std::min({alone.heuristic, alone.dtr, alone.hiremate});
+      const double best_alone = std::min({alone.heuristic, alone.dtr, alone.lifetime, alone.hiremate});
       if (!has_solution(r.status)) {
         // Nothing is proven below the no-remat peak without a solver: no_solution, and no stage
         // alone found a plan either.
@@ -157,7 +163,7 @@ TEST_CASE("remat_plan: random DAGs and training graphs, three budgets, no dearer
       if (r.overhead > 0) ++recomputing;
       if (r.total_cost < alone.heuristic - 1e-9) ++beats_heuristics;
       const std::string& m = r.stats.method;
-      by_stage[m.rfind("heuristic:", 0) == 0 ? 0 : m.rfind("dtr:", 0) == 0 ? 1 : m == "hiremate" ? 2 : 3]++;
+      by_stage[m.rfind("heuristic:", 0) == 0 ? 0 : m.rfind("dtr:", 0) == 0 ? 1 : m == "hiremate" ? 2 : m == "lifetime-search" ? 3 : 4]++;
       // The status: optimal exactly when nothing is recomputed (no solver here).
       CHECK(r.status == (r.overhead <= 1e-12 ? solve_status::optimal : solve_status::feasible));
       // The unrestricted optimum is a floor for every plan.
@@ -176,7 +182,8 @@ TEST_CASE("remat_plan: random DAGs and training graphs, three budgets, no dearer
   CHECK(plans >= 40);
   CHECK(recomputing >= 15);
   CHECK(beats_heuristics >= 3);  // DTR or HiRemate must matter somewhere, or the cross-check is empty
-  MESSAGE("winners: heuristic " << by_stage[0] << ", dtr " << by_stage[1] << ", hiremate " << by_stage[2]);
+  MESSAGE("winners: heuristic " << by_stage[0] << ", dtr " << by_stage[1] << ", hiremate " << by_stage[2] << ", lifetime-search " << by_stage[3]);
+  CHECK(by_stage[4] == 0);
 }
 
 TEST_CASE("remat_plan: options (an order, chosen stages), bad input") {
@@ -193,6 +200,62 @@ TEST_CASE("remat_plan: options (an order, chosen stages), bad input") {
   CHECK_THROWS_AS((void)remat_plan(g, -1), std::invalid_argument);
   CHECK_THROWS_AS((void)remat_plan(g, 40, remat_plan_options{.order = std::vector<std::size_t>{1, 0, 2, 3, 4, 5, 6}}), invalid_order);
   CHECK_THROWS_AS((void)remat_plan(g, 40, remat_plan_options{.order = std::vector<std::size_t>{0, 1, 2}}), invalid_order);
+}
+
+TEST_CASE("remat_plan: more input orders: the cheapest of the orders' portfolios, each order's cost, TDI 0 where an order fits") {
+  std::size_t cases = 0, plans = 0, second_wins = 0, fits_only_free = 0;
+  for (std::uint64_t seed = 1; seed <= 16; ++seed) {
+    const memory_graph_data d = seed % 2 != 0 ? random_dag(10 + seed % 5, 0.3, seed) : random_training_dag(5 + seed % 4, 0.35, seed);
+    const memory_graph g(d);
+    CAPTURE(seed);
+    const order_result kahn = kahn_order(g);
+    const order_result best = serenity_order(g);
+    REQUIRE(best.status == solve_status::optimal);
+    const std::int64_t lb = lower_bound_of(g);
+    // Below the best order's peak (recomputation needed along both orders) and at it (the best
+    // order alone fits: no recomputation).
+    for (std::int64_t budget : {lb + (best.peak_bytes - lb) / 3, lb + 2 * (best.peak_bytes - lb) / 3, best.peak_bytes}) {
+      CAPTURE(budget);
+      ++cases;
+      const remat_result along_kahn = remat_plan(g, budget, remat_plan_options{.order = kahn.order});
+      const remat_result along_best = remat_plan(g, budget, remat_plan_options{.order = best.order});
+      const remat_result r = remat_plan(g, budget, remat_plan_options{.order = kahn.order, .more_orders = {best.order}});
+      REQUIRE(r.stats.cost_per_order.size() == 2);
+      CHECK(r.stats.cost_per_order[0] == (has_solution(along_kahn.status) ? std::optional(along_kahn.total_cost) : std::nullopt));
+      CHECK(r.stats.cost_per_order[1] == (has_solution(along_best.status) ? std::optional(along_best.total_cost) : std::nullopt));
+      if (!has_solution(along_kahn.status) && !has_solution(along_best.status)) {
+        CHECK(r.status == solve_status::no_solution);
+        CHECK(r.plan.steps.empty());
+        continue;
+      }
+      ++plans;
+      check_plan_of(g, r, budget);
+      // The winner's plan, order and method; ties go to the first order.
+      const bool second = !has_solution(along_kahn.status) || (has_solution(along_best.status) && along_best.total_cost < along_kahn.total_cost - 1e-9);
+      const remat_result& winner = second ? along_best : along_kahn;
+      CHECK(r.plan == winner.plan);
+      CHECK(r.total_cost == doctest::Approx(winner.total_cost));
+      CHECK(r.stats.order == winner.stats.order);
+      CHECK(r.stats.method == winner.stats.method);
+      if (second) ++second_wins;
+      // No solver: proven only when nothing is recomputed.
+      CHECK(r.status == (r.overhead <= 1e-12 ? solve_status::optimal : solve_status::feasible));
+      if (budget == best.peak_bytes) {
+        // The order as a decision: where some order fits the budget, nothing is recomputed.
+        CHECK(r.status == solve_status::optimal);
+        CHECK(r.overhead == doctest::Approx(0));
+        if (kahn.peak_bytes > budget && (!has_solution(along_kahn.status) || along_kahn.overhead > 1e-12)) ++fits_only_free;
+      }
+      CHECK(remat_plan(g, budget, remat_plan_options{.order = kahn.order, .more_orders = {best.order}}).plan == r.plan);  // deterministic
+    }
+  }
+  CHECK(plans >= 30);
+  CHECK(second_wins >= 3);     // the second order must matter somewhere, or the test checks one order
+  CHECK(fits_only_free >= 2);  // budgets where Kahn's order alone must recompute
+  MESSAGE(cases << " cases, " << plans << " with a plan, the second order wins " << second_wins << ", fits only along the best order "
+                << fits_only_free);
+  const memory_graph g = training_chain();
+  CHECK_THROWS_AS((void)remat_plan(g, 40, remat_plan_options{.more_orders = {{1, 0, 2, 3, 4, 5, 6}}}), invalid_order);
 }
 
 TEST_CASE("remat_plan: a time limit of zero returns at once without a plan; the observer sees each better plan") {
@@ -213,7 +276,7 @@ TEST_CASE("remat_plan: a time limit of zero returns at once without a plan; the 
   REQUIRE(!rec.values.empty());
   for (std::size_t k = 1; k < rec.values.size(); ++k) CHECK(rec.values[k] < rec.values[k - 1]);
   CHECK(rec.values.back() == doctest::Approx(r.total_cost));
-  CHECK(rec.phases == std::vector<std::string>{"heuristics", "dtr", "hiremate"});
+  CHECK(rec.phases == std::vector<std::string>{"heuristics", "dtr", "lifetime-search", "hiremate"});
   // A generous limit changes nothing on a small graph.
   const remat_result limited = remat_plan(g, budget, remat_plan_options{.solver = {.time_limit = std::chrono::duration<double>(600)}});
   CHECK(limited.plan == r.plan);
@@ -293,6 +356,46 @@ TEST_CASE("remat_plan with CBC: Checkmate's VGG16 training graph under a node li
     if (r.status == solve_status::optimal) CHECK(r.cost_bound);
   }
   CHECK(proven_or_bounded >= 2);
+}
+
+TEST_CASE("remat_plan with CBC: more input orders: optimal only when proven along every order, the smallest bound") {
+  std::size_t both_proven = 0, not_both = 0, cases = 0;
+  for (std::uint64_t seed = 1; seed <= 24; ++seed) {
+    const int third = 1 + static_cast<int>(seed % 2);
+    const memory_graph g(random_dag(8, 0.35, seed));
+    CAPTURE(seed);
+    const std::vector<std::size_t> a = kahn_order(g).order, b = serenity_order(g).order;
+    const std::int64_t lb = lower_bound_of(g);
+    const std::int64_t budget = lb + third * (serenity_order(g).peak_bytes - lb) / 3;
+    CAPTURE(budget);
+    const remat_result ra = remat_plan(g, budget, remat_plan_options<cbc_backend>{.order = a});
+    const remat_result rb = remat_plan(g, budget, remat_plan_options<cbc_backend>{.order = b});
+    const remat_result r = remat_plan(g, budget, remat_plan_options{.backend = cbc_backend{}, .order = a, .more_orders = {b}});
+    if (!has_solution(ra.status) && !has_solution(rb.status)) {
+      CHECK(!has_solution(r.status));
+      continue;
+    }
+    ++cases;
+    check_plan_of(g, r, budget);
+    CHECK(r.total_cost == doctest::Approx(std::min(has_solution(ra.status) ? ra.total_cost : 1e300, has_solution(rb.status) ? rb.total_cost : 1e300)));
+    const bool proven = ra.status == solve_status::optimal && rb.status == solve_status::optimal;
+    if (proven) ++both_proven;
+    if (!proven) ++not_both;
+    CHECK((r.status == solve_status::optimal) == (proven || r.overhead <= 1e-12));
+    if (r.status == solve_status::optimal) {
+      REQUIRE(r.cost_bound);
+      CHECK(*r.cost_bound == doctest::Approx(r.total_cost));
+    } else if (r.cost_bound) {
+      CHECK(ra.cost_bound);
+      CHECK(rb.cost_bound);
+      CHECK(*r.cost_bound == doctest::Approx(std::min(*ra.cost_bound, *rb.cost_bound)));
+      CHECK(*r.cost_bound <= r.total_cost + 1e-9);
+    }
+  }
+  CHECK(cases >= 10);
+  CHECK(both_proven >= 3);
+  CHECK(not_both >= 1);
+  MESSAGE(cases << " cases, proven along both orders " << both_proven);
 }
 
 TEST_CASE("remat_plan with CBC: the hand chain proven, a zero time limit skips the solve, a start plan from every stage") {

@@ -18,6 +18,7 @@
 #include <memsched/remat/dtr.hpp>
 #include <memsched/remat/hiremate.hpp>
 #include <memsched/remat/input_order.hpp>
+#include <memsched/remat/lifetime_search.hpp>
 #include <memsched/remat/remat_result.hpp>
 #include <memsched/sim/execution_plan.hpp>
 #include <memsched/sim/simulate_plan.hpp>
@@ -59,12 +60,17 @@ struct remat_plan_options {
   Backend backend{};
   /// time_limit: wall clock for the whole call (every stage); the MILP gets what the other stages
   /// leave. relative_gap, threads, verbosity, node_limit: for the backend (threads also for
-  /// HiRemate's classes). observer: on_phase ("heuristics", "dtr", "hiremate", "checkmate-milp"),
+  /// HiRemate's classes). observer: on_phase ("heuristics", "dtr", "lifetime-search", "hiremate",
+  /// "checkmate-milp"),
   /// on_incumbent(seconds, total cost, bound) for each better plan, on_bound for the MILP's bound.
   solver_options solver;
   /// Input topological order of DTR and Checkmate (vertex indices). nullopt: the lowest-peak order
   /// among Kahn, DFS and greedy, as checkmate_milp_plan (remat_input_order computes others).
   std::optional<std::vector<std::size_t>> order;
+  /// More input orders (the order as a decision): the whole portfolio runs along `order`, then
+  /// along each of these (a time limit is shared evenly among the orders still to run); the
+  /// cheapest plan wins (ties: the earlier order). Vertex indices, topological orders.
+  std::vector<std::vector<std::size_t>> more_orders;
   /// Options of the heuristics stage (its `heuristics` list: which ones; empty: all).
   best_heuristic_options heuristics;
   /// DTR's eviction scores tried; empty: dtr-eq, local, lru, size, and dtr (the exact
@@ -74,6 +80,11 @@ struct remat_plan_options {
   /// Counted limit of each DTR run (dtr_options::max_computations); 0: 8 n + 64, so that a score
   /// that thrashes gives up after a few passes over the graph.
   std::size_t dtr_max_computations = 0;
+  /// lifetime_search_plan along the order (the native engine that does not thrash where DTR does),
+  /// with at most this many search rounds (0: the stage is skipped).
+  std::size_t lifetime_rounds = 200;
+  /// With a time limit: the lifetime search's share of the time left when it starts.
+  double lifetime_fraction = 0.3;
   /// HiRemate (default hiremate_options) on graphs with training roles.
   bool hiremate = true;
   /// With a time limit and a MILP backend: HiRemate's share of the time left when it starts (the
@@ -110,13 +121,15 @@ struct remat_plan_forwarder {
 template <class Backend>
 class remat_portfolio {
  public:
+  /// `reported`: the best cost the observer has seen (shared by the portfolios of several orders).
   remat_portfolio(const memory_graph& g, std::int64_t budget, const remat_plan_options<Backend>& o, const call_deadline& deadline,
-                  std::vector<std::size_t> order)
-      : g_(g), budget_(budget), o_(o), deadline_(deadline), order_(std::move(order)) {}
+                  std::vector<std::size_t> order, double& reported)
+      : g_(g), budget_(budget), o_(o), deadline_(deadline), order_(std::move(order)), reported_(reported) {}
 
   remat_result run() {
     heuristics();
     dtr();
+    lifetime();
     hiremate();
     if constexpr (milp_backend<Backend>) milp();
     return finish();
@@ -189,6 +202,16 @@ class remat_portfolio {
     }
   }
 
+  void lifetime() {
+    if (o_.lifetime_rounds == 0 || out_of_time()) return;
+    o_.solver.observer.on_phase(deadline_.elapsed(), "lifetime-search");
+    lifetime_search_options l{.order = order_, .max_rounds = o_.lifetime_rounds};
+    if (deadline_.limited()) l.solver.time_limit = std::chrono::duration<double>(std::max(0.0, deadline_.left()) * o_.lifetime_fraction);
+    const remat_result r = lifetime_search_plan(g_, budget_, l);
+    if (r.status == solve_status::time_limit) stopped_ = true;
+    offer(r, "lifetime-search");
+  }
+
   void hiremate() {
     if (!o_.hiremate || !g_.has_training_roles()) return;
     if (out_of_time()) return;
@@ -201,6 +224,10 @@ class remat_portfolio {
   }
 
   void milp() {
+    // Not a copy of Checkmate's own checks (solve_in_time_left, the backends' expired_before_start):
+    // those come after its start plans, its model-size estimate and (unless the limit has passed)
+    // its model build, for a solve that cannot run, and its answer would then report that model's
+    // size. Skipping here builds nothing (tests/remat/remat_plan.cpp: variables == 0).
     if (deadline_.limited() && !deadline_.backend_time_left()) {
       stopped_ = true;
       milp_note_ = "checkmate-milp: no time left";
@@ -231,35 +258,20 @@ class remat_portfolio {
         // Checkmate's bound holds for the plans along the order; it is no bound on a cheaper plan
         // from elsewhere (a heuristic's plan need not follow the order).
         if (milp_->cost_bound && *milp_->cost_bound <= res.total_cost + tol) res.cost_bound = milp_->cost_bound;
-        if (milp_->status == solve_status::optimal && res.total_cost <= milp_->total_cost + tol) {
-          // Proven: no plan along the order costs less than Checkmate's optimum.
-          res.status = solve_status::optimal;
-          res.cost_bound = std::min(res.total_cost, milp_->total_cost);
-        }
+        // Proven: no plan along the order costs less than Checkmate's optimum.
+        if (milp_->status == solve_status::optimal && res.total_cost <= milp_->total_cost + tol) res.status = solve_status::optimal;
       }
       // Every vertex runs at least once: a plan that recomputes nothing is optimal.
-      if (res.total_cost <= g_.total_cost() * (1 + 1e-12)) {
-        res.status = solve_status::optimal;
-        res.cost_bound = res.total_cost;
-      }
+      if (res.total_cost <= g_.total_cost() * (1 + 1e-12)) res.status = solve_status::optimal;
+      // A proven plan is its own bound: Checkmate's proven optimum already is (taken above); a plan
+      // without recomputation, or one from off the order cheaper than that optimum, gets it here.
+      if (res.status == solve_status::optimal) res.cost_bound = res.total_cost;
       res.stats.seconds_to_best = best_seconds_;
     } else {
       // The MILP's infeasibility is for the order's staged plans only: no proof for every plan.
       res.status = stopped_ ? solve_status::time_limit : solve_status::no_solution;
     }
-    if (milp_) {
-      // The MILP's model and search, whichever plan won.
-      res.stats.backend = milp_->stats.backend;
-      res.stats.variables = milp_->stats.variables;
-      res.stats.constraints = milp_->stats.constraints;
-      res.stats.nonzeros = milp_->stats.nonzeros;
-      res.stats.memory_unit = milp_->stats.memory_unit;
-      res.stats.start_source = milp_->stats.start_source;
-      res.stats.start_cost = milp_->stats.start_cost;
-      res.stats.lns_rounds = milp_->stats.lns_rounds;
-      res.stats.lns_improvements = milp_->stats.lns_improvements;
-      res.stats.solver_status = milp_->stats.solver_status;
-    }
+    if (milp_) res.stats.adopt_solver_stats(milp_->stats);  // the MILP's model and search, whichever plan won
     res.stats.method = found_ ? method_ : "";
     res.stats.order = std::move(order_);
     res.stats.seconds = deadline_.elapsed();
@@ -282,7 +294,7 @@ class remat_portfolio {
   bool found_ = false;
   std::string method_;
   double best_seconds_ = 0;
-  double reported_ = std::numeric_limits<double>::infinity();  // the best cost the observer has seen
+  double& reported_;  // the best cost the observer has seen
   std::vector<execution_plan> starts_;                         // valid plans that follow the order
   std::optional<remat_result> milp_;
   std::string milp_note_;
@@ -290,28 +302,89 @@ class remat_portfolio {
   bool stopped_ = false;  // the time limit skipped or cut a stage
 };
 
+/// remat_plan over several input orders: the portfolio along each (with an even share of the time
+/// left), the cheapest plan wins; proofs and bounds hold for the union of the orders' plans only
+/// when every order has one.
+template <class Backend>
+remat_result remat_over_orders(const memory_graph& g, std::int64_t budget, const remat_plan_options<Backend>& o,
+                               std::chrono::steady_clock::time_point t0, std::vector<std::vector<std::size_t>> orders) {
+  const call_deadline whole(t0, o.solver.time_limit);
+  double reported = std::numeric_limits<double>::infinity();
+  std::vector<remat_result> results;
+  const std::size_t k_orders = orders.size();
+  for (std::size_t k = 0; k < k_orders; ++k) {
+    std::optional<std::chrono::duration<double>> limit;
+    if (whole.limited()) limit = std::chrono::duration<double>(whole.elapsed() + std::max(0.0, whole.left()) / static_cast<double>(k_orders - k));
+    // (Deadlines counted from the call's start: the observer's seconds stay the call's.)
+    const call_deadline share(t0, limit);
+    results.push_back(remat_portfolio<Backend>(g, budget, o, share, std::move(orders[k]), reported).run());
+  }
+  std::optional<std::size_t> winner;
+  bool every_order_proven = true, every_order_bounded = true, stopped = false;
+  double bound = std::numeric_limits<double>::infinity();
+  std::vector<std::optional<double>> costs;
+  for (std::size_t k = 0; k < k_orders; ++k) {
+    const remat_result& r = results[k];
+    costs.push_back(has_solution(r.status) ? std::optional<double>(r.total_cost) : std::nullopt);
+    every_order_proven = every_order_proven && r.status == solve_status::optimal;
+    every_order_bounded = every_order_bounded && r.cost_bound.has_value();
+    if (r.cost_bound) bound = std::min(bound, *r.cost_bound);
+    stopped = stopped || r.status == solve_status::time_limit;
+    if (has_solution(r.status) &&
+        (!winner || r.total_cost < results[*winner].total_cost - 1e-9 * std::max(1.0, std::abs(results[*winner].total_cost))))
+      winner = k;
+  }
+  remat_result res = std::move(results[winner.value_or(0)]);
+  res.stats.cost_per_order = std::move(costs);
+  res.stats.seconds = whole.elapsed();
+  if (!winner) {
+    res.status = stopped ? solve_status::time_limit : solve_status::no_solution;
+    res.message = "remat_plan: no plan along any of the " + std::to_string(k_orders) + " input orders; the first: " + res.message;
+    return res;
+  }
+  const bool recomputes_nothing = res.total_cost <= g.total_cost() * (1 + 1e-12);
+  // The winner is proven cheapest among all the orders' plans only when every order's search
+  // proved its own optimum; likewise a bound must hold along every order.
+  res.status = recomputes_nothing || every_order_proven ? solve_status::optimal : solve_status::feasible;
+  res.cost_bound.reset();
+  if (res.status == solve_status::optimal)
+    res.cost_bound = res.total_cost;
+  else if (every_order_bounded && bound <= res.total_cost * (1 + 1e-9))
+    res.cost_bound = bound;
+  res.message = "remat_plan: the cheapest plan follows input order " + std::to_string(*winner + 1) + " of " + std::to_string(k_orders) + "; " +
+                res.message;
+  return res;
+}
+
 }  // namespace detail
 
 /// The cheapest plan within `budget` the library finds for the graph: a portfolio along one input
 /// order (options.order, else the lowest-peak order of Kahn, DFS and greedy), in this order:
 /// (1) every heuristic (best_heuristic_plan's), (2) dtr_plan along the order with each cheap score
-/// (options.dtr_heuristics, each at most options.dtr_max_computations computations), (3) on graphs
-/// with training roles hiremate_plan, (4) with a milp_backend, checkmate_milp_plan along the order
-/// started from every valid plan of (1)-(3) whose first computations follow the order, for the time
-/// left. The cheapest plan the simulator accepts (peak <= budget) is returned (ties: the earlier
-/// one); stats.method names it ("heuristic:<name>", "dtr:<name>", "hiremate", "checkmate-milp").
+/// (options.dtr_heuristics, each at most options.dtr_max_computations computations), (3)
+/// lifetime_search_plan along the order (options.lifetime_rounds rounds), (4) on graphs with
+/// training roles hiremate_plan, (5) with a milp_backend, checkmate_milp_plan along the order
+/// started from every valid plan of (1)-(4) whose first computations follow the order, for the
+/// time left. The cheapest plan the simulator accepts (peak <= budget) is returned (ties: the earlier
+/// one); stats.method names it ("heuristic:<name>", "dtr:<name>", "lifetime-search", "hiremate",
+/// "checkmate-milp").
 /// Status: `optimal` when the plan recomputes nothing, or when Checkmate proved its plan optimal
 /// and the returned plan is no dearer (no plan along the input order is cheaper); `feasible`
 /// otherwise; `infeasible` when the budget is below what every plan needs (a vertex with its
 /// inputs, the outputs); `time_limit` when the limit stopped the stages before any plan;
 /// `no_solution` when every stage ran and none found a plan. cost_bound: a proven lower bound on
 /// the cost of the plans along the order: Checkmate's optimum when proven, else its LP or search
-/// bound when not above the returned plan's cost; the plan's own cost when it recomputes nothing. Deterministic without a time limit (as its stages are). Each
-/// better plan goes to options.solver.observer.on_incumbent.
-/// Complexity: that of the stages: O(n (n + m)) per DTR eviction at most, HiRemate's hierarchy, and
-/// Checkmate's MILP (exponential worst case: give a time limit on large graphs).
+/// bound when not above the returned plan's cost; the plan's own cost when it recomputes nothing.
+/// With options.more_orders the portfolio runs along each order in turn (the time left shared
+/// evenly) and the cheapest plan wins; stats.order is its order, stats.cost_per_order lists each
+/// order's cheapest cost; `optimal` and cost_bound then need a proof (a bound) along every order.
+/// Deterministic without a time limit (as its stages are). Each better plan goes to
+/// options.solver.observer.on_incumbent.
+/// Complexity: that of the stages, once per order: O(n (n + m)) per DTR eviction at most,
+/// HiRemate's hierarchy, and Checkmate's MILP (exponential worst case: give a time limit on large
+/// graphs).
 /// Throws: std::invalid_argument on a negative budget; invalid_order naming the entry when
-/// options.order is not a topological order; graph_error when a forward node reads a backward
+/// options.order or one of options.more_orders is not a topological order; graph_error when a forward node reads a backward
 /// node; what make_memory_graph and hiremate_plan throw.
 template <class G, class Backend, class... Maps>
   requires memory_graph_source<G, Maps...>
@@ -329,8 +402,15 @@ template <class G, class Backend, class... Maps>
     res.stats.seconds = detail::seconds_since(t0);
     return res;
   }
+  for (const auto& more : options.more_orders) detail::check_checkmate_order(g, more, "remat_plan (more_orders)");
+  if (!options.more_orders.empty()) {
+    std::vector<std::vector<std::size_t>> orders{std::move(order)};
+    orders.insert(orders.end(), options.more_orders.begin(), options.more_orders.end());
+    return detail::remat_over_orders(g, budget, options, t0, std::move(orders));
+  }
   const detail::call_deadline deadline(t0, options.solver.time_limit);
-  return detail::remat_portfolio<Backend>(g, budget, options, deadline, std::move(order)).run();
+  double reported = std::numeric_limits<double>::infinity();
+  return detail::remat_portfolio<Backend>(g, budget, options, deadline, std::move(order), reported).run();
 }
 
 /// remat_plan with default options for the backend given as template argument (default: no MILP

@@ -37,6 +37,26 @@ struct remat_stats {
   std::optional<std::size_t> snapshots;         ///< Revolve: the number of snapshots of the plan.
   std::optional<std::int64_t> segment_bytes;    ///< Greedy strategies: the segment size b of the plan.
   std::string method;  ///< remat_plan: the method whose plan was returned.
+  /// remat_plan with more_orders: the cheapest plan's cost along each input order tried, in the
+  /// order tried (nullopt: no plan along that order).
+  std::vector<std::optional<double>> cost_per_order;
+
+  /// Copies the MILP solver's part of `solver` (backend, model size and memory unit, start
+  /// source and cost, LNS rounds and improvements, solver_status) and leaves the rest (times,
+  /// order, method, ...): what a portfolio reports of the solver it ran, whichever plan won.
+  /// Complexity: O(length of the strings). Throws: std::bad_alloc.
+  void adopt_solver_stats(const remat_stats& solver) {
+    backend = solver.backend;
+    variables = solver.variables;
+    constraints = solver.constraints;
+    nonzeros = solver.nonzeros;
+    memory_unit = solver.memory_unit;
+    start_source = solver.start_source;
+    start_cost = solver.start_cost;
+    lns_rounds = solver.lns_rounds;
+    lns_improvements = solver.lns_improvements;
+    solver_status = solver.solver_status;
+  }
 };
 
 /// An execution plan within a memory budget, with what the simulator measured for it. Statuses:
