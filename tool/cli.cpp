@@ -123,6 +123,13 @@ void progress_printer::on_phase(double seconds, std::string_view phase) {
   if (print_) print_progress_line(seconds + offset_, ("phase=" + std::string(phase)).c_str());
 }
 
+std::size_t count_of(const parsed_args& args, const std::string& name, std::size_t fallback) {
+  const auto v = args.get_int(name);
+  if (!v) return fallback;
+  if (*v < 0) throw usage_error("--" + name + " must not be negative, got " + std::to_string(*v));
+  return static_cast<std::size_t>(*v);
+}
+
 unsigned threads_of(const parsed_args& args, unsigned fallback) {
   const auto text = args.get("threads");
   if (!text) return fallback;

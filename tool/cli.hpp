@@ -127,6 +127,11 @@ class progress_printer {
 /// for every subcommand. Throws usage_error naming the flag on a negative or non-integer value.
 [[nodiscard]] unsigned threads_of(const parsed_args& args, unsigned fallback = 1);
 
+/// A count flag --`name` N (an integer >= 0) of `args`, or `fallback` when absent. One rule for
+/// every counted limit (rounds, options, levels). Throws usage_error naming the flag on a negative
+/// or non-integer value.
+[[nodiscard]] std::size_t count_of(const parsed_args& args, const std::string& name, std::size_t fallback);
+
 /// --time-limit S (seconds, > 0) of `args`: nullopt when absent or too large to matter (beyond
 /// 1e9 s, about 30 years: no limit), else the limit. One rule for every subcommand. Throws
 /// usage_error naming the flag on NaN, zero, a negative value or text.

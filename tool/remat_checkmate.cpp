@@ -8,16 +8,11 @@
 #include <memsched/remat/best_heuristic.hpp>
 #include <memsched/remat/checkmate.hpp>
 #include <memsched/remat/checkmate_lp_rounding.hpp>
-#ifdef MEMSCHED_HAVE_CBC
-#include <memsched/solver/backends/cbc.hpp>
-#endif
-#ifdef MEMSCHED_HAVE_GLPK
-#include <memsched/solver/backends/glpk.hpp>
-#endif
 
 #include <chrono>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace memsched_cli {
@@ -42,31 +37,6 @@ const char* const checkmate_lp_usage =
     "    (--backend, --order, --order-from, --time-limit, --progress, --max-memory).\n";
 
 const option_spec checkmate_spec{{"backend", "order", "order-from", "time-limit", "threads", "gap", "max-memory"}, {"progress"}};
-
-template <class Fn>
-memsched::remat_result with_backend(const parsed_args& args, Fn&& fn) {
-  const std::string backend = args.get_or("backend",
-#ifdef MEMSCHED_HAVE_CBC
-                                          "cbc"
-#else
-                                          "glpk"
-#endif
-  );
-#ifdef MEMSCHED_HAVE_CBC
-  if (backend == "cbc") return fn(memsched::cbc_backend{});
-#endif
-#ifdef MEMSCHED_HAVE_GLPK
-  if (backend == "glpk") return fn(memsched::glpk_backend{});
-#endif
-  throw usage_error("--backend '" + backend + "' is not available for checkmate (built: "
-#ifdef MEMSCHED_HAVE_CBC
-                    "cbc "
-#endif
-#ifdef MEMSCHED_HAVE_GLPK
-                    "glpk"
-#endif
-                    ")");
-}
 
 /// The fields every solver-based algorithm adds to the output.
 void add_stats(json& extra, const memsched::remat_result& r, const memsched::input_order_result& in, double used) {
@@ -94,7 +64,7 @@ memsched::remat_result run_checkmate_milp(const memsched::dataflow_graph& graph,
   const memsched::input_order_result in = remat_order_of(graph, args, order_limit(limit), heuristic);
   const double used = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   progress_printer printer(args.has("progress"), used);
-  return with_backend(args, [&](const auto& backend) -> memsched::remat_result {
+  return with_milp_backend(args, "checkmate", /*allow_none=*/std::false_type{}, [&](const auto& backend) -> memsched::remat_result {
     memsched::checkmate_options o{.backend = backend};
     o.order = in.order;
     o.solver.time_limit = left_of(limit, used);
@@ -122,7 +92,7 @@ memsched::remat_result run_checkmate_lp(const memsched::dataflow_graph& graph, s
   const memsched::input_order_result in = remat_order_of(graph, budget, args, order_limit(limit));
   const double used = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   progress_printer printer(args.has("progress"), used);
-  return with_backend(args, [&](const auto& backend) -> memsched::remat_result {
+  return with_milp_backend(args, "checkmate", /*allow_none=*/std::false_type{}, [&](const auto& backend) -> memsched::remat_result {
     if constexpr (memsched::lp_backend<std::decay_t<decltype(backend)>>) {
       memsched::checkmate_lp_options o{.backend = backend};
       o.order = in.order;

@@ -27,13 +27,6 @@ const char* hiremate_usage =
     "    --no-heuristic-start    return the hierarchy's plan only\n"
     "    --progress              print phases and incumbents on stderr\n";
 
-std::size_t count_of(const parsed_args& args, const std::string& name, std::size_t fallback) {
-  const auto v = args.get_int(name);
-  if (!v) return fallback;
-  if (*v < 0) throw usage_error("--" + name + " must not be negative");
-  return static_cast<std::size_t>(*v);
-}
-
 memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::int64_t budget, const parsed_args& args, json& extra) {
   memsched::hiremate_options o;
   o.partition.max_lower = count_of(args, "max-lower", o.partition.max_lower);

@@ -1,18 +1,28 @@
 // The --order / --order-from flags of the remat algorithms that walk an input order (checkmate-milp,
-// checkmate-lp, moccasin, dtr): one parser, the choice itself is memsched::remat_input_order; and
-// the --time-limit rules the solver-based ones share.
+// checkmate-lp, moccasin, dtr): one parser, the choice itself is memsched::remat_input_order; the
+// --time-limit rules the solver-based ones share; and the --backend choice of the MILP-based ones
+// (checkmate-milp, checkmate-lp, auto).
 #pragma once
 
 #include "cli.hpp"
 
 #include <memsched/remat/best_heuristic.hpp>
 #include <memsched/remat/input_order.hpp>
+#include <memsched/remat/remat_plan.hpp>
+#ifdef MEMSCHED_HAVE_CBC
+#include <memsched/solver/backends/cbc.hpp>
+#endif
+#ifdef MEMSCHED_HAVE_GLPK
+#include <memsched/solver/backends/glpk.hpp>
+#endif
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <type_traits>
 
 namespace memsched_cli {
 
@@ -77,6 +87,44 @@ inline memsched::input_order_result remat_order_of(const memsched::dataflow_grap
   std::optional<memsched::remat_result> heuristic;
   if (args.get_or("order-from", "best") == "heuristic") heuristic = memsched::best_heuristic_plan(graph, budget);
   return remat_order_of(graph, args, time_limit, heuristic);
+}
+
+/// Calls fn with the MILP backend --backend names and returns fn's result. Default: cbc when built,
+/// else glpk, else "none" with allow_none (else "glpk", which then is not available). With allow_none
+/// (std::true_type) "none" calls fn(memsched::no_solver{}) (remat_plan without its MILP stage); with
+/// std::false_type fn is never instantiated with no_solver. Complexity: that of fn.
+/// Throws: usage_error naming `algorithm_name` and the backends built when --backend names another;
+/// what fn throws.
+template <bool AllowNone, class Fn>
+memsched::remat_result with_milp_backend(const parsed_args& args, std::string_view algorithm_name, std::bool_constant<AllowNone>, Fn&& fn) {
+  const std::string backend = args.get_or("backend",
+#if defined(MEMSCHED_HAVE_CBC)
+                                          "cbc"
+#elif defined(MEMSCHED_HAVE_GLPK)
+                                          "glpk"
+#else
+                                          AllowNone ? "none" : "glpk"
+#endif
+  );
+  if constexpr (AllowNone)
+    if (backend == "none") return fn(memsched::no_solver{});
+#ifdef MEMSCHED_HAVE_CBC
+  if (backend == "cbc") return fn(memsched::cbc_backend{});
+#endif
+#ifdef MEMSCHED_HAVE_GLPK
+  if (backend == "glpk") return fn(memsched::glpk_backend{});
+#endif
+  // The list is spelled as each algorithm's message always was: "cbc glpk none", "cbc glpk" (and
+  // "cbc " with a trailing blank when GLPK is not built).
+  std::string built;
+#ifdef MEMSCHED_HAVE_CBC
+  built += "cbc ";
+#endif
+#ifdef MEMSCHED_HAVE_GLPK
+  built += AllowNone ? "glpk " : "glpk";
+#endif
+  if constexpr (AllowNone) built += "none";
+  throw usage_error("--backend '" + backend + "' is not available for " + std::string(algorithm_name) + " (built: " + built + ")");
 }
 
 }  // namespace memsched_cli
