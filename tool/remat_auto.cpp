@@ -1,21 +1,19 @@
-// memsched remat GRAPH --budget B --algo auto [--order ORDER.json | --order-from graph|kahn|best|heuristic]
-//   [--time-limit S] [--backend cbc|glpk|none] [--threads N] [--gap G] [--progress] [--max-memory BYTES|N%]
+// memsched remat GRAPH --budget B --algo auto [--order ORDER.json | --order-from graph|kahn|best|heuristic|free]
+//   [--lifetime-rounds N] [--time-limit S] [--backend cbc|glpk|none] [--threads N] [--gap G] [--progress] [--max-memory BYTES|N%]
 // The library's best method for the graph and budget: memsched::remat_plan (remat/remat_plan.hpp).
 
 #include "cli.hpp"
 #include "remat_order.hpp"
 
 #include <memsched/remat/remat_plan.hpp>
-#ifdef MEMSCHED_HAVE_CBC
-#include <memsched/solver/backends/cbc.hpp>
-#endif
-#ifdef MEMSCHED_HAVE_GLPK
-#include <memsched/solver/backends/glpk.hpp>
-#endif
+#include <memsched/sim/simulate_order.hpp>
 
 #include <chrono>
 #include <optional>
+#include <span>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 namespace memsched_cli {
 namespace {
@@ -26,42 +24,18 @@ const std::string auto_usage = std::string(
     "    the time left (remat_plan). Extra fields: method (which one won), cost_bound (null when\n"
     "    none), backend, order_source, seconds_to_best, message.\n"
     "    --backend cbc|glpk|none MILP solver (default: cbc when built); none: no MILP stage\n") + remat_order_usage +
+    "    --order-from free       the order as a decision: the portfolio along the given order\n"
+    "                            (--order, else the file's) and along the best order, the time\n"
+    "                            shared; the cheapest wins. Extra field orders: [{source, peak_bytes,\n"
+    "                            total_cost, overhead}] per order (null cost: no plan along it)\n" +
+    "    --lifetime-rounds N     the lifetime search's rounds (default 200; 0: skip the stage)\n"
     "    --time-limit S          wall clock for the whole run (default 60)\n"
     "    --threads N             solver and HiRemate threads\n"
     "    --gap G                 the MILP's relative gap (default 1e-6)\n"
     "    --progress              print each better plan to stderr\n"
     "    --max-memory BYTES|N%   cap on the MILP model's estimated memory (default: half the RAM)\n";
 
-const option_spec auto_spec{{"backend", "order", "order-from", "time-limit", "threads", "gap", "max-memory"}, {"progress"}};
-
-/// Calls fn with the backend --backend names (no_solver for "none").
-template <class Fn>
-memsched::remat_result with_auto_backend(const parsed_args& args, Fn&& fn) {
-  const std::string backend = args.get_or("backend",
-#if defined(MEMSCHED_HAVE_CBC)
-                                          "cbc"
-#elif defined(MEMSCHED_HAVE_GLPK)
-                                          "glpk"
-#else
-                                          "none"
-#endif
-  );
-  if (backend == "none") return fn(memsched::no_solver{});
-#ifdef MEMSCHED_HAVE_CBC
-  if (backend == "cbc") return fn(memsched::cbc_backend{});
-#endif
-#ifdef MEMSCHED_HAVE_GLPK
-  if (backend == "glpk") return fn(memsched::glpk_backend{});
-#endif
-  throw usage_error("--backend '" + backend + "' is not available for auto (built: "
-#ifdef MEMSCHED_HAVE_CBC
-                    "cbc "
-#endif
-#ifdef MEMSCHED_HAVE_GLPK
-                    "glpk "
-#endif
-                    "none)");
-}
+const option_spec auto_spec{{"backend", "order", "order-from", "lifetime-rounds", "time-limit", "threads", "gap", "max-memory"}, {"progress"}};
 
 memsched::remat_result run_auto(const memsched::dataflow_graph& graph, std::int64_t budget, const parsed_args& args, json& extra) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -70,12 +44,32 @@ memsched::remat_result run_auto(const memsched::dataflow_graph& graph, std::int6
   const auto max_memory = max_memory_of(args);
   const unsigned threads = threads_of(args);
   const double gap = args.get_double("gap").value_or(1e-6);
-  const memsched::input_order_result in = remat_order_of(graph, budget, args, order_limit(limit));
+  // --order-from free: the given order, then the best one (the library tries both: more_orders).
+  std::vector<memsched::input_order_result> orders;
+  const bool free_order = args.get_or("order-from", "") == "free";
+  if (free_order) {
+    if (auto file = args.get("order")) {
+      std::vector<std::size_t> order = memsched::read_order(*file, node_ids(graph));
+      const std::int64_t peak = memsched::simulate_order(graph, std::span<const std::size_t>(order)).peak_bytes;
+      orders.push_back({std::move(order), peak, "file"});
+    } else {
+      orders.push_back(memsched::remat_input_order(graph, memsched::input_order_options{.source = memsched::input_order_source::graph}));
+    }
+    memsched::input_order_options best{.source = memsched::input_order_source::best};
+    best.serenity_time_limit = std::chrono::duration<double>(std::min(order_limit(limit).count() * 0.5, 30.0));
+    best.serenity_max_states = serenity_max_states;
+    orders.push_back(memsched::remat_input_order(graph, best));
+  } else {
+    orders.push_back(remat_order_of(graph, budget, args, order_limit(limit)));
+  }
+  const memsched::input_order_result& in = orders.front();
   const double used = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   progress_printer printer(args.has("progress"), used);
-  return with_auto_backend(args, [&](const auto& backend) -> memsched::remat_result {
+  return with_milp_backend(args, "auto", /*allow_none=*/std::true_type{}, [&](const auto& backend) -> memsched::remat_result {
     memsched::remat_plan_options o{.backend = backend};
+    o.lifetime_rounds = count_of(args, "lifetime-rounds", o.lifetime_rounds);
     o.order = in.order;
+    for (std::size_t k = 1; k < orders.size(); ++k) o.more_orders.push_back(orders[k].order);
     o.solver.time_limit = left_of(limit, used);  // --time-limit covers the input order too
     o.solver.threads = threads;
     o.solver.relative_gap = gap;
@@ -85,8 +79,20 @@ memsched::remat_result run_auto(const memsched::dataflow_graph& graph, std::int6
     extra["method"] = r.stats.method.empty() ? json(nullptr) : json(r.stats.method);
     extra["cost_bound"] = r.cost_bound ? json(*r.cost_bound) : json(nullptr);
     extra["backend"] = std::string(backend.name());
-    extra["order_source"] = in.source;
+    extra["order_source"] = free_order ? std::string("free") : in.source;
     extra["order_peak"] = in.peak_bytes;
+    if (free_order) {
+      json per_order = json::array();
+      const double work = memsched::make_memory_graph(graph).total_cost();
+      for (std::size_t k = 0; k < orders.size(); ++k) {
+        const auto& cost = r.stats.cost_per_order.at(k);
+        per_order.push_back({{"source", orders[k].source},
+                             {"peak_bytes", orders[k].peak_bytes},
+                             {"total_cost", cost ? json(*cost) : json(nullptr)},
+                             {"overhead", cost && work > 0 ? json(*cost / work - 1) : json(nullptr)}});
+      }
+      extra["orders"] = std::move(per_order);
+    }
     extra["seconds_to_best"] = has_solution(r.status) ? json(r.stats.seconds_to_best + used) : json(nullptr);
     if (r.stats.solver_status) extra["solver_status"] = std::string(to_string(*r.stats.solver_status));
     return r;  // cmd_remat writes seconds and message

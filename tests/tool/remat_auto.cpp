@@ -16,6 +16,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -48,9 +49,9 @@ TEST_CASE("memsched remat --algo auto: the library's plan along Kahn's order on 
     const std::int64_t budget = peak * pct / 100;
     // No MILP and no time limit (a limit beyond 10^9 s is none): the same plan on every run.
     const tool_run r = run_tool("remat " + path.string() + " --budget " + std::to_string(budget) +
-                                    " --algo auto --backend none --order-from kahn --time-limit 1e12 --json",
+                                    " --algo auto --backend none --order-from kahn --lifetime-rounds 10 --time-limit 1e12 --json",
                                 dir);
-    const remat_result lib = remat_plan(df, budget, remat_plan_options{.order = kahn});
+    const remat_result lib = remat_plan(df, budget, remat_plan_options{.order = kahn, .lifetime_rounds = 10});
     CHECK(r.exit_code == (has_solution(lib.status) ? 0 : 2));
     const json doc = json::parse(r.out);
     REQUIRE(doc.at("status") == std::string(to_string(lib.status)));
@@ -73,13 +74,50 @@ TEST_CASE("memsched remat --algo auto: the library's plan along Kahn's order on 
   CHECK(plans == 3);
   // Usage errors: exit 2, nothing on standard output, the flag named.
   const std::string base = "remat " + path.string() + " --budget 70% --algo auto";
-  for (const std::string bad : {" --order-from free", " --backend nope", " --dtr-heuristic lru", " --time-limit 0", " --threads -1"}) {
+  for (const std::string bad : {" --order-from anywhere", " --lifetime-rounds -1", " --backend nope", " --dtr-heuristic lru", " --time-limit 0", " --threads -1"}) {
     CAPTURE(bad);
     const tool_run r = run_tool(base + bad, dir);
     CHECK(r.exit_code == 2);
     CHECK(r.out.empty());
     CHECK(r.err.find(bad.substr(1, bad.find(' ', 1) - 1)) != std::string::npos);
   }
+}
+
+TEST_CASE("memsched remat --algo auto --order-from free: the file's order and the best one, each order's cost; TDI 0 where the best order fits") {
+  const temp_dir dir;
+  const std::filesystem::path path = std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "moccasin" / "random_layered_n100.json";
+  const dataflow_graph df = read_json_graph(path);
+  const memory_graph g = make_memory_graph(df);
+  const input_order_result file_order = remat_input_order(df, input_order_options{.source = input_order_source::graph});
+  const input_order_result best = remat_input_order(df, input_order_options{.source = input_order_source::best, .serenity_time_limit = std::chrono::duration<double>(30), .serenity_max_states = 100'000});
+  REQUIRE(best.peak_bytes < file_order.peak_bytes);  // the file's order does not fit at the best order's peak
+  const tool_run r = run_tool("remat " + path.string() + " --budget " + std::to_string(best.peak_bytes) +
+                                  " --algo auto --backend none --order-from free --lifetime-rounds 10 --time-limit 1e12 --json",
+                              dir);
+  REQUIRE(r.exit_code == 0);
+  const json doc = json::parse(r.out);
+  CHECK(doc.at("status") == "optimal");
+  CHECK(doc.at("overhead").get<double>() == doctest::Approx(0));
+  CHECK(doc.at("order_source") == "free");
+  const json& orders = doc.at("orders");
+  REQUIRE(orders.size() == 2);
+  CHECK(orders[0].at("source") == file_order.source);
+  CHECK(orders[0].at("peak_bytes") == file_order.peak_bytes);
+  CHECK(orders[1].at("source") == "best");
+  CHECK(orders[1].at("peak_bytes") == best.peak_bytes);
+  CHECK(orders[1].at("overhead").get<double>() == doctest::Approx(0));
+  // Along the file's order alone the same budget needs recomputation.
+  const remat_result along_file = remat_plan(df, best.peak_bytes, remat_plan_options{.order = file_order.order, .lifetime_rounds = 10});
+  if (has_solution(along_file.status)) {
+    CHECK(along_file.overhead > 0);
+    CHECK(orders[0].at("total_cost").get<double>() == doctest::Approx(along_file.total_cost));
+  } else {
+    CHECK(orders[0].at("total_cost").is_null());
+  }
+  // The library's plan over the same two orders.
+  const remat_result lib = remat_plan(df, best.peak_bytes, remat_plan_options{.order = file_order.order, .more_orders = {best.order}, .lifetime_rounds = 10});
+  CHECK(plan_from_json(doc, ids_of(g), "tool output") == lib.plan);
+  CHECK(simulate_plan(g, lib.plan).peak_bytes <= best.peak_bytes);
 }
 
 #ifdef MEMSCHED_HAVE_CBC
