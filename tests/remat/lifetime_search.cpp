@@ -43,6 +43,25 @@ struct recorder {
   void on_incumbent(double, double value, double) { costs.push_back(value); }
 };
 
+/// A 30-vertex random DAG (every other seed with in-place vertices), its topological order and a
+/// budget a third of the way from the per-vertex bound up to the order's peak: tight enough that
+/// the search has recomputations to move.
+struct lns_case {
+  memory_graph g;
+  std::vector<std::size_t> order;
+  std::int64_t budget = 0;
+};
+
+lns_case lns_case_of(std::uint64_t seed) {
+  lns_case c{memory_graph(random_dag(30, 0.15, seed + 700, 80, seed % 2 == 1)), {}, 0};
+  c.order.assign(c.g.topological_order().begin(), c.g.topological_order().end());
+  const std::int64_t peak = order_peak(c.g, c.order);
+  std::int64_t lower = 0;
+  for (std::size_t v = 0; v < c.g.size(); ++v) lower = std::max(lower, memory_model::min_running_bytes(c.g, v));
+  c.budget = lower + (peak - lower) / 3;
+  return c;
+}
+
 }  // namespace
 
 TEST_CASE("lifetime_search_plan: tiny random DAGs against brute force over all plans and staged plans") {
@@ -179,13 +198,10 @@ TEST_CASE("lifetime_search_plan: the n100 graph along Serenity's order, where DT
 TEST_CASE("lifetime_search_plan: the search never returns worse than its start; the observer sees decreasing costs") {
   std::size_t improved = 0, searched = 0;
   for (std::uint64_t seed = 0; seed < 12; ++seed) {
-    const auto d = random_dag(30, 0.15, seed + 700, 80, seed % 2 == 1);
-    const memory_graph g(d);
-    const std::vector<std::size_t> order(g.topological_order().begin(), g.topological_order().end());
-    const std::int64_t peak = order_peak(g, order);
-    std::int64_t lower = 0;
-    for (std::size_t v = 0; v < g.size(); ++v) lower = std::max(lower, memory_model::min_running_bytes(g, v));
-    const std::int64_t budget = lower + (peak - lower) / 3;
+    const lns_case c = lns_case_of(seed);
+    const memory_graph& g = c.g;
+    const std::vector<std::size_t>& order = c.order;
+    const std::int64_t budget = c.budget;
     INFO("seed " << seed);
     const auto start = lifetime_search_plan(g, budget, lifetime_search_options{.order = order, .max_rounds = 0, .seed = seed});
     recorder rec;
@@ -212,13 +228,10 @@ TEST_CASE("lifetime_search_plan: the search never returns worse than its start; 
 TEST_CASE("lifetime_search_plan: the stall stop ends the search after max_stall_rounds rounds without a cheaper plan") {
   std::size_t stopped_early = 0;
   for (std::uint64_t seed = 0; seed < 8; ++seed) {
-    const auto d = random_dag(30, 0.15, seed + 700, 80, seed % 2 == 1);
-    const memory_graph g(d);
-    const std::vector<std::size_t> order(g.topological_order().begin(), g.topological_order().end());
-    const std::int64_t peak = order_peak(g, order);
-    std::int64_t lower = 0;
-    for (std::size_t v = 0; v < g.size(); ++v) lower = std::max(lower, memory_model::min_running_bytes(g, v));
-    const std::int64_t budget = lower + (peak - lower) / 3;
+    const lns_case c = lns_case_of(seed);
+    const memory_graph& g = c.g;
+    const std::vector<std::size_t>& order = c.order;
+    const std::int64_t budget = c.budget;
     INFO("seed " << seed);
     constexpr std::size_t stall = 6, cap = 120;
     const auto r = lifetime_search_plan(g, budget, lifetime_search_options{.order = order, .max_rounds = cap, .max_stall_rounds = stall, .seed = seed});
