@@ -13,6 +13,8 @@
 
 #include <chrono>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace memsched_cli {
 namespace {
@@ -63,11 +65,11 @@ memsched::remat_result run_moccasin(const memsched::dataflow_graph& graph, std::
   {
     (void)seed;
     (void)threads;
-    throw usage_error("--backend '" + backend + "' is not available for moccasin (built: "
+    std::vector<std::string> built;
 #ifdef MEMSCHED_HAVE_GECODE
-                      "gecode"
+    built.emplace_back("gecode");
 #endif
-                      ")");
+    throw_unavailable_backend(backend, "moccasin", built);
   }
   extra["backend"] = r.stats.backend;
   extra["order_source"] = in.source;

@@ -23,6 +23,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 namespace memsched_cli {
 
@@ -89,6 +90,15 @@ inline memsched::input_order_result remat_order_of(const memsched::dataflow_grap
   return remat_order_of(graph, args, time_limit, heuristic);
 }
 
+/// The usage error of a --backend this build lacks, naming the value, the algorithm and the
+/// backends built ("--backend 'x' is not available for auto (built: cbc none)").
+[[noreturn]] inline void throw_unavailable_backend(const std::string& backend, std::string_view algorithm,
+                                                   const std::vector<std::string>& built) {
+  std::string list;
+  for (const std::string& b : built) list += (list.empty() ? "" : " ") + b;
+  throw usage_error("--backend '" + backend + "' is not available for " + std::string(algorithm) + " (built: " + list + ")");
+}
+
 /// Calls fn with the MILP backend --backend names and returns fn's result. Default: cbc when built,
 /// else glpk, else "none" with allow_none (else "glpk", which then is not available). With allow_none
 /// (std::true_type) "none" calls fn(memsched::no_solver{}) (remat_plan without its MILP stage); with
@@ -114,17 +124,15 @@ memsched::remat_result with_milp_backend(const parsed_args& args, std::string_vi
 #ifdef MEMSCHED_HAVE_GLPK
   if (backend == "glpk") return fn(memsched::glpk_backend{});
 #endif
-  // The list is spelled as each algorithm's message always was: "cbc glpk none", "cbc glpk" (and
-  // "cbc " with a trailing blank when GLPK is not built).
-  std::string built;
+  std::vector<std::string> built;
 #ifdef MEMSCHED_HAVE_CBC
-  built += "cbc ";
+  built.emplace_back("cbc");
 #endif
 #ifdef MEMSCHED_HAVE_GLPK
-  built += AllowNone ? "glpk " : "glpk";
+  built.emplace_back("glpk");
 #endif
-  if constexpr (AllowNone) built += "none";
-  throw usage_error("--backend '" + backend + "' is not available for " + std::string(algorithm_name) + " (built: " + built + ")");
+  if constexpr (AllowNone) built.emplace_back("none");
+  throw_unavailable_backend(backend, algorithm_name, built);
 }
 
 }  // namespace memsched_cli

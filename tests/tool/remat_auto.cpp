@@ -81,6 +81,17 @@ TEST_CASE("memsched remat --algo auto: the library's plan along Kahn's order on 
     CHECK(r.out.empty());
     CHECK(r.err.find(bad.substr(1, bad.find(' ', 1) - 1)) != std::string::npos);
   }
+  // An unknown backend: the built ones listed, blank-separated, "none" last.
+  const tool_run nope = run_tool(base + " --backend nope", dir);
+  std::string built = "(built:";
+#ifdef MEMSCHED_HAVE_CBC
+  built += " cbc";
+#endif
+#ifdef MEMSCHED_HAVE_GLPK
+  built += " glpk";
+#endif
+  built += " none)";
+  CHECK(nope.err.find("--backend 'nope' is not available for auto " + built) != std::string::npos);
 }
 
 TEST_CASE("memsched remat --algo auto --order-from free: the file's order and the best one, each order's cost; TDI 0 where the best order fits") {
