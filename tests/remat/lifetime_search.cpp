@@ -198,10 +198,7 @@ TEST_CASE("lifetime_search_plan: the n100 graph along Serenity's order, where DT
 TEST_CASE("lifetime_search_plan: the search never returns worse than its start; the observer sees decreasing costs") {
   std::size_t improved = 0, searched = 0;
   for (std::uint64_t seed = 0; seed < 12; ++seed) {
-    const lns_case c = lns_case_of(seed);
-    const memory_graph& g = c.g;
-    const std::vector<std::size_t>& order = c.order;
-    const std::int64_t budget = c.budget;
+    const auto& [g, order, budget] = lns_case_of(seed);
     INFO("seed " << seed);
     const auto start = lifetime_search_plan(g, budget, lifetime_search_options{.order = order, .max_rounds = 0, .seed = seed});
     recorder rec;
@@ -228,10 +225,7 @@ TEST_CASE("lifetime_search_plan: the search never returns worse than its start; 
 TEST_CASE("lifetime_search_plan: the stall stop ends the search after max_stall_rounds rounds without a cheaper plan") {
   std::size_t stopped_early = 0;
   for (std::uint64_t seed = 0; seed < 8; ++seed) {
-    const lns_case c = lns_case_of(seed);
-    const memory_graph& g = c.g;
-    const std::vector<std::size_t>& order = c.order;
-    const std::int64_t budget = c.budget;
+    const auto& [g, order, budget] = lns_case_of(seed);
     INFO("seed " << seed);
     constexpr std::size_t stall = 6, cap = 120;
     const auto r = lifetime_search_plan(g, budget, lifetime_search_options{.order = order, .max_rounds = cap, .max_stall_rounds = stall, .seed = seed});
