@@ -690,3 +690,27 @@ TEST_CASE("a Conv whose weight has another rank than its input is an error, not 
   const auto crash = std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "fuzz" / "onnx" / "conv_kernel_rank.onnx";
   CHECK(starts_with(error_of([&] { return read_onnx_graph(crash); }), crash.string() + ": "));
 }
+
+TEST_CASE("a zero stride, dilation or kernel size is an error naming the node, not a crash (found by fuzz/onnx_graph.cpp)") {
+  // ONNX 1.12's convolution and pooling shape inference divides by the stride (SIGFPE on 0).
+  for (const std::string attribute : {"strides", "dilations", "kernel_shape"}) {
+    CAPTURE(attribute);
+    model_builder b;
+    b.input("x", {1, 3, 8, 8}).weight("W", {4, 3, 3, 3}).output("c");
+    onnx::NodeProto& n = b.node("Conv", {"x", "W"}, {"c"}, "conv");
+    set_ints(n, attribute, {1, 0});
+    CHECK(error_of([&] { return b.read(); }) == "m.onnx: node 'conv' (Conv): attribute '" + attribute + "' holds 0, must be positive");
+  }
+  model_builder pool;
+  pool.input("x", {1, 3, 8, 8}).output("p");
+  set_ints(pool.node("MaxPool", {"x"}, {"p"}, "pool"), "kernel_shape", {2, -2});
+  CHECK(error_of([&] { return pool.read(); }) == "m.onnx: node 'pool' (MaxPool): attribute 'kernel_shape' holds -2, must be positive");
+  // Positive values read as before.
+  model_builder ok;
+  ok.input("x", {1, 3, 8, 8}).weight("W", {4, 3, 3, 3}).output("c");
+  set_ints(ok.node("Conv", {"x", "W"}, {"c"}, "conv"), "strides", {2, 2});
+  const auto r = ok.read();
+  CHECK(r.graph[by_name(r.graph, "conv")].bytes == 1 * 4 * 3 * 3 * 4);  // (8 - 3) / 2 + 1 = 3
+  const auto crash = std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "fuzz" / "onnx" / "conv_zero_stride.onnx";
+  CHECK(starts_with(error_of([&] { return read_onnx_graph(crash); }), crash.string() + ": "));
+}

@@ -129,6 +129,7 @@ class onnx_reader {
       initializers_.emplace(init.name(), &init);
     }
     fill_kernel_shapes(graph);
+    check_window_attributes(graph);
     infer();
     auto add_types = [&](const auto& list) {
       for (const auto& vi : list)
@@ -385,6 +386,24 @@ class onnx_reader {
       a->set_name("kernel_shape");
       a->set_type(::onnx::AttributeProto::INTS);
       for (std::size_t k = 2; k < dims.size(); ++k) a->add_ints(dims[k]);
+    }
+  }
+
+  /// ONNX 1.12's convolution and pooling shape inference divides by `strides` and scales by
+  /// `dilations` and `kernel_shape` without checking them: a zero stride is a SIGFPE (found by
+  /// fuzz/onnx_graph.cpp). Every such attribute of a default-domain node, in subgraphs too, must
+  /// hold positive values; otherwise a clear error names the node and the attribute.
+  void check_window_attributes(const ::onnx::GraphProto& graph) const {
+    for (const auto& n : graph.node()) {
+      for (const auto& a : n.attribute()) {
+        if (a.has_g()) check_window_attributes(a.g());
+        for (const auto& sub : a.graphs()) check_window_attributes(sub);
+        if (!default_domain(n) || (a.name() != "strides" && a.name() != "dilations" && a.name() != "kernel_shape")) continue;
+        for (const auto v : a.ints())
+          if (v <= 0)
+            fail("node '" + node_name(n) + "' (" + n.op_type() + "): attribute '" + a.name() + "' holds " + std::to_string(v) +
+                 ", must be positive");
+      }
     }
   }
 
