@@ -6,10 +6,17 @@
 // Environment: MEMSCHED_SHARED_GRAPHS (graph folder), MEMSCHED_BENCH_TIME_LIMIT (seconds per
 // solve, default 60), MEMSCHED_BENCH_LARGE=0 to skip the generated large graphs.
 // Counters: peak (bytes), kahn_peak, reduction (Kahn's peak / peak), optimal (1 when proven),
-// lower_bound, states (expanded), stored, search_MiB (peak memory of the search).
+// lower_bound, states (expanded), stored, search_MiB (peak memory of the search), gap (peak /
+// lower_bound).
+//
+// Anytime quality (issue 13): `anytime/random_layered_n1000_w*/...` solve 1,000-vertex random
+// layered graphs (widths 0.4-0.9; 0.3 and 1.0 are proven at once) for 1 s and 10 s, with the local
+// search over orders (`reorder`) and without it (`plain`, the code before it), in the same run:
+//   bench_serenity --benchmark_filter=anytime
 
 #include <memsched/graph/darts.hpp>
 #include <memsched/graph/json_io.hpp>
+#include <memsched/graph/random_layered.hpp>
 #include <memsched/graph/randwire.hpp>
 #include <memsched/order/dfs.hpp>
 #include <memsched/order/greedy.hpp>
@@ -85,11 +92,13 @@ void run(benchmark::State& state, std::shared_ptr<const memory_graph> g, std::in
   state.counters["states"] = static_cast<double>(r.stats.states_expanded);
   state.counters["stored"] = static_cast<double>(r.stats.states_stored);
   state.counters["search_MiB"] = static_cast<double>(r.stats.search_bytes) / (1024.0 * 1024.0);
+  state.counters["gap"] = r.lower_bound > 0 ? static_cast<double>(r.peak_bytes) / static_cast<double>(r.lower_bound) : 0.0;
 }
 
-void register_graph(const std::string& name, std::shared_ptr<const memory_graph> g) {
+void register_graph(const std::string& name, std::shared_ptr<const memory_graph> g,
+                    const std::vector<variant>& which = variants()) {
   const std::int64_t kahn_peak = kahn_order(*g).peak_bytes;
-  for (const variant& v : variants()) {
+  for (const variant& v : which) {
     benchmark::RegisterBenchmark((name + "/" + v.name).c_str(), [g, kahn_peak, v](benchmark::State& s) { run(s, g, kahn_peak, v); })
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime()
@@ -119,6 +128,20 @@ void register_all() {
                        make_randwire(randwire_options{.stages = 1, .seed = seed, .stem_and_head = false}))));
   register_graph("generated/darts_20cells",
                  std::make_shared<const memory_graph>(make_memory_graph(make_darts_network(darts_options{}))));
+  std::vector<variant> anytime;
+  for (double seconds : {1.0, 10.0})
+    for (std::size_t window : {std::size_t{0}, serenity_options{}.reorder_window}) {
+      const auto limit = std::chrono::duration<double>(seconds);
+      anytime.push_back({std::string(window == 0 ? "plain_" : "reorder_") + std::to_string(int(seconds)) + "s",
+                         [=](const memory_graph& g) {
+                           return serenity_order(g, serenity_options{.time_limit = limit, .reorder_window = window});
+                         }});
+    }
+  for (const char* width : {"0.4", "0.5", "0.6", "0.7", "0.8", "0.9"})
+    register_graph(std::string("anytime/random_layered_n1000_w") + width + "_seed1",
+                   std::make_shared<const memory_graph>(make_memory_graph(
+                       make_random_layered(random_layered_options{.nodes = 1000, .width = std::stod(width), .seed = 1}))),
+                   anytime);
 }
 
 }  // namespace

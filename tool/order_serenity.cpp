@@ -1,6 +1,6 @@
 // memsched order GRAPH --algo serenity [--budget BYTES] [--soft-budget paper|bounded|off] [--no-divide]
 //   [--rewrite] [--time-limit S] [--attempt-time-limit S] [--max-states N] [--max-memory BYTES|N%] [--threads N]
-//   [--decision-budget N] [--progress]
+//   [--decision-budget N] [--beam-width N] [--reorder-window N] [--reorder-attempts N] [--progress]
 
 #include "cli.hpp"
 
@@ -33,6 +33,9 @@ memsched::serenity_options serenity_options_of(const parsed_args& args) {
     if (*d < 0) throw usage_error("--decision-budget must be >= 0");
     o.decision_budget = static_cast<std::uint64_t>(*d);
   }
+  o.beam_width = count_of(args, "beam-width", o.beam_width);
+  o.reorder_window = count_of(args, "reorder-window", o.reorder_window);
+  o.reorder_attempts = count_of(args, "reorder-attempts", o.reorder_attempts);
   o.threads = threads_of(args, o.threads);
   return o;
 }
@@ -70,9 +73,15 @@ const register_order_algorithm serenity{
      "      --progress                print every better order and lower bound on stderr\n"
      "      --decision-budget N       signatures the forward/backward decision searches may expand\n"
      "                                per segment before the layered DP takes over (default 524288;\n"
-     "                                0: layered DP only)\n",
+     "                                0: layered DP only)\n"
+     "      --beam-width N            width of the beam search that seeds the upper bound (default\n"
+     "                                64; 0: none)\n"
+     "      --reorder-window N        local search over orders after the beam: windows of up to N\n"
+     "                                vertices around the peak re-ordered (default 32; 0: off; <= 64)\n"
+     "      --reorder-attempts N      windows and moves the local search tries per segment\n"
+     "                                (default 4096)\n",
      {{"budget", "soft-budget", "time-limit", "attempt-time-limit", "max-states", "max-memory", "threads",
-       "decision-budget"},
+       "decision-budget", "beam-width", "reorder-window", "reorder-attempts"},
       {"no-divide", "rewrite", "progress"}},
      run_serenity}};
 

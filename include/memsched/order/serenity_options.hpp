@@ -41,6 +41,13 @@ struct serenity_options {
   bool free_moves = true;
   /// Width of the beam search that seeds the upper bound (0: none; Kahn and greedy orders only).
   std::size_t beam_width = 64;
+  /// Local search over orders after the beam seed: windows of up to this many consecutive vertices
+  /// around the peak step re-ordered by a small dynamic program, and single vertices moved next to
+  /// their producers or readers, while that removes a peak step (0: off; at most 64).
+  std::size_t reorder_window = 32;
+  /// Windows and moves the local search may try per segment: a counted limit, so that the order
+  /// found does not depend on the machine (the time limit still stops it).
+  std::uint64_t reorder_attempts = 4096;
   /// Signatures the decision searches (forward and backward depth first, bisection over the peak)
   /// may expand per segment before the layered dynamic program takes over (0: layered only).
   std::uint64_t decision_budget = std::uint64_t{1} << 19;

@@ -11,6 +11,7 @@
 #include <memsched/order/detail/serenity_dp.hpp>
 #include <memsched/order/detail/serenity_memory_pool.hpp>
 #include <memsched/order/detail/serenity_progress.hpp>
+#include <memsched/order/detail/window_reorder.hpp>
 #include <memsched/order/dfs.hpp>
 #include <memsched/order/greedy.hpp>
 #include <memsched/order/kahn.hpp>
@@ -75,6 +76,15 @@ class serenity_solver {
       auto ans = run_serenity_dp(g_, r);
       add_stats(a.stats, ans.stats);
       if (ans.outcome == serenity_dp_outcome::solved) consider(ans.order, ans.peak);
+    }
+    // Local search over orders (detail/window_reorder.hpp): a lower incumbent for the proof, and
+    // the answer when a limit stops it.
+    if (opt_.reorder_window > 0 && g_.size() >= 2 && best_peak_ > std::max(lb_, target_)) {
+      const window_reorder_request r{.max_window = std::min(opt_.reorder_window, g_.size()),
+                                     .max_attempts = opt_.reorder_attempts, .deadline = deadline_, .pool = &pool_};
+      const auto ans = window_reorder(g_, r).run(best_order_);
+      a.stats.states_expanded += ans.states_expanded;
+      consider(ans.order, ans.peak);
     }
     if (budget_ && lb_ > *budget_) return finish_infeasible(a, *budget_ + 1);
     if (best_peak_ > std::max(lb_, target_)) {

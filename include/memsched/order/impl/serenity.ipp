@@ -40,6 +40,8 @@ MEMSCHED_DECL void check_serenity_options(const serenity_options& options) {
     throw std::invalid_argument("serenity_order: attempt_time_limit must be > 0 (not NaN)");
   if (options.max_states == 0) throw std::invalid_argument("serenity_order: max_states must be > 0");
   if (options.max_bytes == 0) throw std::invalid_argument("serenity_order: max_bytes must be > 0");
+  if (options.reorder_window == 1 || options.reorder_window > 64)
+    throw std::invalid_argument("serenity_order: reorder_window must be 0 (off) or in [2, 64]");
 }
 
 MEMSCHED_DECL order_result serenity_order_impl(const memory_graph& g, const serenity_options& options,
