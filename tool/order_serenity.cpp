@@ -77,7 +77,7 @@ const register_order_algorithm serenity{
      "      --beam-width N            width of the beam search that seeds the upper bound (default\n"
      "                                64; 0: none)\n"
      "      --reorder-window N        local search over orders after the beam: windows of up to N\n"
-     "                                vertices around the peak re-ordered (default 32; 0: off; <= 64)\n"
+     "                                vertices around the peak re-ordered (default 0: off; <= 64; try 32)\n"
      "      --reorder-attempts N      windows and moves the local search tries per segment\n"
      "                                (default 4096)\n",
      {{"budget", "soft-budget", "time-limit", "attempt-time-limit", "max-states", "max-memory", "threads",

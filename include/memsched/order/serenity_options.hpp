@@ -43,8 +43,10 @@ struct serenity_options {
   std::size_t beam_width = 64;
   /// Local search over orders after the beam seed: windows of up to this many consecutive vertices
   /// around the peak step re-ordered by a small dynamic program, and single vertices moved next to
-  /// their producers or readers, while that removes a peak step (0: off; at most 64).
-  std::size_t reorder_window = 32;
+  /// their producers or readers, while that removes a peak step (0: off; at most 64; 32 is a good
+  /// value). Off by default: it changes which optimal order is returned, and the remat algorithms
+  /// that plan along Serenity's order were measured with the orders found without it.
+  std::size_t reorder_window = 0;
   /// Windows and moves the local search may try per segment: a counted limit, so that the order
   /// found does not depend on the machine (the time limit still stops it).
   std::uint64_t reorder_attempts = 4096;
