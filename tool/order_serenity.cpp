@@ -29,10 +29,7 @@ memsched::serenity_options serenity_options_of(const parsed_args& args) {
   }
   // The same memory cap flag, and rule, as the solver-based remat algorithms.
   if (auto cap = max_memory_of(args, "max-memory")) o.max_bytes = *cap;
-  if (auto d = args.get_int("decision-budget")) {
-    if (*d < 0) throw usage_error("--decision-budget must be >= 0");
-    o.decision_budget = static_cast<std::uint64_t>(*d);
-  }
+  o.decision_budget = count_of(args, "decision-budget", o.decision_budget);
   o.beam_width = count_of(args, "beam-width", o.beam_width);
   o.reorder_window = count_of(args, "reorder-window", o.reorder_window);
   o.reorder_attempts = count_of(args, "reorder-attempts", o.reorder_attempts);

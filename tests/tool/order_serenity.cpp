@@ -57,16 +57,29 @@ TEST_CASE("memsched order --algo serenity: budget, limits and the layered search
   CHECK(c["status"] == "feasible");
   CHECK(c["peak_bytes"].get<std::int64_t>() >= 105170);
   CHECK(c["lower_bound"].get<std::int64_t>() <= 105170);
+  // The same with the local search over orders and no beam: the flags reach the library (the
+  // search runs from the simple orders), and its answer is still a valid order of the graph.
+  const tool_run local = run("order " + n250 + " --algo serenity --decision-budget 0 --max-states 1000 --beam-width 0 "
+                             "--reorder-window 32 --reorder-attempts 200 --json");
+  REQUIRE(local.exit_code == 0);
+  const json l = json::parse(local.out);
+  CHECK(l["peak_bytes"].get<std::int64_t>() >= 105170);
+  const tool_run kahn = run("order " + n250 + " --algo kahn --json");
+  REQUIRE(kahn.exit_code == 0);
+  CHECK(l["peak_bytes"].get<std::int64_t>() < json::parse(kahn.out)["peak_bytes"].get<std::int64_t>());
 }
 
 TEST_CASE("memsched order --algo serenity rejects bad option values") {
-  for (const char* bad : {"--decision-budget -1", "--decision-budget x", "--max-states 0", "--soft-budget sometimes"}) {
+  for (const char* bad : {"--decision-budget -1", "--decision-budget x", "--max-states 0", "--soft-budget sometimes",
+                          "--beam-width -1", "--reorder-window 1", "--reorder-window 65", "--reorder-attempts x"}) {
     CAPTURE(bad);
     const tool_run r = run("order " + n250 + " --algo serenity " + bad);
     CHECK(r.exit_code != 0);
     CHECK(r.out.empty());
     CHECK_FALSE(r.err.empty());
   }
+  CHECK(run("order " + n250 + " --algo serenity --reorder-window 1").err.find("reorder_window must be 0 (off) or in [2, 64]") !=
+        std::string::npos);
 }
 
 TEST_CASE("memsched order --algo serenity --progress prints better orders and bounds on stderr") {

@@ -14,6 +14,7 @@
 #include <memsched/order/detail/deadline_clock.hpp>
 #include <memsched/order/detail/serenity_memory_pool.hpp>
 #include <memsched/order/detail/signature_tables.hpp>
+#include <memsched/sim/memory_model.hpp>
 
 #include <algorithm>
 #include <bit>
@@ -49,8 +50,8 @@ struct window_reorder_answer {
 
 /// Improves `order` (a topological order of g) by windows and moves until none removes a step at
 /// the peak, the attempts are spent, the deadline passes or the pool refuses memory. Returns an
-/// order whose peak is at most the given one. O(attempts * (n * in-degree * words + beam * window^2
-/// * (words + in-degree * words))).
+/// order whose peak is at most the given one. O(attempts * (n + m + beam * window^2 * (words +
+/// in-degree * words))) for n vertices and m edges.
 class window_reorder {
  public:
   window_reorder(const memory_graph& g, const window_reorder_request& req)
@@ -62,10 +63,7 @@ class window_reorder {
     window_reorder_answer ans;
     order_ = std::move(order);
     profile();
-    while (ans.attempts < req_.max_attempts && !stopped_) {
-      if (!improve_once(ans)) break;
-      ++ans.improvements;
-    }
+    while (!out_of_attempts(ans) && improve_once(ans)) ++ans.improvements;
     ans.order = std::move(order_);
     ans.peak = peak_;
     ans.states_expanded = expanded_;
@@ -83,26 +81,20 @@ class window_reorder {
     std::uint32_t vertex;  // window index of the vertex run last
   };
 
-  // The steps of the current order: transient_[i] = bytes in use while order_[i] runs, live_[i] =
-  // bytes resident after it; peak_ and the positions at the peak.
+  // The steps of the current order (the memory model's), its peak and the positions at the peak.
   void profile() {
-    const std::size_t n = order_.size();
-    transient_.assign(n, 0);
-    live_.assign(n, 0);
-    std::vector<std::uint64_t> sig(w_, 0);
-    std::int64_t live = 0;
+    steps_ = simulate_sequence(g_, order_);
     peak_ = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::size_t v = order_[i];
-      set_bit(sig.data(), v);
-      const auto s = forward_step(g_, t_, v, sig.data(), live);
-      transient_[i] = s.transient;
-      live = live_[i] = s.live;
-      peak_ = std::max(peak_, s.transient);
-    }
+    for (const memory_step& st : steps_) peak_ = std::max(peak_, st.transient);
     peak_positions_.clear();
-    for (std::size_t i = 0; i < n; ++i)
-      if (transient_[i] == peak_) peak_positions_.push_back(i);
+    for (std::size_t i = 0; i < steps_.size(); ++i)
+      if (steps_[i].transient == peak_) peak_positions_.push_back(i);
+  }
+
+  // Whether the attempts are spent or the deadline has passed (then stopped_).
+  bool out_of_attempts(const window_reorder_answer& ans) {
+    if (clock_.expired()) stopped_ = true;
+    return stopped_ || ans.attempts >= req_.max_attempts;
   }
 
   // One accepted change, or false when no window or move around a peak step removes it.
@@ -113,7 +105,7 @@ class window_reorder {
     const std::vector<std::size_t> peaks(peak_positions_.begin(), peak_positions_.begin() + tried);
     for (std::size_t p : peaks) {
       if (try_moves(p, ans)) return true;
-      if (stopped_ || ans.attempts >= req_.max_attempts) return false;
+      if (out_of_attempts(ans)) return false;
     }
     for (std::size_t size : {std::size_t{12}, std::size_t{24}, req_.max_window}) {
       size = std::min(size, std::min(req_.max_window, n));
@@ -124,10 +116,7 @@ class window_reorder {
         for (std::size_t k = 0; k < 3; ++k) {
           const std::size_t s = std::min(starts[k], n - size);
           if (k > 0 && s == std::min(starts[k - 1], n - size)) continue;
-          if (ans.attempts >= req_.max_attempts || clock_.expired()) {
-            stopped_ = stopped_ || clock_.expired();
-            return false;
-          }
+          if (out_of_attempts(ans)) return false;
           ++ans.attempts;
           if (solve_window(s, s + size)) return true;
           if (stopped_) return false;
@@ -141,12 +130,14 @@ class window_reorder {
   // Moves of one vertex resident during peak step p: a vertex run before p whose output is read
   // only after p goes to just before its first reader; a vertex run after p that frees inputs
   // resident at p goes to just after its last producer. Accepted when the peak falls or loses a
-  // step. O(candidates * n * in-degree * words).
+  // step. O(candidates * (n + m)).
   bool try_moves(std::size_t p, window_reorder_answer& ans) {
     const std::size_t n = order_.size();
     position_.assign(g_.size(), 0);
     for (std::size_t i = 0; i < n; ++i) position_[order_[i]] = i;
-    const auto count_at_peak = peak_positions_.size();
+    // A rejected move restores these instead of simulating the order again.
+    const std::vector<memory_step> old_steps = steps_;
+    const std::vector<std::size_t> old_positions = peak_positions_;
     const std::int64_t old_peak = peak_;
     for (std::size_t i = 0; i < n; ++i) {
       const std::size_t v = order_[i];
@@ -157,28 +148,22 @@ class window_reorder {
         if (first <= p || first == n) continue;
         to = first - 1;  // v runs just before its first reader
       } else if (i > p) {
-        std::size_t last = 0;
-        bool any = false;
-        for (auto q : g_.predecessors(v)) {
-          last = std::max(last, position_[q]);
-          any = true;
-        }
-        const std::size_t target = any ? last + 1 : 0;
-        if (target > p) continue;
-        to = target;  // v runs just after its last producer
+        std::size_t after_producers = 0;
+        for (auto q : g_.predecessors(v)) after_producers = std::max(after_producers, position_[q] + 1);
+        if (after_producers > p) continue;
+        to = after_producers;  // v runs just after its last producer
       } else {
         continue;
       }
-      if (ans.attempts >= req_.max_attempts || clock_.expired()) {
-        stopped_ = stopped_ || clock_.expired();
-        return false;
-      }
+      if (out_of_attempts(ans)) return false;
       ++ans.attempts;
       move_vertex(i, to);
       profile();
-      if (peak_ < old_peak || (peak_ == old_peak && peak_positions_.size() < count_at_peak)) return true;
+      if (peak_ < old_peak || (peak_ == old_peak && peak_positions_.size() < old_positions.size())) return true;
       move_vertex(to, i);
-      profile();
+      steps_ = old_steps;
+      peak_positions_ = old_positions;
+      peak_ = old_peak;
     }
     return false;
   }
@@ -200,7 +185,7 @@ class window_reorder {
         if (local_[q] != none) local_preds_[i] |= std::uint64_t{1} << local_[q];
     prefix_.assign(w_, 0);
     for (std::size_t i = 0; i < s; ++i) set_bit(prefix_.data(), order_[i]);
-    const std::int64_t start_live = s > 0 ? live_[s - 1] : 0;
+    const std::int64_t start_live = s > 0 ? steps_[s - 1].live_after : 0;
     const bool ok = run_layers(s, k, start_live);
     for (std::size_t i = 0; i < k; ++i) local_[order_[s + i]] = none;
     if (!ok) return false;
@@ -278,7 +263,7 @@ class window_reorder {
   pool_accountant mem_;
   deadline_clock clock_;
   std::vector<std::size_t> order_, position_, peak_positions_;
-  std::vector<std::int64_t> transient_, live_;
+  std::vector<memory_step> steps_;
   std::vector<std::uint32_t> local_;
   std::vector<std::uint64_t> local_preds_, prefix_;
   std::vector<std::vector<state>> layers_;
