@@ -13,6 +13,11 @@
 // layered graphs (widths 0.4-0.9; 0.3 and 1.0 are proven at once) for 1 s and 10 s, with the local
 // search over orders (`reorder`, reorder_window = 32) and without it (`plain`, the default), in the same run:
 //   bench_serenity --benchmark_filter=anytime
+//
+// ONNX granularity (issue 13): with the ONNX reader built, `onnx/<model>` are the networks of
+// tests/data/onnx read one vertex per ONNX operator (scripts/onnx_models.py makes them: DARTS-V2,
+// RandWire-WS seeds 0 and 3, DenseNet-121, Inception-v3 and four torchvision exports):
+//   bench_serenity --benchmark_filter=onnx/
 
 #include <memsched/graph/darts.hpp>
 #include <memsched/graph/json_io.hpp>
@@ -23,10 +28,15 @@
 #include <memsched/order/kahn.hpp>
 #include <memsched/order/serenity.hpp>
 
+#ifdef MEMSCHED_ONNX_MODELS
+#include <memsched/graph/onnx_io.hpp>
+#endif
+
 #include <benchmark/benchmark.h>
 
 #include "bench_support.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -115,6 +125,18 @@ void register_all() {
       std::cerr << "bench_serenity: skipping " << f << ": " << e.what() << "\n";
     }
   }
+#ifdef MEMSCHED_ONNX_MODELS
+  std::vector<std::filesystem::path> models;
+  for (const auto& e : std::filesystem::directory_iterator(MEMSCHED_ONNX_MODELS))
+    if (e.path().extension() == ".onnx") models.push_back(e.path());
+  std::sort(models.begin(), models.end());
+  // The exact configurations with divide and conquer (without it the RandWire models do not finish).
+  std::vector<variant> exact;
+  for (const variant& v : variants())
+    if (v.name == "kahn" || v.name.starts_with("dp_dc")) exact.push_back(v);
+  for (const auto& f : models)
+    register_graph("onnx/" + f.stem().string(), std::make_shared<const memory_graph>(make_memory_graph(read_onnx_graph(f))), exact);
+#endif
   const char* large = std::getenv("MEMSCHED_BENCH_LARGE");
   if (large && std::string(large) == "0") return;
   for (std::uint64_t seed = 0; seed < 3; ++seed)
