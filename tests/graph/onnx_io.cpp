@@ -261,6 +261,38 @@ TEST_CASE("bytes sum over a node's outputs and follow the element type") {
   CHECK(g[by_name(g, "neg")].bytes == 24);
 }
 
+TEST_CASE("BatchNormalization in training form: its per-channel statistics outputs count, typed from scale") {
+  // PyTorch's export in training mode (opset 13) writes BatchNormalization with five outputs; ONNX
+  // 1.12 types only the first. The other four are [C] of the input's element type.
+  model_builder b;
+  constexpr int f16 = onnx::TensorProto::FLOAT16;
+  b.input("x", {1, 4, 4, 4}, f16).weight("s", {4}, f16).weight("bb", {4}, f16).weight("m", {4}, f16).weight("v", {4}, f16).output("r");
+  b.node("BatchNormalization", {"x", "s", "bb", "m", "v"}, {"y", "mean", "var", "saved_mean", "saved_var"}, "bn");
+  b.node("Relu", {"y"}, {"r"}, "relu");
+  const dataflow_graph g = b.read().graph;
+  CHECK(g[by_name(g, "bn")].bytes == 64 * 2 + 4 * (4 * 2));
+  CHECK(g[by_name(g, "relu")].bytes == 64 * 2);
+  // A statistics output that something reads keeps its type: the same bytes.
+  model_builder c;
+  c.input("x", {1, 4, 4, 4}).weight("s", {4}).weight("bb", {4}).weight("m", {4}).weight("v", {4}).output("r").output("n");
+  c.node("BatchNormalization", {"x", "s", "bb", "m", "v"}, {"y", "mean", "var"}, "bn");
+  c.node("Relu", {"y"}, {"r"}, "relu");
+  c.node("Neg", {"mean"}, {"n"}, "neg");
+  const dataflow_graph h = c.read().graph;
+  CHECK(h[by_name(h, "bn")].bytes == 64 * 4 + 2 * (4 * 4));
+  CHECK(h[by_name(h, "neg")].bytes == 4 * 4);
+  CHECK(boost::edge(by_name(h, "bn"), by_name(h, "neg"), h).second);
+  // Without a known scale shape the statistics stay untyped: the reader's error names them.
+  model_builder d;
+  d.input("x", {1, 4, 4, 4}).input("s", {"C"}).weight("bb", {4}).weight("m", {4}).weight("v", {4}).output("r");
+  d.node("BatchNormalization", {"x", "s", "bb", "m", "v"}, {"y", "mean"}, "bn");
+  d.node("Relu", {"y"}, {"r"}, "relu");
+  const std::string e = error_of([&] { return d.read({.dims = {{"C", 4}}}); });
+  CHECK(e == "NO ERROR");
+  const std::string unbound = error_of([&] { return d.read(); });
+  CHECK(unbound.find("tensor 's'") != std::string::npos);
+}
+
 TEST_CASE("symbolic dimensions must be bound") {
   model_builder b;
   b.input("x", {std::string("batch"), 3}).output("y");

@@ -28,6 +28,7 @@
 #include <string_view>
 #include <system_error>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -130,6 +131,7 @@ class onnx_reader {
     }
     fill_kernel_shapes(graph);
     check_window_attributes(graph);
+    type_batchnorm_statistics(graph);
     infer();
     auto add_types = [&](const auto& list) {
       for (const auto& vi : list)
@@ -404,6 +406,41 @@ class onnx_reader {
             fail("node '" + node_name(n) + "' (" + n.op_type() + "): attribute '" + a.name() + "' holds " + std::to_string(v) +
                  ", must be positive");
       }
+    }
+  }
+
+  /// BatchNormalization in training form (PyTorch's export in training mode, opset 9-13) has up to
+  /// four more outputs: the running and saved mean and variance, one value per channel. ONNX
+  /// 1.12's inference types only the first output (and then fails on a node that reads another);
+  /// so before inference the others get the type and shape of `scale` ([C], the same element type
+  /// as the input by the operator's type constraint), when scale is a weight or a graph input with
+  /// a known shape. Otherwise they stay untyped and the usual error names them.
+  void type_batchnorm_statistics(::onnx::GraphProto& graph) const {
+    std::unordered_map<std::string, const ::onnx::TypeProto*> graph_inputs;
+    std::unordered_set<std::string> typed;
+    for (const auto& vi : graph.input()) graph_inputs.emplace(vi.name(), &vi.type());
+    for (const auto& vi : graph.value_info()) typed.insert(vi.name());
+    std::vector<std::pair<std::string, ::onnx::TypeProto>> added;
+    for (const auto& n : graph.node()) {
+      if (n.op_type() != "BatchNormalization" || !n.domain().empty() || n.input_size() < 2 || n.output_size() < 2) continue;
+      ::onnx::TypeProto type;
+      auto* t = type.mutable_tensor_type();
+      if (const auto w = initializers_.find(n.input(1)); w != initializers_.end()) {
+        t->set_elem_type(w->second->data_type());
+        for (auto d : w->second->dims()) t->mutable_shape()->add_dim()->set_dim_value(d);
+      } else if (const auto in = graph_inputs.find(n.input(1)); in != graph_inputs.end() && in->second->has_tensor_type() &&
+                                                                 in->second->tensor_type().has_shape()) {
+        *t = in->second->tensor_type();
+      } else {
+        continue;
+      }
+      for (int k = 1; k < n.output_size(); ++k)
+        if (!n.output(k).empty() && typed.insert(n.output(k)).second) added.emplace_back(n.output(k), type);
+    }
+    for (auto& [name, type] : added) {
+      auto* vi = graph.add_value_info();
+      vi->set_name(name);
+      *vi->mutable_type() = std::move(type);
     }
   }
 
