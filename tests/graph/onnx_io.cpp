@@ -282,7 +282,8 @@ TEST_CASE("BatchNormalization in training form: its per-channel statistics outpu
   CHECK(h[by_name(h, "bn")].bytes == 64 * 4 + 2 * (4 * 4));
   CHECK(h[by_name(h, "neg")].bytes == 4 * 4);
   CHECK(boost::edge(by_name(h, "bn"), by_name(h, "neg"), h).second);
-  // Without a known scale shape the statistics stay untyped: the reader's error names them.
+  // scale a graph input: the statistics take its shape once its symbolic dimension is bound;
+  // unbound, the error names scale.
   model_builder d;
   d.input("x", {1, 4, 4, 4}).input("s", {"C"}).weight("bb", {4}).weight("m", {4}).weight("v", {4}).output("r");
   d.node("BatchNormalization", {"x", "s", "bb", "m", "v"}, {"y", "mean"}, "bn");
