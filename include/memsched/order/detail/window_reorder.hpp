@@ -257,7 +257,7 @@ class window_reorder {
   }
 
   const memory_graph& g_;
-  const window_reorder_request& req_;
+  window_reorder_request req_;  // a copy: the caller's request may be a temporary
   signature_tables t_;
   std::size_t w_;
   pool_accountant mem_;
