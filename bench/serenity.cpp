@@ -159,10 +159,10 @@ void register_all() {
                            return serenity_order(g, serenity_options{.time_limit = limit, .reorder_window = window});
                          }});
     }
-  for (const char* width : {"0.4", "0.5", "0.6", "0.7", "0.8", "0.9"})
-    register_graph(std::string("anytime/random_layered_n1000_w") + width + "_seed1",
+  for (int tenths = 4; tenths <= 9; ++tenths)
+    register_graph("anytime/random_layered_n1000_w0." + std::to_string(tenths) + "_seed1",
                    std::make_shared<const memory_graph>(make_memory_graph(
-                       make_random_layered(random_layered_options{.nodes = 1000, .width = std::stod(width), .seed = 1}))),
+                       make_random_layered(random_layered_options{.nodes = 1000, .width = tenths / 10.0, .seed = 1}))),
                    anytime);
 }
 
