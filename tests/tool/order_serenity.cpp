@@ -58,15 +58,16 @@ TEST_CASE("memsched order --algo serenity: budget, limits and the layered search
   CHECK(c["peak_bytes"].get<std::int64_t>() >= 105170);
   CHECK(c["lower_bound"].get<std::int64_t>() <= 105170);
   // The same with the local search over orders and no beam: the flags reach the library (the
-  // search runs from the simple orders), and its answer is still a valid order of the graph.
-  const tool_run local = run("order " + n250 + " --algo serenity --decision-budget 0 --max-states 1000 --beam-width 0 "
-                             "--reorder-window 32 --reorder-attempts 200 --json");
+  // local search lowers the peak of the same capped run without it), and its answer is still a
+  // valid order of the graph.
+  const std::string no_beam = "order " + n250 + " --algo serenity --decision-budget 0 --max-states 1000 --beam-width 0 ";
+  const tool_run local = run(no_beam + "--reorder-window 32 --reorder-attempts 200 --json");
+  const tool_run plain = run(no_beam + "--json");
   REQUIRE(local.exit_code == 0);
+  REQUIRE(plain.exit_code == 0);
   const json l = json::parse(local.out);
   CHECK(l["peak_bytes"].get<std::int64_t>() >= 105170);
-  const tool_run kahn = run("order " + n250 + " --algo kahn --json");
-  REQUIRE(kahn.exit_code == 0);
-  CHECK(l["peak_bytes"].get<std::int64_t>() < json::parse(kahn.out)["peak_bytes"].get<std::int64_t>());
+  CHECK(l["peak_bytes"].get<std::int64_t>() < json::parse(plain.out)["peak_bytes"].get<std::int64_t>());
 }
 
 TEST_CASE("memsched order --algo serenity rejects bad option values") {
