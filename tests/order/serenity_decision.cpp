@@ -113,6 +113,42 @@ TEST_CASE("the decider pauses at its budget, stops at its limits and returns its
   }
 }
 
+TEST_CASE("a paused decision goes on at the same tau and starts afresh at another") {
+  int paused_then_resumed = 0, paused_then_switched = 0;
+  for (std::uint64_t seed = 0; seed < 40; ++seed) {
+    auto d = random_dag(5 + seed % 4, 0.3, seed * 11 + 2, 100, seed % 3 == 1);
+    if (seed % 3 == 2) d = with_random_outputs(d, seed);
+    const memory_graph g(d);
+    const std::int64_t best = brute_force_peak(g);
+    detail::serenity_memory_pool pool;
+    detail::serenity_decider decider(g, pool, no_cap, no_deadline, seed % 2 == 0);
+    REQUIRE(decider.usable());
+    // Three expansions at a time, so most decisions pause several times.
+    const auto decide_in_steps = [&](std::int64_t tau) {
+      for (;;) {
+        const auto out = decider.decide(tau, 3);
+        if (out != detail::serenity_decision::paused) return out;
+        ++paused_then_resumed;
+      }
+    };
+    for (std::int64_t tau : {best + 100, best, best - 1, best - 100, best}) {
+      CAPTURE(seed);
+      CAPTURE(tau);
+      // A pause at another tau first: the next decision must not go on with that one's search.
+      if (decider.decide(tau == best ? best - 1 : best, 1) == detail::serenity_decision::paused) ++paused_then_switched;
+      const auto out = decide_in_steps(tau);
+      if (tau >= best) {
+        REQUIRE(out == detail::serenity_decision::yes);
+        CHECK(simulate_order(g, decider.order()).peak_bytes <= tau);
+      } else {
+        CHECK(out == detail::serenity_decision::no);
+      }
+    }
+  }
+  CHECK(paused_then_resumed > 100);
+  CHECK(paused_then_switched > 100);
+}
+
 TEST_CASE("serenity_order proves random_layered_n250 optimal with the decision searches") {
   const memory_graph g = make_memory_graph(read_json_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/moccasin/random_layered_n250.json"));
   const order_result r = serenity_order(g);
@@ -123,13 +159,13 @@ TEST_CASE("serenity_order proves random_layered_n250 optimal with the decision s
   CHECK(serenity_order(g).order == r.order);  // deterministic
 }
 
-TEST_CASE("serenity_order equals brute force whatever the decision budget (handover to the layered search)") {
+TEST_CASE("serenity_order equals brute force whatever the decision budget (slices alternating with the layered search)") {
   for (std::uint64_t seed = 0; seed < 60; ++seed) {
     auto d = random_dag(4 + seed % 6, 0.35, seed * 13 + 5, 100, seed % 3 == 1);
     if (seed % 3 == 2) d = with_random_outputs(d, seed);
     const memory_graph g(d);
     const std::int64_t best = brute_force_peak(g);
-    for (std::uint64_t budget : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{7}, std::uint64_t{1} << 19}) {
+    for (std::uint64_t budget : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{3}, std::uint64_t{7}, std::uint64_t{1} << 19}) {
       CAPTURE(seed);
       CAPTURE(budget);
       const order_result r = serenity_order(g, serenity_options{.divide = seed % 2 == 0, .beam_width = 0, .decision_budget = budget});

@@ -50,8 +50,9 @@ struct serenity_options {
   /// Windows and moves the local search may try per segment: a counted limit, so that the order
   /// found does not depend on the machine (the time limit still stops it).
   std::uint64_t reorder_attempts = 4096;
-  /// Signatures the decision searches (forward and backward depth first, bisection over the peak)
-  /// may expand per segment before the layered dynamic program takes over (0: layered only).
+  /// The first slice, in expanded signatures, of the two exact searches that take turns on a
+  /// segment: the decision searches (forward and backward depth first, bisection over the peak)
+  /// and the layered dynamic program; slices double after each turn of both (0: layered only).
   std::uint64_t decision_budget = std::uint64_t{1} << 19;
   /// Progress: on_incumbent(seconds, peak bytes, lower bound) for every better order of the whole
   /// graph and on_bound(seconds, lower bound) for every better lower bound, one call at a time

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #ifdef MEMSCHED_SERENITY_TRACE
@@ -63,6 +64,12 @@ class serenity_dfs {
     for (std::size_t v = 0; v < n_; ++v)
       if ((backward_ ? g_.out_degree(v) : g_.in_degree(v)) == 0) set_bit(kbits_.data() + w_, v);
     with_small_width(w_, [&]<std::size_t W>() { (void)push<W>(frame{0, root_live_, 0, 0, 0, 0}); });
+  }
+
+  /// Goes on with the current tau (after a pause) under a new deadline.
+  void extend(std::chrono::steady_clock::time_point deadline) {
+    clock_.set(std::min(deadline, search_deadline_));
+    out_of_time_ = false;
   }
 
   /// Expands up to `budget` more signatures: yes (order() has peak <= tau), no (proven), paused
@@ -302,14 +309,24 @@ class serenity_decider {
 
   /// yes (order() within tau), no, stopped (a limit or `deadline`), or paused once both directions
   /// together have expanded `budget` more signatures.
+  /// A decision that paused goes on where it stopped when the next call asks the same tau.
   serenity_decision decide(std::int64_t tau, std::uint64_t budget,
                            std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
-    forward_->start(tau, deadline);
-    backward_->start(tau, deadline);
+    if (paused_tau_ == tau) {
+      forward_->extend(deadline);
+      backward_->extend(deadline);
+    } else {
+      forward_->start(tau, deadline);
+      backward_->start(tau, deadline);
+    }
+    paused_tau_.reset();
     const std::uint64_t until = budget > ~expanded() ? ~std::uint64_t{0} : expanded() + budget;
     for (std::uint64_t slice = 1024;; slice = std::min<std::uint64_t>(slice * 2, std::uint64_t{1} << 40)) {
       for (auto* s : {backward_.get(), forward_.get()}) {
-        if (expanded() >= until) return serenity_decision::paused;
+        if (expanded() >= until) {
+          paused_tau_ = tau;
+          return serenity_decision::paused;
+        }
         const auto r = s->run(std::min(slice, until - expanded()));
         if (r == serenity_decision::paused) continue;
 #ifdef MEMSCHED_SERENITY_TRACE
@@ -332,6 +349,7 @@ class serenity_decider {
  private:
   std::unique_ptr<serenity_dfs> forward_, backward_;
   std::vector<std::size_t> order_;
+  std::optional<std::int64_t> paused_tau_;  // the tau of a decision that paused
 };
 
 }  // namespace memsched::detail

@@ -41,7 +41,8 @@ struct serenity_dp_request {
   serenity_memory_pool* pool = nullptr;  ///< Required.
 };
 
-enum class serenity_dp_outcome { solved, no_solution, stopped };
+/// paused: run(budget) expanded `budget` states; calling run again goes on where it paused.
+enum class serenity_dp_outcome { solved, no_solution, stopped, paused };
 
 struct serenity_dp_answer {
   serenity_dp_outcome outcome = serenity_dp_outcome::no_solution;
@@ -64,15 +65,33 @@ class serenity_dp {
     assert(n_ <= max_signature_vertices);
   }
 
-  serenity_dp_answer run() {
+  /// Runs the search to its end, or (outcome paused) until `budget` more states were expanded; a
+  /// paused search goes on from the same state at the next call and keeps its memory until then.
+  /// The answer's stats count the whole search so far.
+  serenity_dp_answer run(std::uint64_t budget = std::numeric_limits<std::uint64_t>::max()) {
     const auto start = std::chrono::steady_clock::now();
     serenity_dp_answer ans;
-    run_layers(ans);
-    release_all();
-    ans.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const std::uint64_t until = budget > ~expanded_ ? ~std::uint64_t{0} : expanded_ + budget;
+    if (started_ && clock_.resume()) {  // the time another search took meanwhile is not our work
+      ans.outcome = serenity_dp_outcome::stopped;
+      ans.out_of_time = true;
+      ans.lower_bound = std::min(layer_min_, no_more());
+    } else {
+      run_layers(ans, until);
+    }
+    if (ans.outcome != serenity_dp_outcome::paused) release_all();
+    seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ans.stats.states_expanded = expanded_;
+    ans.stats.states_stored = stored_;
+    ans.stats.seconds = seconds_;
     ans.stats.search_bytes = static_cast<std::uint64_t>(mem_.peak());
     return ans;
   }
+
+  /// Lowers the limit of a paused search (a better incumbent was found meanwhile): states above it
+  /// are not expanded further. The free-move threshold stays.
+  void lower_limit(std::int64_t limit) noexcept { req_.limit = std::min(req_.limit, limit); }
+  [[nodiscard]] std::uint64_t expanded() const noexcept { return expanded_; }
 
  private:
   // A state is rec_ = 2w + 3 words of a flat layer vector: the hash, the live bytes and the peak
@@ -252,21 +271,25 @@ class serenity_dp {
 
   // Expands every state of cur_. False when a limit stops the search (out_of_time says whether
   // the deadline did).
+  // Expands the states of cur_ from next_i_ on, until `until` states were expanded in all (then
+  // paused, next_i_ is the next one). stopped when a limit stops the search (out_of_time says
+  // whether the deadline did).
+  enum class layer_end { done, paused, stopped };
   template <std::size_t W, bool IP>
-  bool expand_layer(serenity_dp_answer& ans, std::uint64_t& expanded) {
-    for (std::uint32_t i = 0; i < cur_n_; ++i) {
-      ++expanded;
-      ans.stats.states_expanded = expanded;
+  layer_end expand_layer(serenity_dp_answer& ans, std::uint64_t until) {
+    for (; next_i_ < cur_n_; ++next_i_) {
+      if (expanded_ >= until) return layer_end::paused;
+      ++expanded_;
       // One step per expansion: its cost (~ the ready vertices) changes slowly from layer to layer,
       // which the clock's rescaling follows (weighting by count_bits cost 4 % more instructions).
       if (clock_.expired()) {
         ans.out_of_time = true;
-        return false;
+        return layer_end::stopped;
       }
-      prefetch_children<W>(i + 1);
-      if (!expand<W, IP>(i)) return false;
+      prefetch_children<W>(next_i_ + 1);
+      if (!expand<W, IP>(next_i_)) return layer_end::stopped;
     }
-    return true;
+    return layer_end::done;
   }
 
   // Keeps the beam_width best states of next_ (smallest peak, then live, then index).
@@ -292,53 +315,61 @@ class serenity_dp {
     nlinks_.shrink(idx.size());
   }
 
-  void run_layers(serenity_dp_answer& ans) {
-    const std::int64_t no_more = req_.limit == std::numeric_limits<std::int64_t>::max() ? req_.limit : req_.limit + 1;
+  void run_layers(serenity_dp_answer& ans, std::uint64_t until) {
     auto stop = [&](std::int64_t layer_min) {
       ans.outcome = serenity_dp_outcome::stopped;
-      ans.lower_bound = std::min(layer_min, no_more);
+      ans.lower_bound = std::min(layer_min, no_more());
     };
-    if (!mem_.grow(cur_, rec_, 16 * rec_) || !mem_.grow(links_, n_ + 1)) return stop(0);
-    cur_.append_zeros(rec_);
-    for (std::size_t v = 0; v < n_; ++v)
-      if (g_.in_degree(v) == 0) set_bit(ready<0>(cur_.data()), v);
-    cur_n_ = 1;
-    stored_ = 1;
-    std::uint64_t expanded = 0;
-    for (std::size_t depth = 0; depth < n_; ++depth) {
-      depth_ = depth;
-      if (cur_n_ == 0) {
-        ans.outcome = serenity_dp_outcome::no_solution;
-        ans.lower_bound = no_more;
-        return;
+    if (!started_) {
+      started_ = true;
+      if (!mem_.grow(cur_, rec_, 16 * rec_) || !mem_.grow(links_, n_ + 1)) return stop(0);
+      cur_.append_zeros(rec_);
+      for (std::size_t v = 0; v < n_; ++v)
+        if (g_.in_degree(v) == 0) set_bit(ready<0>(cur_.data()), v);
+      cur_n_ = 1;
+      stored_ = 1;
+    }
+    for (; depth_ < n_; ++depth_) {
+      if (!layer_open_) {
+        if (cur_n_ == 0) {
+          ans.outcome = serenity_dp_outcome::no_solution;
+          ans.lower_bound = no_more();
+          return;
+        }
+        layer_min_ = std::numeric_limits<std::int64_t>::max();
+        for (std::size_t i = 0; i < cur_n_; ++i) layer_min_ = std::min(layer_min_, peak(at(cur_, i)));
+        next_.clear();
+        next_n_ = 0;
+        nlinks_.clear();
+        if (!reset_table(cur_n_)) return stop(layer_min_);
+        next_i_ = 0;
+        layer_open_ = true;
       }
-      std::int64_t layer_min = std::numeric_limits<std::int64_t>::max();
-      for (std::size_t i = 0; i < cur_n_; ++i) layer_min = std::min(layer_min, peak(at(cur_, i)));
-      next_.clear();
-      next_n_ = 0;
-      nlinks_.clear();
-      if (!reset_table(cur_n_)) return stop(layer_min);
       // Graphs with in-place vertices take one more copy of the loop, at the run-time width only
       // (the in-place tests cost ~3 % of the layered search's instructions on graphs without).
-      const bool expanded_all = t_.inplace ? expand_layer<0, true>(ans, expanded)
-                                           : with_small_width(w_, [&]<std::size_t W>() { return expand_layer<W, false>(ans, expanded); });
-      if (!expanded_all) return stop(layer_min);
+      const layer_end end = t_.inplace ? expand_layer<0, true>(ans, until)
+                                       : with_small_width(w_, [&]<std::size_t W>() { return expand_layer<W, false>(ans, until); });
+      if (end == layer_end::stopped) return stop(layer_min_);
+      if (end == layer_end::paused) {
+        ans.outcome = serenity_dp_outcome::paused;
+        ans.lower_bound = std::min(layer_min_, no_more());
+        return;
+      }
+      layer_open_ = false;
       apply_beam();
 #ifdef MEMSCHED_SERENITY_TRACE
-      std::fprintf(stderr, "layer %zu: %zu -> %zu\n", depth, cur_n_, next_n_);
+      std::fprintf(stderr, "layer %zu: %zu -> %zu\n", depth_, cur_n_, next_n_);
 #endif
       // Keep this layer's parent links (exactly sized), drop the expanded layer.
       std::vector<link> kept(nlinks_.data(), nlinks_.data() + nlinks_.size());
-      if (!mem_.account(static_cast<std::int64_t>(kept.capacity() * sizeof(link)))) return stop(layer_min);
+      if (!mem_.account(static_cast<std::int64_t>(kept.capacity() * sizeof(link)))) return stop(layer_min_);
       links_.push_back(std::move(kept));  // links_ has room for n_ + 1 layers
       cur_.swap(next_);
       cur_n_ = next_n_;
-      ans.stats.states_stored = stored_;
     }
-    ans.stats.states_stored = stored_;
     if (cur_n_ == 0) {
       ans.outcome = serenity_dp_outcome::no_solution;
-      ans.lower_bound = no_more;
+      ans.lower_bound = no_more();
       return;
     }
     assert(cur_n_ == 1);
@@ -354,6 +385,11 @@ class serenity_dp {
     }
   }
 
+  // The smallest peak the search would not keep (limit + 1).
+  std::int64_t no_more() const noexcept {
+    return req_.limit == std::numeric_limits<std::int64_t>::max() ? req_.limit : req_.limit + 1;
+  }
+
   const memory_graph& g_;
   serenity_dp_request req_;
   std::size_t n_;
@@ -367,8 +403,12 @@ class serenity_dp {
   std::size_t mask_ = 0;
   pod_buffer<link> nlinks_;
   std::vector<std::vector<link>> links_;
-  std::uint64_t stored_ = 0;
-  std::size_t depth_ = 0;
+  std::uint64_t stored_ = 0, expanded_ = 0;
+  std::size_t depth_ = 0;        // the layer being expanded: its states have depth_ vertices run
+  std::uint32_t next_i_ = 0;     // the next state of that layer to expand
+  bool started_ = false, layer_open_ = false;
+  std::int64_t layer_min_ = 0;   // the least peak of that layer (a lower bound when stopped)
+  double seconds_ = 0;
   deadline_clock clock_;
 };
 

@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <vector>
@@ -150,30 +151,37 @@ class serenity_solver {
     return a;
   }
 
-  // One exact search with limit `tau`: returns the outcome and updates incumbent / bounds.
-  // decision = false: an order found is the optimum (Algorithm 1 with budget tau). decision = true:
-  // an order found has peak <= tau; no_solution still proves optimum > tau.
-  serenity_dp_outcome attempt(serenity_segment_answer& a, std::int64_t tau, bool decision,
+  // One exact layered search (Algorithm 1) with limit `tau`: returns the outcome and updates the
+  // incumbent and the bounds.
+  serenity_dp_outcome attempt(serenity_segment_answer& a, std::int64_t tau,
                               std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
-    auto ans = run_serenity_dp(g_, request(tau, 0, decision, deadline));
-    last_out_of_time_ = ans.out_of_time;
+    auto ans = run_serenity_dp(g_, request(tau, 0, false, deadline));
     add_stats(a.stats, ans.stats);
     search_bytes_ = std::max<std::uint64_t>(search_bytes_, ans.stats.search_bytes);
     a.stats.search_bytes = search_bytes_;
+    learn(ans);
+    return ans.outcome;
+  }
+
+  // What an exact layered search that ended (solved, no solution or stopped) proves.
+  void learn(const serenity_dp_answer& ans) {
+    last_out_of_time_ = ans.out_of_time;
     if (ans.outcome == serenity_dp_outcome::solved) {
       consider(ans.order, ans.peak);
-      if (!decision) {
-        // An exact search that finds an order finds the minimum (every optimal order survives a
-        // limit >= the optimum, and free moves below a proven lower bound keep one of them).
-        lb_ = std::max(lb_, ans.peak);
-        proven_ = true;
-      }
-    } else if (ans.outcome == serenity_dp_outcome::no_solution || !decision) {
-      // A stopped decision search proves nothing: its free moves may exceed the optimum.
+      // An exact search that finds an order finds the minimum (every optimal order survives a
+      // limit >= the optimum, and free moves below a proven lower bound keep one of them).
+      lb_ = std::max(lb_, ans.peak);
+      proven_ = true;
+    } else {
       lb_ = std::max(lb_, ans.lower_bound);
     }
     report();
-    return ans.outcome;
+  }
+
+  // No order at or below `limit` = min(incumbent - 1, budget) exists.
+  void conclude_none_below(std::int64_t limit) {
+    if (limit == best_peak_ - 1) proven_ = true;  // nothing beats the incumbent
+    else infeasible_ = true;                      // nothing fits the budget
   }
 
   // The soft-budget modes' time per attempt (doubled when a round ends without a proof): at least
@@ -185,83 +193,128 @@ class serenity_solver {
   std::int64_t budget_cap() const { return budget_ ? *budget_ : std::numeric_limits<std::int64_t>::max(); }
 
   void solve_off(serenity_segment_answer& a) {
-    // Two exact methods in turn. First the bisection with decision searches (untimed): they
-    // settle graphs with a tight spot near one end in a few thousand signatures, but cost several
-    // times more per signature than the layered search, so after decision_budget signatures the
-    // layered search (Algorithm 1) finishes the proof from the better incumbent and lower bound.
+    // Two exact methods in alternating slices of expanded signatures, doubling from
+    // decision_budget: the bisection with decision searches and the layered search (Algorithm 1).
+    // Which one proves a graph first depends on the graph (a tight spot near one end favours the
+    // decisions; RandWire stages favour either, by seed, by up to 20x), and a signature costs
+    // about the same in both, so the time stays within a small multiple of the faster method's.
+    // Counted, hence deterministic. A better incumbent from the decisions lowers the paused
+    // layered search's limit; the decider keeps its memo and the paused search its layers.
+    std::optional<serenity_decider> decider;
     if (opt_.decision_budget > 0) {
-      serenity_decider decider(g_, pool_, opt_.max_states, deadline_, opt_.free_moves);
-      if (decider.usable() && !bisect(a, decider, false)) return;  // stopped by a limit
+      decider.emplace(g_, pool_, opt_.max_states, deadline_, opt_.free_moves);
+      if (!decider->usable()) decider.reset();
     }
-    if (settled_by_bounds()) return;
-    const std::int64_t limit = std::min(best_peak_ - 1, budget_cap());
-    const auto out = attempt(a, limit, false);
-    if (out == serenity_dp_outcome::no_solution) {
-      if (limit == best_peak_ - 1) proven_ = true;  // nothing beats the incumbent
-      else infeasible_ = true;                      // nothing fits the budget
+    if (!decider) return solve_layered(a);
+    bisection b;
+    std::unique_ptr<serenity_dp> dp;
+    order_stats dp_stats;  // the layered search's so far
+    const auto finish = [&] {
+      a.stats.states_expanded += decider->expanded();
+      a.stats.states_stored += decider->stored();
+      add_stats(a.stats, dp_stats);
+      search_bytes_ = std::max<std::uint64_t>(search_bytes_, static_cast<std::uint64_t>(decider->peak_bytes()));
+      search_bytes_ = std::max<std::uint64_t>(search_bytes_, dp_stats.search_bytes);
+      a.stats.search_bytes = search_bytes_;
+    };
+    for (std::uint64_t slice = opt_.decision_budget;; slice = slice > (~std::uint64_t{0} >> 1) ? ~std::uint64_t{0} : 2 * slice) {
+      const std::uint64_t until = slice > ~decider->expanded() ? ~std::uint64_t{0} : decider->expanded() + slice;
+      const bisect_end end = bisect(*decider, false, b, until);
+      if (end != bisect_end::paused || settled_by_bounds()) return finish();
+      const std::int64_t limit = std::min(best_peak_ - 1, budget_cap());
+      if (!dp) dp = std::make_unique<serenity_dp>(g_, request(limit, 0, false));
+      dp->lower_limit(limit);
+      const serenity_dp_answer ans = dp->run(slice);
+      dp_stats = ans.stats;
+      if (ans.outcome == serenity_dp_outcome::paused) continue;
+      learn(ans);
+      if (ans.outcome == serenity_dp_outcome::no_solution) conclude_none_below(limit);
+      return finish();
     }
   }
+
+  // The layered search alone (Algorithm 1), pruned at the incumbent and the budget.
+  void solve_layered(serenity_segment_answer& a) {
+    if (settled_by_bounds()) return;
+    const std::int64_t limit = std::min(best_peak_ - 1, budget_cap());
+    if (attempt(a, limit) == serenity_dp_outcome::no_solution) conclude_none_below(limit);
+  }
+
+  // The state of a bisection that goes on over several calls (slices).
+  struct bisection {
+    std::int64_t hi = std::numeric_limits<std::int64_t>::max();  // the window's top
+    bool first = true;               // the first question: is the incumbent optimal?
+    bool round_timed_out = false;    // timed: an attempt of this round ran out of time
+    std::chrono::duration<double> per_attempt{0};
+  };
+  enum class bisect_end { settled, paused, stopped };
 
   // Bisection over tau in [lower bound, incumbent - 1] with exact decisions
   // (detail/serenity_decision.hpp): a yes lowers the incumbent to the order found, a no raises the
   // lower bound to tau + 1. Every peak is a sum of bytes and workspaces, so only multiples of their
   // gcd are asked. Untimed (soft_budget off): the first question is whether the incumbent is
-  // optimal, and the bisection hands over (returns true) when decision_budget is spent. Timed
+  // optimal, and the bisection pauses when the decider has expanded `until` signatures in all (the
+  // next call with the same `b` asks the same tau, which goes on where it paused). Timed
   // (soft_budget bounded): each decision gets attempt_time_limit; one that times out lowers the top
   // of the window (smaller taus prune more), and a window that closes without a proof reopens
-  // with twice the time. Returns false when a global limit stopped the search.
-  bool bisect(serenity_segment_answer& a, serenity_decider& decider, bool timed) {
+  // with twice the time. stopped when a global limit stopped the search.
+  bisect_end bisect(serenity_decider& decider, bool timed, bisection& b,
+                    std::uint64_t until = std::numeric_limits<std::uint64_t>::max()) {
     std::int64_t step = 0;
     for (std::size_t v = 0; v < g_.size(); ++v) step = std::gcd(step, std::gcd(g_.bytes(v), g_.workspace(v)));
     step = std::max<std::int64_t>(step, 1);
     const auto round_up = [&](std::int64_t x) { return x % step == 0 ? x : x + (step - x % step); };
     const auto round_down = [&](std::int64_t x) { return x - ((x % step) + step) % step; };
-    auto per_attempt = attempt_limit();
-    std::int64_t hi = std::numeric_limits<std::int64_t>::max();  // the window's top
-    bool first = !timed, round_timed_out = false, go_on = true;
+    if (b.per_attempt.count() == 0) {
+      b.per_attempt = attempt_limit();
+      b.first = !timed;
+    }
+    bisect_end end = bisect_end::settled;
     while (std::max(lb_, target_) < best_peak_) {
       lb_ = round_up(lb_);
       const std::int64_t cap = round_down(std::min(best_peak_ - 1, budget_cap()));  // look for peaks <= cap
       if (lb_ > cap) break;
-      hi = std::min(hi, cap);
-      if (hi < lb_) {
-        if (!round_timed_out) break;  // only memory limits stopped attempts: more time will not help
-        round_timed_out = false;
-        hi = cap;
-        per_attempt *= 2;
+      b.hi = std::min(b.hi, cap);
+      if (b.hi < lb_) {
+        if (!b.round_timed_out) break;  // only memory limits stopped attempts: more time will not help
+        b.round_timed_out = false;
+        b.hi = cap;
+        b.per_attempt *= 2;
       }
-      const std::int64_t lo = std::min(hi, round_up(std::max(lb_, target_)));
-      const std::int64_t tau = first ? hi : lo + (hi - lo) / step / 2 * step;
-      first = false;
-      if (!timed && decider.expanded() >= opt_.decision_budget) break;
-      const auto out = timed ? decider.decide(tau, std::numeric_limits<std::uint64_t>::max(), deadline_after(std::chrono::steady_clock::now(), per_attempt))
-                             : decider.decide(tau, opt_.decision_budget - decider.expanded());
+      const std::int64_t lo = std::min(b.hi, round_up(std::max(lb_, target_)));
+      const std::int64_t tau = b.first ? b.hi : lo + (b.hi - lo) / step / 2 * step;
+      if (!timed && decider.expanded() >= until) {
+        end = bisect_end::paused;
+        break;
+      }
+      const auto out = timed ? decider.decide(tau, std::numeric_limits<std::uint64_t>::max(),
+                                              deadline_after(std::chrono::steady_clock::now(), b.per_attempt))
+                             : decider.decide(tau, until - decider.expanded());
 #ifdef MEMSCHED_SERENITY_TRACE
       std::fprintf(stderr, "decide %lld in [%lld, %lld]: %d, expanded %llu stored %llu\n", (long long)tau, (long long)lo,
-                   (long long)hi, (int)out, (unsigned long long)decider.expanded(), (unsigned long long)decider.stored());
+                   (long long)b.hi, (int)out, (unsigned long long)decider.expanded(), (unsigned long long)decider.stored());
 #endif
+      if (out == serenity_decision::paused) {
+        end = bisect_end::paused;  // the same tau is asked again at the next call
+        break;
+      }
+      b.first = false;
       if (out == serenity_decision::yes) {
         consider(decider.order(), order_peak_unchecked(g_, decider.order()));
       } else if (out == serenity_decision::no) {
         lb_ = tau + 1;
         report();
-      } else if (out == serenity_decision::paused) {
-        break;  // the decision budget is spent: the layered search goes on
       } else if (std::chrono::steady_clock::now() >= deadline_ || !timed) {
         last_out_of_time_ = decider.out_of_time();
-        go_on = false;
+        end = bisect_end::stopped;
         break;
       } else {
-        round_timed_out |= decider.out_of_time();
-        hi = tau - step;
+        b.round_timed_out |= decider.out_of_time();
+        b.hi = tau - step;
       }
     }
-    a.stats.states_expanded += decider.expanded();
-    a.stats.states_stored += decider.stored();
-    search_bytes_ = std::max<std::uint64_t>(search_bytes_, static_cast<std::uint64_t>(decider.peak_bytes()));
-    a.stats.search_bytes = search_bytes_;
-    (void)settled_by_bounds();
-    return go_on;
+    if (end != bisect_end::paused) (void)settled_by_bounds();
+    return end;
   }
 
   // True when the bounds alone settle the segment: the incumbent is proven optimal (or good
@@ -292,7 +345,7 @@ class serenity_solver {
     auto per_attempt = attempt_limit();
     while (std::chrono::steady_clock::now() < deadline_) {
       const auto out = tau < lb_ ? serenity_dp_outcome::no_solution
-                                 : attempt(a, tau, false, deadline_after(std::chrono::steady_clock::now(), per_attempt));
+                                 : attempt(a, tau, deadline_after(std::chrono::steady_clock::now(), per_attempt));
       if (out == serenity_dp_outcome::solved) return;
       if (out == serenity_dp_outcome::no_solution) {
         if (tau >= tau_max) {  // only when the budget is below Kahn's peak
@@ -319,7 +372,13 @@ class serenity_solver {
   void solve_bounded(serenity_segment_answer& a) {
     // The bisection with timed decisions; graphs over 4096 vertices are not searched.
     serenity_decider decider(g_, pool_, opt_.max_states, deadline_, opt_.free_moves);
-    if (decider.usable()) (void)bisect(a, decider, true);
+    if (!decider.usable()) return;
+    bisection b;
+    (void)bisect(decider, true, b);
+    a.stats.states_expanded += decider.expanded();
+    a.stats.states_stored += decider.stored();
+    search_bytes_ = std::max<std::uint64_t>(search_bytes_, static_cast<std::uint64_t>(decider.peak_bytes()));
+    a.stats.search_bytes = search_bytes_;
   }
 
   const memory_graph& g_;
