@@ -257,4 +257,16 @@ void save_graph(const std::string& path, const memsched::dataflow_graph& g) {
 
 void print_json(const json& doc, bool one_line) { std::cout << (one_line ? doc.dump() : doc.dump(2)) << '\n'; }
 
+std::string option_error_message(const memsched::option_error& e, const std::string& usage) {
+  std::string flag = "--" + e.option();
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  // A whole word of the usage text: "--max-states N" or "[--max-states N]", not "--max-states-x".
+  for (std::size_t at = usage.find(flag); at != std::string::npos; at = usage.find(flag, at + 1)) {
+    const std::size_t end = at + flag.size();
+    if (end == usage.size() || usage[end] == ' ' || usage[end] == ']' || usage[end] == '\n' || usage[end] == '=')
+      return flag + " " + e.requirement();
+  }
+  return e.what();
+}
+
 }  // namespace memsched_cli

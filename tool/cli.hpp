@@ -29,6 +29,11 @@ struct usage_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// The message for a library option out of range, naming the flag that sets it: the option's name
+/// with dashes ("max_states" -> "--max-states") when `usage` lists that flag, else the library's
+/// own message (which names the function and the option).
+std::string option_error_message(const memsched::option_error& e, const std::string& usage);
+
 /// Options of a subcommand: `--name VALUE` for value options, `--name` for flags, the rest positional.
 struct option_spec {
   std::set<std::string> values;

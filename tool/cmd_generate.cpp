@@ -165,6 +165,8 @@ int run_generate(const std::vector<std::string>& argv) {
     } else {
       throw usage_error("unknown graph kind '" + kind + "' (randwire, darts, random-layered, gpt)");
     }
+  } catch (const memsched::option_error&) {
+    throw;  // main names the flag
   } catch (const std::invalid_argument& e) {
     if (dynamic_cast<const usage_error*>(&e) == nullptr) throw usage_error(e.what());
     throw;

@@ -42,6 +42,10 @@ int main(int argc, char** argv) {
   } catch (const usage_error& e) {
     std::cerr << "memsched " << name << ": " << e.what() << "\n\n" << it->second.usage();
     return 2;
+  } catch (const memsched::option_error& e) {
+    // The library checks the ranges of its options; the flag that set one is a usage error.
+    std::cerr << "memsched " << name << ": " << option_error_message(e, it->second.usage()) << "\n\n" << it->second.usage();
+    return 2;
   } catch (const std::exception& e) {
     // Every other failure (file_error, graph_error, invalid_order, ...): its message names the file,
     // function or node.

@@ -23,10 +23,7 @@ memsched::serenity_options serenity_options_of(const parsed_args& args) {
   o.divide = !args.has("no-divide");
   o.time_limit = time_limit_of(args);  // the tool's one rule: seconds > 0, huge = none
   if (auto t = time_limit_of(args, "attempt-time-limit")) o.attempt_time_limit = *t;
-  if (auto s = args.get_int("max-states")) {
-    if (*s <= 0) throw usage_error("--max-states must be > 0");
-    o.max_states = static_cast<std::uint64_t>(*s);
-  }
+  o.max_states = count_of(args, "max-states", o.max_states);  // 0: the library's range error names the flag
   // The same memory cap flag, and rule, as the solver-based remat algorithms.
   if (auto cap = max_memory_of(args, "max-memory")) o.max_bytes = *cap;
   o.decision_budget = count_of(args, "decision-budget", o.decision_budget);

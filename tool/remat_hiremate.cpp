@@ -39,11 +39,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   o.heuristic_start = !args.has("no-heuristic-start");
   progress_printer printer(args.has("progress"));
   o.observer = printer;
-  try {
-    memsched::check_hiremate_options(o);  // the library's ranges; a bad flag is a usage error
-  } catch (const std::invalid_argument& e) {
-    throw usage_error(e.what());
-  }
+  memsched::check_hiremate_options(o);  // before any work; main reports a bad flag as a usage error
   const auto r = memsched::hiremate_plan_detailed(graph, budget, o);
   const auto& s = r.stats;
   json h;

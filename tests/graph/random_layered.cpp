@@ -64,4 +64,11 @@ TEST_CASE("make_random_layered: bad options throw, naming the field") {
   CHECK_THROWS_WITH_AS((void)make_random_layered({.nodes = 2}), doctest::Contains("nodes"), std::invalid_argument);
   CHECK_THROWS_WITH_AS((void)make_random_layered({.width_variation = 2}), doctest::Contains("width_variation"), std::invalid_argument);
   CHECK_THROWS_WITH_AS((void)make_random_layered({.min_bytes = 9, .max_bytes = 3}), doctest::Contains("min_bytes"), std::invalid_argument);
+  try {
+    (void)make_random_layered({.skip_density = 2});
+    FAIL("no exception");
+  } catch (const option_error& e) {
+    CHECK(e.option() == "skip_density");
+    CHECK(std::string(e.what()) == "make_random_layered: skip_density must be in [0, 1]");
+  }
 }

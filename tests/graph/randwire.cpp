@@ -171,4 +171,11 @@ TEST_CASE("make_randwire: bad options throw, naming the field") {
   CHECK_THROWS_WITH_AS((void)make_randwire({.nodes = 4, .k = 4}), doctest::Contains("k must be"), std::invalid_argument);
   CHECK_THROWS_WITH_AS((void)make_randwire({.p = 1.5}), doctest::Contains("p must"), std::invalid_argument);
   CHECK_THROWS_AS((void)make_randwire({.channels = 0}), std::invalid_argument);
+  try {
+    (void)make_randwire({.k = 3});
+    FAIL("no exception");
+  } catch (const option_error& e) {  // the field, for a front end to name its flag
+    CHECK(e.option() == "k");
+    CHECK(e.requirement() == "must be even with 2 <= k < nodes, got 3");
+  }
 }

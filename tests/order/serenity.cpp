@@ -173,6 +173,23 @@ TEST_CASE("serenity_order rejects bad options and cyclic graphs") {
                        doctest::Contains("attempt_time_limit"), std::invalid_argument);
   CHECK_THROWS_AS((void)serenity_order(g, serenity_options{.attempt_time_limit = std::chrono::duration<double>(0)}),
                   std::invalid_argument);
+  // Each bad option is an option_error naming its field (the tool turns the field into its flag).
+  const auto option_of = [&](const serenity_options& o) -> std::string {
+    try {
+      (void)serenity_order(g, o);
+    } catch (const option_error& e) {
+      CHECK(std::string(e.what()) == "serenity_order: " + e.option() + " " + e.requirement());
+      return e.option();
+    }
+    return "(nothing thrown)";
+  };
+  CHECK(option_of({.budget = -1}) == "budget");
+  CHECK(option_of({.time_limit = std::chrono::duration<double>(-1)}) == "time_limit");
+  CHECK(option_of({.attempt_time_limit = std::chrono::duration<double>(0)}) == "attempt_time_limit");
+  CHECK(option_of({.max_states = 0}) == "max_states");
+  CHECK(option_of({.max_bytes = 0}) == "max_bytes");
+  CHECK(option_of({.reorder_window = 65}) == "reorder_window");
+  CHECK(option_of({}) == "(nothing thrown)");
   const dataflow_graph empty;
   CHECK(serenity_order(empty).status == solve_status::optimal);
   dataflow_graph cyc(2);

@@ -55,7 +55,10 @@ TEST_CASE("memsched generate writes the library's graphs") {
   CHECK(run_tool("generate nonsense --out " + (dir / "x.json").string(), dir).exit_code == 2);
   const tool_run bad = run_tool("generate randwire --k 3 --out " + (dir / "x.json").string(), dir);
   CHECK(bad.exit_code == 2);
-  CHECK(bad.err.find("k must be even") != std::string::npos);
+  CHECK(bad.err.find("memsched generate: --k must be even with 2 <= k < nodes, got 3\n") != std::string::npos);
+  const tool_run bad_gpt = run_tool("generate gpt --layers 2 --mlp-ratio 0 --out " + (dir / "x.json").string(), dir);
+  CHECK(bad_gpt.exit_code == 2);
+  CHECK(bad_gpt.err.find("memsched generate: --mlp-ratio must be >= 1\n") != std::string::npos);
   CHECK(run_tool("generate darts", dir).exit_code == 2);  // --out is required
 }
 

@@ -63,8 +63,13 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
     CHECK(plan_from_json(doc, ids, "tool output") == lib.result.plan);
   }
   // Usage errors.
-  CHECK(run_tool("remat " + path.string() + " --budget 50% --algo hiremate --max-lower 1", dir).exit_code == 2);
-  CHECK(run_tool("remat " + path.string() + " --budget 50% --algo hiremate --options 0", dir).exit_code == 2);
+  const tool_run lower = run_tool("remat " + path.string() + " --budget 50% --algo hiremate --max-lower 1", dir);
+  CHECK(lower.exit_code == 2);
+  CHECK(lower.err.find("memsched remat: --max-lower must be >= 2, got 1\n") != std::string::npos);  // the flag, named
+  const tool_run options = run_tool("remat " + path.string() + " --budget 50% --algo hiremate --options 0", dir);
+  CHECK(options.exit_code == 2);
+  // max_options has no flag of its name (--options sets it): the library's message names the option.
+  CHECK(options.err.find("memsched remat: hiremate_plan: max_options must be in 1..254\n") != std::string::npos);
   CHECK(run_tool("remat " + path.string() + " --budget 50% --algo hiremate --options 255", dir).exit_code == 2);
   CHECK(run_tool("remat " + path.string() + " --budget 50% --algo hiremate --resident-levels -1", dir).exit_code == 2);
 }

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace memsched {
 
@@ -26,6 +27,23 @@ class cycle_error : public boost::not_a_dag {
  private:
   std::string message_;
   std::size_t node_;
+};
+
+/// A bad value of one of an algorithm's or generator's options (a field of its options struct).
+/// what() is "function: option requirement", e.g. "serenity_order: max_states must be > 0";
+/// option() is the field's name, so that a front end can name its own flag for it (the memsched
+/// tool reports "--max-states must be > 0").
+class option_error : public std::invalid_argument {
+ public:
+  option_error(const std::string& function, std::string option, const std::string& requirement)
+      : std::invalid_argument(function + ": " + option + " " + requirement), option_(std::move(option)), requirement_(requirement) {}
+  /// The option's field name, e.g. "max_states".
+  [[nodiscard]] const std::string& option() const noexcept { return option_; }
+  /// What the value must be, e.g. "must be > 0" (what() without the function and the option).
+  [[nodiscard]] const std::string& requirement() const noexcept { return requirement_; }
+
+ private:
+  std::string option_, requirement_;
 };
 
 /// A graph, order or plan file that cannot be read: the message starts with the file name.

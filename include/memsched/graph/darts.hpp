@@ -3,6 +3,7 @@
 // ICLR 2019) built from the DARTS-V2 genotype, as a memsched dataflow graph with realistic tensor
 // sizes (float32, batch 1) and costs (FLOPs = 2 x multiply-adds).
 
+#include <memsched/core/errors.hpp>
 #include <memsched/graph/dataflow_graph.hpp>
 #include <memsched/graph/detail/generator_support.hpp>
 
@@ -144,15 +145,15 @@ class darts_builder {
 /// strided. Node ops: input, conv2d, depthwise_conv2d, batchnorm, relu, maxpool2d, add, concat,
 /// adaptive_avgpool2d, linear. 20 cells: 1031 nodes. Node ids are 0..n-1 in a topological order
 /// (the graph's `order`). Deterministic. O(cells).
-/// Throws std::invalid_argument naming the field for cells == 0, channels < 2, resolution < 4,
+/// Throws option_error (a std::invalid_argument) naming the field for cells == 0, channels < 2, resolution < 4,
 /// stem_multiplier < 1 or classes < 1.
 [[nodiscard]] inline dataflow_graph make_darts_network(const darts_options& o = {}) {
-  auto fail = [](const std::string& what) { throw std::invalid_argument("make_darts_network: " + what); };
-  if (o.cells == 0) fail("cells must be >= 1");
-  if (o.channels < 2) fail("channels must be >= 2");
-  if (o.resolution < 4) fail("resolution must be >= 4");
-  if (o.stem_multiplier < 1) fail("stem_multiplier must be >= 1");
-  if (o.classes < 1) fail("classes must be >= 1");
+  auto fail = [](const char* option, const std::string& requirement) { throw option_error("make_darts_network", option, requirement); };
+  if (o.cells == 0) fail("cells", "must be >= 1");
+  if (o.channels < 2) fail("channels", "must be >= 2");
+  if (o.resolution < 4) fail("resolution", "must be >= 4");
+  if (o.stem_multiplier < 1) fail("stem_multiplier", "must be >= 1");
+  if (o.classes < 1) fail("classes", "must be >= 1");
   detail::darts_builder d;
   using tensor = detail::darts_builder::tensor;
   const tensor x = d.add("x", "input", 3, o.resolution, o.resolution, 0.0, {});

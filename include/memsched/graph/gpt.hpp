@@ -4,6 +4,7 @@
 // tensors, costs in FLOPs. Used to build training graphs of any depth (11,000+ nodes) for the
 // hierarchical remat methods, whose point is a stack of identical blocks.
 
+#include <memsched/core/errors.hpp>
 #include <memsched/graph/dataflow_graph.hpp>
 #include <memsched/graph/detail/generator_support.hpp>
 
@@ -41,26 +42,26 @@ struct gpt_options {
 ///   final layernorm, mm head (T x vocab; 2*T*d*vocab).
 /// Names follow torch's aten trace (native_layer_norm_3, addmm_7, ...). 15 * layers + 8 nodes,
 /// ids 0..n-1 in a topological order (stored as the graph's `order`), output = the head.
-/// Complexity: O(layers). Throws std::invalid_argument naming the field for layers == 0, a size
-/// below 1, heads not dividing hidden, or tensor sizes beyond 2^62 bytes.
+/// Complexity: O(layers). Throws option_error naming the field for layers == 0, a size
+/// below 1 or heads not dividing hidden; std::invalid_argument for tensor sizes beyond 2^62 bytes.
 [[nodiscard]] inline dataflow_graph make_gpt(const gpt_options& o = {}) {
-  auto fail = [](const std::string& what) { throw std::invalid_argument("make_gpt: " + what); };
-  if (o.layers == 0) fail("layers must be >= 1");
-  if (o.hidden < 1) fail("hidden must be >= 1");
-  if (o.heads < 1) fail("heads must be >= 1");
+  auto fail = [](const char* option, const std::string& requirement) { throw option_error("make_gpt", option, requirement); };
+  if (o.layers == 0) fail("layers", "must be >= 1");
+  if (o.hidden < 1) fail("hidden", "must be >= 1");
+  if (o.heads < 1) fail("heads", "must be >= 1");
   if (o.hidden % o.heads != 0)
-    fail("heads (" + std::to_string(o.heads) + ") must divide hidden (" + std::to_string(o.hidden) + ")");
-  if (o.sequence < 1) fail("sequence must be >= 1");
-  if (o.batch < 1) fail("batch must be >= 1");
-  if (o.vocab < 1) fail("vocab must be >= 1");
-  if (o.mlp_ratio < 1) fail("mlp_ratio must be >= 1");
+    fail("heads", "(" + std::to_string(o.heads) + ") must divide hidden (" + std::to_string(o.hidden) + ")");
+  if (o.sequence < 1) fail("sequence", "must be >= 1");
+  if (o.batch < 1) fail("batch", "must be >= 1");
+  if (o.vocab < 1) fail("vocab", "must be >= 1");
+  if (o.mlp_ratio < 1) fail("mlp_ratio", "must be >= 1");
   // Every element count below is a product of at most three options; check them in long double so
   // an absurd configuration is refused instead of wrapping around.
   constexpr long double limit = static_cast<long double>(std::numeric_limits<std::int64_t>::max() / 4 / detail::float_bytes);
   const long double tokens = static_cast<long double>(o.batch) * o.sequence;
   for (long double elements : {tokens * o.hidden * 3, tokens * o.hidden * o.mlp_ratio, tokens * o.vocab,
                                tokens * o.sequence * o.heads})
-    if (elements > limit) fail("tensor sizes beyond 2^62 bytes (reduce batch, sequence, hidden, heads or vocab)");
+    if (elements > limit) throw std::invalid_argument("make_gpt: tensor sizes beyond 2^62 bytes (reduce batch, sequence, hidden, heads or vocab)");
 
   const std::int64_t T = o.batch * o.sequence, d = o.hidden, S = o.sequence, f = o.mlp_ratio * o.hidden;
   const std::int64_t scores = o.batch * o.heads * S * S;  // elements of one attention score tensor

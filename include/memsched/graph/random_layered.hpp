@@ -2,6 +2,7 @@
 // Random layered DAGs in the style of Gagrani et al. 2022 ("Neural Topological Ordering for
 // Computation Graphs", App. A), the synthetic graphs of the Moccasin paper (ICML 2023, Table 3).
 
+#include <memsched/core/errors.hpp>
 #include <memsched/graph/dataflow_graph.hpp>
 #include <memsched/graph/detail/generator_support.hpp>
 
@@ -42,19 +43,20 @@ struct random_layered_options {
 /// sink reads every node without successors. The graph's `order` is 0, 2, 3, ..., n-1, 1.
 /// This follows the recipe's description (layers, local edges, skip connections, uniform sizes and
 /// costs); it is not the authors' code, so statistics match the artifact's graphs only roughly.
-/// Deterministic for the options. O(n + m). Throws std::invalid_argument naming the field for
+/// Deterministic for the options. O(n + m). Throws option_error naming the field for
 /// nodes < 3, width < 0, width_variation outside [0, 1], edge_density < 0, skip_density outside
-/// [0, 1], min_bytes < 0, max_bytes < min_bytes, byte_step < 1, min_cost < 0 or max_cost < min_cost.
+/// [0, 1] or byte_step < 1; std::invalid_argument naming both fields for min_bytes < 0, max_bytes <
+/// min_bytes, min_cost < 0 or max_cost < min_cost.
 [[nodiscard]] inline dataflow_graph make_random_layered(const random_layered_options& o = {}) {
-  auto fail = [](const std::string& what) { throw std::invalid_argument("make_random_layered: " + what); };
-  if (o.nodes < 3) fail("nodes must be >= 3, got " + std::to_string(o.nodes));
-  if (!(o.width >= 0)) fail("width must be >= 0");
-  if (!(o.width_variation >= 0 && o.width_variation <= 1)) fail("width_variation must be in [0, 1]");
-  if (!(o.edge_density >= 0)) fail("edge_density must be >= 0");
-  if (!(o.skip_density >= 0 && o.skip_density <= 1)) fail("skip_density must be in [0, 1]");
-  if (o.min_bytes < 0 || o.max_bytes < o.min_bytes) fail("need 0 <= min_bytes <= max_bytes");
-  if (o.byte_step < 1) fail("byte_step must be >= 1");
-  if (o.min_cost < 0 || o.max_cost < o.min_cost) fail("need 0 <= min_cost <= max_cost");
+  auto fail = [](const char* option, const std::string& requirement) { throw option_error("make_random_layered", option, requirement); };
+  if (o.nodes < 3) fail("nodes", "must be >= 3, got " + std::to_string(o.nodes));
+  if (!(o.width >= 0)) fail("width", "must be >= 0");
+  if (!(o.width_variation >= 0 && o.width_variation <= 1)) fail("width_variation", "must be in [0, 1]");
+  if (!(o.edge_density >= 0)) fail("edge_density", "must be >= 0");
+  if (!(o.skip_density >= 0 && o.skip_density <= 1)) fail("skip_density", "must be in [0, 1]");
+  if (o.min_bytes < 0 || o.max_bytes < o.min_bytes) throw std::invalid_argument("make_random_layered: need 0 <= min_bytes <= max_bytes");
+  if (o.byte_step < 1) fail("byte_step", "must be >= 1");
+  if (o.min_cost < 0 || o.max_cost < o.min_cost) throw std::invalid_argument("make_random_layered: need 0 <= min_cost <= max_cost");
   detail::portable_rng rng(o.seed ^ 0x5eed1a7e4edULL);
   const std::size_t inner = o.nodes - 2;
   const double mean = std::max(1.0, std::round(std::pow(double(o.nodes), o.width)));

@@ -85,17 +85,17 @@ inline std::int64_t halved(std::int64_t side) { return (side + 1) / 2; }  // 3x3
 /// With expand_ops = false each RandWire node is one `randwire_node` whose workspace is the largest
 /// pair of its internal tensors alive at once. Node ids are 0..n-1 in a topological order (also
 /// stored as the graph's `order`). Deterministic for the options. O(stages * (nodes * k + log)).
-/// Throws std::invalid_argument naming the field for stages == 0, nodes < 2, k odd, k < 2 or
+/// Throws option_error (a std::invalid_argument) naming the field for stages == 0, nodes < 2, k odd, k < 2 or
 /// k >= nodes, p outside [0, 1], channels < 1, resolution < 4 or classes < 1.
 [[nodiscard]] inline dataflow_graph make_randwire(const randwire_options& o = {}) {
-  auto fail = [](const std::string& what) { throw std::invalid_argument("make_randwire: " + what); };
-  if (o.stages == 0) fail("stages must be >= 1");
-  if (o.nodes < 2) fail("nodes must be >= 2, got " + std::to_string(o.nodes));
-  if (o.k < 2 || o.k % 2 != 0 || o.k >= o.nodes) fail("k must be even with 2 <= k < nodes, got " + std::to_string(o.k));
-  if (!(o.p >= 0.0 && o.p <= 1.0)) fail("p must be in [0, 1], got " + std::to_string(o.p));
-  if (o.channels < 1) fail("channels must be >= 1");
-  if (o.resolution < 4) fail("resolution must be >= 4");
-  if (o.classes < 1) fail("classes must be >= 1");
+  auto fail = [](const char* option, const std::string& requirement) { throw option_error("make_randwire", option, requirement); };
+  if (o.stages == 0) fail("stages", "must be >= 1");
+  if (o.nodes < 2) fail("nodes", "must be >= 2, got " + std::to_string(o.nodes));
+  if (o.k < 2 || o.k % 2 != 0 || o.k >= o.nodes) fail("k", "must be even with 2 <= k < nodes, got " + std::to_string(o.k));
+  if (!(o.p >= 0.0 && o.p <= 1.0)) fail("p", "must be in [0, 1], got " + std::to_string(o.p));
+  if (o.channels < 1) fail("channels", "must be >= 1");
+  if (o.resolution < 4) fail("resolution", "must be >= 4");
+  if (o.classes < 1) fail("classes", "must be >= 1");
   using detail::feature_map;
   detail::graph_builder b;
   const std::int64_t c0 = o.channels;

@@ -24,7 +24,7 @@ namespace memsched {
 
 namespace detail {
 
-/// Throws std::invalid_argument naming the first bad option (see serenity_order).
+/// Throws option_error naming the first bad option (see serenity_order).
 MEMSCHED_DECL void check_serenity_options(const serenity_options& options);
 
 /// serenity_order on a memory_graph, options checked, `start` the time the call began. Not a
@@ -49,7 +49,7 @@ MEMSCHED_DECL order_result serenity_order_impl(const memory_graph& g, const sere
 /// capped by max_bytes.
 /// time_limit is checked after an amount of work that adapts to the cost of a step (about every
 /// 10 ms of search); an infinite or huge limit means none.
-/// Throws std::invalid_argument naming the option on a negative budget, a negative or NaN
+/// Throws option_error (a std::invalid_argument) naming the option on a negative budget, a negative or NaN
 /// time_limit, an attempt_time_limit not > 0, max_states or max_bytes 0, and what
 /// make_memory_graph throws (cycle_error, graph_error).
 template <class G, class... Maps>

@@ -9,6 +9,7 @@
 // between groups (0 bytes in the subgraph problems) push it over the budget, the choice is redone
 // under a tighter budget (the repair pass), and a plan over budget is never returned as feasible.
 
+#include <memsched/core/errors.hpp>
 #include <memsched/core/observer.hpp>
 #include <memsched/core/status.hpp>
 #include <memsched/graph/memory_graph.hpp>
@@ -242,13 +243,13 @@ inline std::vector<hiremate_option> hm_cheap_options(const hiremate_subgraph& su
 
 /// Checks hiremate_options (and its partition options) without solving anything, so a front end
 /// can report a bad option before any work. O(1).
-/// Throws: std::invalid_argument naming the field for budgets, max_options or budget_units out of
-/// range, and what hiremate_partition throws for its options.
+/// Throws: option_error naming the field for budgets, max_options or budget_units out of range,
+/// and what hiremate_partition throws for its options (option_error too).
 inline void check_hiremate_options(const hiremate_options& options) {
-  auto fail = [](const std::string& what) { throw std::invalid_argument("hiremate_plan: " + what); };
-  if (options.budgets == 0) fail("budgets must be >= 1");
-  if (options.max_options == 0 || options.max_options > 254) fail("max_options must be in 1..254");
-  if (options.budget_units < 16) fail("budget_units must be >= 16");
+  auto fail = [](const char* option, const char* requirement) { throw option_error("hiremate_plan", option, requirement); };
+  if (options.budgets == 0) fail("budgets", "must be >= 1");
+  if (options.max_options == 0 || options.max_options > 254) fail("max_options", "must be in 1..254");
+  if (options.budget_units < 16) fail("budget_units", "must be >= 16");
   detail::hm_check_partition_options(options.partition);
 }
 

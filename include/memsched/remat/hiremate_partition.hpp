@@ -5,6 +5,7 @@
 // convex groups, each to be solved on its own, and groups that compute the same thing are
 // recognised so that each class is solved once.
 
+#include <memsched/core/errors.hpp>
 #include <memsched/core/status.hpp>
 #include <memsched/graph/dataflow_graph.hpp>
 #include <memsched/graph/memory_graph.hpp>
@@ -270,12 +271,12 @@ class hm_partitioner {
   std::vector<std::uint32_t> op_, rank_;
 };
 
-/// Throws std::invalid_argument naming the field of hiremate_partition_options out of range.
+/// Throws option_error naming the field of hiremate_partition_options out of range.
 inline void hm_check_partition_options(const hiremate_partition_options& options) {
-  auto fail = [](const std::string& what) { throw std::invalid_argument("hiremate_partition: " + what); };
-  if (options.max_lower < 2) fail("max_lower must be >= 2, got " + std::to_string(options.max_lower));
-  if (options.max_top < 1) fail("max_top must be >= 1");
-  if (!std::isfinite(options.alpha) || options.alpha < 0) fail("alpha must be a finite number >= 0");
+  auto fail = [](const char* option, const std::string& requirement) { throw option_error("hiremate_partition", option, requirement); };
+  if (options.max_lower < 2) fail("max_lower", "must be >= 2, got " + std::to_string(options.max_lower));
+  if (options.max_top < 1) fail("max_top", "must be >= 1");
+  if (!std::isfinite(options.alpha) || options.alpha < 0) fail("alpha", "must be a finite number >= 0");
 }
 
 /// hiremate_partition of `graph`, whose memory_graph `g` the caller already has (the ops come from
@@ -321,8 +322,9 @@ hiremate_partition_result hm_partition(const G& graph, const memory_graph& g, co
 /// max_lower and d the degree, plus O(n + m) for the classes; levels shrink geometrically in
 /// practice and at least by a third. A value read by k nodes costs O(k) per score of a candidate
 /// holding it (a node read by thousands makes the first level quadratic in their number).
-/// Throws: std::invalid_argument (naming the field) for max_lower < 2, max_top < 1, alpha negative
-/// or not finite, or ops of the wrong length; what make_memory_graph throws for a bad graph.
+/// Throws: option_error (naming the field) for max_lower < 2, max_top < 1, alpha negative
+/// or not finite; std::invalid_argument for ops of the wrong length; what make_memory_graph throws
+/// for a bad graph.
 template <class G, class... Maps>
   requires memory_graph_source<G, Maps...>
 [[nodiscard]] hiremate_partition_result hiremate_partition(const G& graph, const hiremate_partition_options& options,

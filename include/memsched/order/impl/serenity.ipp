@@ -3,6 +3,7 @@
 // Header-only mode: order/serenity.hpp includes this file and they are inline. With
 // MEMSCHED_SEPARATE_COMPILATION: only src/memsched.cpp includes it (core/config.hpp).
 
+#include <memsched/core/errors.hpp>
 #include <memsched/core/status.hpp>
 #include <memsched/graph/memory_graph.hpp>
 #include <memsched/order/detail/deadline_clock.hpp>
@@ -32,16 +33,14 @@
 namespace memsched::detail {
 
 MEMSCHED_DECL void check_serenity_options(const serenity_options& options) {
-  if (options.budget && *options.budget < 0) throw std::invalid_argument("serenity_order: budget must be >= 0");
+  const auto fail = [](const char* option, const char* requirement) { throw option_error("serenity_order", option, requirement); };
+  if (options.budget && *options.budget < 0) fail("budget", "must be >= 0");
   // Written so that NaN fails too; an infinite or huge limit means "no limit" (deadline_after).
-  if (options.time_limit && !(options.time_limit->count() >= 0))
-    throw std::invalid_argument("serenity_order: time_limit must be >= 0 (not NaN)");
-  if (!(options.attempt_time_limit.count() > 0))
-    throw std::invalid_argument("serenity_order: attempt_time_limit must be > 0 (not NaN)");
-  if (options.max_states == 0) throw std::invalid_argument("serenity_order: max_states must be > 0");
-  if (options.max_bytes == 0) throw std::invalid_argument("serenity_order: max_bytes must be > 0");
-  if (options.reorder_window == 1 || options.reorder_window > 64)
-    throw std::invalid_argument("serenity_order: reorder_window must be 0 (off) or in [2, 64]");
+  if (options.time_limit && !(options.time_limit->count() >= 0)) fail("time_limit", "must be >= 0 (not NaN)");
+  if (!(options.attempt_time_limit.count() > 0)) fail("attempt_time_limit", "must be > 0 (not NaN)");
+  if (options.max_states == 0) fail("max_states", "must be > 0");
+  if (options.max_bytes == 0) fail("max_bytes", "must be > 0");
+  if (options.reorder_window == 1 || options.reorder_window > 64) fail("reorder_window", "must be 0 (off) or in [2, 64]");
 }
 
 MEMSCHED_DECL order_result serenity_order_impl(const memory_graph& g, const serenity_options& options,
