@@ -83,13 +83,12 @@ memsched::remat_result run_auto(const memsched::dataflow_graph& graph, std::int6
     extra["order_peak"] = in.peak_bytes;
     if (free_order) {
       json per_order = json::array();
-      const double work = memsched::make_memory_graph(graph).total_cost();
       for (std::size_t k = 0; k < orders.size(); ++k) {
         const auto& cost = r.stats.cost_per_order.at(k);
         per_order.push_back({{"source", orders[k].source},
                              {"peak_bytes", orders[k].peak_bytes},
-                             {"total_cost", cost ? json(*cost) : json(nullptr)},
-                             {"overhead", cost && work > 0 ? json(*cost / work - 1) : json(nullptr)}});
+                             {"total_cost", cost ? json(cost->total_cost) : json(nullptr)},
+                             {"overhead", cost ? json(cost->overhead) : json(nullptr)}});
       }
       extra["orders"] = std::move(per_order);
     }

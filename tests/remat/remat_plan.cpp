@@ -221,8 +221,15 @@ TEST_CASE("remat_plan: more input orders: the cheapest of the orders' portfolios
       const remat_result along_best = remat_plan(g, budget, remat_plan_options{.order = best.order});
       const remat_result r = remat_plan(g, budget, remat_plan_options{.order = kahn.order, .more_orders = {best.order}});
       REQUIRE(r.stats.cost_per_order.size() == 2);
-      CHECK(r.stats.cost_per_order[0] == (has_solution(along_kahn.status) ? std::optional(along_kahn.total_cost) : std::nullopt));
-      CHECK(r.stats.cost_per_order[1] == (has_solution(along_best.status) ? std::optional(along_best.total_cost) : std::nullopt));
+      const auto cost_of = [](const remat_result& one) -> std::optional<remat_stats::order_cost> {
+        if (!has_solution(one.status)) return std::nullopt;
+        return remat_stats::order_cost{one.total_cost, one.overhead};
+      };
+      CHECK(r.stats.cost_per_order[0] == cost_of(along_kahn));
+      CHECK(r.stats.cost_per_order[1] == cost_of(along_best));
+      // One order alone: the portfolio's own result, with its one entry.
+      REQUIRE(along_kahn.stats.cost_per_order.size() == 1);
+      CHECK(along_kahn.stats.cost_per_order[0] == cost_of(along_kahn));
       if (!has_solution(along_kahn.status) && !has_solution(along_best.status)) {
         CHECK(r.status == solve_status::no_solution);
         CHECK(r.plan.steps.empty());

@@ -302,9 +302,10 @@ class remat_portfolio {
   bool stopped_ = false;  // the time limit skipped or cut a stage
 };
 
-/// remat_plan over several input orders: the portfolio along each (with an even share of the time
+/// remat_plan over its input orders: the portfolio along each (with an even share of the time
 /// left), the cheapest plan wins; proofs and bounds hold for the union of the orders' plans only
-/// when every order has one.
+/// when every order has one. With one order this is the portfolio's own result (plus
+/// cost_per_order).
 template <class Backend>
 remat_result remat_over_orders(const memory_graph& g, std::int64_t budget, const remat_plan_options<Backend>& o,
                                std::chrono::steady_clock::time_point t0, std::vector<std::vector<std::size_t>> orders) {
@@ -322,10 +323,10 @@ remat_result remat_over_orders(const memory_graph& g, std::int64_t budget, const
   std::optional<std::size_t> winner;
   bool every_order_proven = true, every_order_bounded = true, stopped = false;
   double bound = std::numeric_limits<double>::infinity();
-  std::vector<std::optional<double>> costs;
+  std::vector<std::optional<remat_stats::order_cost>> costs;
   for (std::size_t k = 0; k < k_orders; ++k) {
     const remat_result& r = results[k];
-    costs.push_back(has_solution(r.status) ? std::optional<double>(r.total_cost) : std::nullopt);
+    costs.push_back(has_solution(r.status) ? std::optional(remat_stats::order_cost{r.total_cost, r.overhead}) : std::nullopt);
     every_order_proven = every_order_proven && r.status == solve_status::optimal;
     every_order_bounded = every_order_bounded && r.cost_bound.has_value();
     if (r.cost_bound) bound = std::min(bound, *r.cost_bound);
@@ -338,6 +339,7 @@ remat_result remat_over_orders(const memory_graph& g, std::int64_t budget, const
   res.stats.cost_per_order = std::move(costs);
   res.stats.seconds = whole.elapsed();
   if (!winner) {
+    if (k_orders == 1) return res;  // the portfolio's own verdict: infeasible, time_limit or no_solution
     res.status = stopped ? solve_status::time_limit : solve_status::no_solution;
     res.message = "remat_plan: no plan along any of the " + std::to_string(k_orders) + " input orders; the first: " + res.message;
     return res;
@@ -351,8 +353,9 @@ remat_result remat_over_orders(const memory_graph& g, std::int64_t budget, const
     res.cost_bound = res.total_cost;
   else if (every_order_bounded && bound <= res.total_cost * (1 + 1e-9))
     res.cost_bound = bound;
-  res.message = "remat_plan: the cheapest plan follows input order " + std::to_string(*winner + 1) + " of " + std::to_string(k_orders) + "; " +
-                res.message;
+  if (k_orders > 1)
+    res.message = "remat_plan: the cheapest plan follows input order " + std::to_string(*winner + 1) + " of " + std::to_string(k_orders) + "; " +
+                  res.message;
   return res;
 }
 
@@ -376,8 +379,9 @@ remat_result remat_over_orders(const memory_graph& g, std::int64_t budget, const
 /// the cost of the plans along the order: Checkmate's optimum when proven, else its LP or search
 /// bound when not above the returned plan's cost; the plan's own cost when it recomputes nothing.
 /// With options.more_orders the portfolio runs along each order in turn (the time left shared
-/// evenly) and the cheapest plan wins; stats.order is its order, stats.cost_per_order lists each
-/// order's cheapest cost; `optimal` and cost_bound then need a proof (a bound) along every order.
+/// evenly) and the cheapest plan wins; stats.order is its order; `optimal` and cost_bound then
+/// need a proof (a bound) along every order. stats.cost_per_order lists each order's cheapest plan
+/// (cost and overhead; one entry without more_orders).
 /// Deterministic without a time limit (as its stages are). Each better plan goes to
 /// options.solver.observer.on_incumbent.
 /// Complexity: that of the stages, once per order: O(n (n + m)) per DTR eviction at most,
@@ -403,14 +407,9 @@ template <class G, class Backend, class... Maps>
     return res;
   }
   for (const auto& more : options.more_orders) detail::check_checkmate_order(g, more, "remat_plan (more_orders)");
-  if (!options.more_orders.empty()) {
-    std::vector<std::vector<std::size_t>> orders{std::move(order)};
-    orders.insert(orders.end(), options.more_orders.begin(), options.more_orders.end());
-    return detail::remat_over_orders(g, budget, options, t0, std::move(orders));
-  }
-  const detail::call_deadline deadline(t0, options.solver.time_limit);
-  double reported = std::numeric_limits<double>::infinity();
-  return detail::remat_portfolio<Backend>(g, budget, options, deadline, std::move(order), reported).run();
+  std::vector<std::vector<std::size_t>> orders{std::move(order)};
+  orders.insert(orders.end(), options.more_orders.begin(), options.more_orders.end());
+  return detail::remat_over_orders(g, budget, options, t0, std::move(orders));
 }
 
 /// remat_plan with default options for the backend given as template argument (default: no MILP

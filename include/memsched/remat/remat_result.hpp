@@ -37,9 +37,15 @@ struct remat_stats {
   std::optional<std::size_t> snapshots;         ///< Revolve: the number of snapshots of the plan.
   std::optional<std::int64_t> segment_bytes;    ///< Greedy strategies: the segment size b of the plan.
   std::string method;  ///< remat_plan: the method whose plan was returned.
-  /// remat_plan with more_orders: the cheapest plan's cost along each input order tried, in the
-  /// order tried (nullopt: no plan along that order).
-  std::vector<std::optional<double>> cost_per_order;
+  /// The cheapest plan remat_plan found along one input order.
+  struct order_cost {
+    double total_cost = 0;  ///< Sum of cost over its compute steps.
+    double overhead = 0;    ///< total_cost / (sum of costs) - 1.
+    friend bool operator==(const order_cost&, const order_cost&) = default;
+  };
+  /// remat_plan: the cheapest plan along each input order tried (options.order, then
+  /// options.more_orders), in that order (nullopt: no plan along that order).
+  std::vector<std::optional<order_cost>> cost_per_order;
 
   /// Copies the MILP solver's part of `solver` (backend, model size and memory unit, start
   /// source and cost, LNS rounds and improvements, solver_status) and leaves the rest (times,
