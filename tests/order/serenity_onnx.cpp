@@ -54,3 +54,16 @@ TEST_CASE("serenity_order proves ONNX-granularity networks optimal, four exact c
     }
   }
 }
+
+TEST_CASE("the two exact searches take turns: a RandWire seed the hand-over needed 92 M signatures for") {
+  // randwire_ws_seed7 (scripts/onnx_models.py randwire --seed 7): one exact method proves it with
+  // ~1 M signatures, the other needs ~90 M. With the decision searches handing over to the layered
+  // DP once, the proof hit this state cap (it took 47.8 s and 1.8 GB without it); with the turns
+  // it is proven within it (docs/serenity.md, "Decision searches").
+  const auto g = read_onnx_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/onnx/randwire_ws_seed7.onnx");
+  const auto r = serenity_order(g, serenity_options{.max_states = 4'000'000});
+  REQUIRE(r.status == solve_status::optimal);
+  CHECK(r.peak_bytes == 3424512);  // the optimum, as the hand-over proved it (92 M signatures, uncapped)
+  CHECK(simulate_order(g, r.order).peak_bytes == r.peak_bytes);
+  CHECK(r.peak_bytes < kahn_order(g).peak_bytes);
+}
