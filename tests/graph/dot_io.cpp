@@ -238,6 +238,36 @@ TEST_CASE("write_dot_graph refuses text that Boost's DOT escaping cannot read ba
   CHECK(parse_dot_graph(s.str())[0].name == g[0].name);
 }
 
+TEST_CASE("DOT keywords as names, ops and kinds are quoted and read back (an op named strict did not)") {
+  const std::vector<std::string> keywords{"node", "edge", "graph", "digraph", "subgraph", "strict", "Strict", "NODE", "SubGraph"};
+  dataflow_graph g(keywords.size());
+  for (std::size_t v = 0; v < keywords.size(); ++v) {
+    g[v].id = static_cast<std::int64_t>(v);
+    g[v].bytes = 1;
+    g[v].name = keywords[v];
+    g[v].op = keywords[keywords.size() - 1 - v];
+    if (v > 0) add_edge(v - 1, v, g);
+  }
+  g[boost::graph_bundle].name = "graph";
+  std::ostringstream s;
+  write_dot_graph(s, g);
+  CHECK(s.str().find("op=\"strict\"") != std::string::npos);
+  const dataflow_graph back = parse_dot_graph(s.str());
+  REQUIRE(num_vertices(back) == keywords.size());
+  for (std::size_t v = 0; v < keywords.size(); ++v) {
+    CHECK(back[v].name == g[v].name);
+    CHECK(back[v].op == g[v].op);
+  }
+  CHECK(back[boost::graph_bundle].name == "graph");
+  // Other identifiers stay unquoted, as Boost writes them.
+  dataflow_graph plain(1);
+  plain[0].bytes = 1;
+  plain[0].op = "conv2d";
+  std::ostringstream p;
+  write_dot_graph(p, plain);
+  CHECK(p.str().find("op=conv2d") != std::string::npos);
+}
+
 namespace {
 /// "subgraph {first first+1 ... last}" (node names only; Boost 1.74 needs the keyword before a brace).
 std::string brace_group(int first, int last) {

@@ -22,6 +22,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <typeinfo>
 #include <vector>
 
 namespace memsched {
@@ -257,6 +258,40 @@ inline void check_dot_edge_expansion(std::string_view text, const std::string& s
 }
 
 namespace detail {
+/// A DOT attribute value as Boost writes it (escape_dot_string: quoted unless it is an identifier
+/// or a number), except that DOT's keywords are quoted too: Boost leaves `strict` or `node`
+/// unquoted, and a reader then takes it for the keyword (an op named "strict" did not read back).
+inline std::string dot_value(const std::string& text) {
+  std::string lower(text);
+  for (char& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  for (const char* keyword : {"node", "edge", "graph", "digraph", "subgraph", "strict"})
+    if (lower == keyword) return "\"" + text + "\"";
+  return boost::escape_dot_string(text);
+}
+
+/// Boost's dynamic-properties writers (vertex, edge and graph attributes, the same text) with
+/// dot_value for the values.
+template <class Graph>
+struct dot_attribute_writer {
+  const boost::dynamic_properties* dp;
+  const std::string* node_id;  // the vertex property that names the node, not written as an attribute
+  const Graph* g;
+  template <class Key>
+  void operator()(std::ostream& out, Key key) const {
+    bool first = true;
+    for (auto i = dp->begin(); i != dp->end(); ++i) {
+      if (typeid(key) != i->second->key() || i->first == *node_id) continue;
+      out << (first ? " [" : ", ") << i->first << "=" << dot_value(i->second->get_string(key));
+      first = false;
+    }
+    if (!first) out << "]";
+  }
+  void operator()(std::ostream& out) const {
+    for (auto i = dp->begin(); i != dp->end(); ++i)
+      if (typeid(Graph*) == i->second->key()) out << i->first << "=" << dot_value(i->second->get_string(const_cast<Graph*>(g))) << ";\n";
+  }
+};
+
 /// Boost writes `"` as `\"` and reads `\"` back as `"`, leaving other backslashes alone: a string
 /// ending in a backslash, or with a backslash before a quote, would not read back.
 inline void check_dot_text(const std::string& text, const std::string& what) {
@@ -281,7 +316,10 @@ inline void write_dot_graph(std::ostream& out, const dataflow_graph& g) {
     detail::check_dot_text(g[v].op, "node " + std::to_string(g[v].id) + ": op");
   }
   const auto dp = detail::written_properties(g, "node_id");
-  boost::write_graphviz_dp(out, g, dp, "node_id");
+  const std::string node_id = "node_id";
+  const detail::dot_attribute_writer<dataflow_graph> attributes{&dp, &node_id, &g};
+  boost::write_graphviz(out, g, attributes, attributes, attributes,
+                        boost::graph::detail::node_id_property_map<boost::graph_traits<dataflow_graph>::vertex_descriptor>(dp, node_id));
 }
 
 /// Writes the graph to a DOT file. Throws file_error naming the path when it cannot be written,
