@@ -72,13 +72,7 @@ class serenity_dp {
     const auto start = std::chrono::steady_clock::now();
     serenity_dp_answer ans;
     const std::uint64_t until = budget > ~expanded_ ? ~std::uint64_t{0} : expanded_ + budget;
-    if (started_ && clock_.resume()) {  // the time another search took meanwhile is not our work
-      ans.outcome = serenity_dp_outcome::stopped;
-      ans.out_of_time = true;
-      ans.lower_bound = std::min(layer_min_, no_more());
-    } else {
-      run_layers(ans, until);
-    }
+    run_layers(ans, until);
     if (ans.outcome != serenity_dp_outcome::paused) release_all();
     seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ans.stats.states_expanded = expanded_;
@@ -269,8 +263,6 @@ class serenity_dp {
     for_each_bit(ready<W>(s), words<W>(), [&](std::size_t v) { __builtin_prefetch(&table_[(h ^ t_.zobrist[v]) & mask_]); });
   }
 
-  // Expands every state of cur_. False when a limit stops the search (out_of_time says whether
-  // the deadline did).
   // Expands the states of cur_ from next_i_ on, until `until` states were expanded in all (then
   // paused, next_i_ is the next one). stopped when a limit stops the search (out_of_time says
   // whether the deadline did).
@@ -320,6 +312,10 @@ class serenity_dp {
       ans.outcome = serenity_dp_outcome::stopped;
       ans.lower_bound = std::min(layer_min, no_more());
     };
+    if (started_ && clock_.resume()) {  // resumed: the time another search took meanwhile is not our work
+      ans.out_of_time = true;
+      return stop(layer_min_);
+    }
     if (!started_) {
       started_ = true;
       if (!mem_.grow(cur_, rec_, 16 * rec_) || !mem_.grow(links_, n_ + 1)) return stop(0);

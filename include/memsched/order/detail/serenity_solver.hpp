@@ -206,16 +206,13 @@ class serenity_solver {
       if (!decider->usable()) decider.reset();
     }
     if (!decider) return solve_layered(a);
-    bisection b;
+    bisection b = start_bisection(false);
     std::unique_ptr<serenity_dp> dp;
     order_stats dp_stats;  // the layered search's so far
     const auto finish = [&] {
-      a.stats.states_expanded += decider->expanded();
-      a.stats.states_stored += decider->stored();
       add_stats(a.stats, dp_stats);
-      search_bytes_ = std::max<std::uint64_t>(search_bytes_, static_cast<std::uint64_t>(decider->peak_bytes()));
       search_bytes_ = std::max<std::uint64_t>(search_bytes_, dp_stats.search_bytes);
-      a.stats.search_bytes = search_bytes_;
+      add_decider_stats(a, *decider);
     };
     for (std::uint64_t slice = opt_.decision_budget;; slice = slice > (~std::uint64_t{0} >> 1) ? ~std::uint64_t{0} : 2 * slice) {
       const std::uint64_t until = slice > ~decider->expanded() ? ~std::uint64_t{0} : decider->expanded() + slice;
@@ -242,12 +239,31 @@ class serenity_solver {
 
   // The state of a bisection that goes on over several calls (slices).
   struct bisection {
+    std::int64_t step = 1;           // the gcd of every bytes and workspace: peaks are its multiples
     std::int64_t hi = std::numeric_limits<std::int64_t>::max();  // the window's top
-    bool first = true;               // the first question: is the incumbent optimal?
+    bool first = true;               // untimed: the first question is whether the incumbent is optimal
     bool round_timed_out = false;    // timed: an attempt of this round ran out of time
-    std::chrono::duration<double> per_attempt{0};
+    std::chrono::duration<double> per_attempt{0};  // timed: the time of one decision
   };
   enum class bisect_end { settled, paused, stopped };
+
+  bisection start_bisection(bool timed) const {
+    bisection b;
+    std::int64_t step = 0;
+    for (std::size_t v = 0; v < g_.size(); ++v) step = std::gcd(step, std::gcd(g_.bytes(v), g_.workspace(v)));
+    b.step = std::max<std::int64_t>(step, 1);
+    b.first = !timed;
+    b.per_attempt = attempt_limit();
+    return b;
+  }
+
+  // The decider's counts and memory in the segment's stats (once, when it is done).
+  void add_decider_stats(serenity_segment_answer& a, const serenity_decider& decider) {
+    a.stats.states_expanded += decider.expanded();
+    a.stats.states_stored += decider.stored();
+    search_bytes_ = std::max<std::uint64_t>(search_bytes_, static_cast<std::uint64_t>(decider.peak_bytes()));
+    a.stats.search_bytes = search_bytes_;
+  }
 
   // Bisection over tau in [lower bound, incumbent - 1] with exact decisions
   // (detail/serenity_decision.hpp): a yes lowers the incumbent to the order found, a no raises the
@@ -260,15 +276,9 @@ class serenity_solver {
   // with twice the time. stopped when a global limit stopped the search.
   bisect_end bisect(serenity_decider& decider, bool timed, bisection& b,
                     std::uint64_t until = std::numeric_limits<std::uint64_t>::max()) {
-    std::int64_t step = 0;
-    for (std::size_t v = 0; v < g_.size(); ++v) step = std::gcd(step, std::gcd(g_.bytes(v), g_.workspace(v)));
-    step = std::max<std::int64_t>(step, 1);
+    const std::int64_t step = b.step;
     const auto round_up = [&](std::int64_t x) { return x % step == 0 ? x : x + (step - x % step); };
     const auto round_down = [&](std::int64_t x) { return x - ((x % step) + step) % step; };
-    if (b.per_attempt.count() == 0) {
-      b.per_attempt = attempt_limit();
-      b.first = !timed;
-    }
     bisect_end end = bisect_end::settled;
     while (std::max(lb_, target_) < best_peak_) {
       lb_ = round_up(lb_);
@@ -373,12 +383,9 @@ class serenity_solver {
     // The bisection with timed decisions; graphs over 4096 vertices are not searched.
     serenity_decider decider(g_, pool_, opt_.max_states, deadline_, opt_.free_moves);
     if (!decider.usable()) return;
-    bisection b;
+    bisection b = start_bisection(true);
     (void)bisect(decider, true, b);
-    a.stats.states_expanded += decider.expanded();
-    a.stats.states_stored += decider.stored();
-    search_bytes_ = std::max<std::uint64_t>(search_bytes_, static_cast<std::uint64_t>(decider.peak_bytes()));
-    a.stats.search_bytes = search_bytes_;
+    add_decider_stats(a, decider);
   }
 
   const memory_graph& g_;
