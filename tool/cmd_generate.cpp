@@ -168,8 +168,7 @@ int run_generate(const std::vector<std::string>& argv) {
   } catch (const memsched::option_error&) {
     throw;  // main names the flag
   } catch (const std::invalid_argument& e) {
-    if (dynamic_cast<const usage_error*>(&e) == nullptr) throw usage_error(e.what());
-    throw;
+    throw usage_error(e.what());  // a generator's cross-field check (usage_error is not an invalid_argument)
   }
   check_readable(g, kind);
   save_graph(*out, g);

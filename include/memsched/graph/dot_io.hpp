@@ -9,6 +9,7 @@
 #include <memsched/graph/detail/graph_record.hpp>
 #include <memsched/graph/detail/input_limits.hpp>
 
+#include <boost/algorithm/string/predicate.hpp>
 #include <boost/graph/graphviz.hpp>
 
 #include <cstdint>
@@ -28,6 +29,13 @@
 namespace memsched {
 
 namespace detail {
+
+/// DOT's keywords (node, edge, graph, digraph, subgraph, strict), which are case-insensitive.
+[[nodiscard]] inline bool is_dot_keyword(std::string_view word) {
+  for (std::string_view keyword : {"node", "edge", "graph", "digraph", "subgraph", "strict"})
+    if (boost::algorithm::iequals(word, keyword)) return true;
+  return false;
+}
 
 /// The most edges a DOT text may stand for once Boost expands edges between subgraphs
 /// (`{a b c} -> {d e f}` is one edge per pair): 1,000,000 plus 4 per byte of text. A written-out
@@ -91,24 +99,18 @@ inline void check_dot_edge_expansion(std::string_view text, const std::string& s
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
            static_cast<unsigned char>(c) >= 0x80;
   };
-  auto lower = [](std::string_view w) {
-    std::string s(w);
-    for (char& c : s)
-      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    return s;
-  };
   auto end_of_line = [&](std::size_t from) {
     while (from < n && text[from] != '\n' && text[from] != '\r' && text[from] != '\f') ++from;
     return from;
   };
   auto name_token = [&](const std::string& word, bool keyword_possible) {
-    const std::string w = keyword_possible ? lower(word) : std::string();
-    if (keyword_possible && (w == "node" || w == "edge" || w == "graph" || w == "digraph" || w == "strict")) {
+    const bool subgraph = keyword_possible && boost::algorithm::iequals(word, "subgraph");
+    if (keyword_possible && !subgraph && is_dot_keyword(word)) {
       finish_subgraph_reference();
       end_statement();
       return;
     }
-    if (keyword_possible && w == "subgraph") {
+    if (subgraph) {
       finish_subgraph_reference();
       subgraph_state = 1;
       return;
@@ -262,11 +264,7 @@ namespace detail {
 /// or a number), except that DOT's keywords are quoted too: Boost leaves `strict` or `node`
 /// unquoted, and a reader then takes it for the keyword (an op named "strict" did not read back).
 inline std::string dot_value(const std::string& text) {
-  std::string lower(text);
-  for (char& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  for (const char* keyword : {"node", "edge", "graph", "digraph", "subgraph", "strict"})
-    if (lower == keyword) return "\"" + text + "\"";
-  return boost::escape_dot_string(text);
+  return is_dot_keyword(text) ? "\"" + text + "\"" : boost::escape_dot_string(text);
 }
 
 /// Boost's dynamic-properties writers (vertex, edge and graph attributes, the same text) with
