@@ -14,9 +14,10 @@ namespace {
 const char* hiremate_usage =
     "    HiRemate (Gusak et al. 2024), two levels: H-Partition of the forward graph, each distinct\n"
     "    subgraph solved once for K budgets (best heuristic), one option per group chosen to fit\n"
-    "    the budget, expanded and re-simulated; the cheaper of it and the best heuristic's plan.\n"
+    "    the budget, or the groups checkpointed as a chain (Rotor/Rockmate), expanded and\n"
+    "    re-simulated; the cheaper of these and the best heuristic's plan.\n"
     "    Extra JSON: hiremate {levels, subgraphs, distinct_subgraphs, largest_subgraph, top_nodes,\n"
-    "    groups, problems_solved, repair_rounds, source, seconds per phase, costs}.\n"
+    "    groups, problems_solved, repair_rounds, source, top_method, seconds per phase, costs}.\n"
     "    --max-lower M           nodes per group (M^l, default 20)\n"
     "    --max-top M             nodes of the top graph (M^t, default 30)\n"
     "    --options N             options kept per subgraph (N_o, default 8)\n"
@@ -58,6 +59,9 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   h["heuristic_seconds"] = s.heuristic_seconds;
   if (s.hierarchy_cost) h["hierarchy_cost"] = *s.hierarchy_cost;
   if (s.heuristic_cost) h["heuristic_cost"] = *s.heuristic_cost;
+  if (s.groups_cost) h["groups_cost"] = *s.groups_cost;
+  if (s.chain_cost) h["chain_cost"] = *s.chain_cost;
+  if (!s.top_method.empty()) h["top_method"] = s.top_method;
   extra["hiremate"] = h;
   if (!r.result.message.empty()) extra["message"] = r.result.message;
   return r.result;

@@ -275,3 +275,191 @@ TEST_CASE("hiremate: never below Checkmate's optimum on a small chain") {
   }
 }
 #endif
+
+namespace {
+
+using chain_kind = detail::hm_chain_step::kind;
+
+// Cost of a chain schedule: its steps' option costs and forward-only costs.
+double schedule_cost(const detail::hm_chain& chain, const std::vector<std::vector<detail::hm_chain_option>>& opts,
+                     const std::vector<detail::hm_chain_step>& steps) {
+  double cost = 0;
+  for (const auto& s : steps)
+    cost += s.what == chain_kind::forward_only ? chain.stages[s.stage].forward_cost
+            : s.what == chain_kind::forward    ? opts[s.stage][s.option].cost
+                                               : 0;
+  return cost;
+}
+
+// What every chain schedule is: each stage's backward part once, last stage first, right after a
+// forward part of that stage with the same option or after later stages' work; a stage's forward
+// part only when its input exists (the stage before ran forward since that stage's last backward
+// part... at least once before).
+void check_schedule_shape(std::size_t L, const std::vector<detail::hm_chain_step>& steps) {
+  std::vector<long> pending(L, -1);  // option of the last forward part with an option, until its backward part
+  std::vector<char> ran(L, 0);
+  std::size_t next_backward = L;
+  for (const auto& s : steps) {
+    REQUIRE(s.stage < L);
+    if (s.what != chain_kind::backward) {
+      CHECK((s.stage == 0 || ran[s.stage - 1]));
+      CHECK(s.stage < next_backward);  // nothing runs forward after its backward part
+      ran[s.stage] = 1;
+      if (s.what == chain_kind::forward) pending[s.stage] = static_cast<long>(s.option);
+      continue;
+    }
+    CHECK(s.stage + 1 == next_backward);
+    next_backward = s.stage;
+    CHECK(pending[s.stage] == static_cast<long>(s.option));
+  }
+  CHECK(next_backward == 0);
+}
+
+}  // namespace
+
+TEST_CASE("hiremate: the chain schedule by hand") {
+  // Stage 0: carry 2, its backward part reads 1 of stage 1, forward alone peaks at 4 for cost 5;
+  // one option (peaks 6, resident 5, cost 15). Stage 1: no carry, forward alone 3 for 7; one
+  // option (6, 6, resident 4, cost 21). Alone, stage 1 needs its input + 6 = 8 and stage 0 needs
+  // 1 + 6 = 7. Keeping stage 0's option through stage 1 needs 3 more (its resident beyond the
+  // carry): 11 units for 15 + 21 = 36. Below that, stage 0 runs forward alone (5), stage 1 with
+  // its input in 8, then stage 0 again: 41, down to 8 units. Below 8 nothing fits.
+  detail::hm_chain chain;
+  chain.stages = {{.carry = 2, .grad_in = 1, .forward_peak = 4, .forward_cost = 5}, {.carry = 0, .grad_in = 0, .forward_peak = 3, .forward_cost = 7}};
+  const std::vector<std::vector<detail::hm_chain_option>> opts{{{6, 6, 5, 15}}, {{6, 6, 4, 21}}};
+  auto at = [&](std::int64_t budget) {
+    return detail::hm_chain_schedule(chain, opts, budget, static_cast<std::size_t>(budget), std::int64_t{1} << 30, [] { return false; });
+  };
+  for (std::int64_t b = 11; b <= 14; ++b) {
+    const auto s = at(b);
+    REQUIRE(s);
+    CHECK(schedule_cost(chain, opts, *s) == 36);
+    CHECK(s->size() == 4);
+  }
+  for (std::int64_t b = 8; b <= 10; ++b) {
+    const auto s = at(b);
+    REQUIRE(s);
+    CHECK(schedule_cost(chain, opts, *s) == 41);
+    REQUIRE(s->size() == 5);
+    CHECK((*s)[0].what == chain_kind::forward_only);
+    CHECK((*s)[3].what == chain_kind::forward);
+    CHECK((*s)[3].stage == 0);
+  }
+  CHECK(!at(7));
+  CHECK(!at(4));
+  // Pinned bytes come off the budget; a stop request gives no schedule.
+  chain.pinned = 3;
+  CHECK(schedule_cost(chain, opts, *at(14)) == 36);
+  CHECK(schedule_cost(chain, opts, *at(13)) == 41);
+  CHECK(!at(10));
+  CHECK(!detail::hm_chain_schedule(chain, opts, 14, 14, std::int64_t{1} << 30, [] { return true; }));
+}
+
+TEST_CASE("hiremate: the chain schedule against brute force over one option per stage") {
+  // When running a stage forward alone costs more than every option together, the cheapest
+  // schedule keeps one option per stage through the whole forward pass; that schedule fits when,
+  // for every stage s, what the stages before hold (their inputs and residents beyond the carry)
+  // plus its input plus the gradients in flight plus its forward (backward) peak fits. Brute force
+  // over every choice must give the table's cost at every budget; with cheap forward parts the
+  // table is never worse and every schedule has the shape of one.
+  std::mt19937_64 rng(7);
+  std::size_t compared = 0, cheaper = 0;
+  for (int inst = 0; inst < 300; ++inst) {
+    std::uniform_int_distribution<int> len(1, 4), nopt(1, 3), small(0, 4), peak(1, 9), cost(1, 20);
+    const std::size_t L = static_cast<std::size_t>(len(rng));
+    detail::hm_chain chain;
+    std::vector<std::vector<detail::hm_chain_option>> opts(L);
+    for (std::size_t k = 0; k < L; ++k) {
+      detail::hm_stage st;
+      st.carry = k + 1 < L ? small(rng) : 0;
+      st.grad_in = k + 1 < L ? small(rng) : 0;
+      st.forward_peak = st.carry + small(rng);
+      st.forward_cost = 1e6;
+      chain.stages.push_back(st);
+      for (int o = nopt(rng); o-- > 0;) {
+        const std::int64_t fp = st.carry + peak(rng), bp = peak(rng) + small(rng);
+        opts[k].push_back({fp, bp, st.carry + small(rng), static_cast<double>(cost(rng))});
+      }
+    }
+    auto in_of = [&](std::size_t s) { return s == 0 ? std::int64_t{0} : chain.stages[s - 1].carry; };
+    auto brute = [&](std::int64_t budget) {
+      double best = std::numeric_limits<double>::infinity();
+      std::vector<std::size_t> pick(L, 0);
+      while (true) {
+        bool fits = true;
+        double c = 0;
+        std::int64_t before = 0;
+        const std::int64_t last_grads = chain.stages[L - 1].grad_in;
+        for (std::size_t s = 0; s < L && fits; ++s) {
+          const auto& o = opts[s][pick[s]];
+          fits = before + in_of(s) + last_grads + o.forward_peak <= budget && before + in_of(s) + chain.stages[s].grad_in + o.backward_peak <= budget;
+          before += in_of(s) + std::max<std::int64_t>(0, o.resident - chain.stages[s].carry);
+          c += o.cost;
+        }
+        if (fits) best = std::min(best, c);
+        std::size_t i = 0;
+        while (i < L && ++pick[i] == opts[i].size()) pick[i++] = 0;
+        if (i == L) break;
+      }
+      return best;
+    };
+    for (std::int64_t budget = 1; budget <= 40; ++budget) {
+      const auto s = detail::hm_chain_schedule(chain, opts, budget, static_cast<std::size_t>(budget), std::int64_t{1} << 30, [] { return false; });
+      const double b = brute(budget);
+      CAPTURE(inst);
+      CAPTURE(budget);
+      if (b < 1e6) {
+        REQUIRE(s);
+        CHECK(schedule_cost(chain, opts, *s) == b);
+        ++compared;
+      }
+      if (s) check_schedule_shape(L, *s);
+      // Cheap forward parts: never worse than keeping one option per stage.
+      auto cheap = chain;
+      for (auto& st : cheap.stages) st.forward_cost = 1;
+      const auto c = detail::hm_chain_schedule(cheap, opts, budget, static_cast<std::size_t>(budget), std::int64_t{1} << 30, [] { return false; });
+      if (b < 1e6) {
+        REQUIRE(c);
+        CHECK(schedule_cost(cheap, opts, *c) <= b);
+        cheaper += schedule_cost(cheap, opts, *c) < b;
+      }
+      if (c) check_schedule_shape(L, *c);
+    }
+  }
+  CHECK(compared > 3000);
+  CHECK(cheaper > 100);  // forward-only parts pay off on some instances
+}
+
+TEST_CASE("hiremate: the chain top level, recomputing across groups, is cheaper than one option per group") {
+  const memory_graph g = tiny_gpt(8);
+  const std::int64_t peak = no_remat_peak(g);
+  std::size_t cheaper = 0;
+  for (int pct = 20; pct <= 60; pct += 5) {
+    const std::int64_t budget = peak * pct / 100;
+    CAPTURE(pct);
+    const auto with = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false});
+    const auto without = hiremate_plan_detailed(g, budget, hiremate_options{.chain_units = 0, .heuristic_start = false});
+    CHECK(!without.stats.chain_cost);
+    CHECK(without.stats.top_method != "chain");
+    if (has_solution(without.result.status)) CHECK(without.stats.groups_cost == without.result.total_cost);
+    if (!has_solution(with.result.status)) {
+      CHECK(!has_solution(without.result.status));
+      continue;
+    }
+    check_result(g, with.result, budget);
+    CHECK(with.stats.hierarchy_cost == with.result.total_cost);
+    if (with.stats.top_method == "chain") {
+      REQUIRE(with.stats.chain_cost);
+      CHECK(*with.stats.chain_cost == with.result.total_cost);
+      if (with.stats.groups_cost) CHECK(*with.stats.chain_cost < *with.stats.groups_cost);
+    } else {
+      CHECK(with.stats.top_method == "groups");
+      CHECK(with.result.total_cost == without.result.total_cost);
+    }
+    if (!has_solution(without.result.status) || with.result.total_cost < without.result.total_cost) ++cheaper;
+    if (has_solution(without.result.status)) CHECK(with.result.total_cost <= without.result.total_cost);
+    MESSAGE(pct << "%: groups " << (without.stats.groups_cost ? std::to_string(*without.stats.groups_cost) : "none") << ", chain "
+                 << (with.stats.chain_cost ? std::to_string(*with.stats.chain_cost) : "none"));
+  }
+  CHECK(cheaper >= 5);  // 25-60% of the peak on this stack: 2-4% cheaper
+}

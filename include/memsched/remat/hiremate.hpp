@@ -3,7 +3,10 @@
 // partitioned (hiremate_partition), every distinct class of the lowest level is solved once for a
 // range of budgets (hiremate_subgraph_options), and one option per group is chosen so that the
 // whole schedule fits the budget at least extra cost. The choice is a native dynamic program over
-// the groups in topological order (no MILP backend needed; H-ILP of appendix B is not here yet).
+// the groups in topological order (no MILP backend needed; H-ILP of appendix B is not here yet),
+// and a second one that sees the groups as the stages of a chain and may also run a group's
+// forward part without keeping anything, to run it again before its backward part (Rotor's and
+// Rockmate's checkpointing over the options: detail/hiremate_chain.hpp); the cheaper plan wins.
 // The chosen options expand into a compute sequence of the original graph (forward schedules in
 // order, backward schedules in reverse), which the simulator re-checks; when inputs shared
 // between groups (0 bytes in the subgraph problems) push it over the budget, the choice is redone
@@ -16,6 +19,7 @@
 #include <memsched/order/detail/task_pool.hpp>
 #include <memsched/remat/best_heuristic.hpp>
 #include <memsched/remat/checkpoint_plan.hpp>
+#include <memsched/remat/detail/hiremate_chain.hpp>
 #include <memsched/remat/detail/plan_builder.hpp>
 #include <memsched/remat/hiremate_partition.hpp>
 #include <memsched/remat/hiremate_subgraph.hpp>
@@ -66,6 +70,9 @@ struct hiremate_options {
   /// with solver.time_limit and max_bytes set from them); empty: best_heuristic_plan.
   std::function<remat_result(const memory_graph&, std::int64_t, const hiremate_lower_limits&)> lower_solver = {};
   std::size_t budget_units = 4096;               ///< Resolution of the top-level table (>= 16).
+  /// Resolution of the chain schedule's table (groups^2 / 2 x units floats, within max_bytes or
+  /// 256 MiB); 0: no chain schedule (one option per group only). 0 or >= 16.
+  std::size_t chain_units = 512;
   std::size_t repair_rounds = 12;                ///< Tighter top-level budgets tried after a simulated overshoot.
   /// Also run best_heuristic_plan on the whole graph and return the cheaper plan (the warm start).
   bool heuristic_start = true;
@@ -81,6 +88,9 @@ struct hiremate_stats {
   std::size_t repair_rounds = 0;   ///< Top-level choices redone after the simulator found an overshoot.
   double lower_seconds = 0, top_seconds = 0, heuristic_seconds = 0;  ///< Partition time: partition.seconds.
   std::optional<double> hierarchy_cost, heuristic_cost;  ///< Total cost of each candidate plan (when within budget).
+  /// The hierarchy's two top levels: one option per group, and the chain schedule (when within budget).
+  std::optional<double> groups_cost, chain_cost;
+  std::string top_method;  ///< "groups" or "chain": which top level gave the hierarchy's plan.
   std::string source;  ///< "hierarchy" or "heuristic": which plan was returned.
 };
 
@@ -139,10 +149,11 @@ inline std::optional<std::vector<std::size_t>> hm_choose(const std::vector<std::
   return choice;
 }
 
-/// The compute sequence of the chosen options: forward schedules in group order, backward
-/// schedules in reverse, and every vertex no group owns (the loss, gradients of nothing) as soon
-/// as something reads it. nullopt when a step would read a value not computed yet.
-inline std::optional<std::vector<std::size_t>> hm_expand(const memory_graph& g, const std::vector<const hm_group_choice*>& chosen,
+/// The compute sequence of a top-level schedule: the vertex lists `parts` in order (forward and
+/// backward schedules of options, forward parts of groups), and every vertex no group owns (the
+/// loss, gradients of nothing) as soon as something reads it. nullopt when a step would read a
+/// value of a group not computed yet. O(length + sum of in-degrees).
+inline std::optional<std::vector<std::size_t>> hm_expand(const memory_graph& g, const std::vector<const std::vector<std::size_t>*>& parts,
                                                          const std::vector<char>& owned) {
   std::vector<char> done(g.size(), 0);
   std::vector<std::size_t> seq;
@@ -176,10 +187,8 @@ inline std::optional<std::vector<std::size_t>> hm_expand(const memory_graph& g, 
     done[v] = 1;
     seq.push_back(v);
   };
-  for (const auto* c : chosen)
-    for (auto v : c->forward) { run(v); if (!ok) return std::nullopt; }
-  for (auto it = chosen.rbegin(); it != chosen.rend(); ++it)
-    for (auto v : (*it)->backward) { run(v); if (!ok) return std::nullopt; }
+  for (const auto* part : parts)
+    for (auto v : *part) { run(v); if (!ok) return std::nullopt; }
   for (auto v : g.topological_order())
     if (!done[v]) {
       if (owned[v]) return std::nullopt;
@@ -250,6 +259,7 @@ inline void check_hiremate_options(const hiremate_options& options) {
   if (options.budgets == 0) fail("budgets", "must be >= 1");
   if (options.max_options == 0 || options.max_options > 254) fail("max_options", "must be in 1..254");
   if (options.budget_units < 16) fail("budget_units", "must be >= 16");
+  if (options.chain_units != 0 && options.chain_units < 16) fail("chain_units", "must be 0 or >= 16");
   detail::hm_check_partition_options(options.partition);
 }
 
@@ -408,6 +418,31 @@ template <class G, class... Maps>
   bool every_group = true;
   for (const auto& c : choices) every_group = every_group && !c.empty();
   if (!every_group) why = "a subgraph has no option";
+  std::optional<double> best_reported = st.heuristic_cost;
+  // Each top level: choose under a target budget, expand, simulate; on overshoot, choose again
+  // under a target lowered by it. `choose(target, why)` gives a compute sequence or nullopt.
+  auto repaired = [&](auto choose, std::optional<double>& cost) {
+    std::int64_t target = budget;
+    for (std::size_t round = 0; round <= options.repair_rounds && (round == 0 || !out_of_time()); ++round) {
+      auto seq = choose(target);
+      if (!seq) break;
+      remat_result r = detail::finish_strategy_plan(g, std::move(*seq), budget, true, start);
+      if (r.status == solve_status::feasible) {
+        cost = r.total_cost;
+        if (!best_reported || r.total_cost < *best_reported) {
+          best_reported = r.total_cost;
+          options.observer.on_incumbent(elapsed(), r.total_cost);
+        }
+        return r;
+      }
+      ++st.repair_rounds;
+      const std::int64_t over = r.peak_bytes - budget;
+      why = "the expanded plan's peak " + std::to_string(r.peak_bytes) + " exceeds the budget";
+      target -= std::max<std::int64_t>(over, std::max<std::int64_t>(1, target / 64));
+      if (target <= 0) break;
+    }
+    return remat_result{};
+  };
   if (every_group) {
     options.observer.on_phase(elapsed(), "top level");
     std::size_t units = options.budget_units;
@@ -416,27 +451,58 @@ template <class G, class... Maps>
       const std::int64_t per = static_cast<std::int64_t>(groups.size()) * 5 + 16;
       units = std::max<std::size_t>(16, std::min<std::size_t>(units, static_cast<std::size_t>(std::max<std::int64_t>(1, *options.max_bytes / per))));
     }
-    std::int64_t target = budget;
-    for (std::size_t round = 0; round <= options.repair_rounds && (round == 0 || !out_of_time()); ++round) {
-      const auto choice = detail::hm_choose(choices, target, units);
-      if (!choice) { why = "no choice of the subgraphs' options fits the budget"; break; }
-      std::vector<const detail::hm_group_choice*> chosen;
-      for (std::size_t i = 0; i < groups.size(); ++i) chosen.push_back(&choices[i][(*choice)[i]]);
-      auto seq = detail::hm_expand(g, chosen, owned);
-      if (!seq) { why = "the groups' schedules cannot be put in one order"; break; }
-      remat_result r = detail::finish_strategy_plan(g, std::move(*seq), budget, true, start);
-      if (r.status == solve_status::feasible) {
-        hier = std::move(r);
-        st.hierarchy_cost = hier.total_cost;
-        options.observer.on_incumbent(elapsed(), hier.total_cost);
-        break;
+    hier = repaired(
+        [&](std::int64_t target) -> std::optional<std::vector<std::size_t>> {
+          const auto choice = detail::hm_choose(choices, target, units);
+          if (!choice) {
+            why = "no choice of the subgraphs' options fits the budget";
+            return std::nullopt;
+          }
+          std::vector<const std::vector<std::size_t>*> parts;
+          for (std::size_t i = 0; i < groups.size(); ++i) parts.push_back(&choices[i][(*choice)[i]].forward);
+          for (std::size_t i = groups.size(); i-- > 0;) parts.push_back(&choices[i][(*choice)[i]].backward);
+          auto seq = detail::hm_expand(g, parts, owned);
+          if (!seq) why = "the groups' schedules cannot be put in one order";
+          return seq;
+        },
+        st.groups_cost);
+    if (hier.status == solve_status::feasible) st.top_method = "groups";
+    if (options.chain_units > 0 && !out_of_time()) {
+      options.observer.on_phase(elapsed(), "top level (chain)");
+      const detail::hm_chain chain = detail::hm_make_chain(g, groups);
+      std::vector<std::vector<detail::hm_chain_option>> chain_options(groups.size());
+      for (std::size_t i = 0; i < groups.size(); ++i)
+        for (const auto& c : choices[i]) chain_options[i].push_back({c.forward_peak, c.backward_peak, c.resident, c.cost});
+      const std::int64_t table_cap = options.max_bytes.value_or(std::int64_t{1} << 28);
+      std::string chain_why;
+      remat_result by_chain = repaired(
+          [&](std::int64_t target) -> std::optional<std::vector<std::size_t>> {
+            const auto steps = detail::hm_chain_schedule(chain, chain_options, target, options.chain_units, table_cap, out_of_time);
+            if (!steps) {
+              chain_why = out_of_time() ? "the time limit stopped the chain schedule" : "no chain schedule fits the budget";
+              return std::nullopt;
+            }
+            std::vector<const std::vector<std::size_t>*> parts;
+            for (const auto& step : *steps) {
+              const auto& c = choices[step.stage][step.option];
+              using kind = detail::hm_chain_step::kind;
+              parts.push_back(step.what == kind::forward_only ? chain.stages[step.stage].forward
+                                                              : step.what == kind::forward ? &c.forward : &c.backward);
+            }
+            auto seq = detail::hm_expand(g, parts, owned);
+            if (!seq) chain_why = "the chain schedule cannot be put in one order";
+            return seq;
+          },
+          st.chain_cost);
+      if (by_chain.status == solve_status::feasible &&
+          (hier.status != solve_status::feasible || by_chain.total_cost < hier.total_cost)) {
+        hier = std::move(by_chain);
+        st.top_method = "chain";
+      } else if (hier.status != solve_status::feasible && !chain_why.empty()) {
+        why = why.empty() ? chain_why : why + "; " + chain_why;
       }
-      ++st.repair_rounds;
-      const std::int64_t over = r.peak_bytes - budget;
-      why = "the expanded plan's peak " + std::to_string(r.peak_bytes) + " exceeds the budget";
-      target -= std::max<std::int64_t>(over, std::max<std::int64_t>(1, target / 64));
-      if (target <= 0) break;
     }
+    if (hier.status == solve_status::feasible) st.hierarchy_cost = hier.total_cost;
   }
   st.top_seconds = detail::seconds_since(top_start);
 

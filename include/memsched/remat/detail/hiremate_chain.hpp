@@ -1,0 +1,246 @@
+#pragma once
+// HiRemate's top level as a checkpointed chain: the groups, in topological order, are the stages
+// of a chain, and a schedule may run a stage's forward part without keeping anything but what the
+// next stage reads, then run it again (with one of its options) when its backward part comes.
+// This is the dynamic program of Rotor for heterogeneous chains (Beaumont, Eyraud-Dubois, Herrmann,
+// Joly, Shilova 2019) with options per stage as Rockmate uses it (Zhao et al., ICML 2023): what the
+// one-option-per-group choice (hm_choose) cannot express is recomputing a group from the output of
+// another, which long stacks of blocks need at tight budgets. Internals of remat/hiremate.hpp.
+//
+// The memory model is the chain's: besides the options' own peaks (whose inputs and gradients from
+// outside count 0 bytes), a stage's input `carry` of the stage before and the `grad_in` its backward
+// part reads from the stage after are counted while they are held; values read across
+// non-adjacent groups (a mask every block reads, a skip connection) are `pinned`: counted for the
+// whole run. The expanded plan is re-simulated by the caller, which tightens the budget when
+// what the model leaves out pushes it over.
+
+#include <memsched/graph/memory_graph.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <vector>
+
+namespace memsched::detail {
+
+/// One group seen as a stage of the chain.
+struct hm_stage {
+  std::int64_t carry = 0;            ///< Bytes of its values the next stage's forward part reads.
+  std::int64_t grad_in = 0;          ///< Bytes of the next stage's values its backward part reads (gradients, next-output dependencies).
+  std::int64_t forward_peak = 0;     ///< Its forward vertices once, keeping only `carry` (its input not counted).
+  double forward_cost = 0;
+  const std::vector<std::size_t>* forward = nullptr;  ///< Those vertices, topological (the group's).
+};
+
+/// The chain view of a top level.
+struct hm_chain {
+  std::vector<hm_stage> stages;
+  std::int64_t pinned = 0;  ///< Bytes counted throughout (values read across non-adjacent stages or by no stage).
+};
+
+/// One option of a stage, as the chain's dynamic program sees it.
+struct hm_chain_option {
+  std::int64_t forward_peak = 0, backward_peak = 0, resident = 0;
+  double cost = 0;
+};
+
+/// One step of a chain schedule: a stage's forward part alone (`forward_only`, nothing kept but
+/// its carry), its forward part with an option, or its backward part with that option.
+struct hm_chain_step {
+  enum class kind : std::uint8_t { forward_only, forward, backward } what;
+  std::size_t stage = 0, option = 0;
+};
+
+/// The chain view of `groups` (forward vertices; groups in a topological order of the top level).
+/// Backward vertices belong to the group of the vertex they are the gradient of.
+/// O(vertices + edges).
+inline hm_chain hm_make_chain(const memory_graph& g, const std::vector<std::vector<std::size_t>>& groups) {
+  constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
+  const std::size_t L = groups.size();
+  std::vector<std::size_t> owner(g.size(), none);
+  for (std::size_t k = 0; k < L; ++k)
+    for (auto v : groups[k]) owner[v] = k;
+  for (std::size_t v = 0; v < g.size(); ++v)
+    if (g.role(v) == node_role::backward && g.grad_of(v) && owner[*g.grad_of(v)] != none) owner[v] = owner[*g.grad_of(v)];
+
+  hm_chain chain;
+  chain.stages.resize(L);
+  std::vector<char> carry(g.size(), 0), pinned(g.size(), 0), grad_in(g.size(), 0);
+  for (std::size_t v = 0; v < g.size(); ++v) {
+    const std::size_t ov = owner[v];
+    for (auto w : g.successors(v)) {
+      const std::size_t ow = owner[w];
+      if (ov != none && ow == ov) continue;
+      if (ov == none) {
+        pinned[v] = 1;
+      } else if (ow == none) {
+        if (ov + 1 != L) pinned[v] = 1;  // the last stage's problem holds what the loss reads
+      } else if (g.is_forward(w)) {
+        (ow == ov + 1 ? carry[v] : pinned[v]) = 1;
+      } else if (ow + 1 == ov) {
+        grad_in[v] = 1;
+      } else if (!(ow == ov + 1 && g.is_forward(v))) {
+        pinned[v] = 1;
+      }
+    }
+    if (g.is_output(v) && ov != L - 1) pinned[v] = 1;
+  }
+  for (std::size_t v = 0; v < g.size(); ++v) {
+    if (pinned[v]) {
+      chain.pinned += g.bytes(v);
+      continue;
+    }
+    if (owner[v] == none) continue;
+    // A value the next stage reads only in its backward part (an input dependency) stays with
+    // the carry, which is held until that backward part.
+    bool read_by_next_backward = false;
+    for (auto w : g.successors(v)) read_by_next_backward = read_by_next_backward || owner[w] == owner[v] + 1;
+    if (carry[v] || (read_by_next_backward && g.is_forward(v))) chain.stages[owner[v]].carry += g.bytes(v), carry[v] = 1;
+    if (grad_in[v] && owner[v] > 0) chain.stages[owner[v] - 1].grad_in += g.bytes(v);
+  }
+
+  // Each stage's forward part run once, freeing what neither it nor the next stage reads again.
+  std::vector<std::size_t> readers(g.size(), 0);
+  for (std::size_t k = 0; k < L; ++k) {
+    hm_stage& st = chain.stages[k];
+    st.forward = &groups[k];
+    for (auto v : groups[k])
+      for (auto w : g.successors(v)) readers[v] += owner[w] == k && g.is_forward(w);
+    std::int64_t live = 0;
+    auto counted = [&](std::size_t v) { return pinned[v] ? std::int64_t{0} : g.bytes(v); };
+    for (auto v : groups[k]) {
+      st.forward_cost += g.cost(v);
+      st.forward_peak = std::max(st.forward_peak, live + counted(v) + g.workspace(v));
+      live += counted(v);
+      for (auto p : g.predecessors(v))
+        if (owner[p] == k && g.is_forward(p) && --readers[p] == 0 && !carry[p]) live -= counted(p);
+      if (readers[v] == 0 && !carry[v]) live -= counted(v);
+    }
+  }
+  return chain;
+}
+
+/// A cheapest chain schedule within `budget` for the options `opts[k]` of each stage, or nullopt
+/// (none in the model, or `stop()` said to stop). Memory in units of (budget - pinned) / units,
+/// sizes rounded up. `max_table_bytes` caps the table (fewer units when it would exceed it).
+/// O(L^3 x units + L^2 x options x units) time, O(L^2 x units) memory, L stages.
+template <class Stop>
+std::optional<std::vector<hm_chain_step>> hm_chain_schedule(const hm_chain& chain, const std::vector<std::vector<hm_chain_option>>& opts,
+                                                            std::int64_t budget, std::size_t units, std::int64_t max_table_bytes, Stop stop) {
+  const std::size_t L = chain.stages.size();
+  const std::int64_t avail = budget - chain.pinned;
+  if (L == 0 || avail <= 0 || opts.size() != L) return std::nullopt;
+  const std::size_t pairs = L * (L + 1) / 2;
+  const std::int64_t fit = max_table_bytes / static_cast<std::int64_t>(pairs * sizeof(float)) - 1;
+  if (fit < 16) return std::nullopt;
+  units = std::min<std::size_t>(units, static_cast<std::size_t>(fit));
+  const std::int64_t unit = std::max<std::int64_t>(1, (avail + static_cast<std::int64_t>(units) - 1) / static_cast<std::int64_t>(units));
+  const std::size_t U = static_cast<std::size_t>(avail / unit);
+  const std::size_t W = U + 1;
+  auto up = [&](std::int64_t b) { return static_cast<std::size_t>((std::max<std::int64_t>(0, b) + unit - 1) / unit); };
+
+  std::vector<std::size_t> X(L), D(L), P(L);
+  std::vector<float> fc(L + 1, 0);
+  std::vector<double> prefix(L + 1, 0);
+  for (std::size_t k = 0; k < L; ++k) {
+    X[k] = up(chain.stages[k].carry);
+    D[k] = up(chain.stages[k].grad_in);
+    P[k] = up(chain.stages[k].forward_peak);
+    prefix[k + 1] = prefix[k] + chain.stages[k].forward_cost;
+  }
+  struct opt_units {
+    std::size_t fp, bp, extra;
+    float cost;
+  };
+  std::vector<std::vector<opt_units>> ou(L);
+  for (std::size_t k = 0; k < L; ++k)
+    for (const auto& o : opts[k])
+      ou[k].push_back({up(o.forward_peak), up(o.backward_peak), up(o.resident - chain.stages[k].carry), static_cast<float>(o.cost)});
+  auto in_of = [&](std::size_t s) { return s == 0 ? std::size_t{0} : X[s - 1]; };
+  auto id = [&](std::size_t s, std::size_t t) { return (t * (t + 1) / 2 + s) * W; };  // s <= t
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> C(pairs * W, inf);
+  // Forward-only cost of stages s..s2-1 (the reconstruction recomputes candidates with the same
+  // float operations as the table, so it finds the entry's candidate by equality).
+  auto ck_cost = [&](std::size_t s, std::size_t s2) { return static_cast<float>(prefix[s2] - prefix[s]); };
+
+  // C(s, t)[m]: least cost of the forward and backward parts of stages s..t within m units, the
+  // input of s and the gradients t's backward part reads already held (and counted in m). The
+  // candidates: s's forward part with option k, then C(s + 1, t), then s's backward part; or
+  // s..s2-1 forward only (keeping s2's input), C(s2, t), then C(s, s2 - 1).
+  for (std::size_t len = 0; len < L; ++len) {
+    if (stop()) return std::nullopt;
+    for (std::size_t s = 0; s + len < L; ++s) {
+      const std::size_t t = s + len;
+      float* row = &C[id(s, t)];
+      const std::size_t in = in_of(s);
+      for (std::size_t k = 0; k < ou[s].size(); ++k) {
+        const auto& o = ou[s][k];
+        if (len == 0) {
+          const std::size_t req = in + D[s] + std::max(o.fp, o.bp);
+          for (std::size_t m = req; m < W; ++m) row[m] = std::min(row[m], o.cost);
+          continue;
+        }
+        const float* sub = &C[id(s + 1, t)];
+        const std::size_t shift = in + o.extra;
+        const std::size_t req = std::max({in + D[t] + o.fp, in + D[s] + o.bp, shift});
+        for (std::size_t m = req; m < W; ++m) row[m] = std::min(row[m], sub[m - shift] + o.cost);
+      }
+      std::size_t q = 0;  // largest forward-only peak of stages s..s2-1 with their inputs
+      for (std::size_t s2 = s + 1; s2 <= t; ++s2) {
+        q = std::max(q, (s2 - 1 > s ? X[s2 - 2] : 0) + P[s2 - 1]);
+        const float* a = &C[id(s2, t)];
+        const float* b = &C[id(s, s2 - 1)];
+        const float f = ck_cost(s, s2);
+        const std::size_t req = std::max(in + D[t] + q, in);
+        for (std::size_t m = req; m < W; ++m) row[m] = std::min(row[m], (a[m - in] + b[m]) + f);
+      }
+      const std::size_t need = in + D[t];
+      for (std::size_t m = 0; m < std::min(need, W); ++m) row[m] = inf;
+    }
+  }
+  if (!(C[id(0, L - 1) + U] < inf)) return std::nullopt;
+
+  // Reconstruction: the first candidate (in the table's order) whose value equals the entry.
+  std::vector<hm_chain_step> steps;
+  auto rebuild = [&](auto&& self, std::size_t s, std::size_t t, std::size_t m) -> void {
+    const float target = C[id(s, t) + m];
+    const std::size_t in = in_of(s);
+    for (std::size_t k = 0; k < ou[s].size(); ++k) {
+      const auto& o = ou[s][k];
+      if (s == t) {
+        if (m >= in + D[s] + std::max(o.fp, o.bp) && o.cost == target) {
+          steps.push_back({hm_chain_step::kind::forward, s, k});
+          steps.push_back({hm_chain_step::kind::backward, s, k});
+          return;
+        }
+        continue;
+      }
+      const std::size_t shift = in + o.extra;
+      const std::size_t req = std::max({in + D[t] + o.fp, in + D[s] + o.bp, shift});
+      if (m >= req && C[id(s + 1, t) + m - shift] + o.cost == target) {
+        steps.push_back({hm_chain_step::kind::forward, s, k});
+        self(self, s + 1, t, m - shift);
+        steps.push_back({hm_chain_step::kind::backward, s, k});
+        return;
+      }
+    }
+    std::size_t q = 0;
+    for (std::size_t s2 = s + 1; s2 <= t; ++s2) {
+      q = std::max(q, (s2 - 1 > s ? X[s2 - 2] : 0) + P[s2 - 1]);
+      if (m < std::max(in + D[t] + q, in)) continue;
+      if ((C[id(s2, t) + m - in] + C[id(s, s2 - 1) + m]) + ck_cost(s, s2) == target) {
+        for (std::size_t i = s; i < s2; ++i) steps.push_back({hm_chain_step::kind::forward_only, i, 0});
+        self(self, s2, t, m - in);
+        self(self, s, s2 - 1, m);
+        return;
+      }
+    }
+  };
+  rebuild(rebuild, 0, L - 1, U);
+  return steps;
+}
+
+}  // namespace memsched::detail
