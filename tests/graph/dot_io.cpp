@@ -238,6 +238,31 @@ TEST_CASE("write_dot_graph refuses text that Boost's DOT escaping cannot read ba
   CHECK(parse_dot_graph(s.str())[0].name == g[0].name);
 }
 
+TEST_CASE("names that look like numbers read back; \".\" and \"-.\" are quoted (a graph named \".\" did not read back)") {
+  const std::vector<std::string> texts{".", "-.", "5.", "-5", ".5", "-.5", "1.25", "0", "x.y", "a-b"};
+  dataflow_graph g(texts.size());
+  for (std::size_t v = 0; v < texts.size(); ++v) {
+    g[v].id = static_cast<std::int64_t>(v);
+    g[v].bytes = 1;
+    g[v].name = texts[v];
+    g[v].op = texts[texts.size() - 1 - v];
+    if (v > 0) add_edge(v - 1, v, g);
+  }
+  for (const std::string& name : texts) {
+    g[boost::graph_bundle].name = name;
+    std::ostringstream s;
+    write_dot_graph(s, g);
+    const dataflow_graph back = parse_dot_graph(s.str());
+    REQUIRE(num_vertices(back) == texts.size());
+    for (std::size_t v = 0; v < texts.size(); ++v) {
+      CHECK(back[v].name == g[v].name);
+      CHECK(back[v].op == g[v].op);
+    }
+    CHECK(back[boost::graph_bundle].name == name);
+    if (name == "." || name == "-.") CHECK(s.str().find("name=\"" + name + "\"") != std::string::npos);
+  }
+}
+
 TEST_CASE("DOT keywords as names, ops and kinds are quoted and read back (an op named strict did not)") {
   const std::vector<std::string> keywords{"node", "edge", "graph", "digraph", "subgraph", "strict", "Strict", "NODE", "SubGraph"};
   dataflow_graph g(keywords.size());

@@ -261,10 +261,13 @@ inline void check_dot_edge_expansion(std::string_view text, const std::string& s
 
 namespace detail {
 /// A DOT attribute value as Boost writes it (escape_dot_string: quoted unless it is an identifier
-/// or a number), except that DOT's keywords are quoted too: Boost leaves `strict` or `node`
-/// unquoted, and a reader then takes it for the keyword (an op named "strict" did not read back).
+/// or a number), except that two kinds Boost leaves bare are quoted: DOT's keywords (a reader
+/// takes `strict` or `node` for the keyword; an op named "strict" did not read back) and "." and
+/// "-." (Boost's pattern takes them for numbers, DOT's numerals need a digit; a graph named "."
+/// did not read back, found by the ONNX fuzzer).
 inline std::string dot_value(const std::string& text) {
-  return is_dot_keyword(text) ? "\"" + text + "\"" : boost::escape_dot_string(text);
+  const bool digitless_number = text == "." || text == "-.";
+  return is_dot_keyword(text) || digitless_number ? "\"" + text + "\"" : boost::escape_dot_string(text);
 }
 
 /// Boost's dynamic-properties writers (vertex, edge and graph attributes, the same text) with
