@@ -238,8 +238,10 @@ TEST_CASE("write_dot_graph refuses text that Boost's DOT escaping cannot read ba
   CHECK(parse_dot_graph(s.str())[0].name == g[0].name);
 }
 
-TEST_CASE("names that look like numbers read back; \".\" and \"-.\" are quoted (a graph named \".\" did not read back)") {
-  const std::vector<std::string> texts{".", "-.", "5.", "-5", ".5", "-.5", "1.25", "0", "x.y", "a-b"};
+namespace {
+
+// A chain whose vertex v is named texts[v] and has the op texts[n - 1 - v].
+dataflow_graph named_chain(const std::vector<std::string>& texts) {
   dataflow_graph g(texts.size());
   for (std::size_t v = 0; v < texts.size(); ++v) {
     g[v].id = static_cast<std::int64_t>(v);
@@ -248,6 +250,14 @@ TEST_CASE("names that look like numbers read back; \".\" and \"-.\" are quoted (
     g[v].op = texts[texts.size() - 1 - v];
     if (v > 0) add_edge(v - 1, v, g);
   }
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("names that look like numbers read back; \".\" and \"-.\" are quoted (a graph named \".\" did not read back)") {
+  const std::vector<std::string> texts{".", "-.", "5.", "-5", ".5", "-.5", "1.25", "0", "x.y", "a-b"};
+  dataflow_graph g = named_chain(texts);
   for (const std::string& name : texts) {
     g[boost::graph_bundle].name = name;
     std::ostringstream s;
@@ -265,14 +275,7 @@ TEST_CASE("names that look like numbers read back; \".\" and \"-.\" are quoted (
 
 TEST_CASE("DOT keywords as names, ops and kinds are quoted and read back (an op named strict did not)") {
   const std::vector<std::string> keywords{"node", "edge", "graph", "digraph", "subgraph", "strict", "Strict", "NODE", "SubGraph"};
-  dataflow_graph g(keywords.size());
-  for (std::size_t v = 0; v < keywords.size(); ++v) {
-    g[v].id = static_cast<std::int64_t>(v);
-    g[v].bytes = 1;
-    g[v].name = keywords[v];
-    g[v].op = keywords[keywords.size() - 1 - v];
-    if (v > 0) add_edge(v - 1, v, g);
-  }
+  dataflow_graph g = named_chain(keywords);
   g[boost::graph_bundle].name = "graph";
   std::ostringstream s;
   write_dot_graph(s, g);
