@@ -281,7 +281,7 @@ namespace {
 using chain_kind = detail::hm_chain_step::kind;
 
 // Cost of a chain schedule: its steps' option costs and forward-only costs.
-double schedule_cost(const detail::hm_chain& chain, const std::vector<std::vector<detail::hm_chain_option>>& opts,
+double schedule_cost(const detail::hm_chain& chain, const std::vector<std::vector<detail::hm_group_choice>>& opts,
                      const std::vector<detail::hm_chain_step>& steps) {
   double cost = 0;
   for (const auto& s : steps)
@@ -326,7 +326,8 @@ TEST_CASE("hiremate: the chain schedule by hand") {
   // its input in 8, then stage 0 again: 41, down to 8 units. Below 8 nothing fits.
   detail::hm_chain chain;
   chain.stages = {{.carry = 2, .grad_in = 1, .forward_peak = 4, .forward_cost = 5}, {.carry = 0, .grad_in = 0, .forward_peak = 3, .forward_cost = 7}};
-  const std::vector<std::vector<detail::hm_chain_option>> opts{{{6, 6, 5, 15}}, {{6, 6, 4, 21}}};
+  const std::vector<std::vector<detail::hm_group_choice>> opts{{{.forward_peak = 6, .backward_peak = 6, .resident = 5, .cost = 15}},
+                                                                {{.forward_peak = 6, .backward_peak = 6, .resident = 4, .cost = 21}}};
   auto at = [&](std::int64_t budget) {
     return detail::hm_chain_schedule(chain, opts, budget, static_cast<std::size_t>(budget), std::int64_t{1} << 30, [] { return false; });
   };
@@ -368,7 +369,7 @@ TEST_CASE("hiremate: the chain schedule against brute force over one option per 
     std::uniform_int_distribution<int> len(1, 4), nopt(1, 3), small(0, 4), peak(1, 9), cost(1, 20);
     const std::size_t L = static_cast<std::size_t>(len(rng));
     detail::hm_chain chain;
-    std::vector<std::vector<detail::hm_chain_option>> opts(L);
+    std::vector<std::vector<detail::hm_group_choice>> opts(L);
     for (std::size_t k = 0; k < L; ++k) {
       detail::hm_stage st;
       st.carry = k + 1 < L ? small(rng) : 0;
@@ -378,7 +379,7 @@ TEST_CASE("hiremate: the chain schedule against brute force over one option per 
       chain.stages.push_back(st);
       for (int o = nopt(rng); o-- > 0;) {
         const std::int64_t fp = st.carry + peak(rng), bp = peak(rng) + small(rng);
-        opts[k].push_back({fp, bp, st.carry + small(rng), static_cast<double>(cost(rng))});
+        opts[k].push_back({.forward_peak = fp, .backward_peak = bp, .resident = st.carry + small(rng), .cost = static_cast<double>(cost(rng))});
       }
     }
     auto in_of = [&](std::size_t s) { return s == 0 ? std::int64_t{0} : chain.stages[s - 1].carry; };

@@ -102,12 +102,6 @@ struct [[nodiscard]] hiremate_plan_result {
 
 namespace detail {
 
-struct hm_group_choice {
-  std::vector<std::size_t> forward, backward;  // original vertices, compute order
-  std::int64_t forward_peak = 0, backward_peak = 0, resident = 0;
-  double cost = 0;
-};
-
 /// The top-level choice: one option per group (groups in topological order) minimising the cost
 /// with, for every group i, R(<i) + max(forward peak, backward peak) <= budget, R the resident
 /// bytes of the groups before (rounded up to `unit`). O(groups x units x options).
@@ -150,11 +144,11 @@ inline std::optional<std::vector<std::size_t>> hm_choose(const std::vector<std::
 }
 
 /// The compute sequence of a top-level schedule: the vertex lists `parts` in order (forward and
-/// backward schedules of options, forward parts of groups), and every vertex no group owns (the
-/// loss, gradients of nothing) as soon as something reads it. nullopt when a step would read a
+/// backward schedules of options, forward parts of groups), and every vertex no group owns
+/// (`owner` from hm_group_owner: the loss, gradients of nothing) as soon as something reads it. nullopt when a step would read a
 /// value of a group not computed yet. O(length + sum of in-degrees).
 inline std::optional<std::vector<std::size_t>> hm_expand(const memory_graph& g, const std::vector<const std::vector<std::size_t>*>& parts,
-                                                         const std::vector<char>& owned) {
+                                                         const std::vector<std::size_t>& owner) {
   std::vector<char> done(g.size(), 0);
   std::vector<std::size_t> seq;
   bool ok = true;
@@ -167,7 +161,7 @@ inline std::optional<std::vector<std::size_t>> hm_expand(const memory_graph& g, 
       bool pushed = false;
       for (auto p : g.predecessors(u))
         if (!done[p]) {
-          if (owned[p]) { ok = false; return; }
+          if (owner[p] != hm_no_group) { ok = false; return; }
           stack.push_back(p);
           pushed = true;
           break;
@@ -181,7 +175,7 @@ inline std::optional<std::vector<std::size_t>> hm_expand(const memory_graph& g, 
   auto run = [&](std::size_t v) {
     for (auto p : g.predecessors(v))
       if (!done[p]) {
-        if (owned[p]) { ok = false; return; }
+        if (owner[p] != hm_no_group) { ok = false; return; }
         ensure_unowned(p);
       }
     done[v] = 1;
@@ -191,7 +185,7 @@ inline std::optional<std::vector<std::size_t>> hm_expand(const memory_graph& g, 
     for (auto v : *part) { run(v); if (!ok) return std::nullopt; }
   for (auto v : g.topological_order())
     if (!done[v]) {
-      if (owned[v]) return std::nullopt;
+      if (owner[v] != hm_no_group) return std::nullopt;
       ensure_unowned(v);
       if (!ok) return std::nullopt;
     }
@@ -408,11 +402,7 @@ template <class G, class... Maps>
 
   // Top level: choose, expand, simulate; tighten on overshoot.
   const auto top_start = clock::now();
-  std::vector<char> owned(g.size(), 0);
-  for (const auto& grp : groups)
-    for (auto v : grp) owned[v] = 1;
-  for (std::size_t v = 0; v < g.size(); ++v)
-    if (g.role(v) == node_role::backward && g.grad_of(v) && owned[*g.grad_of(v)]) owned[v] = 1;
+  const std::vector<std::size_t> owner = detail::hm_group_owner(g, groups);
   remat_result hier;
   std::string why;
   bool every_group = true;
@@ -461,7 +451,7 @@ template <class G, class... Maps>
           std::vector<const std::vector<std::size_t>*> parts;
           for (std::size_t i = 0; i < groups.size(); ++i) parts.push_back(&choices[i][(*choice)[i]].forward);
           for (std::size_t i = groups.size(); i-- > 0;) parts.push_back(&choices[i][(*choice)[i]].backward);
-          auto seq = detail::hm_expand(g, parts, owned);
+          auto seq = detail::hm_expand(g, parts, owner);
           if (!seq) why = "the groups' schedules cannot be put in one order";
           return seq;
         },
@@ -469,15 +459,12 @@ template <class G, class... Maps>
     if (hier.status == solve_status::feasible) st.top_method = "groups";
     if (options.chain_units > 0 && !out_of_time()) {
       options.observer.on_phase(elapsed(), "top level (chain)");
-      const detail::hm_chain chain = detail::hm_make_chain(g, groups);
-      std::vector<std::vector<detail::hm_chain_option>> chain_options(groups.size());
-      for (std::size_t i = 0; i < groups.size(); ++i)
-        for (const auto& c : choices[i]) chain_options[i].push_back({c.forward_peak, c.backward_peak, c.resident, c.cost});
+      const detail::hm_chain chain = detail::hm_make_chain(g, groups, owner);
       const std::int64_t table_cap = options.max_bytes.value_or(std::int64_t{1} << 28);
       std::string chain_why;
       remat_result by_chain = repaired(
           [&](std::int64_t target) -> std::optional<std::vector<std::size_t>> {
-            const auto steps = detail::hm_chain_schedule(chain, chain_options, target, options.chain_units, table_cap, out_of_time);
+            const auto steps = detail::hm_chain_schedule(chain, choices, target, options.chain_units, table_cap, out_of_time);
             if (!steps) {
               chain_why = out_of_time() ? "the time limit stopped the chain schedule" : "no chain schedule fits the budget";
               return std::nullopt;
@@ -489,7 +476,7 @@ template <class G, class... Maps>
               parts.push_back(step.what == kind::forward_only ? chain.stages[step.stage].forward
                                                               : step.what == kind::forward ? &c.forward : &c.backward);
             }
-            auto seq = detail::hm_expand(g, parts, owned);
+            auto seq = detail::hm_expand(g, parts, owner);
             if (!seq) chain_why = "the chain schedule cannot be put in one order";
             return seq;
           },

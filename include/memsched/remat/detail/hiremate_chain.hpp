@@ -17,6 +17,7 @@
 #include <memsched/graph/memory_graph.hpp>
 
 #include <algorithm>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -40,11 +41,28 @@ struct hm_chain {
   std::int64_t pinned = 0;  ///< Bytes counted throughout (values read across non-adjacent stages or by no stage).
 };
 
-/// One option of a stage, as the chain's dynamic program sees it.
-struct hm_chain_option {
+/// One option of a group: its forward and backward schedules (original vertices, compute order),
+/// their peaks (inputs and gradients from outside the group not counted), the bytes it keeps from
+/// the first to the second, and its cost.
+struct hm_group_choice {
+  std::vector<std::size_t> forward, backward;
   std::int64_t forward_peak = 0, backward_peak = 0, resident = 0;
   double cost = 0;
 };
+
+/// No group owns the vertex (hm_group_owner).
+inline constexpr std::size_t hm_no_group = std::numeric_limits<std::size_t>::max();
+
+/// The group of each vertex: forward vertices by `groups`, backward ones by the vertex they are
+/// the gradient of; hm_no_group for the others (the loss, gradients of nothing). O(vertices).
+inline std::vector<std::size_t> hm_group_owner(const memory_graph& g, const std::vector<std::vector<std::size_t>>& groups) {
+  std::vector<std::size_t> owner(g.size(), hm_no_group);
+  for (std::size_t k = 0; k < groups.size(); ++k)
+    for (auto v : groups[k]) owner[v] = k;
+  for (std::size_t v = 0; v < g.size(); ++v)
+    if (g.role(v) == node_role::backward && g.grad_of(v) && owner[*g.grad_of(v)] != hm_no_group) owner[v] = owner[*g.grad_of(v)];
+  return owner;
+}
 
 /// One step of a chain schedule: a stage's forward part alone (`forward_only`, nothing kept but
 /// its carry), its forward part with an option, or its backward part with that option.
@@ -53,17 +71,11 @@ struct hm_chain_step {
   std::size_t stage = 0, option = 0;
 };
 
-/// The chain view of `groups` (forward vertices; groups in a topological order of the top level).
-/// Backward vertices belong to the group of the vertex they are the gradient of.
-/// O(vertices + edges).
-inline hm_chain hm_make_chain(const memory_graph& g, const std::vector<std::vector<std::size_t>>& groups) {
-  constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
+/// The chain view of `groups` (forward vertices; groups in a topological order of the top level),
+/// `owner` = hm_group_owner(g, groups). O(vertices + edges).
+inline hm_chain hm_make_chain(const memory_graph& g, const std::vector<std::vector<std::size_t>>& groups, const std::vector<std::size_t>& owner) {
+  constexpr std::size_t none = hm_no_group;
   const std::size_t L = groups.size();
-  std::vector<std::size_t> owner(g.size(), none);
-  for (std::size_t k = 0; k < L; ++k)
-    for (auto v : groups[k]) owner[v] = k;
-  for (std::size_t v = 0; v < g.size(); ++v)
-    if (g.role(v) == node_role::backward && g.grad_of(v) && owner[*g.grad_of(v)] != none) owner[v] = owner[*g.grad_of(v)];
 
   hm_chain chain;
   chain.stages.resize(L);
@@ -95,9 +107,9 @@ inline hm_chain hm_make_chain(const memory_graph& g, const std::vector<std::vect
     if (owner[v] == none) continue;
     // A value the next stage reads only in its backward part (an input dependency) stays with
     // the carry, which is held until that backward part.
-    bool read_by_next_backward = false;
-    for (auto w : g.successors(v)) read_by_next_backward = read_by_next_backward || owner[w] == owner[v] + 1;
-    if (carry[v] || (read_by_next_backward && g.is_forward(v))) chain.stages[owner[v]].carry += g.bytes(v), carry[v] = 1;
+    if (!carry[v] && g.is_forward(v))
+      carry[v] = std::any_of(g.successors(v).begin(), g.successors(v).end(), [&](std::size_t w) { return owner[w] == owner[v] + 1; });
+    if (carry[v]) chain.stages[owner[v]].carry += g.bytes(v);
     if (grad_in[v] && owner[v] > 0) chain.stages[owner[v] - 1].grad_in += g.bytes(v);
   }
 
@@ -122,16 +134,18 @@ inline hm_chain hm_make_chain(const memory_graph& g, const std::vector<std::vect
   return chain;
 }
 
-/// A cheapest chain schedule within `budget` for the options `opts[k]` of each stage, or nullopt
+/// A cheapest chain schedule within `budget` for the options `opts[k]` of each stage (one list per
+/// stage), or nullopt
 /// (none in the model, or `stop()` said to stop). Memory in units of (budget - pinned) / units,
 /// sizes rounded up. `max_table_bytes` caps the table (fewer units when it would exceed it).
 /// O(L^3 x units + L^2 x options x units) time, O(L^2 x units) memory, L stages.
 template <class Stop>
-std::optional<std::vector<hm_chain_step>> hm_chain_schedule(const hm_chain& chain, const std::vector<std::vector<hm_chain_option>>& opts,
+std::optional<std::vector<hm_chain_step>> hm_chain_schedule(const hm_chain& chain, const std::vector<std::vector<hm_group_choice>>& opts,
                                                             std::int64_t budget, std::size_t units, std::int64_t max_table_bytes, Stop stop) {
   const std::size_t L = chain.stages.size();
   const std::int64_t avail = budget - chain.pinned;
-  if (L == 0 || avail <= 0 || opts.size() != L) return std::nullopt;
+  assert(opts.size() == L);
+  if (L == 0 || avail <= 0) return std::nullopt;
   const std::size_t pairs = L * (L + 1) / 2;
   const std::int64_t fit = max_table_bytes / static_cast<std::int64_t>(pairs * sizeof(float)) - 1;
   if (fit < 16) return std::nullopt;
