@@ -10,8 +10,8 @@
 //   N_o = 8, one iteration.
 // - plan_shared/<file>/<pct>: hiremate_plan on gpt2_medium and gpt_96 training graphs at 20-50% of
 //   the no-remat peak; plan_gpt/<L>: GPT stacks (as above) at 30%. Counters: hier_overhead_pct
-//   and heur_overhead_pct (-1: no plan), from_hierarchy (1 when the returned plan is the
-//   hierarchy's), groups, problems (subgraph problems solved).
+//   and heur_overhead_pct (the start: best heuristic and DTR; -1: no plan), from_hierarchy (1
+//   when the returned plan is the hierarchy's), groups, problems (subgraph problems solved).
 // Counters: nodes (training graph), levels, subgraphs, distinct (classes of 2+ vertices),
 // largest (vertices), top (nodes of the top graph), most_repeated (groups of the most repeated
 // class); block_options: options, found (Pareto options before thinning), low_peak_pct (lowest

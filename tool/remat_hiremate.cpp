@@ -1,10 +1,13 @@
 // memsched remat GRAPH --budget B --algo hiremate [--max-lower M] [--max-top M] [--options N] [--budgets K] [--resident-levels K]
-//   [--time-limit S] [--threads N] [--no-heuristic-start] [--progress]
+//   [--time-limit S] [--max-memory BYTES|N%] [--threads N] [--no-heuristic-start] [--no-dtr] [--progress]
 
 #include "cli.hpp"
 
 #include <memsched/remat/hiremate.hpp>
 
+#include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -13,19 +16,23 @@ namespace {
 
 const char* hiremate_usage =
     "    HiRemate (Gusak et al. 2024), two levels: H-Partition of the forward graph, each distinct\n"
-    "    subgraph solved once for K budgets (best heuristic), one option per group chosen to fit\n"
-    "    the budget, or the groups checkpointed as a chain (Rotor/Rockmate), expanded and\n"
-    "    re-simulated; the cheaper of these and the best heuristic's plan.\n"
+    "    subgraph solved once for K budgets (best heuristic and DTR), one option per group chosen\n"
+    "    to fit the budget, or the groups checkpointed as a chain (Rotor/Rockmate), expanded and\n"
+    "    re-simulated; the cheaper of these and the best heuristic's and DTR's plans.\n"
     "    Extra JSON: hiremate {levels, subgraphs, distinct_subgraphs, largest_subgraph, top_nodes,\n"
-    "    groups, problems_solved, repair_rounds, source, top_method, seconds per phase, costs}.\n"
+    "    groups, problems_solved, repair_rounds, source, start_method, top_method, seconds per phase,\n"
+    "    costs}.\n"
     "    --max-lower M           nodes per group (M^l, default 20)\n"
     "    --max-top M             nodes of the top graph (M^t, default 30)\n"
     "    --options N             options kept per subgraph (N_o, default 8)\n"
     "    --resident-levels K     extra solves per budget that hold less across the barrier (default 3)\n"
     "    --budgets K             budgets solved per subgraph (default 8)\n"
     "    --time-limit S          seconds for the whole hierarchy (default: none)\n"
+    "    --max-memory BYTES|N%   cap on the top-level tables and each lower solve's share (default:\n"
+    "                            256 MiB for the chain table, none elsewhere)\n"
     "    --threads N             subgraphs solved in parallel (result independent of N)\n"
     "    --no-heuristic-start    return the hierarchy's plan only\n"
+    "    --no-dtr                no DTR plans, at the lowest level or as the start\n"
     "    --progress              print phases and incumbents on stderr\n";
 
 memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::int64_t budget, const parsed_args& args, json& extra) {
@@ -36,8 +43,10 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   o.budgets = count_of(args, "budgets", o.budgets);
   o.resident_levels = count_of(args, "resident-levels", o.resident_levels);
   o.time_limit = time_limit_of(args);
+  if (auto cap = max_memory_of(args)) o.max_bytes = static_cast<std::int64_t>(std::min<std::uint64_t>(*cap, std::numeric_limits<std::int64_t>::max()));
   o.threads = threads_of(args);
   o.heuristic_start = !args.has("no-heuristic-start");
+  o.dtr = !args.has("no-dtr");
   progress_printer printer(args.has("progress"));
   o.observer = printer;
   memsched::check_hiremate_options(o);  // before any work; main reports a bad flag as a usage error
@@ -53,6 +62,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   h["problems_solved"] = s.classes_solved;
   h["repair_rounds"] = s.repair_rounds;
   h["source"] = s.source;
+  if (!s.start_method.empty()) h["start_method"] = s.start_method;
   h["partition_seconds"] = s.partition.seconds;
   h["lower_seconds"] = s.lower_seconds;
   h["top_seconds"] = s.top_seconds;
@@ -70,7 +80,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
 const register_remat_algorithm hiremate_algorithm{remat_algorithm{
     .name = "hiremate",
     .usage = hiremate_usage,
-    .options = {{"max-lower", "max-top", "options", "budgets", "resident-levels", "time-limit", "threads"}, {"no-heuristic-start", "progress"}},
+    .options = {{"max-lower", "max-top", "options", "budgets", "resident-levels", "time-limit", "max-memory", "threads"}, {"no-heuristic-start", "no-dtr", "progress"}},
     .run = run_hiremate,
 }};
 

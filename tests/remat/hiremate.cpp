@@ -1,6 +1,7 @@
 #include <memsched/graph/gpt.hpp>
 #include <memsched/graph/json_io.hpp>
 #include <memsched/remat/best_heuristic.hpp>
+#include <memsched/remat/dtr.hpp>
 #include <memsched/remat/hiremate.hpp>
 #include <memsched/remat/training_graph.hpp>
 #include <memsched/sim/simulate_order.hpp>
@@ -47,8 +48,24 @@ void check_result(const memory_graph& g, const remat_result& r, std::int64_t bud
   CHECK(r.overhead == doctest::Approx(r.total_cost / g.total_cost() - 1));
 }
 
-// With the heuristic start, hiremate returns the cheaper of the hierarchy's plan and the best
-// heuristic's: a plan exactly when one of them has one, at the lower of their costs.
+// The start hiremate compares its hierarchy against: the cheapest of the heuristics' plans and
+// DTR's with every score (the graphs here have fewer than 4,096 vertices).
+remat_result heuristic_start(const memory_graph& g, std::int64_t budget) {
+  remat_result best = best_heuristic_plan(g, budget);
+  std::string method = "best-heuristic";
+  for (auto h : all_dtr_heuristics) {
+    remat_result r = dtr_plan(g, budget, dtr_options{.heuristic = h, .max_computations = 8 * g.size() + 64});
+    if (has_solution(r.status) && (!has_solution(best.status) || r.total_cost < best.total_cost)) {
+      best = std::move(r);
+      method = "dtr:" + std::string(to_string(h));
+    }
+  }
+  best.stats.method = method;
+  return best;
+}
+
+// With the heuristic start, hiremate returns the cheaper of the hierarchy's plan and the start's:
+// a plan exactly when one of them has one, at the lower of their costs.
 void check_cheaper_of(const memory_graph& g, const remat_result& full, const remat_result& alone, const remat_result& heur, std::int64_t budget) {
   REQUIRE(has_solution(full.status) == (has_solution(alone.status) || has_solution(heur.status)));
   if (!has_solution(full.status)) {
@@ -131,7 +148,7 @@ TEST_CASE("hiremate: tiny GPT stacks, plans valid within every budget, the cheap
       const std::int64_t budget = peak * pct / 100;
       CAPTURE(layers);
       CAPTURE(pct);
-      const auto heur = best_heuristic_plan(g, budget);
+      const auto heur = heuristic_start(g, budget);
       const auto full = hiremate_plan_detailed(g, budget, hiremate_options{});
       const auto alone = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false});
       if (pct == 100) REQUIRE(has_solution(alone.result.status));  // the no-remat options fit
@@ -144,6 +161,13 @@ TEST_CASE("hiremate: tiny GPT stacks, plans valid within every budget, the cheap
         CHECK(alone.stats.source.empty());
       }
       check_cheaper_of(g, full.result, alone.result, heur, budget);
+      if (has_solution(heur.status)) {
+        CHECK(full.stats.start_method == heur.stats.method);  // which of the start's methods won
+        CHECK(full.result.stats.start_source == heur.stats.method);
+        if (full.stats.source == "heuristic") CHECK(full.result.plan == heur.plan);
+      } else {
+        CHECK(full.stats.start_method.empty());
+      }
       CHECK(full.stats.groups == level0_groups(g));
       CHECK(full.stats.classes_solved <= full.stats.groups);
       MESSAGE("layers " << layers << " at " << pct << "%: heuristic " << (has_solution(heur.status) ? std::to_string(heur.overhead) : "none")
@@ -189,7 +213,7 @@ TEST_CASE("hiremate: a training graph of the test data at several budgets") {
     else CHECK(r.result.plan.steps.empty());  // never a plan over budget
     // Below the per-node bound nothing can fit: proven, and said so.
     CHECK((r.result.status == solve_status::infeasible) == (budget < peak_lower_bound(g)));
-    const auto heur = best_heuristic_plan(g, budget);
+    const auto heur = heuristic_start(g, budget);
     const auto full = hiremate_plan(g, budget, hiremate_options{});
     check_cheaper_of(g, full, r.result, heur, budget);
     MESSAGE(std::string(name) << " at " << pct << "%: " << to_string(r.result.status) << " overhead " << r.result.overhead << " (" << r.result.message << ")");
@@ -463,4 +487,36 @@ TEST_CASE("hiremate: the chain top level, recomputing across groups, is cheaper 
                  << (with.stats.chain_cost ? std::to_string(*with.stats.chain_cost) : "none"));
   }
   CHECK(cheaper >= 5);  // 25-60% of the peak on this stack: 2-4% cheaper
+}
+
+TEST_CASE("hiremate: DTR at the lowest level gives the groups cheaper options") {
+  std::vector<std::pair<std::string, memory_graph>> graphs{{"gpt 4", tiny_gpt(4)}, {"gpt 8", tiny_gpt(8)}};
+  for (const char* name : {"resnet18", "mobilenet_v2", "googlenet", "gpt2_small"})
+    graphs.emplace_back(name, make_memory_graph(read_json_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/" + name + ".training.json")));
+  std::size_t cheaper = 0, worse = 0;
+  for (const auto& [name, g] : graphs) {
+    const std::int64_t peak = no_remat_peak(g);
+    for (int pct = 20; pct <= 80; pct += 10) {
+      const std::int64_t budget = peak * pct / 100;
+      CAPTURE(name);
+      CAPTURE(pct);
+      const auto with = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false});
+      const auto without = hiremate_plan_detailed(g, budget, hiremate_options{.dtr = false, .heuristic_start = false});
+      if (has_solution(with.result.status)) check_result(g, with.result, budget);
+      if (!has_solution(without.result.status)) {
+        cheaper += has_solution(with.result.status);
+        continue;
+      }
+      REQUIRE(has_solution(with.result.status));
+      cheaper += with.result.total_cost < without.result.total_cost * (1 - 1e-9);
+      worse += with.result.total_cost > without.result.total_cost * (1 + 1e-9);
+      MESSAGE(name << " at " << pct << "%: overhead " << without.result.overhead << " -> " << with.result.overhead);
+    }
+  }
+  MESSAGE("cheaper " << cheaper << ", worse " << worse);
+  // Options differ per budget, so the top level's choice can come out worse; on these graphs DTR's
+  // options win at twice as many budgets as they lose (12 and 6 when written; the shared GPT
+  // graphs gain far more, docs/hiremate.md).
+  CHECK(cheaper >= 10);
+  CHECK(cheaper >= 2 * worse);
 }

@@ -19,6 +19,7 @@
 #include <memsched/order/detail/task_pool.hpp>
 #include <memsched/remat/best_heuristic.hpp>
 #include <memsched/remat/checkpoint_plan.hpp>
+#include <memsched/remat/dtr.hpp>
 #include <memsched/remat/detail/hiremate_chain.hpp>
 #include <memsched/remat/detail/plan_builder.hpp>
 #include <memsched/remat/hiremate_partition.hpp>
@@ -66,15 +67,21 @@ struct hiremate_options {
   std::size_t max_options = 8;
   std::size_t resident_levels = 3;               ///< As hiremate_subgraph_options_config::resident_levels (the squeezed options).
   best_heuristic_options heuristics = {};        ///< Lowest-level solver when `lower_solver` is empty, and the start.
+  /// With the heuristics, also dtr_plan along the topological order with every score (the exact
+  /// neighbourhood on graphs of at most 4,096 vertices), at the lowest level and as the start. On
+  /// the GPT graphs at 20-50% of the peak the hierarchy's overhead drops by a third to a half
+  /// (docs/hiremate.md).
+  bool dtr = true;
   /// Solves one subgraph problem for one budget within the limits given (e.g. Checkmate's MILP
-  /// with solver.time_limit and max_bytes set from them); empty: best_heuristic_plan.
+  /// with solver.time_limit and max_bytes set from them); empty: the heuristics (and DTR).
   std::function<remat_result(const memory_graph&, std::int64_t, const hiremate_lower_limits&)> lower_solver = {};
   std::size_t budget_units = 4096;               ///< Resolution of the top-level table (>= 16).
   /// Resolution of the chain schedule's table (groups^2 / 2 x units floats, within max_bytes or
   /// 256 MiB); 0: no chain schedule (one option per group only). 0 or >= 16.
   std::size_t chain_units = 512;
   std::size_t repair_rounds = 12;                ///< Tighter top-level budgets tried after a simulated overshoot.
-  /// Also run best_heuristic_plan on the whole graph and return the cheaper plan (the warm start).
+  /// Also run the heuristics (and DTR, see `dtr`) on the whole graph and return the cheaper plan
+  /// (the warm start).
   bool heuristic_start = true;
   observer_ref observer;
 };
@@ -92,6 +99,7 @@ struct hiremate_stats {
   std::optional<double> groups_cost, chain_cost;
   std::string top_method;  ///< "groups" or "chain": which top level gave the hierarchy's plan.
   std::string source;  ///< "hierarchy" or "heuristic": which plan was returned.
+  std::string start_method;  ///< The start's plan: "best-heuristic" or "dtr:<score>" (empty: none).
 };
 
 /// hiremate_plan's answer with the hierarchy's statistics.
@@ -101,6 +109,26 @@ struct [[nodiscard]] hiremate_plan_result {
 };
 
 namespace detail {
+
+/// The cheapest of best_heuristic_plan's plan and, when `with_dtr`, dtr_plan's along the
+/// topological order with each score (the exact neighbourhood up to 4,096 vertices, as
+/// remat_plan): the lowest level's default solver and the start. stats.method names the winner
+/// ("best-heuristic" or "dtr:<score>").
+[[nodiscard]] inline remat_result hm_heuristic_plan(const memory_graph& g, std::int64_t budget, const best_heuristic_options& heuristics,
+                                                    bool with_dtr) {
+  remat_result best = best_heuristic_plan(g, budget, heuristics);
+  best.stats.method = "best-heuristic";
+  if (!with_dtr) return best;
+  for (auto h : all_dtr_heuristics) {
+    if (h == dtr_heuristic::dtr && g.size() > 4096) continue;
+    remat_result r = dtr_plan(g, budget, dtr_options{.heuristic = h, .max_computations = 8 * g.size() + 64});
+    if (r.status == solve_status::feasible && (best.status != solve_status::feasible || r.total_cost < best.total_cost)) {
+      best = std::move(r);
+      best.stats.method = "dtr:" + std::string(to_string(h));
+    }
+  }
+  return best;
+}
 
 /// The top-level choice: one option per group (groups in topological order) minimising the cost
 /// with, for every group i, R(<i) + max(forward peak, backward peak) <= budget, R the resident
@@ -258,7 +286,7 @@ inline void check_hiremate_options(const hiremate_options& options) {
 }
 
 /// HiRemate (two levels): partition, options per distinct class, top-level choice, expansion,
-/// simulation. Returns the cheaper of the hierarchy's plan and best_heuristic_plan's (when
+/// simulation. Returns the cheaper of the hierarchy's plan and the heuristics' and DTR's (when
 /// options.heuristic_start), status `feasible` when it fits `budget` (nothing is proven),
 /// `no_solution` otherwise (`infeasible` when the budget is below what every plan needs).
 /// Deterministic, independent of options.threads.
@@ -284,10 +312,11 @@ template <class G, class... Maps>
   remat_result heur;
   if (options.heuristic_start) {
     options.observer.on_phase(elapsed(), "heuristic start");
-    heur = best_heuristic_plan(g, budget, options.heuristics);
+    heur = detail::hm_heuristic_plan(g, budget, options.heuristics, options.dtr);
     st.heuristic_seconds = heur.stats.seconds;
     if (heur.status == solve_status::feasible) {
       st.heuristic_cost = heur.total_cost;
+      st.start_method = heur.stats.method;
       options.observer.on_incumbent(elapsed(), heur.total_cost);
     }
   }
@@ -358,7 +387,7 @@ template <class G, class... Maps>
       auto solve = [&](const memory_graph& sg, std::int64_t b) {
         --solves_left;
         if (options.lower_solver) return options.lower_solver(sg, b, limits_now());
-        return best_heuristic_plan(sg, b, options.heuristics);
+        return detail::hm_heuristic_plan(sg, b, options.heuristics, options.dtr);
       };
       hiremate_subgraph_result r = hiremate_subgraph_options(g, groups[i], class_cfg, solve);
       // Equal budgets solved once and budgets the time limit left out: no longer to run.
@@ -509,12 +538,12 @@ template <class G, class... Maps>
     }
   }
   out.result.stats.seconds = elapsed();
-  out.result.stats.start_source = heur_ok ? "best heuristic" : "";
+  out.result.stats.start_source = heur_ok ? st.start_method : "";
   if (heur_ok) out.result.stats.start_cost = *st.heuristic_cost;
   std::string msg = "hiremate: " + std::to_string(st.groups) + " groups, " + std::to_string(st.classes_solved) + " subgraph problems solved, " +
                     std::to_string(st.partition.levels) + " partition levels";
   if (st.classes_cut > 0) msg += "; the time limit cut " + std::to_string(st.classes_cut) + " subgraph problems short";
-  if (!st.source.empty()) msg += "; plan from the " + st.source;
+  if (!st.source.empty()) msg += "; plan from the " + st.source + (st.source == "heuristic" ? " (" + st.start_method + ")" : "");
   if (!hier_ok && !why.empty()) msg += "; hierarchy: " + why;
   out.result.message = msg;
   return out;
