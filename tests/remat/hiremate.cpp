@@ -378,13 +378,31 @@ TEST_CASE("hiremate: the chain schedule by hand") {
   CHECK(schedule_cost(chain, opts, *at(13)) == 41);
   CHECK(!at(10));
   CHECK(!detail::hm_chain_schedule(chain, opts, 14, 14, std::int64_t{1} << 30, [] { return true; }));
+  // A stage's own pinned bytes count only in its part: 2 live in stage 0's backward part make it
+  // need 1 + 6 + 2 = 9 there. One option per stage still fits from 11 (stage 1 within 8 beside
+  // the 3 kept), the forward-only schedule from 9 (not 8); counted throughout, the same 2 bytes
+  // would push them to 13 and 10.
+  chain.pinned = 0;
+  chain.stages[0].pinned_backward = 2;
+  CHECK(schedule_cost(chain, opts, *at(11)) == 36);
+  CHECK(schedule_cost(chain, opts, *at(10)) == 41);
+  CHECK(schedule_cost(chain, opts, *at(9)) == 41);
+  CHECK(!at(8));
+  // In stage 1's forward part (also when run again), 1 byte: stage 1 needs 9 beside stage 0's 3.
+  chain.stages[0].pinned_backward = 0;
+  chain.stages[1].pinned_forward = 1;
+  CHECK(schedule_cost(chain, opts, *at(12)) == 36);
+  CHECK(schedule_cost(chain, opts, *at(11)) == 41);
+  CHECK(schedule_cost(chain, opts, *at(9)) == 41);
+  CHECK(!at(8));
 }
 
 TEST_CASE("hiremate: the chain schedule against brute force over one option per stage") {
   // When running a stage forward alone costs more than every option together, the cheapest
   // schedule keeps one option per stage through the whole forward pass; that schedule fits when,
   // for every stage s, what the stages before hold (their inputs and residents beyond the carry)
-  // plus its input plus the gradients in flight plus its forward (backward) peak fits. Brute force
+  // plus its input plus the gradients in flight plus its forward (backward) peak and the pinned
+  // bytes live in that part fits. Brute force
   // over every choice must give the table's cost at every budget; with cheap forward parts the
   // table is never worse and every schedule has the shape of one.
   std::mt19937_64 rng(7);
@@ -400,6 +418,8 @@ TEST_CASE("hiremate: the chain schedule against brute force over one option per 
       st.grad_in = k + 1 < L ? small(rng) : 0;
       st.forward_peak = st.carry + small(rng);
       st.forward_cost = 1e6;
+      st.pinned_forward = small(rng) / 2;
+      st.pinned_backward = small(rng) / 2;
       chain.stages.push_back(st);
       for (int o = nopt(rng); o-- > 0;) {
         const std::int64_t fp = st.carry + peak(rng), bp = peak(rng) + small(rng);
@@ -417,7 +437,9 @@ TEST_CASE("hiremate: the chain schedule against brute force over one option per 
         const std::int64_t last_grads = chain.stages[L - 1].grad_in;
         for (std::size_t s = 0; s < L && fits; ++s) {
           const auto& o = opts[s][pick[s]];
-          fits = before + in_of(s) + last_grads + o.forward_peak <= budget && before + in_of(s) + chain.stages[s].grad_in + o.backward_peak <= budget;
+          const auto& st = chain.stages[s];
+          fits = before + in_of(s) + last_grads + o.forward_peak + st.pinned_forward <= budget &&
+                 before + in_of(s) + st.grad_in + o.backward_peak + st.pinned_backward <= budget;
           before += in_of(s) + std::max<std::int64_t>(0, o.resident - chain.stages[s].carry);
           c += o.cost;
         }
@@ -514,9 +536,54 @@ TEST_CASE("hiremate: DTR at the lowest level gives the groups cheaper options") 
     }
   }
   MESSAGE("cheaper " << cheaper << ", worse " << worse);
-  // Options differ per budget, so the top level's choice can come out worse; on these graphs DTR's
-  // options win at twice as many budgets as they lose (12 and 6 when written; the shared GPT
-  // graphs gain far more, docs/hiremate.md).
+  // Options differ per budget, so the top level's choice can come out worse at some budgets (by
+  // 0.08% of the cost at most here); DTR's options win at more budgets and by more (15 against 8
+  // when written).
   CHECK(cheaper >= 10);
-  CHECK(cheaper >= 2 * worse);
+  CHECK(cheaper > worse);
+  // The GPT stack of the shared graphs (gpt2_medium, 734 vertices) gains at every budget of
+  // 20-50%: a quarter to a half of the overhead (21.4% -> 18.4%, 12.6% -> 8.1%, 5.0% -> 2.8%,
+  // 0.77% -> 0.45% when written).
+  const memory_graph gpt = make_memory_graph(read_json_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/gpt2_medium.training.json"));
+  const std::int64_t peak = no_remat_peak(gpt);
+  for (int pct = 20; pct <= 50; pct += 10) {
+    const std::int64_t budget = peak * pct / 100;
+    CAPTURE(pct);
+    const auto with = hiremate_plan(gpt, budget, hiremate_options{.heuristic_start = false});
+    const auto without = hiremate_plan(gpt, budget, hiremate_options{.dtr = false, .heuristic_start = false});
+    REQUIRE(has_solution(with.status));
+    REQUIRE(has_solution(without.status));
+    check_result(gpt, with, budget);
+    CHECK(with.overhead < 0.9 * without.overhead);
+  }
+}
+
+TEST_CASE("hiremate: pinned values over their live ranges give resnet18's chain plans") {
+  // resnet18's level 0 interleaves branches: 20 one-vertex groups whose values are read across
+  // non-adjacent groups. Counted throughout, those pinned bytes left no chain schedule at 50-80% of
+  // the peak; over their live ranges they do.
+  const memory_graph g = make_memory_graph(read_json_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/resnet18.training.json"));
+  const std::int64_t peak = no_remat_peak(g);
+  const hiremate_partition_result part = hiremate_partition(g);
+  std::vector<std::vector<std::size_t>> groups;
+  for (const auto& group : part.levels.at(0).groups) groups.push_back(group.vertices);
+  const detail::hm_chain ranged = detail::hm_make_chain(g, groups, detail::hm_group_owner(g, groups));
+  const detail::hm_chain throughout = detail::hm_pinned_throughout(ranged);
+  REQUIRE(ranged.pinned_ranged > 0);
+  CHECK(throughout.pinned == ranged.pinned + ranged.pinned_ranged);
+  for (const auto& st : ranged.stages) {
+    CHECK(st.pinned_forward <= ranged.pinned_ranged);
+    CHECK(st.pinned_backward <= ranged.pinned_ranged);
+  }
+  CHECK(ranged.stages.front().pinned_forward < ranged.stages.back().pinned_forward);  // nothing is written before stage 0
+  for (int pct : {50, 60, 70, 80}) {
+    const std::int64_t budget = peak * pct / 100;
+    CAPTURE(pct);
+    const auto r = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false});
+    REQUIRE(has_solution(r.result.status));
+    check_result(g, r.result, budget);
+    CHECK(r.stats.top_method == "chain");
+    REQUIRE(r.stats.chain_cost);
+    CHECK(*r.stats.chain_cost == r.result.total_cost);
+  }
 }

@@ -488,28 +488,41 @@ template <class G, class... Maps>
     if (hier.status == solve_status::feasible) st.top_method = "groups";
     if (options.chain_units > 0 && !out_of_time()) {
       options.observer.on_phase(elapsed(), "top level (chain)");
-      const detail::hm_chain chain = detail::hm_make_chain(g, groups, owner);
+      // Two models of the pinned values (over their live ranges, and throughout); the cheaper
+      // expanded plan is the chain's.
+      const detail::hm_chain ranged = detail::hm_make_chain(g, groups, owner);
+      std::vector<detail::hm_chain> models{ranged};
+      if (ranged.pinned_ranged > 0) models.push_back(detail::hm_pinned_throughout(ranged));
       const std::int64_t table_cap = options.max_bytes.value_or(std::int64_t{1} << 28);
       std::string chain_why;
-      remat_result by_chain = repaired(
-          [&](std::int64_t target) -> std::optional<std::vector<std::size_t>> {
-            const auto steps = detail::hm_chain_schedule(chain, choices, target, options.chain_units, table_cap, out_of_time);
-            if (!steps) {
-              chain_why = out_of_time() ? "the time limit stopped the chain schedule" : "no chain schedule fits the budget";
-              return std::nullopt;
-            }
-            std::vector<const std::vector<std::size_t>*> parts;
-            for (const auto& step : *steps) {
-              const auto& c = choices[step.stage][step.option];
-              using kind = detail::hm_chain_step::kind;
-              parts.push_back(step.what == kind::forward_only ? chain.stages[step.stage].forward
-                                                              : step.what == kind::forward ? &c.forward : &c.backward);
-            }
-            auto seq = detail::hm_expand(g, parts, owner);
-            if (!seq) chain_why = "the chain schedule cannot be put in one order";
-            return seq;
-          },
-          st.chain_cost);
+      remat_result by_chain;
+      for (const detail::hm_chain& chain : models) {
+        if (out_of_time()) break;
+        std::optional<double> cost;
+        remat_result r = repaired(
+            [&](std::int64_t target) -> std::optional<std::vector<std::size_t>> {
+              const auto steps = detail::hm_chain_schedule(chain, choices, target, options.chain_units, table_cap, out_of_time);
+              if (!steps) {
+                chain_why = out_of_time() ? "the time limit stopped the chain schedule" : "no chain schedule fits the budget";
+                return std::nullopt;
+              }
+              std::vector<const std::vector<std::size_t>*> parts;
+              for (const auto& step : *steps) {
+                const auto& c = choices[step.stage][step.option];
+                using kind = detail::hm_chain_step::kind;
+                parts.push_back(step.what == kind::forward_only ? chain.stages[step.stage].forward
+                                                                : step.what == kind::forward ? &c.forward : &c.backward);
+              }
+              auto seq = detail::hm_expand(g, parts, owner);
+              if (!seq) chain_why = "the chain schedule cannot be put in one order";
+              return seq;
+            },
+            cost);
+        if (r.status == solve_status::feasible && (by_chain.status != solve_status::feasible || r.total_cost < by_chain.total_cost)) {
+          by_chain = std::move(r);
+          st.chain_cost = cost;
+        }
+      }
       if (by_chain.status == solve_status::feasible &&
           (hier.status != solve_status::feasible || by_chain.total_cost < hier.total_cost)) {
         hier = std::move(by_chain);

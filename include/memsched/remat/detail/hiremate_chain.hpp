@@ -10,8 +10,11 @@
 // The memory model is the chain's: besides the options' own peaks (whose inputs and gradients from
 // outside count 0 bytes), a stage's input `carry` of the stage before and the `grad_in` its backward
 // part reads from the stage after are counted while they are held; values read across
-// non-adjacent groups (a mask every block reads, a skip connection) are `pinned`: counted for the
-// whole run. The expanded plan is re-simulated by the caller, which tightens the budget when
+// non-adjacent groups (a mask every block reads, a skip connection, a weight's gradient) are
+// `pinned`: never recomputed, counted over their live range. A forward value lives from its
+// writer's forward part to the backward part of its first reader (a reader's forward part may run
+// again until its backward part comes), a gradient from its writer's backward part to its first
+// reader's; values no group owns are counted throughout. The expanded plan is re-simulated by the caller, which tightens the budget when
 // what the model leaves out pushes it over.
 
 #include <memsched/graph/memory_graph.hpp>
@@ -32,14 +35,28 @@ struct hm_stage {
   std::int64_t grad_in = 0;          ///< Bytes of the next stage's values its backward part reads (gradients, next-output dependencies).
   std::int64_t forward_peak = 0;     ///< Its forward vertices once, keeping only `carry` (its input not counted).
   double forward_cost = 0;
+  /// Pinned bytes live while its forward part runs (also when it runs again) and while its
+  /// backward part runs.
+  std::int64_t pinned_forward = 0, pinned_backward = 0;
   const std::vector<std::size_t>* forward = nullptr;  ///< Those vertices, topological (the group's).
 };
 
 /// The chain view of a top level.
 struct hm_chain {
   std::vector<hm_stage> stages;
-  std::int64_t pinned = 0;  ///< Bytes counted throughout (values read across non-adjacent stages or by no stage).
+  std::int64_t pinned = 0;         ///< Pinned bytes counted throughout (values no stage owns or reads).
+  std::int64_t pinned_ranged = 0;  ///< Pinned bytes counted over their live ranges (the stages' pinned_forward / pinned_backward).
 };
+
+/// The same chain with every pinned value counted throughout (the coarser model: on resnet101 at
+/// 30-40% of the peak its schedules expand into cheaper plans, the spare memory it leaves being
+/// used afterwards). O(stages).
+inline hm_chain hm_pinned_throughout(hm_chain chain) {
+  chain.pinned += chain.pinned_ranged;
+  chain.pinned_ranged = 0;
+  for (auto& st : chain.stages) st.pinned_forward = st.pinned_backward = 0;
+  return chain;
+}
 
 /// One option of a group: its forward and backward schedules (original vertices, compute order),
 /// their peaks (inputs and gradients from outside the group not counted), the bytes it keeps from
@@ -99,9 +116,41 @@ inline hm_chain hm_make_chain(const memory_graph& g, const std::vector<std::vect
     }
     if (g.is_output(v) && ov != L - 1) pinned[v] = 1;
   }
+  // Pinned values over their live ranges: stages [lo, hi] of the forward and backward parts,
+  // added through difference arrays.
+  std::vector<std::int64_t> forward_diff(L + 1, 0), backward_diff(L + 1, 0);
+  auto live = [&](std::vector<std::int64_t>& diff, std::size_t lo, std::size_t hi, std::int64_t bytes) {
+    if (lo > hi || lo >= L) return;
+    diff[lo] += bytes;
+    diff[std::min(hi, L - 1) + 1] -= bytes;
+  };
   for (std::size_t v = 0; v < g.size(); ++v) {
     if (pinned[v]) {
-      chain.pinned += g.bytes(v);
+      const std::size_t ov = owner[v];
+      std::size_t first_reader = L, last_reader = 0;
+      bool unowned_reader = false;
+      for (auto w : g.successors(v)) {
+        if (owner[w] != none) {
+          first_reader = std::min(first_reader, owner[w]);
+          last_reader = std::max(last_reader, owner[w]);
+        } else if (g.role(w) != node_role::loss) {
+          unowned_reader = true;  // a gradient of nothing: when it runs is not the chain's to say
+        }
+      }
+      if (ov == none || unowned_reader) {
+        chain.pinned += g.bytes(v);
+      } else if (g.is_forward(v)) {
+        chain.pinned_ranged += g.bytes(v);
+        live(forward_diff, ov, L - 1, g.bytes(v));
+        live(backward_diff, g.is_output(v) ? 0 : first_reader, L - 1, g.bytes(v));  // none when only the loss reads it
+      } else if (last_reader > ov) {
+        chain.pinned += g.bytes(v);  // a gradient read by a later stage's backward part: not a chain
+      } else {
+        const std::size_t lo = g.is_output(v) ? 0 : first_reader;
+        chain.pinned_ranged += g.bytes(v);
+        live(forward_diff, lo, ov, g.bytes(v));  // forward parts run again while it lives
+        live(backward_diff, lo, ov, g.bytes(v));
+      }
       continue;
     }
     if (owner[v] == none) continue;
@@ -111,6 +160,12 @@ inline hm_chain hm_make_chain(const memory_graph& g, const std::vector<std::vect
       carry[v] = std::any_of(g.successors(v).begin(), g.successors(v).end(), [&](std::size_t w) { return owner[w] == owner[v] + 1; });
     if (carry[v]) chain.stages[owner[v]].carry += g.bytes(v);
     if (grad_in[v] && owner[v] > 0) chain.stages[owner[v] - 1].grad_in += g.bytes(v);
+  }
+
+  std::int64_t forward_live = 0, backward_live = 0;
+  for (std::size_t k = 0; k < L; ++k) {
+    chain.stages[k].pinned_forward = forward_live += forward_diff[k];
+    chain.stages[k].pinned_backward = backward_live += backward_diff[k];
   }
 
   // Each stage's forward part run once, freeing what neither it nor the next stage reads again.
@@ -137,7 +192,7 @@ inline hm_chain hm_make_chain(const memory_graph& g, const std::vector<std::vect
 /// A cheapest chain schedule within `budget` for the options `opts[k]` of each stage (one list per
 /// stage), or nullopt
 /// (none in the model, or `stop()` said to stop). Memory in units of (budget - pinned) / units,
-/// sizes rounded up. `max_table_bytes` caps the table (fewer units when it would exceed it).
+/// sizes rounded up; each stage's pinned bytes are added to its peaks. `max_table_bytes` caps the table (fewer units when it would exceed it).
 /// O(L^3 x units + L^2 x options x units) time, O(L^2 x units) memory, L stages.
 template <class Stop>
 std::optional<std::vector<hm_chain_step>> hm_chain_schedule(const hm_chain& chain, const std::vector<std::vector<hm_group_choice>>& opts,
@@ -161,7 +216,7 @@ std::optional<std::vector<hm_chain_step>> hm_chain_schedule(const hm_chain& chai
   for (std::size_t k = 0; k < L; ++k) {
     X[k] = up(chain.stages[k].carry);
     D[k] = up(chain.stages[k].grad_in);
-    P[k] = up(chain.stages[k].forward_peak);
+    P[k] = up(chain.stages[k].forward_peak + chain.stages[k].pinned_forward);
     prefix[k + 1] = prefix[k] + chain.stages[k].forward_cost;
   }
   struct opt_units {
@@ -171,7 +226,8 @@ std::optional<std::vector<hm_chain_step>> hm_chain_schedule(const hm_chain& chai
   std::vector<std::vector<opt_units>> ou(L);
   for (std::size_t k = 0; k < L; ++k)
     for (const auto& o : opts[k])
-      ou[k].push_back({up(o.forward_peak), up(o.backward_peak), up(o.resident - chain.stages[k].carry), static_cast<float>(o.cost)});
+      ou[k].push_back({up(o.forward_peak + chain.stages[k].pinned_forward), up(o.backward_peak + chain.stages[k].pinned_backward),
+                       up(o.resident - chain.stages[k].carry), static_cast<float>(o.cost)});
   auto in_of = [&](std::size_t s) { return s == 0 ? std::size_t{0} : X[s - 1]; };
   auto id = [&](std::size_t s, std::size_t t) { return (t * (t + 1) / 2 + s) * W; };  // s <= t
   constexpr float inf = std::numeric_limits<float>::infinity();
