@@ -21,6 +21,7 @@ memsched::remat_result run_dtr(const memsched::dataflow_graph& graph, std::int64
     if (*k < 1) throw usage_error("--max-computations must be at least 1");
     o.max_computations = static_cast<std::size_t>(*k);
   }
+  o.time_limit = time_limit_of(args);
   // Serenity's part of --order-from best: its counted state limit, with a 1 s backstop.
   const memsched::input_order_result in = remat_order_of(graph, budget, args, std::chrono::duration<double>(2.0));
   o.order = in.order;
@@ -38,9 +39,10 @@ const bool registered = [] {
                 "    Dynamic Tensor Rematerialization (Kirisame et al. 2021) walking an input order: evict the\n"
                 "    resident value with the smallest h = cost / (bytes * staleness) when memory runs out.\n"
                 "    --dtr-heuristic H  dtr, dtr-eq (default), local, lru or size\n"
-                "    --max-computations N  give up (no solution) after N computations (default 64 n + 64)\n") +
+                "    --max-computations N  give up (no solution) after N computations (default 64 n + 64)\n"
+                "    --time-limit S     stop after S seconds of the walk (status time_limit, no plan)\n") +
             remat_order_usage;
-  a.options = {{"dtr-heuristic", "max-computations", "order", "order-from"}, {}};
+  a.options = {{"dtr-heuristic", "max-computations", "time-limit", "order", "order-from"}, {}};
   a.run = run_dtr;
   register_remat_algorithm{std::move(a)};
   return true;

@@ -12,6 +12,8 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
+
 #include <cstdint>
 #include <vector>
 
@@ -171,6 +173,20 @@ TEST_CASE("dtr_plan: bad input and limits") {
   CHECK(r.status == solve_status::no_solution);
   CHECK(r.plan.steps.empty());
   CHECK(r.message.find("max_computations") != std::string::npos);
+  // A time limit already spent: status time_limit, no plan; a huge one is no limit (same plan as
+  // none).
+  for (auto h : all_dtr_heuristics) {
+    CAPTURE(to_string(h));
+    const auto spent = dtr_plan(g, 30, dtr_options{.heuristic = h, .time_limit = std::chrono::duration<double>(0)});
+    CHECK(spent.status == solve_status::time_limit);
+    CHECK(spent.plan.steps.empty());
+    CHECK(spent.message.find("time limit") != std::string::npos);
+    const auto huge = dtr_plan(g, 30, dtr_options{.heuristic = h, .time_limit = std::chrono::duration<double>(1e300)});
+    const auto none = dtr_plan(g, 30, dtr_options{.heuristic = h});
+    REQUIRE(none.status == solve_status::feasible);
+    CHECK(huge.status == none.status);
+    CHECK(huge.plan == none.plan);
+  }
   CHECK(parse_dtr_heuristic("dtr-eq") == dtr_heuristic::dtr_eq);
   CHECK(!parse_dtr_heuristic("dtr_eq"));
 }

@@ -53,7 +53,7 @@ void check_result(const memory_graph& g, const remat_result& r, std::int64_t bud
 remat_result heuristic_start(const memory_graph& g, std::int64_t budget) {
   remat_result best = best_heuristic_plan(g, budget);
   std::string method = "best-heuristic";
-  for (auto h : all_dtr_heuristics) {
+  for (auto h : {dtr_heuristic::dtr_eq, dtr_heuristic::local, dtr_heuristic::lru, dtr_heuristic::size, dtr_heuristic::dtr}) {
     remat_result r = dtr_plan(g, budget, dtr_options{.heuristic = h, .max_computations = 8 * g.size() + 64});
     if (has_solution(r.status) && (!has_solution(best.status) || r.total_cost < best.total_cost)) {
       best = std::move(r);
@@ -255,6 +255,19 @@ TEST_CASE("hiremate: limits reach every lower solve; a limit already spent still
   CHECK(zero.result.overhead == doctest::Approx(0).epsilon(1e-12));
   CHECK(zero.stats.classes_cut == zero.stats.classes_solved);
   CHECK(zero.result.message.find("time limit") != std::string::npos);
+  // With the start: the zero limit leaves it the best heuristic alone (every DTR run is cut), and
+  // the returned plan is the cheaper of it and the hierarchy's.
+  const std::int64_t tight = peak * 6 / 10;
+  const auto started = hiremate_plan_detailed(g, tight, hiremate_options{.time_limit = std::chrono::duration<double>(0)});
+  const auto heuristic = best_heuristic_plan(g, tight);
+  if (has_solution(heuristic.status)) {
+    CHECK(started.stats.start_method == "best-heuristic");
+    REQUIRE(started.stats.heuristic_cost);
+    CHECK(*started.stats.heuristic_cost == heuristic.total_cost);
+  } else {
+    CHECK(started.stats.start_method.empty());
+  }
+  if (has_solution(started.result.status)) check_result(g, started.result, tight);
 }
 
 TEST_CASE("hiremate: bad input") {

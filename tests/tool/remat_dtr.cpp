@@ -60,12 +60,20 @@ TEST_CASE("memsched remat --algo dtr: the library's plan along Kahn's order, usa
   CHECK(plans >= 3);  // the comparison must not pass by finding nothing
   // Usage errors (exit 2, nothing on standard output).
   const std::string base = "remat " + path.string() + " --budget 70% --algo dtr --order-from kahn";
-  for (const std::string bad : {" --dtr-heuristic nope", " --max-computations 0", " --max-computations -3"}) {
+  for (const std::string bad : {" --dtr-heuristic nope", " --max-computations 0", " --max-computations -3", " --time-limit 0", " --time-limit x"}) {
     CAPTURE(bad);
     const tool_run r = run_tool(base + bad, dir);
     CHECK(r.exit_code == 2);
     CHECK(r.out.empty());
     CHECK(r.err.find(bad.substr(1, bad.find(' ', 1) - 1)) != std::string::npos);
+  }
+  // A time limit no walk reaches: the same plan as without one.
+  {
+    const tool_run limited = run_tool(base + " --time-limit 1000 --json", dir);
+    const tool_run free = run_tool(base + " --json", dir);
+    REQUIRE(limited.exit_code == 0);
+    REQUIRE(free.exit_code == 0);
+    CHECK(json::parse(limited.out).at("steps") == json::parse(free.out).at("steps"));
   }
   // Too few computations allowed: no_solution with its message (exit 2, the JSON still printed).
   {

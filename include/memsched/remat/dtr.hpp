@@ -9,6 +9,7 @@
 
 #include <memsched/core/errors.hpp>
 #include <memsched/graph/memory_graph.hpp>
+#include <memsched/remat/detail/call_deadline.hpp>
 #include <memsched/remat/detail/plan_builder.hpp>
 #include <memsched/remat/remat_result.hpp>
 #include <memsched/sim/memory_model.hpp>
@@ -74,6 +75,9 @@ struct dtr_options {
   /// no_solution past it (recomputation can thrash under a budget barely above the bound).
   /// 0: 64 * (number of vertices) + 64.
   std::size_t max_computations = 0;
+  /// Wall clock from the call (nullopt: none); checked before every computation, and past it DTR
+  /// stops with status time_limit and no plan.
+  std::optional<std::chrono::duration<double>> time_limit;
 };
 
 namespace detail {
@@ -81,8 +85,9 @@ namespace detail {
 /// The DTR walk over one order; fills `sequence` (vertex per computation).
 class dtr_runner {
  public:
-  dtr_runner(const memory_graph& g, std::int64_t budget, const dtr_options& o)
-      : g_(g), budget_(budget), heuristic_(o.heuristic), n_(g.size()), resident_(n_, 0), computed_(n_, 0), locked_(n_, 0),
+  dtr_runner(const memory_graph& g, std::int64_t budget, const dtr_options& o, const call_deadline& deadline)
+      : deadline_(deadline),
+        g_(g), budget_(budget), heuristic_(o.heuristic), n_(g.size()), resident_(n_, 0), computed_(n_, 0), locked_(n_, 0),
         pending_(n_), last_access_(n_, 0), node_of_(n_, no_node), exact_mark_(n_, 0) {
     for (std::size_t v = 0; v < n_; ++v) pending_[v] = static_cast<std::uint32_t>(g.out_degree(v));
     limit_ = o.max_computations ? o.max_computations : 64 * n_ + 64;
@@ -90,7 +95,8 @@ class dtr_runner {
 
   std::vector<std::size_t> sequence;
   bool over_budget = false;       ///< Some computation found nothing left to evict.
-  bool gave_up = false;           ///< The computation limit was hit.
+  bool gave_up = false;           ///< The computation limit or the deadline was hit.
+  bool timed_out = false;         ///< The deadline was hit.
 
   /// Runs the order, then brings every evicted graph output back.
   void run(std::span<const std::size_t> order) {
@@ -228,6 +234,7 @@ class dtr_runner {
     if (!make_room(g_.bytes(v) + g_.workspace(v))) over_budget = true;
     sequence.push_back(v);
     if (sequence.size() > limit_) gave_up = true;
+    if (deadline_.passed()) gave_up = timed_out = true;
     computed_[v] = 1;
     resident_[v] = 1;
     live_ += g_.bytes(v);
@@ -290,6 +297,7 @@ class dtr_runner {
     }
   }
 
+  call_deadline deadline_;
   const memory_graph& g_;
   std::int64_t budget_;
   dtr_heuristic heuristic_;
@@ -327,8 +335,10 @@ inline remat_result dtr_on(const memory_graph& g, std::int64_t budget, const dtr
     return r;
   };
   if (auto why = budget_below_lower_bound(g, budget)) return stop(solve_status::infeasible, *why);
-  dtr_runner run(g, budget, options);
+  dtr_runner run(g, budget, options, call_deadline(start, options.time_limit));
   run.run(order);
+  if (run.timed_out)
+    return stop(solve_status::time_limit, "the time limit stopped it after " + std::to_string(run.sequence.size()) + " computations");
   if (run.gave_up)
     return stop(solve_status::no_solution, "gave up after " + std::to_string(run.sequence.size()) +
                                                " computations (max_computations): recomputation thrashes at this budget");
@@ -350,7 +360,8 @@ inline remat_result dtr_on(const memory_graph& g, std::int64_t budget, const dtr
 /// use_spare_memory) re-checked by the simulator. Statuses: feasible; infeasible when the budget
 /// is below a vertex's own need or the outputs' bytes; no_solution (peak and cost of the plan it
 /// would return, empty plan) when the pinned values alone exceed the budget at some computation,
-/// or past options.max_computations. stats.order is the order walked. Deterministic.
+/// or past options.max_computations; time_limit (no plan) past options.time_limit. stats.order is
+/// the order walked. Deterministic when no time limit stops it.
 /// Complexity: O(L * n) per eviction scan for a sequence of length L (dtr: O(L * n * (n + m))).
 /// Throws: invalid_order naming the entry when options.order is not a topological order of all
 /// vertices; what make_memory_graph throws.

@@ -20,6 +20,7 @@
 #include <memsched/remat/best_heuristic.hpp>
 #include <memsched/remat/checkpoint_plan.hpp>
 #include <memsched/remat/dtr.hpp>
+#include <memsched/remat/detail/call_deadline.hpp>
 #include <memsched/remat/detail/hiremate_chain.hpp>
 #include <memsched/remat/detail/plan_builder.hpp>
 #include <memsched/remat/hiremate_partition.hpp>
@@ -29,6 +30,7 @@
 #include <memsched/sim/simulate_plan.hpp>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -52,9 +54,11 @@ struct hiremate_lower_limits {
 
 /// Options of hiremate_plan.
 struct hiremate_options {
-  /// Whole hierarchy: each lowest-level solve gets a share of what is left (hiremate_lower_limits);
-  /// classes not reached in time get the cheap options (no recomputation, outputs only) so the top
-  /// level still runs; the best plan found is returned (status feasible), never an exception.
+  /// Whole hierarchy: the start may use half of it (its DTR runs stop there), each lowest-level
+  /// solve gets a share of what is left up to 80% (hiremate_lower_limits, and the default solver's
+  /// DTR runs stop there); classes not reached in time get the cheap options (no recomputation,
+  /// outputs only) so the top level still runs; the best plan found is returned (status
+  /// feasible), never an exception.
   std::optional<std::chrono::duration<double>> time_limit;
   /// Memory cap: on the top-level table (groups x budget units bytes; fewer units when it would
   /// exceed it) and passed to each lower solve (divided among the threads).
@@ -110,18 +114,25 @@ struct [[nodiscard]] hiremate_plan_result {
 
 namespace detail {
 
+/// The DTR scores hm_heuristic_plan runs: the cheap ones first, the exact neighbourhood (O(n (n +
+/// m)) per eviction) last, so that a deadline cuts the dearest.
+inline constexpr std::array<dtr_heuristic, 5> hm_dtr_scores{dtr_heuristic::dtr_eq, dtr_heuristic::local, dtr_heuristic::lru, dtr_heuristic::size,
+                                                            dtr_heuristic::dtr};
+
 /// The cheapest of best_heuristic_plan's plan and, when `with_dtr`, dtr_plan's along the
-/// topological order with each score (the exact neighbourhood up to 4,096 vertices, as
-/// remat_plan): the lowest level's default solver and the start. stats.method names the winner
-/// ("best-heuristic" or "dtr:<score>").
+/// topological order with each score of hm_dtr_scores (the exact one up to 4,096 vertices, as
+/// remat_plan) while `deadline` has not passed (each DTR run stops at it): the lowest level's
+/// default solver and the start. stats.method names the winner ("best-heuristic" or
+/// "dtr:<score>").
 [[nodiscard]] inline remat_result hm_heuristic_plan(const memory_graph& g, std::int64_t budget, const best_heuristic_options& heuristics,
-                                                    bool with_dtr) {
+                                                    bool with_dtr, const call_deadline& deadline) {
   remat_result best = best_heuristic_plan(g, budget, heuristics);
   best.stats.method = "best-heuristic";
   if (!with_dtr) return best;
-  for (auto h : all_dtr_heuristics) {
+  for (auto h : hm_dtr_scores) {
+    if (deadline.passed()) break;
     if (h == dtr_heuristic::dtr && g.size() > 4096) continue;
-    remat_result r = dtr_plan(g, budget, dtr_options{.heuristic = h, .max_computations = 8 * g.size() + 64});
+    remat_result r = dtr_plan(g, budget, dtr_options{.heuristic = h, .max_computations = 8 * g.size() + 64, .time_limit = deadline.remaining()});
     if (r.status == solve_status::feasible && (best.status != solve_status::feasible || r.total_cost < best.total_cost)) {
       best = std::move(r);
       best.stats.method = "dtr:" + std::string(to_string(h));
@@ -312,7 +323,10 @@ template <class G, class... Maps>
   remat_result heur;
   if (options.heuristic_start) {
     options.observer.on_phase(elapsed(), "heuristic start");
-    heur = detail::hm_heuristic_plan(g, budget, options.heuristics, options.dtr);
+    // At most half the time limit: the lowest level's deadline (80%) comes after it.
+    const std::optional<std::chrono::duration<double>> share =
+        options.time_limit ? std::optional(*options.time_limit * 0.5) : std::nullopt;
+    heur = detail::hm_heuristic_plan(g, budget, options.heuristics, options.dtr, detail::call_deadline(start, share));
     st.heuristic_seconds = heur.stats.seconds;
     if (heur.status == solve_status::feasible) {
       st.heuristic_cost = heur.total_cost;
@@ -356,6 +370,8 @@ template <class G, class... Maps>
                                             .heuristics = options.heuristics};
   // The lowest level may use 80% of the time limit (the top level and the expansion are linear).
   const std::optional<double> lower_deadline = options.time_limit ? std::optional<double>(0.8 * options.time_limit->count()) : std::nullopt;
+  const detail::call_deadline lower_call_deadline(
+      start, lower_deadline ? std::optional(std::chrono::duration<double>(*lower_deadline)) : std::nullopt);
   std::atomic<std::size_t> solves_left{0};
   unsigned threads = 1;  // of the current solve_all: run_tasks' count (at most one per task)
   hiremate_lower_limits base_limits;
@@ -387,7 +403,7 @@ template <class G, class... Maps>
       auto solve = [&](const memory_graph& sg, std::int64_t b) {
         --solves_left;
         if (options.lower_solver) return options.lower_solver(sg, b, limits_now());
-        return detail::hm_heuristic_plan(sg, b, options.heuristics, options.dtr);
+        return detail::hm_heuristic_plan(sg, b, options.heuristics, options.dtr, lower_call_deadline);
       };
       hiremate_subgraph_result r = hiremate_subgraph_options(g, groups[i], class_cfg, solve);
       // Equal budgets solved once and budgets the time limit left out: no longer to run.
