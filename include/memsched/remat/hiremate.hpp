@@ -73,7 +73,7 @@ struct hiremate_options {
   best_heuristic_options heuristics = {};        ///< Lowest-level solver when `lower_solver` is empty, and the start.
   /// With the heuristics, also dtr_plan along the topological order with every score (the exact
   /// neighbourhood on graphs of at most 4,096 vertices), at the lowest level and as the start. On
-  /// the GPT graphs at 20-50% of the peak the hierarchy's overhead drops by a third to a half
+  /// the GPT graphs at 20-50% of the peak the hierarchy's overhead drops by 14-58%
   /// (docs/hiremate.md).
   bool dtr = true;
   /// Solves one subgraph problem for one budget within the limits given (e.g. Checkmate's MILP
