@@ -3,6 +3,8 @@
 // (issue 11) is elapsed <= 1.1 * limit + 0.2 s: counter `holds` is 1 then.
 //   serenity/w<W>/<L>s: serenity_order (default options) on a dense random layered graph of 1,000
 //     vertices (make_random_layered, seed 0, width W = 0.3 / 0.6 / 1.0), far from solved in 3 s.
+//   remat_plan/gpt96/<L>s: remat_plan (no backend) on a 96-layer GPT training graph at 20% of its
+//     peak, with limits of 0.05, 0.1 and 0.25 s (the DTR stage's runs stop at the deadline).
 //   checkmate_milp/<backend>/<L>s, checkmate_lp/<backend>/<L>s, moccasin/gecode/<L>s: on a
 //     250-vertex random layered graph (default recipe, seed 0) at 80% of the no-remat peak of its
 //     own order, with that order (148k variables, 225k rows: nothing is found in 3 s, the limit
@@ -16,6 +18,7 @@
 #include <memsched/graph/random_layered.hpp>
 #include <memsched/order/serenity.hpp>
 #include <memsched/remat/hiremate.hpp>
+#include <memsched/remat/remat_plan.hpp>
 #include <memsched/remat/training_graph.hpp>
 #include <memsched/sim/simulate_order.hpp>
 #ifdef MEMSCHED_HAVE_CBC
@@ -111,6 +114,22 @@ void register_all() {
       benchmark::RegisterBenchmark(name.c_str(), [graph, budget, limit](benchmark::State& s) {
         timed_row(s, limit, [&](seconds_d t, double& value) {
           return remat_outcome(memsched::hiremate_plan(*graph, budget, memsched::hiremate_options{.time_limit = t}), value);
+        });
+      })->Iterations(1)->UseManualTime()->Unit(benchmark::kSecond);
+    }
+  }
+  {
+    // remat_plan without a backend on a 96-layer GPT training graph at 20%: the exact DTR score
+    // alone runs ~0.3 s there, so each DTR run must stop at the deadline.
+    auto graph = std::make_shared<memsched::memory_graph>(
+        memsched::make_memory_graph(memsched::make_training_graph(memsched::make_gpt({.layers = 96}))));
+    const std::vector<std::size_t> order(graph->topological_order().begin(), graph->topological_order().end());
+    const auto budget = static_cast<std::int64_t>(0.2 * static_cast<double>(memsched::simulate_order(*graph, order).peak_bytes));
+    for (double limit : {0.05, 0.1, 0.25}) {
+      const std::string name = "remat_plan/gpt96/" + std::to_string(limit).substr(0, 4) + "s";
+      benchmark::RegisterBenchmark(name.c_str(), [graph, budget, limit](benchmark::State& s) {
+        timed_row(s, limit, [&](seconds_d t, double& value) {
+          return remat_outcome(memsched::remat_plan(*graph, budget, memsched::remat_plan_options{.solver = {.time_limit = t}}), value);
         });
       })->Iterations(1)->UseManualTime()->Unit(benchmark::kSecond);
     }

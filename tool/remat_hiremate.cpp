@@ -62,7 +62,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   h["problems_solved"] = s.classes_solved;
   h["repair_rounds"] = s.repair_rounds;
   h["source"] = s.source;
-  if (!s.start_method.empty()) h["start_method"] = s.start_method;
+  if (!r.result.stats.start_source.empty()) h["start_method"] = r.result.stats.start_source;
   h["partition_seconds"] = s.partition.seconds;
   h["lower_seconds"] = s.lower_seconds;
   h["top_seconds"] = s.top_seconds;

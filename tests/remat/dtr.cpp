@@ -12,6 +12,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include <cstdint>
@@ -189,4 +190,42 @@ TEST_CASE("dtr_plan: bad input and limits") {
   }
   CHECK(parse_dtr_heuristic("dtr-eq") == dtr_heuristic::dtr_eq);
   CHECK(!parse_dtr_heuristic("dtr_eq"));
+}
+
+TEST_CASE("dtr portfolio: default scores and one run per score") {
+  // The exact score only up to the threshold, and last (a deadline cuts the dearest).
+  const auto small = memsched::detail::dtr_portfolio_scores(100, 100);
+  REQUIRE(small.size() == all_dtr_heuristics.size());
+  CHECK(small.back() == dtr_heuristic::dtr);
+  for (auto h : all_dtr_heuristics) CHECK(std::count(small.begin(), small.end(), h) == 1);
+  const auto large = memsched::detail::dtr_portfolio_scores(101, 100);
+  CHECK(large.size() == all_dtr_heuristics.size() - 1);
+  CHECK(std::count(large.begin(), large.end(), dtr_heuristic::dtr) == 0);
+  CHECK(memsched::detail::dtr_portfolio_computations(10) == 144);
+
+  // Every score's answer is dtr_plan's with the same options, in the order given; a deadline
+  // already passed runs none.
+  const memory_graph g = training_chain();
+  const std::vector<dtr_heuristic> scores{dtr_heuristic::lru, dtr_heuristic::dtr, dtr_heuristic::size};
+  const dtr_options base{.use_spare_memory = false, .max_computations = 40};
+  for (const std::int64_t budget : {30, 40, 50}) {
+    CAPTURE(budget);
+    std::vector<dtr_heuristic> seen;
+    memsched::detail::dtr_each_score(g, budget, scores, base, memsched::detail::call_deadline(std::chrono::steady_clock::now(), std::nullopt),
+                           [&](const remat_result& r, dtr_heuristic h) {
+                             dtr_options alone = base;
+                             alone.heuristic = h;
+                             const remat_result expected = dtr_plan(g, budget, alone);
+                             CHECK(r.status == expected.status);
+                             CHECK(r.plan == expected.plan);
+                             if (has_solution(r.status)) check_result(g, r, budget);
+                             seen.push_back(h);
+                           });
+    CHECK(seen == scores);
+    std::size_t runs = 0;
+    memsched::detail::dtr_each_score(g, budget, scores, base,
+                           memsched::detail::call_deadline(std::chrono::steady_clock::now(), std::chrono::duration<double>(0)),
+                           [&](const remat_result&, dtr_heuristic) { ++runs; });
+    CHECK(runs == 0);
+  }
 }

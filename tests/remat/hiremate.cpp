@@ -162,11 +162,10 @@ TEST_CASE("hiremate: tiny GPT stacks, plans valid within every budget, the cheap
       }
       check_cheaper_of(g, full.result, alone.result, heur, budget);
       if (has_solution(heur.status)) {
-        CHECK(full.stats.start_method == heur.stats.method);  // which of the start's methods won
-        CHECK(full.result.stats.start_source == heur.stats.method);
+        CHECK(full.result.stats.start_source == heur.stats.method);  // which of the start's methods won
         if (full.stats.source == "heuristic") CHECK(full.result.plan == heur.plan);
       } else {
-        CHECK(full.stats.start_method.empty());
+        CHECK(full.result.stats.start_source.empty());
       }
       CHECK(full.stats.groups == level0_groups(g));
       CHECK(full.stats.classes_solved <= full.stats.groups);
@@ -261,11 +260,11 @@ TEST_CASE("hiremate: limits reach every lower solve; a limit already spent still
   const auto started = hiremate_plan_detailed(g, tight, hiremate_options{.time_limit = std::chrono::duration<double>(0)});
   const auto heuristic = best_heuristic_plan(g, tight);
   if (has_solution(heuristic.status)) {
-    CHECK(started.stats.start_method == "best-heuristic");
+    CHECK(started.result.stats.start_source == "best-heuristic");
     REQUIRE(started.stats.heuristic_cost);
     CHECK(*started.stats.heuristic_cost == heuristic.total_cost);
   } else {
-    CHECK(started.stats.start_method.empty());
+    CHECK(started.result.stats.start_source.empty());
   }
   if (has_solution(started.result.status)) check_result(g, started.result, tight);
 }

@@ -72,7 +72,7 @@ struct hiremate_options {
   std::size_t resident_levels = 3;               ///< As hiremate_subgraph_options_config::resident_levels (the squeezed options).
   best_heuristic_options heuristics = {};        ///< Lowest-level solver when `lower_solver` is empty, and the start.
   /// With the heuristics, also dtr_plan along the topological order with every score (the exact
-  /// neighbourhood on graphs of at most 4,096 vertices), at the lowest level and as the start. On
+  /// neighbourhood up to default_dtr_exact_max_vertices), at the lowest level and as the start. On
   /// the GPT graphs at 20-50% of the peak the hierarchy's overhead drops by 14-58%
   /// (docs/hiremate.md).
   bool dtr = true;
@@ -103,7 +103,6 @@ struct hiremate_stats {
   std::optional<double> groups_cost, chain_cost;
   std::string top_method;  ///< "groups" or "chain": which top level gave the hierarchy's plan.
   std::string source;  ///< "hierarchy" or "heuristic": which plan was returned.
-  std::string start_method;  ///< The start's plan: "best-heuristic" or "dtr:<score>" (empty: none).
 };
 
 /// hiremate_plan's answer with the hierarchy's statistics.
@@ -114,30 +113,23 @@ struct [[nodiscard]] hiremate_plan_result {
 
 namespace detail {
 
-/// The DTR scores hm_heuristic_plan runs: the cheap ones first, the exact neighbourhood (O(n (n +
-/// m)) per eviction) last, so that a deadline cuts the dearest.
-inline constexpr std::array<dtr_heuristic, 5> hm_dtr_scores{dtr_heuristic::dtr_eq, dtr_heuristic::local, dtr_heuristic::lru, dtr_heuristic::size,
-                                                            dtr_heuristic::dtr};
-
 /// The cheapest of best_heuristic_plan's plan and, when `with_dtr`, dtr_plan's along the
-/// topological order with each score of hm_dtr_scores (the exact one up to 4,096 vertices, as
-/// remat_plan) while `deadline` has not passed (each DTR run stops at it): the lowest level's
-/// default solver and the start. stats.method names the winner ("best-heuristic" or
-/// "dtr:<score>").
+/// topological order with each score of dtr_portfolio_scores (remat_plan's default DTR stage)
+/// while `deadline` has not passed (each DTR run stops at it): the lowest level's default solver
+/// and the start. stats.method names the winner ("best-heuristic" or "dtr:<score>").
 [[nodiscard]] inline remat_result hm_heuristic_plan(const memory_graph& g, std::int64_t budget, const best_heuristic_options& heuristics,
                                                     bool with_dtr, const call_deadline& deadline) {
   remat_result best = best_heuristic_plan(g, budget, heuristics);
   best.stats.method = "best-heuristic";
   if (!with_dtr) return best;
-  for (auto h : hm_dtr_scores) {
-    if (deadline.passed()) break;
-    if (h == dtr_heuristic::dtr && g.size() > 4096) continue;
-    remat_result r = dtr_plan(g, budget, dtr_options{.heuristic = h, .max_computations = 8 * g.size() + 64, .time_limit = deadline.remaining()});
-    if (r.status == solve_status::feasible && (best.status != solve_status::feasible || r.total_cost < best.total_cost)) {
-      best = std::move(r);
-      best.stats.method = "dtr:" + std::string(to_string(h));
-    }
-  }
+  const std::vector<dtr_heuristic> scores = dtr_portfolio_scores(g.size(), default_dtr_exact_max_vertices);
+  dtr_each_score(g, budget, scores, dtr_options{.max_computations = dtr_portfolio_computations(g.size())}, deadline,
+                 [&](remat_result r, dtr_heuristic h) {
+                   if (r.status == solve_status::feasible && (best.status != solve_status::feasible || r.total_cost < best.total_cost)) {
+                     best = std::move(r);
+                     best.stats.method = "dtr:" + std::string(to_string(h));
+                   }
+                 });
   return best;
 }
 
@@ -321,6 +313,7 @@ template <class G, class... Maps>
 
   // The start: the best heuristic on the whole graph.
   remat_result heur;
+  std::string start_method;  // the start's method: "best-heuristic" or "dtr:<score>" (result.stats.start_source)
   if (options.heuristic_start) {
     options.observer.on_phase(elapsed(), "heuristic start");
     // At most half the time limit: the lowest level's deadline (80%) comes after it.
@@ -330,7 +323,7 @@ template <class G, class... Maps>
     st.heuristic_seconds = heur.stats.seconds;
     if (heur.status == solve_status::feasible) {
       st.heuristic_cost = heur.total_cost;
-      st.start_method = heur.stats.method;
+      start_method = heur.stats.method;
       options.observer.on_incumbent(elapsed(), heur.total_cost);
     }
   }
@@ -567,12 +560,12 @@ template <class G, class... Maps>
     }
   }
   out.result.stats.seconds = elapsed();
-  out.result.stats.start_source = heur_ok ? st.start_method : "";
+  out.result.stats.start_source = heur_ok ? start_method : "";
   if (heur_ok) out.result.stats.start_cost = *st.heuristic_cost;
   std::string msg = "hiremate: " + std::to_string(st.groups) + " groups, " + std::to_string(st.classes_solved) + " subgraph problems solved, " +
                     std::to_string(st.partition.levels) + " partition levels";
   if (st.classes_cut > 0) msg += "; the time limit cut " + std::to_string(st.classes_cut) + " subgraph problems short";
-  if (!st.source.empty()) msg += "; plan from the " + st.source + (st.source == "heuristic" ? " (" + st.start_method + ")" : "");
+  if (!st.source.empty()) msg += "; plan from the " + st.source + (st.source == "heuristic" ? " (" + start_method + ")" : "");
   if (!hier_ok && !why.empty()) msg += "; hierarchy: " + why;
   out.result.message = msg;
   return out;

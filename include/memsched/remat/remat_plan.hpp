@@ -73,10 +73,11 @@ struct remat_plan_options {
   std::vector<std::vector<std::size_t>> more_orders;
   /// Options of the heuristics stage (its `heuristics` list: which ones; empty: all).
   best_heuristic_options heuristics;
-  /// DTR's eviction scores tried; empty: dtr-eq, local, lru, size, and dtr (the exact
-  /// neighbourhood, O(n (n + m)) per eviction) on graphs of at most dtr_exact_max_vertices.
+  /// DTR's eviction scores tried, in this order, each run stopping at the time limit; empty:
+  /// dtr-eq, local, lru, size, then dtr (the exact neighbourhood, O(n (n + m)) per eviction) on
+  /// graphs of at most dtr_exact_max_vertices.
   std::vector<dtr_heuristic> dtr_heuristics;
-  std::size_t dtr_exact_max_vertices = 4096;
+  std::size_t dtr_exact_max_vertices = default_dtr_exact_max_vertices;
   /// Counted limit of each DTR run (dtr_options::max_computations); 0: 8 n + 64, so that a score
   /// that thrashes gives up after a few passes over the graph.
   std::size_t dtr_max_computations = 0;
@@ -187,19 +188,17 @@ class remat_portfolio {
   }
 
   void dtr() {
-    std::vector<dtr_heuristic> hs = o_.dtr_heuristics;
-    if (hs.empty()) {
-      if (g_.size() <= o_.dtr_exact_max_vertices) hs.push_back(dtr_heuristic::dtr);
-      for (auto h : {dtr_heuristic::dtr_eq, dtr_heuristic::local, dtr_heuristic::lru, dtr_heuristic::size}) hs.push_back(h);
-    }
     if (out_of_time()) return;
     o_.solver.observer.on_phase(deadline_.elapsed(), "dtr");
-    const std::size_t limit = o_.dtr_max_computations ? o_.dtr_max_computations : 8 * g_.size() + 64;
-    for (auto h : hs) {
-      if (out_of_time()) return;
-      const dtr_options d{.order = order_, .heuristic = h, .use_spare_memory = true, .max_computations = limit};
-      offer(dtr_plan(g_, budget_, d), "dtr:" + std::string(to_string(h)));
-    }
+    const std::vector<dtr_heuristic> scores =
+        o_.dtr_heuristics.empty() ? dtr_portfolio_scores(g_.size(), o_.dtr_exact_max_vertices) : o_.dtr_heuristics;
+    const dtr_options base{.order = order_,
+                           .use_spare_memory = true,
+                           .max_computations = o_.dtr_max_computations ? o_.dtr_max_computations : dtr_portfolio_computations(g_.size())};
+    dtr_each_score(g_, budget_, scores, base, deadline_, [&](const remat_result& r, dtr_heuristic h) {
+      if (r.status == solve_status::time_limit) stopped_ = true;
+      offer(r, "dtr:" + std::string(to_string(h)));
+    });
   }
 
   void lifetime() {
@@ -363,7 +362,7 @@ remat_result remat_over_orders(const memory_graph& g, std::int64_t budget, const
 
 /// The cheapest plan within `budget` the library finds for the graph: a portfolio along one input
 /// order (options.order, else the lowest-peak order of Kahn, DFS and greedy), in this order:
-/// (1) every heuristic (best_heuristic_plan's), (2) dtr_plan along the order with each cheap score
+/// (1) every heuristic (best_heuristic_plan's), (2) dtr_plan along the order with each score
 /// (options.dtr_heuristics, each at most options.dtr_max_computations computations), (3)
 /// lifetime_search_plan along the order (options.lifetime_rounds rounds), (4) on graphs with
 /// training roles hiremate_plan, (5) with a milp_backend, checkmate_milp_plan along the order

@@ -14,8 +14,8 @@
 // `pinned`: never recomputed, counted over their live range. A forward value lives from its
 // writer's forward part to the backward part of its first reader (a reader's forward part may run
 // again until its backward part comes), a gradient from its writer's backward part to its first
-// reader's; values no group owns are counted throughout. The expanded plan is re-simulated by the caller, which tightens the budget when
-// what the model leaves out pushes it over.
+// reader's; values no group owns are counted throughout. The expanded plan is re-simulated by the
+// caller, which tightens the budget when what the model leaves out pushes it over.
 
 #include <memsched/graph/memory_graph.hpp>
 
@@ -190,9 +190,9 @@ inline hm_chain hm_make_chain(const memory_graph& g, const std::vector<std::vect
 }
 
 /// A cheapest chain schedule within `budget` for the options `opts[k]` of each stage (one list per
-/// stage), or nullopt
-/// (none in the model, or `stop()` said to stop). Memory in units of (budget - pinned) / units,
-/// sizes rounded up; each stage's pinned bytes are added to its peaks. `max_table_bytes` caps the table (fewer units when it would exceed it).
+/// stage), or nullopt (none in the model, or `stop()` said to stop). Memory in units of
+/// (budget - pinned) / units, sizes rounded up; each stage's pinned bytes are added to its peaks.
+/// `max_table_bytes` caps the table (fewer units when it would exceed it).
 /// O(L^3 x units + L^2 x options x units) time, O(L^2 x units) memory, L stages.
 template <class Stop>
 std::optional<std::vector<hm_chain_step>> hm_chain_schedule(const hm_chain& chain, const std::vector<std::vector<hm_group_choice>>& opts,
