@@ -1,5 +1,5 @@
-// memsched remat GRAPH --budget B --algo hiremate [--max-lower M] [--max-top M] [--options N] [--budgets K] [--resident-levels K]
-//   [--time-limit S] [--max-memory BYTES|N%] [--threads N] [--no-heuristic-start] [--no-dtr] [--progress]
+// memsched remat GRAPH --budget B --algo hiremate [--max-lower M] [--max-top M] [--max-chain-stages N] [--options N] [--budgets K]
+//   [--resident-levels K] [--time-limit S] [--max-memory BYTES|N%] [--threads N] [--no-heuristic-start] [--no-dtr] [--progress]
 
 #include "cli.hpp"
 
@@ -20,10 +20,12 @@ const char* hiremate_usage =
     "    to fit the budget, or the groups checkpointed as a chain (Rotor/Rockmate), expanded and\n"
     "    re-simulated; the cheaper of these and the best heuristic's and DTR's plans.\n"
     "    Extra JSON: hiremate {levels, subgraphs, distinct_subgraphs, largest_subgraph, top_nodes,\n"
-    "    groups, problems_solved, repair_rounds, source, start_method, top_method, seconds per phase,\n"
-    "    costs}.\n"
+    "    groups, max_lower, problems_solved, repair_rounds, source, start_method, top_method, seconds\n"
+    "    per phase, costs}.\n"
     "    --max-lower M           nodes per group (M^l, default 20)\n"
     "    --max-top M             nodes of the top graph (M^t, default 30)\n"
+    "    --max-chain-stages N    groups of the chain schedule at most: M^l is doubled until there are\n"
+    "                            no more (default 128; 0: no cap)\n"
     "    --options N             options kept per subgraph (N_o, default 8)\n"
     "    --resident-levels K     extra solves per budget that hold less across the barrier (default 3)\n"
     "    --budgets K             budgets solved per subgraph (default 8)\n"
@@ -39,6 +41,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   memsched::hiremate_options o;
   o.partition.max_lower = count_of(args, "max-lower", o.partition.max_lower);
   o.partition.max_top = count_of(args, "max-top", o.partition.max_top);
+  o.max_chain_stages = count_of(args, "max-chain-stages", o.max_chain_stages);
   o.max_options = count_of(args, "options", o.max_options);
   o.budgets = count_of(args, "budgets", o.budgets);
   o.resident_levels = count_of(args, "resident-levels", o.resident_levels);
@@ -59,6 +62,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   h["largest_subgraph"] = s.partition.largest_subgraph;
   h["top_nodes"] = s.partition.top_nodes;
   h["groups"] = s.groups;
+  h["max_lower"] = s.max_lower;
   h["problems_solved"] = s.classes_solved;
   h["repair_rounds"] = s.repair_rounds;
   h["source"] = s.source;
@@ -80,7 +84,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
 const register_remat_algorithm hiremate_algorithm{remat_algorithm{
     .name = "hiremate",
     .usage = hiremate_usage,
-    .options = {{"max-lower", "max-top", "options", "budgets", "resident-levels", "time-limit", "max-memory", "threads"}, {"no-heuristic-start", "no-dtr", "progress"}},
+    .options = {{"max-lower", "max-top", "max-chain-stages", "options", "budgets", "resident-levels", "time-limit", "max-memory", "threads"}, {"no-heuristic-start", "no-dtr", "progress"}},
     .run = run_hiremate,
 }};
 

@@ -15,6 +15,8 @@
 
 #include <doctest/doctest.h>
 
+#include <bit>
+
 #include <chrono>
 #include <limits>
 #include <random>
@@ -189,6 +191,43 @@ TEST_CASE("hiremate: the hierarchy alone finds plans on an 8-layer stack, one pr
   CHECK(big.result.overhead == doctest::Approx(0).epsilon(1e-12));
 }
 
+TEST_CASE("hiremate: a chain longer than max_chain_stages gets coarser groups") {
+  const memory_graph g = tiny_gpt(24);
+  const std::int64_t peak = no_remat_peak(g);
+  const hiremate_partition_options fine{.max_lower = 4, .max_top = 2};
+  REQUIRE(level0_groups(g, fine) > 12);
+  for (const std::size_t cap : {12, 6, 3}) {
+    CAPTURE(cap);
+    for (const std::int64_t budget : {peak * 4 / 10, peak * 6 / 10}) {
+      CAPTURE(budget);
+      const auto capped =
+          hiremate_plan_detailed(g, budget, hiremate_options{.partition = fine, .max_chain_stages = cap, .heuristic_start = false});
+      // M^l doubled the fewest times that bring level 0 to at most `cap` groups.
+      const std::size_t ml = capped.stats.max_lower;
+      CHECK(ml > fine.max_lower);
+      CHECK(ml % fine.max_lower == 0);
+      CHECK(std::has_single_bit(ml / fine.max_lower));
+      CHECK(capped.stats.groups == level0_groups(g, {.max_lower = ml, .max_top = 2}));
+      CHECK(capped.stats.groups <= cap);
+      CHECK(level0_groups(g, {.max_lower = ml / 2, .max_top = 2}) > cap);
+      // The same answer as asking for that M^l without a cap.
+      const auto direct = hiremate_plan_detailed(
+          g, budget, hiremate_options{.partition = {.max_lower = ml, .max_top = 2}, .max_chain_stages = 0, .heuristic_start = false});
+      CHECK(direct.stats.max_lower == ml);
+      CHECK(capped.result.status == direct.result.status);
+      CHECK(capped.result.plan == direct.result.plan);
+      if (has_solution(capped.result.status)) check_result(g, capped.result, budget);
+    }
+  }
+  // No cap, or no chain: the partition asked for.
+  const auto uncapped = hiremate_plan_detailed(g, peak / 2, hiremate_options{.partition = fine, .max_chain_stages = 0, .heuristic_start = false});
+  CHECK(uncapped.stats.max_lower == fine.max_lower);
+  CHECK(uncapped.stats.groups == level0_groups(g, fine));
+  const auto no_chain =
+      hiremate_plan_detailed(g, peak / 2, hiremate_options{.partition = fine, .chain_units = 0, .max_chain_stages = 3, .heuristic_start = false});
+  CHECK(no_chain.stats.max_lower == fine.max_lower);
+}
+
 TEST_CASE("hiremate: the result does not depend on the thread count") {
   const memory_graph g = tiny_gpt(6);
   const std::int64_t budget = no_remat_peak(g) / 2;
@@ -274,6 +313,8 @@ TEST_CASE("hiremate: bad input") {
   CHECK_THROWS_AS((void)hiremate_plan(g, 100, hiremate_options{.budgets = 0}), std::invalid_argument);
   CHECK_THROWS_AS((void)hiremate_plan(g, 100, hiremate_options{.max_options = 0}), std::invalid_argument);
   CHECK_THROWS_AS((void)hiremate_plan(g, 100, hiremate_options{.budget_units = 3}), std::invalid_argument);
+  CHECK_THROWS_AS((void)hiremate_plan(g, 100, hiremate_options{.max_chain_stages = 29}), option_error);  // below max_top (30)
+  CHECK_NOTHROW((void)hiremate_plan(g, 100, hiremate_options{.max_chain_stages = 0}));
   const memory_graph inference = make_memory_graph(make_gpt({.layers = 1, .hidden = 8, .heads = 1, .sequence = 4, .vocab = 5}));
   CHECK_THROWS_AS((void)hiremate_plan(inference, 100), std::invalid_argument);
   // A budget below every plan's need: infeasible, no plan.

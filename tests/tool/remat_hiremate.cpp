@@ -40,6 +40,7 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
     const auto& h = doc.at("hiremate");
     CHECK(h.at("levels") == lib.stats.partition.levels);
     CHECK(h.at("groups") == lib.stats.groups);
+    CHECK(h.at("max_lower") == lib.stats.max_lower);
     CHECK(h.at("distinct_subgraphs") == lib.stats.partition.distinct_subgraphs);
     CHECK(h.at("largest_subgraph") == lib.stats.partition.largest_subgraph);
     CHECK(h.at("source") == lib.stats.source);
@@ -61,6 +62,23 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
     const json doc = json::parse(r.out);
     REQUIRE(doc.at("status") == std::string(to_string(lib.result.status)));
     CHECK(plan_from_json(doc, ids, "tool output") == lib.result.plan);
+  }
+  // --max-chain-stages reaches the library: a cap of 8 groups doubles M^l from 4 (with M^t = 4:
+  // the partition stops wrapping at M^t nodes).
+  {
+    const std::int64_t budget = peak * 80 / 100;
+    const tool_run r = run_tool("remat " + path.string() + " --budget " + std::to_string(budget) +
+                                    " --algo hiremate --max-lower 4 --max-top 4 --max-chain-stages 8 --no-heuristic-start --json", dir);
+    const auto lib =
+        hiremate_plan_detailed(df, budget, hiremate_options{.partition = {.max_lower = 4, .max_top = 4}, .max_chain_stages = 8, .heuristic_start = false});
+    CHECK(lib.stats.max_lower > 4);
+    CHECK(lib.stats.groups <= 8);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    const json doc = json::parse(r.out);
+    CHECK(doc.at("hiremate").at("max_lower") == lib.stats.max_lower);
+    CHECK(doc.at("hiremate").at("groups") == lib.stats.groups);
+    REQUIRE(doc.at("status") == std::string(to_string(lib.result.status)));
+    if (has_solution(lib.result.status)) CHECK(plan_from_json(doc, ids, "tool output") == lib.result.plan);
   }
   // --max-memory reaches the library: a small cap coarsens the top-level tables, and the tool's
   // plan is the library's with the same cap (measured at 80%: 64 KiB gives the groups' plan,
@@ -93,4 +111,10 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
   CHECK(options.err.find("memsched remat: hiremate_plan: max_options must be in 1..254\n") != std::string::npos);
   CHECK(run_tool("remat " + path.string() + " --budget 50% --algo hiremate --options 255", dir).exit_code == 2);
   CHECK(run_tool("remat " + path.string() + " --budget 50% --algo hiremate --resident-levels -1", dir).exit_code == 2);
+  const tool_run stages = run_tool("remat " + path.string() + " --budget 50% --algo hiremate --max-chain-stages -2", dir);
+  CHECK(stages.exit_code == 2);
+  CHECK(stages.err.find("--max-chain-stages") != std::string::npos);
+  const tool_run below_top = run_tool("remat " + path.string() + " --budget 50% --algo hiremate --max-chain-stages 10", dir);
+  CHECK(below_top.exit_code == 2);
+  CHECK(below_top.err.find("--max-chain-stages must be 0 or >= the partition's max_top (M^t)") != std::string::npos);
 }

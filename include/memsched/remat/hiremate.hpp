@@ -83,6 +83,11 @@ struct hiremate_options {
   /// Resolution of the chain schedule's table (groups^2 / 2 x units floats, within max_bytes or
   /// 256 MiB); 0: no chain schedule (one option per group only). 0 or >= 16.
   std::size_t chain_units = 512;
+  /// Most stages of the chain schedule, whose table takes O(stages^3 x units) time: when level 0
+  /// has more groups, the partition is redone with M^l doubled until it has at most this many (or
+  /// M^l reaches the forward graph's size), so that long stacks of blocks cost time near-linear in
+  /// their length (stats.max_lower says which M^l was used). 0 (no cap) or >= partition.max_top.
+  std::size_t max_chain_stages = 128;
   std::size_t repair_rounds = 12;                ///< Tighter top-level budgets tried after a simulated overshoot.
   /// Also run the heuristics (and DTR, see `dtr`) on the whole graph and return the cheaper plan
   /// (the warm start).
@@ -93,6 +98,7 @@ struct hiremate_options {
 /// What the hierarchy did (beside the remat_result).
 struct hiremate_stats {
   hiremate_partition_stats partition;  ///< The H-Partition's own statistics (levels, subgraphs, classes, top nodes).
+  std::size_t max_lower = 0;       ///< The M^l of that partition (options.partition.max_lower, doubled for max_chain_stages).
   std::size_t groups = 0;          ///< Groups of the level solved (level 0), singletons included.
   std::size_t classes_solved = 0;  ///< Subgraph problems solved (one per class, plus groups whose problem differs).
   std::size_t classes_cut = 0;     ///< Of those, how many the time limit cut short (cheap options only or fewer budgets).
@@ -277,7 +283,8 @@ inline std::vector<hiremate_option> hm_cheap_options(const hiremate_subgraph& su
 
 /// Checks hiremate_options (and its partition options) without solving anything, so a front end
 /// can report a bad option before any work. O(1).
-/// Throws: option_error naming the field for budgets, max_options or budget_units out of range,
+/// Throws: option_error naming the field for budgets, max_options, budget_units, chain_units or
+/// max_chain_stages out of range,
 /// and what hiremate_partition throws for its options (option_error too).
 inline void check_hiremate_options(const hiremate_options& options) {
   auto fail = [](const char* option, const char* requirement) { throw option_error("hiremate_plan", option, requirement); };
@@ -285,6 +292,9 @@ inline void check_hiremate_options(const hiremate_options& options) {
   if (options.max_options == 0 || options.max_options > 254) fail("max_options", "must be in 1..254");
   if (options.budget_units < 16) fail("budget_units", "must be >= 16");
   if (options.chain_units != 0 && options.chain_units < 16) fail("chain_units", "must be 0 or >= 16");
+  // (The partition stops wrapping at max_top nodes, so a smaller cap could never be met.)
+  if (options.max_chain_stages != 0 && options.max_chain_stages < options.partition.max_top)
+    fail("max_chain_stages", "must be 0 or >= the partition's max_top (M^t)");
   detail::hm_check_partition_options(options.partition);
 }
 
@@ -293,8 +303,10 @@ inline void check_hiremate_options(const hiremate_options& options) {
 /// options.heuristic_start), status `feasible` when it fits `budget` (nothing is proven),
 /// `no_solution` otherwise (`infeasible` when the budget is below what every plan needs).
 /// Deterministic, independent of options.threads.
-/// Complexity: partition + classes x budgets x lower solve + groups x budget_units x max_options
-/// per repair round + O(plan length) simulations.
+/// Complexity: partition (once more per doubling of M^l for max_chain_stages) + classes x budgets x
+/// lower solve + groups x budget_units x max_options per repair round + stages^3 x chain_units for
+/// the chain (stages <= max_chain_stages unless M^l reached the graph's size) + O(plan length)
+/// simulations.
 /// Throws: what check_hiremate_options throws; std::invalid_argument for a graph without training
 /// roles; what hiremate_partition and the lower solver throw.
 template <class G, class... Maps>
@@ -330,7 +342,20 @@ template <class G, class... Maps>
 
   // H-Partition; the level solved is level 0 (or the whole forward graph as one group).
   options.observer.on_phase(elapsed(), "partition");
-  hiremate_partition_result part = detail::hm_partition(graph, g, options.partition, maps...);
+  hiremate_partition_options partition_options = options.partition;
+  hiremate_partition_result part = detail::hm_partition(graph, g, partition_options, maps...);
+  // A long stack of blocks gives a long chain: coarser groups keep its cubic table small.
+  const std::size_t forward_vertices = static_cast<std::size_t>(std::count_if(
+      g.topological_order().begin(), g.topological_order().end(), [&](std::size_t v) { return g.is_forward(v); }));
+  double partition_seconds = part.stats.seconds;
+  while (options.chain_units > 0 && options.max_chain_stages > 0 && !part.levels.empty() &&
+         part.levels[0].groups.size() > options.max_chain_stages && partition_options.max_lower < forward_vertices) {
+    partition_options.max_lower *= 2;
+    part = detail::hm_partition(graph, g, partition_options, maps...);
+    partition_seconds += part.stats.seconds;
+  }
+  part.stats.seconds = partition_seconds;
+  st.max_lower = partition_options.max_lower;
   std::vector<std::vector<std::size_t>> groups;  // forward vertices, canonical order
   std::vector<std::size_t> group_class;
   if (!part.levels.empty()) {
