@@ -345,11 +345,10 @@ template <class G, class... Maps>
   hiremate_partition_options partition_options = options.partition;
   hiremate_partition_result part = detail::hm_partition(graph, g, partition_options, maps...);
   // A long stack of blocks gives a long chain: coarser groups keep its cubic table small.
-  const std::size_t forward_vertices = static_cast<std::size_t>(std::count_if(
-      g.topological_order().begin(), g.topological_order().end(), [&](std::size_t v) { return g.is_forward(v); }));
+  // (part.stats.vertices: the forward vertices, the most one group can hold.)
   double partition_seconds = part.stats.seconds;
   while (options.chain_units > 0 && options.max_chain_stages > 0 && !part.levels.empty() &&
-         part.levels[0].groups.size() > options.max_chain_stages && partition_options.max_lower < forward_vertices) {
+         part.levels[0].groups.size() > options.max_chain_stages && partition_options.max_lower < part.stats.vertices) {
     partition_options.max_lower *= 2;
     part = detail::hm_partition(graph, g, partition_options, maps...);
     partition_seconds += part.stats.seconds;
