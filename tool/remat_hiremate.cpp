@@ -1,7 +1,9 @@
 // memsched remat GRAPH --budget B --algo hiremate [--max-lower M] [--max-top M] [--max-chain-stages N] [--options N] [--budgets K]
-//   [--resident-levels K] [--time-limit S] [--max-memory BYTES|N%] [--threads N] [--no-heuristic-start] [--no-dtr] [--progress]
+//   [--resident-levels K] [--top-solver cbc|glpk|none] [--time-limit S] [--max-memory BYTES|N%] [--threads N] [--no-heuristic-start]
+//   [--no-dtr] [--progress]
 
 #include "cli.hpp"
+#include "remat_order.hpp"
 
 #include <memsched/remat/hiremate.hpp>
 
@@ -29,6 +31,8 @@ const char* hiremate_usage =
     "    --options N             options kept per subgraph (N_o, default 8)\n"
     "    --resident-levels K     extra solves per budget that hold less across the barrier (default 3)\n"
     "    --budgets K             budgets solved per subgraph (default 8)\n"
+    "    --top-solver cbc|glpk|none  MILP backend of the H-ILP top level (appendix B), a third top level\n"
+    "                            started from the other two (default: none)\n"
     "    --time-limit S          seconds for the whole hierarchy (default: none)\n"
     "    --max-memory BYTES|N%   cap on the top-level tables and each lower solve's share (default:\n"
     "                            256 MiB for the chain table, none elsewhere)\n"
@@ -53,6 +57,17 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   progress_printer printer(args.has("progress"));
   o.observer = printer;
   memsched::check_hiremate_options(o);  // before any work; main reports a bad flag as a usage error
+  const std::string top = args.get_or("top-solver", "none");
+  std::string built = "none";
+#ifdef MEMSCHED_HAVE_CBC
+  built += " cbc";
+  if (top == "cbc") o.top_solver = memsched::milp_solve_function(memsched::cbc_backend{});
+#endif
+#ifdef MEMSCHED_HAVE_GLPK
+  built += " glpk";
+  if (top == "glpk") o.top_solver = memsched::milp_solve_function(memsched::glpk_backend{});
+#endif
+  if (top != "none" && !o.top_solver) throw usage_error("--top-solver '" + top + "' is not available (built: " + built + ")");
   const auto r = memsched::hiremate_plan_detailed(graph, budget, o);
   const auto& s = r.stats;
   json h;
@@ -75,7 +90,14 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   if (s.heuristic_cost) h["heuristic_cost"] = *s.heuristic_cost;
   if (s.groups_cost) h["groups_cost"] = *s.groups_cost;
   if (s.chain_cost) h["chain_cost"] = *s.chain_cost;
+  if (s.hilp_cost) h["hilp_cost"] = *s.hilp_cost;
   if (!s.top_method.empty()) h["top_method"] = s.top_method;
+  if (!s.hilp_status.empty()) {
+    h["hilp_status"] = s.hilp_status;
+    h["hilp_variables"] = s.hilp_variables;
+    h["hilp_constraints"] = s.hilp_constraints;
+    h["hilp_seconds"] = s.hilp_seconds;
+  }
   extra["hiremate"] = h;
   if (!r.result.message.empty()) extra["message"] = r.result.message;
   return r.result;
@@ -84,7 +106,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
 const register_remat_algorithm hiremate_algorithm{remat_algorithm{
     .name = "hiremate",
     .usage = hiremate_usage,
-    .options = {{"max-lower", "max-top", "max-chain-stages", "options", "budgets", "resident-levels", "time-limit", "max-memory", "threads"}, {"no-heuristic-start", "no-dtr", "progress"}},
+    .options = {{"max-lower", "max-top", "max-chain-stages", "options", "budgets", "resident-levels", "top-solver", "time-limit", "max-memory", "threads"}, {"no-heuristic-start", "no-dtr", "progress"}},
     .run = run_hiremate,
 }};
 

@@ -117,4 +117,7 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
   const tool_run below_top = run_tool("remat " + path.string() + " --budget 50% --algo hiremate --max-chain-stages 10", dir);
   CHECK(below_top.exit_code == 2);
   CHECK(below_top.err.find("--max-chain-stages must be 0 or >= the partition's max_top (M^t)") != std::string::npos);
+  const tool_run top = run_tool("remat " + path.string() + " --budget 50% --algo hiremate --top-solver simplex", dir);
+  CHECK(top.exit_code == 2);
+  CHECK(top.err.find("--top-solver 'simplex' is not available (built: none") != std::string::npos);
 }

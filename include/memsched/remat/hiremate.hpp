@@ -3,10 +3,12 @@
 // partitioned (hiremate_partition), every distinct class of the lowest level is solved once for a
 // range of budgets (hiremate_subgraph_options), and one option per group is chosen so that the
 // whole schedule fits the budget at least extra cost. The choice is a native dynamic program over
-// the groups in topological order (no MILP backend needed; H-ILP of appendix B is not here yet),
-// and a second one that sees the groups as the stages of a chain and may also run a group's
-// forward part without keeping anything, to run it again before its backward part (Rotor's and
-// Rockmate's checkpointing over the options: detail/hiremate_chain.hpp); the cheaper plan wins.
+// the groups in topological order (no MILP backend needed), a second one sees the groups as the
+// stages of a chain and may also run a group's forward part without keeping anything, to run it
+// again before its backward part (Rotor's and Rockmate's checkpointing over the options:
+// detail/hiremate_chain.hpp), and with a MILP backend (options.top_solver) a third one is the
+// paper's H-ILP over any DAG of groups (appendix B, detail/hiremate_hilp.hpp), started from the
+// other two's schedules; the cheapest plan wins.
 // The chosen options expand into a compute sequence of the original graph (forward schedules in
 // order, backward schedules in reverse), which the simulator re-checks; when inputs shared
 // between groups (0 bytes in the subgraph problems) push it over the budget, the choice is redone
@@ -22,6 +24,7 @@
 #include <memsched/remat/dtr.hpp>
 #include <memsched/remat/detail/call_deadline.hpp>
 #include <memsched/remat/detail/hiremate_chain.hpp>
+#include <memsched/remat/detail/hiremate_hilp.hpp>
 #include <memsched/remat/detail/plan_builder.hpp>
 #include <memsched/remat/hiremate_partition.hpp>
 #include <memsched/remat/hiremate_subgraph.hpp>
@@ -89,6 +92,16 @@ struct hiremate_options {
   /// their length (stats.max_lower says which M^l was used). 0 (no cap) or >= partition.max_top.
   std::size_t max_chain_stages = 128;
   std::size_t repair_rounds = 12;                ///< Tighter top-level budgets tried after a simulated overshoot.
+  /// H-ILP (appendix B) as a third top level: the groups' MILP (detail/hiremate_hilp.hpp, any DAG of
+  /// groups, a group recomputed from the outputs of several others) solved by this call, e.g.
+  /// `milp_solve_function(cbc_backend{})`, started from the other two top levels' schedules; empty:
+  /// no H-ILP. The cheapest expanded plan of the three is the hierarchy's.
+  std::function<solver_result(const milp_model&, const solver_options&)> top_solver = {};
+  /// Limits of each H-ILP solve (time_limit also within what is left of `time_limit`; node_limit
+  /// gives the same plan on every machine).
+  solver_options top_solver_options = {.time_limit = std::chrono::seconds(20)};
+  /// Levels of more groups skip the H-ILP (its model has about 2 x groups^2 x options binaries).
+  std::size_t hilp_max_groups = 40;
   /// Also run the heuristics (and DTR, see `dtr`) on the whole graph and return the cheaper plan
   /// (the warm start).
   bool heuristic_start = true;
@@ -105,9 +118,14 @@ struct hiremate_stats {
   std::size_t repair_rounds = 0;   ///< Top-level choices redone after the simulator found an overshoot.
   double lower_seconds = 0, top_seconds = 0, heuristic_seconds = 0;  ///< Partition time: partition.seconds.
   std::optional<double> hierarchy_cost, heuristic_cost;  ///< Total cost of each candidate plan (when within budget).
-  /// The hierarchy's two top levels: one option per group, and the chain schedule (when within budget).
-  std::optional<double> groups_cost, chain_cost;
-  std::string top_method;  ///< "groups" or "chain": which top level gave the hierarchy's plan.
+  /// The hierarchy's top levels: one option per group, the chain schedule and the H-ILP (when within budget).
+  std::optional<double> groups_cost, chain_cost, hilp_cost;
+  std::string top_method;  ///< "groups", "chain" or "hilp": which top level gave the hierarchy's plan.
+  /// The H-ILP's last solve: the backend's status ("optimal" is within the model's simplified
+  /// memory accounting, not a proof for the graph), model size, seconds; empty status: not run.
+  std::string hilp_status;
+  std::size_t hilp_variables = 0, hilp_constraints = 0;
+  double hilp_seconds = 0;
   std::string source;  ///< "hierarchy" or "heuristic": which plan was returned.
 };
 
@@ -249,6 +267,7 @@ inline std::optional<hiremate_option> hm_outputs_only(const hiremate_subgraph& s
 inline hm_group_choice hm_choice_of(const hiremate_option& o, const hiremate_subgraph& sub, const std::vector<std::size_t>* map) {
   hm_group_choice c;
   c.forward_peak = o.forward_peak, c.backward_peak = o.backward_peak, c.resident = o.resident_bytes, c.cost = o.cost;
+  c.forward_cost = o.forward_cost, c.backward_cost = o.backward_cost;
   for (std::size_t s = 0; s < o.plan.steps.size(); ++s) {
     const auto& step = o.plan.steps[s];
     if (step.op != plan_op::compute) continue;
@@ -305,8 +324,9 @@ inline void check_hiremate_options(const hiremate_options& options) {
 /// Deterministic, independent of options.threads.
 /// Complexity: partition (once more per doubling of M^l for max_chain_stages) + classes x budgets x
 /// lower solve + groups x budget_units x max_options per repair round + stages^3 x chain_units for
-/// the chain (stages <= max_chain_stages unless M^l reached the graph's size) + O(plan length)
-/// simulations.
+/// the chain (stages <= max_chain_stages unless M^l reached the graph's size) + with top_solver,
+/// per repair round one MILP of O(groups^2 x options) variables and its solve (within
+/// top_solver_options and the time left) + O(plan length) simulations.
 /// Throws: what check_hiremate_options throws; std::invalid_argument for a graph without training
 /// roles; what hiremate_partition and the lower solver throw.
 template <class G, class... Maps>
@@ -562,6 +582,62 @@ template <class G, class... Maps>
         st.top_method = "chain";
       } else if (hier.status != solve_status::feasible && !chain_why.empty()) {
         why = why.empty() ? chain_why : why + "; " + chain_why;
+      }
+    }
+    if (options.top_solver && groups.size() <= options.hilp_max_groups && !out_of_time()) {
+      options.observer.on_phase(elapsed(), "top level (H-ILP)");
+      const auto hilp_start = clock::now();
+      const auto problem = detail::hm_make_hilp(g, groups, owner, choices);
+      std::optional<double> cost;
+      remat_result r;
+      if (problem) {
+        const detail::hm_chain ranged = detail::hm_make_chain(g, groups, owner);
+        const std::vector<detail::hm_chain> chains{ranged, detail::hm_pinned_throughout(ranged)};
+        r = repaired(
+            [&](std::int64_t target) -> std::optional<std::vector<std::size_t>> {
+              // Starts: the other top levels' schedules at this target.
+              std::vector<detail::hm_hilp_schedule> starts;
+              if (auto c = detail::hm_choose(choices, target, units)) starts.push_back(detail::hm_hilp_schedule_of_choice(groups.size(), *c));
+              for (const auto& chain : chains)
+                if (options.chain_units > 0)
+                  if (auto steps = detail::hm_chain_schedule(chain, choices, target, options.chain_units, options.max_bytes.value_or(std::int64_t{1} << 28), out_of_time))
+                    if (auto s = detail::hm_hilp_schedule_of_chain(*problem, *steps)) starts.push_back(std::move(*s));
+              solver_options so = options.top_solver_options;
+              if (options.time_limit) {
+                const double left = detail::backend_limit_within(options.time_limit->count() - elapsed());
+                if (left <= 0) return std::nullopt;
+                so.time_limit = std::chrono::duration<double>(so.time_limit ? std::min(so.time_limit->count(), left) : left);
+              }
+              // The starts' simulated peaks calibrate the model's memory (see hm_solve_hilp).
+              std::vector<std::int64_t> real_peaks;
+              for (const auto& s : starts) {
+                std::vector<const std::vector<std::size_t>*> parts;
+                for (const auto& stage : s)
+                  for (const auto& [k, o] : stage) parts.push_back(problem->variants[k][o].vertices);
+                const auto seq = detail::hm_expand(g, parts, owner);
+                real_peaks.push_back(seq ? detail::sequence_peak_cost(g, *seq).first : -1);
+              }
+              const auto outcome = detail::hm_solve_hilp(*problem, budget, target, starts, real_peaks, options.top_solver, so);
+              st.hilp_status = std::string(to_string(outcome.status));
+              st.hilp_variables = outcome.variables, st.hilp_constraints = outcome.constraints;
+              // No answer (no start fits the model, e.g. its expanded plan overshoots this target):
+              // the first start, so that the simulator's overshoot lowers the target as it does
+              // for the other top levels.
+              if (!outcome.schedule && starts.empty()) return std::nullopt;
+              std::vector<const std::vector<std::size_t>*> parts;
+              for (const auto& stage : outcome.schedule ? *outcome.schedule : starts.front())
+                for (const auto& [k, o] : stage) parts.push_back(problem->variants[k][o].vertices);
+              return detail::hm_expand(g, parts, owner);
+            },
+            cost);
+      }
+      st.hilp_seconds = detail::seconds_since(hilp_start);
+      if (r.status == solve_status::feasible) {
+        st.hilp_cost = cost;
+        if (hier.status != solve_status::feasible || r.total_cost < hier.total_cost) {
+          hier = std::move(r);
+          st.top_method = "hilp";
+        }
       }
     }
     if (hier.status == solve_status::feasible) st.hierarchy_cost = hier.total_cost;

@@ -10,6 +10,7 @@
 #include <memsched/solver/solver_options.hpp>
 
 #include <concepts>
+#include <functional>
 #include <string_view>
 
 namespace memsched {
@@ -47,5 +48,12 @@ template <class B>
 concept lp_backend = milp_backend<B> && requires(const B& b, const milp_model& model, const solver_options& options) {
   { b.solve_relaxation(model, options) } -> std::same_as<solver_result>;
 };
+
+/// `backend`'s MILP solve as a type-erased call, for options that take one
+/// (hiremate_options::top_solver). O(1); the call does what backend.solve does.
+template <milp_backend B>
+[[nodiscard]] std::function<solver_result(const milp_model&, const solver_options&)> milp_solve_function(B backend) {
+  return [backend = std::move(backend)](const milp_model& model, const solver_options& options) { return backend.solve(model, options); };
+}
 
 }  // namespace memsched

@@ -64,7 +64,7 @@ inline hm_chain hm_pinned_throughout(hm_chain chain) {
 struct hm_group_choice {
   std::vector<std::size_t> forward, backward;
   std::int64_t forward_peak = 0, backward_peak = 0, resident = 0;
-  double cost = 0;
+  double cost = 0, forward_cost = 0, backward_cost = 0;  ///< cost = forward_cost + backward_cost.
 };
 
 /// No group owns the vertex (hm_group_owner).

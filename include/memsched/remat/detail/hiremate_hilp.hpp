@@ -1,0 +1,535 @@
+#pragma once
+// HiRemate's H-ILP (Gusak et al. 2024, appendix B; Rockmate's hierarchical ILP) over the groups of
+// one level: a Checkmate-style MILP whose compute nodes are the groups' forward parts F_0..F_{N-1}
+// (topological order) and backward parts B_{N-1}..B_0, each run with one of its group's options
+// (forward nodes also "forward only": nothing kept but what other groups read). Unlike the chain
+// schedule (detail/hiremate_chain.hpp) the top level may be any DAG: a group can be recomputed
+// from the outputs of several others, and a mask read by every block is one stored value.
+// Internals of remat/hiremate.hpp.
+//
+// Stage t (t = 0..2N-1) computes node t for the first time, after any recomputations of forward
+// nodes before it (node order within a stage). Backward nodes run once, in their own stage.
+// Variables:
+//   R[t][k][o]  node k runs with option o in stage t (k <= t; forward nodes only for k < N);
+//   S[t][d]     data d is held at the start of stage t (a data: the values of one node that the
+//               same nodes of other groups read, as Rockmate's data nodes);
+//   P[t][j][o]  group j's phantom of option o (resident bytes beyond its outputs) is held at the
+//               start of stage t (options with a phantom, stages up to B_j's);
+//   U[t][k]     memory after node k's slot in stage t (continuous).
+// Constraints: one option for the frontier; a node's inputs computed earlier in the stage or held;
+// B_j with option o needs o's phantom held or F_j run with o earlier in the stage; S and P carried
+// only from a computation or an earlier stage; U[t][-1] = constant + sum S + sum P, U[t][k] =
+// U[t][k-1] + (data + phantom) of what runs at k; U[t][k-1] + (peak extra of k's option) <= budget.
+// Simplification against the paper's model: nothing is freed inside a stage (values and phantoms
+// held at a stage's start count until its end, values computed in it from their slot on), so the
+// model overestimates memory, never underestimates it in its own terms; the correction terms are
+// left to the caller, which re-simulates the expanded plan and lowers the budget on an overshoot.
+
+#include <memsched/core/status.hpp>
+#include <memsched/graph/memory_graph.hpp>
+#include <memsched/remat/detail/hiremate_chain.hpp>
+#include <memsched/solver/milp_model.hpp>
+#include <memsched/solver/solver_options.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <string>
+#include <vector>
+
+namespace memsched::detail {
+
+/// One way to run an H-ILP node: costs and memory in bytes, and the vertices it computes.
+struct hm_hilp_variant {
+  double cost = 0;
+  std::int64_t extra = 0;    ///< Peak above what the model holds when it starts (its own outputs and phantom included).
+  std::int64_t phantom = 0;  ///< Bytes it keeps for the backward part beyond the node's data (forward nodes).
+  std::vector<std::size_t> deps;  ///< Data it reads (all produced by nodes before it in node order).
+  const std::vector<std::size_t>* vertices = nullptr;
+};
+
+/// The H-ILP problem of one level: node k < N is group k's forward part, node N + i group
+/// N - 1 - i's backward part.
+struct hm_hilp_problem {
+  std::size_t groups = 0;
+  std::vector<std::int64_t> output;                   ///< Per node: bytes of it other groups read (the sum of its data).
+  std::vector<std::size_t> producer;                  ///< Per data: the node writing it.
+  std::vector<std::int64_t> data_bytes;               ///< Per data.
+  std::vector<std::vector<hm_hilp_variant>> variants; ///< Per node; forward nodes: the group's options, then forward only.
+  std::vector<std::int64_t> held_from;                ///< Per node: bytes held from its stage to the end (graph outputs).
+  std::int64_t constant = 0;                          ///< Held throughout (values no group owns).
+  std::vector<std::vector<std::size_t>> forward_lists;  ///< Per group: its forward vertices (the forward-only run).
+};
+
+/// Node index of group j's backward part.
+inline std::size_t hm_hilp_backward(std::size_t groups, std::size_t j) { return 2 * groups - 1 - j; }
+
+/// The problem for `groups` (forward vertices, topological within each group, groups in a
+/// topological order of the level), `owner` from hm_group_owner and the groups' options; nullopt
+/// when the level is not such a graph (a value read before the node writing it). O(vertices +
+/// edges + options x their lengths).
+inline std::optional<hm_hilp_problem> hm_make_hilp(const memory_graph& g, const std::vector<std::vector<std::size_t>>& groups,
+                                                   const std::vector<std::size_t>& owner,
+                                                   const std::vector<std::vector<hm_group_choice>>& choices) {
+  const std::size_t N = groups.size();
+  const std::size_t K = 2 * N;
+  hm_hilp_problem p;
+  p.groups = N;
+  p.output.assign(K, 0);
+  p.held_from.assign(K, 0);
+  p.variants.resize(K);
+  auto node_of = [&](std::size_t v) -> std::size_t {
+    const std::size_t j = owner[v];
+    if (j == hm_no_group) return hm_no_group;
+    return g.is_forward(v) ? j : hm_hilp_backward(N, j);
+  };
+  for (std::size_t v = 0; v < g.size(); ++v)
+    if (owner[v] == hm_no_group) p.constant += g.bytes(v);
+  // Outputs: a value another group reads. Graph outputs and values a vertex no group owns reads
+  // (a gradient of nothing) are held to the end, except what only the loss reads: the expansion
+  // runs the loss right before the first backward part that needs it, just after the forward
+  // pass, and the loss's inputs are freed then. What a group's backward part reads of its forward
+  // part is the options' own business (their resident bytes).
+  std::vector<char> outward(g.size(), 0);
+  std::vector<std::size_t> data_of(g.size(), hm_no_group);
+  std::map<std::pair<std::size_t, std::vector<std::size_t>>, std::size_t> data_index;  // (producer, reader nodes) -> data
+  std::vector<std::size_t> readers;
+  for (std::size_t v = 0; v < g.size(); ++v) {
+    const std::size_t k = node_of(v);
+    if (k == hm_no_group) continue;
+    bool held = g.is_output(v);
+    readers.clear();
+    for (auto w : g.successors(v)) {
+      if (owner[w] == hm_no_group) {
+        held = held || g.role(w) != node_role::loss;
+      } else if (owner[w] != owner[v]) {
+        outward[v] = 1;
+        readers.push_back(node_of(w));
+      }
+    }
+    if (held) {
+      p.held_from[k] += g.bytes(v);
+    } else if (outward[v]) {
+      p.output[k] += g.bytes(v);
+      // The group's own backward part may read it too (its options decide).
+      for (auto w : g.successors(v))
+        if (owner[w] == owner[v] && node_of(w) != k) readers.push_back(node_of(w));
+      std::sort(readers.begin(), readers.end());
+      readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
+      auto [it, fresh] = data_index.try_emplace({k, readers}, p.producer.size());
+      if (fresh) p.producer.push_back(k), p.data_bytes.push_back(0);
+      data_of[v] = it->second;
+      p.data_bytes[it->second] += g.bytes(v);
+    }
+  }
+  // What a list of vertices run as node k reads from other nodes: every predecessor it does not
+  // compute itself before reading it.
+  std::vector<std::size_t> mark(g.size(), 0);
+  std::size_t stamp = 0;
+  std::int64_t own_outputs = 0;  // of the last deps_of call: bytes of the group's own outputs a backward schedule reads
+  auto deps_of = [&](std::size_t k, const std::vector<std::size_t>& list) -> std::optional<std::vector<std::size_t>> {
+    ++stamp;
+    own_outputs = 0;
+    std::vector<std::size_t> d;
+    for (auto v : list) {
+      for (auto u : g.predecessors(v)) {
+        if (mark[u] == stamp) continue;
+        if (owner[u] == hm_no_group) {
+          // the loss or a gradient of nothing: the expansion runs it when first read
+        } else if (k >= N && g.is_forward(u) && owner[u] == hm_hilp_backward(N, k)) {
+          if (data_of[u] != hm_no_group) {
+            d.push_back(data_of[u]);  // one of the group's outputs, not recomputed by this backward schedule
+            own_outputs += g.bytes(u);
+          }
+          mark[u] = stamp;  // counted once (a resident value otherwise: the phantom's)
+        } else if (node_of(u) != k) {
+          if (data_of[u] != hm_no_group) d.push_back(data_of[u]);  // else held to the end from its first run
+        }
+      }
+      mark[v] = stamp;
+    }
+    std::sort(d.begin(), d.end());
+    d.erase(std::unique(d.begin(), d.end()), d.end());
+    for (auto m : d)
+      if (p.producer[m] >= k) return std::nullopt;
+    return d;
+  };
+  p.forward_lists = groups;
+  for (std::size_t j = 0; j < N; ++j) {
+    const std::size_t b = hm_hilp_backward(N, j);
+    for (const auto& c : choices[j]) {
+      // The phantom: resident bytes beyond the group's outputs (the subgraph problem keeps those
+      // for the barrier), at least 0.
+      const std::int64_t phantom = std::max<std::int64_t>(0, c.resident - p.output[j] - p.held_from[j]);
+      auto fd = deps_of(j, c.forward);
+      auto bd = deps_of(b, c.backward);
+      if (!fd || !bd) return std::nullopt;
+      p.variants[j].push_back({c.forward_cost, c.forward_peak, phantom, std::move(*fd), &c.forward});
+      // The backward peak holds the phantom and the group's outputs it reads, both already counted
+      // (held, or run earlier in the stage: its input rows make sure of it).
+      p.variants[b].push_back({c.backward_cost, std::max<std::int64_t>(0, c.backward_peak - phantom - own_outputs), phantom, std::move(*bd), &c.backward});
+    }
+    // Forward only: the group's vertices once, freeing what no other node reads.
+    hm_hilp_variant fo;
+    fo.vertices = &p.forward_lists[j];
+    {
+      std::vector<std::size_t> in_group(g.size(), 0);
+      std::int64_t live = 0;
+      for (auto v : groups[j])
+        for (auto w : g.successors(v)) in_group[v] += node_of(w) == j;
+      auto kept = [&](std::size_t v) { return outward[v] || g.is_output(v); };
+      for (auto v : groups[j]) {
+        fo.cost += g.cost(v);
+        fo.extra = std::max(fo.extra, live + g.bytes(v) + g.workspace(v));
+        live += g.bytes(v);
+        for (auto u : g.predecessors(v))
+          if (node_of(u) == j && --in_group[u] == 0 && !kept(u)) live -= g.bytes(u);
+        if (in_group[v] == 0 && !kept(v)) live -= g.bytes(v);
+      }
+    }
+    auto fd = deps_of(j, groups[j]);
+    if (!fd) return std::nullopt;
+    fo.deps = std::move(*fd);
+    p.variants[j].push_back(std::move(fo));
+  }
+  return p;
+}
+
+/// A schedule of the problem: per stage, the (node, variant) pairs in node order.
+using hm_hilp_schedule = std::vector<std::vector<std::pair<std::size_t, std::size_t>>>;
+
+/// The MILP of `p` for `budget` bytes, with the index maps to decode an assignment.
+struct hm_hilp_model {
+  static constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
+  milp_model model;
+  std::vector<std::vector<std::vector<std::size_t>>> R;  ///< R[t][k][o], k <= t (none where a node cannot run).
+  std::vector<std::vector<std::size_t>> S;               ///< S[t][d] (none unless d's producer < t).
+  std::vector<std::vector<std::vector<std::size_t>>> P;  ///< P[t][j][o] (none where not held).
+  std::vector<std::vector<std::size_t>> U;               ///< U[t][k].
+  /// The rows defining the memory variables, in order: (row, the variable it defines, its coefficient there).
+  std::vector<std::tuple<std::size_t, std::size_t, double>> memory_rows;
+  std::vector<std::size_t> budget_rows;  ///< The rows U[t][k-1] + extra <= budget (in units).
+  std::int64_t unit = 1;
+  double cost_scale = 1;
+};
+
+/// Builds the MILP. nullopt when the budget leaves nothing after the constant part. O(K^2 x
+/// (variants + deps)) variables and terms, K = 2 x groups.
+inline std::optional<hm_hilp_model> hm_build_hilp(const hm_hilp_problem& p, std::int64_t budget) {
+  const std::size_t N = p.groups, K = 2 * N, D = p.producer.size();
+  constexpr std::size_t none = hm_hilp_model::none;
+  hm_hilp_model hm;
+  // Memory in units of budget / 2^20 (rounded up: the model errs on the safe side).
+  hm.unit = std::max<std::int64_t>(1, budget >> 20);
+  auto units = [&](std::int64_t b) { return static_cast<double>((std::max<std::int64_t>(0, b) + hm.unit - 1) / hm.unit); };
+  const double cap = static_cast<double>(budget / hm.unit);
+  double max_cost = 0;
+  for (const auto& vs : p.variants)
+    for (const auto& v : vs) max_cost = std::max(max_cost, v.cost);
+  if (max_cost > 0) {
+    int e = 0;
+    std::frexp(max_cost, &e);
+    hm.cost_scale = std::ldexp(1.0, 11 - e);
+  }
+  milp_model& m = hm.model;
+  hm.R.assign(K, {});
+  hm.S.assign(K, {});
+  hm.P.assign(K, {});
+  hm.U.assign(K, {});
+  auto has_phantom = [&](std::size_t j, std::size_t o) { return o + 1 < p.variants[j].size() && p.variants[j][o].phantom > 0; };
+  // Constant memory of stage t: values no group owns, and graph outputs of nodes up to t.
+  std::vector<double> constant(K, units(p.constant));
+  for (std::size_t t = 0; t < K; ++t)
+    for (std::size_t k = 0; k <= t; ++k) constant[t] += units(p.held_from[k]);
+  for (std::size_t t = 0; t < K; ++t)
+    if (constant[t] > cap) return std::nullopt;
+  for (std::size_t t = 0; t < K; ++t) {
+    hm.R[t].assign(t + 1, {});
+    for (std::size_t k = 0; k <= t; ++k) {
+      hm.R[t][k].assign(p.variants[k].size(), none);
+      if (k >= N && k != t) continue;  // backward nodes run once, in their own stage
+      for (std::size_t o = 0; o < p.variants[k].size(); ++o) hm.R[t][k][o] = m.add_binary(hm.cost_scale * p.variants[k][o].cost);
+    }
+    hm.S[t].assign(D, none);
+    for (std::size_t d = 0; d < D; ++d)
+      if (p.producer[d] < t) hm.S[t][d] = m.add_binary();
+    hm.P[t].assign(N, {});
+    for (std::size_t j = 0; j < N; ++j) {
+      hm.P[t][j].assign(p.variants[j].size(), none);
+      if (t <= j || t > hm_hilp_backward(N, j)) continue;
+      for (std::size_t o = 0; o + 1 < p.variants[j].size(); ++o)
+        if (has_phantom(j, o)) hm.P[t][j][o] = m.add_binary();
+    }
+  }
+  auto runs = [&](std::size_t t, std::size_t k) {  // sum over o of R[t][k][o]
+    std::vector<linear_term> terms;
+    for (auto x : hm.R[t][k])
+      if (x != none) terms.push_back({x, 1});
+    return terms;
+  };
+  for (std::size_t t = 0; t < K; ++t) {
+    m.add_equal(runs(t, t), 1, "frontier");
+    for (std::size_t k = 0; k < t; ++k) {  // at most one variant of a node per stage
+      auto r = runs(t, k);
+      if (r.size() > 1) m.add_less_equal(std::move(r), 1);
+    }
+    // Inputs: R[t][k][o] <= S[t][d] + sum R[t][d][*].
+    for (std::size_t k = 0; k <= t; ++k)
+      for (std::size_t o = 0; o < p.variants[k].size(); ++o) {
+        const std::size_t x = hm.R[t][k][o];
+        if (x == none) continue;
+        for (auto d : p.variants[k][o].deps) {
+          std::vector<linear_term> terms{{x, 1}};
+          if (hm.S[t][d] != none) terms.push_back({hm.S[t][d], -1});
+          for (auto y : hm.R[t][p.producer[d]])
+            if (y != none) terms.push_back({y, -1});
+          m.add_less_equal(std::move(terms), 0, "input");
+        }
+      }
+    // Held values and phantoms come from the stage before.
+    for (std::size_t d = 0; d < D; ++d) {
+      if (p.producer[d] + 1 >= t) continue;  // written in stage t - 1 (its frontier) or later: no row
+      std::vector<linear_term> terms{{hm.S[t][d], 1}, {hm.S[t - 1][d], -1}};
+      for (auto y : hm.R[t - 1][p.producer[d]])
+        if (y != none) terms.push_back({y, -1});
+      m.add_less_equal(std::move(terms), 0, "carry");
+    }
+    for (std::size_t j = 0; j < N; ++j)
+      for (std::size_t o = 0; o + 1 < p.variants[j].size(); ++o) {
+        const std::size_t x = hm.P[t][j][o];
+        if (x == none) continue;
+        std::vector<linear_term> terms{{x, 1}};
+        if (t - 1 < hm.P.size() && hm.P[t - 1][j][o] != none) terms.push_back({hm.P[t - 1][j][o], -1});
+        if (hm.R[t - 1][j][o] != none) terms.push_back({hm.R[t - 1][j][o], -1});
+        m.add_less_equal(std::move(terms), 0, "phantom carry");
+      }
+    // The backward part of group j needs its option's phantom.
+    if (t >= N) {
+      const std::size_t j = hm_hilp_backward(N, t);  // the same involution: node t is group j's backward part
+      for (std::size_t o = 0; o < p.variants[t].size(); ++o) {
+        if (!has_phantom(j, o)) continue;
+        std::vector<linear_term> terms{{hm.R[t][t][o], 1}};
+        if (hm.P[t][j][o] != none) terms.push_back({hm.P[t][j][o], -1});
+        if (hm.R[t][j][o] != none) terms.push_back({hm.R[t][j][o], -1});
+        m.add_less_equal(std::move(terms), 0, "phantom");
+      }
+    }
+    // Memory.
+    hm.U[t].assign(t + 1, none);
+    std::size_t before = m.add_continuous(0, infinity);
+    {
+      std::vector<linear_term> terms{{before, 1}};
+      for (std::size_t d = 0; d < D; ++d)
+        if (hm.S[t][d] != none) terms.push_back({hm.S[t][d], -units(p.data_bytes[d])});
+      for (std::size_t j = 0; j < N; ++j)
+        for (std::size_t o = 0; o + 1 < p.variants[j].size(); ++o)
+          if (hm.P[t][j][o] != none) terms.push_back({hm.P[t][j][o], -units(p.variants[j][o].phantom)});
+      hm.memory_rows.emplace_back(m.add_equal(std::move(terms), constant[t], "held"), before, 1.0);
+    }
+    for (std::size_t k = 0; k <= t; ++k) {
+      std::vector<linear_term> peak{{before, 1}};
+      std::vector<linear_term> after{{before, 1}};
+      bool any = false;
+      for (std::size_t o = 0; o < p.variants[k].size(); ++o) {
+        const std::size_t x = hm.R[t][k][o];
+        if (x == none) continue;
+        any = true;
+        const auto& v = p.variants[k][o];
+        peak.push_back({x, units(v.extra)});
+        const double grows = units(p.output[k]) + (k < N && o + 1 < p.variants[k].size() ? units(v.phantom) : 0.0);
+        if (grows > 0) after.push_back({x, grows});
+      }
+      if (!any) continue;
+      hm.budget_rows.push_back(m.add_less_equal(std::move(peak), cap, "budget"));
+      const std::size_t u = m.add_continuous(0, infinity);
+      after.push_back({u, -1});
+      hm.memory_rows.emplace_back(m.add_equal(std::move(after), 0, "usage"), u, -1.0);
+      hm.U[t][k] = before = u;
+    }
+  }
+  return hm;
+}
+
+/// The schedule an assignment of hm_build_hilp's model describes. O(variables).
+inline hm_hilp_schedule hm_decode_hilp(const hm_hilp_model& hm, const std::vector<double>& values) {
+  hm_hilp_schedule s(hm.R.size());
+  for (std::size_t t = 0; t < hm.R.size(); ++t)
+    for (std::size_t k = 0; k <= t; ++k)
+      for (std::size_t o = 0; o < hm.R[t][k].size(); ++o)
+        if (hm.R[t][k][o] != hm_hilp_model::none && values[hm.R[t][k][o]] > 0.5) s[t].emplace_back(k, o);
+  return s;
+}
+
+/// The assignment of the model for a schedule (each stage's pairs in node order, node t last),
+/// holding a value or phantom exactly while a later step still reads it; nullopt when the
+/// schedule has no such shape or a variant it uses does not exist in the model. The budget rows
+/// are not checked (hm_hilp_peak gives their largest left side). O(K^2 x variants).
+inline std::optional<std::vector<double>> hm_assign_hilp(const hm_hilp_problem& p, const hm_hilp_model& hm, const hm_hilp_schedule& s) {
+  const std::size_t N = p.groups, K = 2 * N;
+  constexpr std::size_t none = hm_hilp_model::none;
+  if (s.size() != K) return std::nullopt;
+  std::vector<double> x(hm.model.num_variables(), 0.0);
+  for (std::size_t t = 0; t < K; ++t) {
+    if (s[t].empty() || s[t].back().first != t) return std::nullopt;
+    for (std::size_t i = 0; i < s[t].size(); ++i) {
+      const auto [k, o] = s[t][i];
+      if (k > t || (i > 0 && s[t][i - 1].first >= k) || o >= hm.R[t][k].size() || hm.R[t][k][o] == none) return std::nullopt;
+      x[hm.R[t][k][o]] = 1;
+    }
+  }
+  // need: whether a step at stage >= t reads d before any recomputation of it in that stage.
+  for (std::size_t d = 0; d < p.producer.size(); ++d) {
+    bool need = false;
+    for (std::size_t t = K; t-- > p.producer[d] + 1;) {
+      bool read_first = false, computed = false;
+      for (const auto& [k, o] : s[t]) {
+        if (k == p.producer[d]) { computed = true; break; }
+        const auto& deps = p.variants[k][o].deps;
+        if (std::find(deps.begin(), deps.end(), d) != deps.end()) { read_first = true; break; }
+      }
+      need = read_first || (!computed && need);
+      if (need) x[hm.S[t][d]] = 1;
+    }
+  }
+  for (std::size_t j = 0; j < N; ++j) {
+    const std::size_t b = hm_hilp_backward(N, j);
+    for (std::size_t o = 0; o + 1 < p.variants[j].size(); ++o) {
+      bool need = false;
+      for (std::size_t t = b + 1; t-- > j + 1;) {
+        bool read_first = false, computed = false;
+        for (const auto& [k, oo] : s[t]) {
+          if (k == j && oo == o) { computed = true; break; }
+          if (k == b && oo == o) { read_first = true; break; }
+        }
+        need = read_first || (!computed && need);
+        if (need && hm.P[t][j][o] != none) x[hm.P[t][j][o]] = 1;
+      }
+    }
+  }
+  // The memory chain, row by row: defined = (rhs - the other terms) / its coefficient.
+  for (const auto& [row, defined, coefficient] : hm.memory_rows) {
+    const auto& c = hm.model.constraints()[row];
+    double rest = 0;
+    for (const auto& term : c.terms)
+      if (term.variable != defined) rest += term.coefficient * x[term.variable];
+    x[defined] = (c.lower - rest) / coefficient;
+  }
+  return x;
+}
+
+/// The model's peak of an assignment, in bytes: the largest left side of the budget rows.
+inline std::int64_t hm_hilp_peak(const hm_hilp_model& hm, const std::vector<double>& x) {
+  double peak = 0;
+  for (auto row : hm.budget_rows) {
+    double lhs = 0;
+    for (const auto& term : hm.model.constraints()[row].terms) lhs += term.coefficient * x[term.variable];
+    peak = std::max(peak, lhs);
+  }
+  return static_cast<std::int64_t>(std::ceil(peak - 1e-6)) * hm.unit;
+}
+
+/// Raises the budget of a model by `delta` >= 0 bytes (rounded up to units, so that a schedule
+/// whose model peak exceeds its simulated one by `delta` fits when the simulated one does).
+/// O(stages^2).
+inline void hm_raise_hilp_budget(hm_hilp_model& hm, std::int64_t delta) {
+  const double d = static_cast<double>((delta + hm.unit - 1) / hm.unit);
+  for (auto row : hm.budget_rows) hm.model.constraints()[row].upper += d;
+}
+
+/// The schedule of a choice of one option per group: F_0..F_{N-1} with them, then the backward
+/// parts. O(groups).
+inline hm_hilp_schedule hm_hilp_schedule_of_choice(std::size_t groups, const std::vector<std::size_t>& choice) {
+  hm_hilp_schedule s(2 * groups);
+  for (std::size_t j = 0; j < groups; ++j) {
+    s[j].emplace_back(j, choice[j]);
+    s[hm_hilp_backward(groups, j)].emplace_back(hm_hilp_backward(groups, j), choice[j]);
+  }
+  return s;
+}
+
+/// The schedule of a chain schedule (hm_chain_step) when every recomputation comes in node order
+/// before a first computation; nullopt otherwise. O(steps).
+inline std::optional<hm_hilp_schedule> hm_hilp_schedule_of_chain(const hm_hilp_problem& p, const std::vector<hm_chain_step>& steps) {
+  const std::size_t groups = p.groups;
+  hm_hilp_schedule s(2 * groups);
+  std::size_t t = 0;
+  std::vector<char> done(2 * groups, 0);
+  for (const auto& step : steps) {
+    using kind = hm_chain_step::kind;
+    const std::size_t k = step.what == kind::backward ? hm_hilp_backward(groups, step.stage) : step.stage;
+    const std::size_t o = step.what == kind::forward_only ? p.variants[k].size() - 1 : step.option;
+    if (t >= s.size()) return std::nullopt;
+    if (!s[t].empty() && s[t].back().first >= k) return std::nullopt;
+    s[t].emplace_back(k, o);
+    if (!done[k]) {
+      if (k != t) return std::nullopt;
+      done[k] = 1;
+      ++t;
+    }
+  }
+  return t == s.size() ? std::optional(std::move(s)) : std::nullopt;
+}
+
+}  // namespace memsched::detail
+
+namespace memsched::detail {
+
+/// What one H-ILP solve gave.
+struct hm_hilp_outcome {
+  std::optional<hm_hilp_schedule> schedule;  ///< The best assignment's schedule (nullopt: none).
+  solve_status status = solve_status::no_solution;  ///< The backend's status (optimal: within the model).
+  std::size_t variables = 0, constraints = 0;
+  bool started = false;  ///< A start schedule was valid in the model.
+  std::int64_t budget_raised = 0;  ///< Bytes added to the model's budget (the starts' smallest excess).
+};
+
+/// Builds the model of `p` for `target`, gives `solve` the cheapest of `starts` that fits it as its
+/// start, and decodes the answer. The model counts more memory than the expanded plan uses (nothing
+/// freed inside a stage, a schedule's inputs held through its peak), so its budget is raised by the
+/// smallest excess of the model's peak over `real_peaks` (the simulated peaks of the starts'
+/// expanded plans, -1 when unknown), and at least to the model peak of the start of least model
+/// peak whose plan fits `budget` (so the answer is never worse than that start); the caller
+/// re-simulates and lowers `target` on an overshoot. O(model size) + the backend's time.
+template <class Solve>
+hm_hilp_outcome hm_solve_hilp(const hm_hilp_problem& p, std::int64_t budget, std::int64_t target, const std::vector<hm_hilp_schedule>& starts,
+                              const std::vector<std::int64_t>& real_peaks, const Solve& solve, const solver_options& options) {
+  hm_hilp_outcome out;
+  auto hm = hm_build_hilp(p, target);
+  if (!hm) return out;
+  out.variables = hm->model.num_variables();
+  out.constraints = hm->model.num_constraints();
+  std::vector<std::vector<double>> assigned;
+  std::optional<std::int64_t> excess, valid_peak;
+  for (std::size_t i = 0; i < starts.size(); ++i)
+    if (auto x = hm_assign_hilp(p, *hm, starts[i])) {
+      if (i < real_peaks.size() && real_peaks[i] >= 0) {
+        const std::int64_t model_peak = hm_hilp_peak(*hm, *x);
+        const std::int64_t e = std::max<std::int64_t>(0, model_peak - real_peaks[i]);
+        excess = excess ? std::min(*excess, e) : e;
+        if (real_peaks[i] <= budget) valid_peak = valid_peak ? std::min(*valid_peak, model_peak) : model_peak;
+      }
+      assigned.push_back(std::move(*x));
+    }
+  const std::int64_t cap = static_cast<std::int64_t>(target / hm->unit) * hm->unit;
+  std::int64_t raise = excess.value_or(0);
+  if (valid_peak) raise = std::max(raise, *valid_peak - cap);
+  if (raise > 0) hm_raise_hilp_budget(*hm, raise);
+  out.budget_raised = std::max<std::int64_t>(0, raise);
+  for (auto& x : assigned)
+    if (!hm->model.first_violation(x) && (!hm->model.start || hm->model.objective_value(x) < hm->model.objective_value(*hm->model.start)))
+      hm->model.start = std::move(x);
+  out.started = hm->model.start.has_value();
+  const solver_result r = solve(hm->model, options);
+  out.status = r.status;
+  if ((r.status == solve_status::optimal || r.status == solve_status::feasible) && r.values.size() == hm->model.num_variables())
+    out.schedule = hm_decode_hilp(*hm, r.values);
+  return out;
+}
+
+}  // namespace memsched::detail
