@@ -663,10 +663,12 @@ TEST_CASE("hiremate: the H-ILP top level reads its start back: a solver returnin
     return r;
   };
   std::size_t compared = 0;
-  for (int pct : {45, 55, 70, 90, 100}) {
+  for (int pct : {45, 50, 55, 60, 70, 80, 90, 100}) {
     const std::int64_t budget = peak * pct / 100;
     const auto r = hiremate_plan_detailed(g, budget, hiremate_options{.chain_units = 0, .top_solver = echo, .heuristic_start = false});
-    if (!r.stats.groups_cost) continue;
+    // Without repair rounds the target is the budget, and the start (the one schedule, a plan
+    // within the budget) fits the model calibrated on it.
+    if (!r.stats.groups_cost || r.stats.repair_rounds > 0) continue;
     REQUIRE(r.stats.hilp_status == "feasible");
     REQUIRE(r.stats.hilp_cost.has_value());
     CHECK(*r.stats.hilp_cost == *r.stats.groups_cost);
@@ -677,4 +679,27 @@ TEST_CASE("hiremate: the H-ILP top level reads its start back: a solver returnin
   CHECK(compared >= 3);
   CHECK(started > 0);
   CHECK(calls >= compared);
+}
+
+TEST_CASE("hiremate: an H-ILP model over the memory cap is not solved, and the hierarchy still plans") {
+  const memory_graph g = tiny_gpt(4);
+  const std::int64_t budget = no_remat_peak(g) * 7 / 10;
+  std::size_t calls = 0;
+  auto never = [&](const milp_model&, const solver_options&) {
+    ++calls;
+    return solver_result{};
+  };
+  // 64 MiB: enough for the tables, far below a MILP backend's fixed working memory.
+  const auto r = hiremate_plan_detailed(g, budget, hiremate_options{.max_bytes = std::int64_t{64} << 20, .top_solver = never, .heuristic_start = false});
+  CHECK(calls == 0);
+  CHECK(r.stats.hilp_status == "unsupported");
+  CHECK_FALSE(r.stats.hilp_cost.has_value());
+  REQUIRE(r.result.status == solve_status::feasible);
+  check_result(g, r.result, budget);
+  // Without the cap the same solver is called (and its error answer is ignored: the plan is the
+  // other top levels').
+  const auto uncapped = hiremate_plan_detailed(g, budget, hiremate_options{.top_solver = never, .heuristic_start = false});
+  CHECK(calls > 0);
+  CHECK(uncapped.stats.hilp_status == "error");
+  CHECK(uncapped.result.plan == r.result.plan);
 }

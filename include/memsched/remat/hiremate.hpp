@@ -64,7 +64,8 @@ struct hiremate_options {
   /// feasible), never an exception.
   std::optional<std::chrono::duration<double>> time_limit;
   /// Memory cap: on the top-level table (groups x budget units bytes; fewer units when it would
-  /// exceed it) and passed to each lower solve (divided among the threads).
+  /// exceed it), passed to each lower solve (divided among the threads), and on the H-ILP's model
+  /// and backend (estimated; default_max_bytes() when none).
   std::optional<std::int64_t> max_bytes;
   unsigned threads = 1;                          ///< Classes solved in parallel (0: hardware); the result does not depend on it.
   hiremate_partition_options partition = {};     ///< M^l, M^t, alpha.
@@ -617,13 +618,16 @@ template <class G, class... Maps>
                 const auto seq = detail::hm_expand(g, parts, owner);
                 real_peaks.push_back(seq ? detail::sequence_peak_cost(g, *seq).first : -1);
               }
-              const auto outcome = detail::hm_solve_hilp(*problem, budget, target, starts, real_peaks, options.top_solver, so);
+              const auto outcome = detail::hm_solve_hilp(*problem, target, starts, real_peaks, options.top_solver, so,
+                                                        options.max_bytes ? static_cast<std::uint64_t>(*options.max_bytes) : default_max_bytes());
+              if (!outcome.message.empty()) why = why.empty() ? outcome.message : why + "; " + outcome.message;
               st.hilp_status = std::string(to_string(outcome.status));
               st.hilp_variables = outcome.variables, st.hilp_constraints = outcome.constraints;
-              // No answer (no start fits the model, e.g. its expanded plan overshoots this target):
-              // the first start, so that the simulator's overshoot lowers the target as it does
-              // for the other top levels.
-              if (!outcome.schedule && starts.empty()) return std::nullopt;
+              // No answer although the backend ran (no start fits the model: their expanded plans
+              // overshoot the budget): the first start, so that the simulator's overshoot lowers
+              // the target as it does for the other top levels.
+              if (!outcome.schedule && (starts.empty() || outcome.status == solve_status::unsupported || outcome.status == solve_status::error))
+                return std::nullopt;
               std::vector<const std::vector<std::size_t>*> parts;
               for (const auto& stage : outcome.schedule ? *outcome.schedule : starts.front())
                 for (const auto& [k, o] : stage) parts.push_back(problem->variants[k][o].vertices);

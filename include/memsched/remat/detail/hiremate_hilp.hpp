@@ -29,6 +29,7 @@
 #include <memsched/graph/memory_graph.hpp>
 #include <memsched/remat/detail/hiremate_chain.hpp>
 #include <memsched/solver/milp_model.hpp>
+#include <memsched/solver/model_size.hpp>
 #include <memsched/solver/solver_options.hpp>
 
 #include <algorithm>
@@ -39,6 +40,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <string>
 #include <tuple>
 #include <string>
 #include <vector>
@@ -487,38 +489,48 @@ struct hm_hilp_outcome {
   std::size_t variables = 0, constraints = 0;
   bool started = false;  ///< A start schedule was valid in the model.
   std::int64_t budget_raised = 0;  ///< Bytes added to the model's budget (the starts' smallest excess).
+  std::string message;             ///< Why the model was not solved, when it was not.
 };
 
 /// Builds the model of `p` for `target`, gives `solve` the cheapest of `starts` that fits it as its
 /// start, and decodes the answer. The model counts more memory than the expanded plan uses (nothing
 /// freed inside a stage, a schedule's inputs held through its peak), so its budget is raised by the
 /// smallest excess of the model's peak over `real_peaks` (the simulated peaks of the starts'
-/// expanded plans, -1 when unknown), and at least to the model peak of the start of least model
-/// peak whose plan fits `budget` (so the answer is never worse than that start); the caller
-/// re-simulates and lowers `target` on an overshoot. O(model size) + the backend's time.
+/// expanded plans, -1 when unknown): a start whose plan fits `target` then fits the model when its
+/// excess is the smallest (always with one start); a larger raise lets the backend pick schedules
+/// that overshoot. The caller re-simulates and lowers `target` on an overshoot. O(model size) +
+/// the backend's time.
+/// A model whose estimate (memsched's rows and the largest backend constants of model_size.hpp)
+/// exceeds `max_bytes` is not solved (status unsupported, `message` says why).
 template <class Solve>
-hm_hilp_outcome hm_solve_hilp(const hm_hilp_problem& p, std::int64_t budget, std::int64_t target, const std::vector<hm_hilp_schedule>& starts,
-                              const std::vector<std::int64_t>& real_peaks, const Solve& solve, const solver_options& options) {
+hm_hilp_outcome hm_solve_hilp(const hm_hilp_problem& p, std::int64_t target, const std::vector<hm_hilp_schedule>& starts,
+                              const std::vector<std::int64_t>& real_peaks, const Solve& solve, const solver_options& options,
+                              std::uint64_t max_bytes) {
   hm_hilp_outcome out;
   auto hm = hm_build_hilp(p, target);
   if (!hm) return out;
   out.variables = hm->model.num_variables();
   out.constraints = hm->model.num_constraints();
+  model_size_estimate size{.variables = out.variables, .constraints = out.constraints, .nonzeros = hm->model.num_nonzeros()};
+  size.model_bytes = 16 * size.nonzeros + 64 * (size.variables + size.constraints);
+  add_backend_bytes(size, "");
+  if (size.bytes() > max_bytes) {
+    out.status = solve_status::unsupported;
+    out.message = model_too_large("hiremate_plan (H-ILP)", size, max_bytes);
+    return out;
+  }
   std::vector<std::vector<double>> assigned;
-  std::optional<std::int64_t> excess, valid_peak;
+  std::optional<std::int64_t> excess;
   for (std::size_t i = 0; i < starts.size(); ++i)
     if (auto x = hm_assign_hilp(p, *hm, starts[i])) {
       if (i < real_peaks.size() && real_peaks[i] >= 0) {
         const std::int64_t model_peak = hm_hilp_peak(*hm, *x);
         const std::int64_t e = std::max<std::int64_t>(0, model_peak - real_peaks[i]);
         excess = excess ? std::min(*excess, e) : e;
-        if (real_peaks[i] <= budget) valid_peak = valid_peak ? std::min(*valid_peak, model_peak) : model_peak;
       }
       assigned.push_back(std::move(*x));
     }
-  const std::int64_t cap = static_cast<std::int64_t>(target / hm->unit) * hm->unit;
-  std::int64_t raise = excess.value_or(0);
-  if (valid_peak) raise = std::max(raise, *valid_peak - cap);
+  const std::int64_t raise = excess.value_or(0);
   if (raise > 0) hm_raise_hilp_budget(*hm, raise);
   out.budget_raised = std::max<std::int64_t>(0, raise);
   for (auto& x : assigned)
