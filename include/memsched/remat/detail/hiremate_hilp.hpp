@@ -22,8 +22,9 @@
 // U[t][k-1] + (data + phantom) of what runs at k; U[t][k-1] + (peak extra of k's option) <= budget.
 // Simplification against the paper's model: nothing is freed inside a stage (values and phantoms
 // held at a stage's start count until its end, values computed in it from their slot on), so the
-// model overestimates memory, never underestimates it in its own terms; the correction terms are
-// left to the caller, which re-simulates the expanded plan and lowers the budget on an overshoot.
+// model overestimates memory (no correction terms either: a node's inputs count through its
+// peak). hm_solve_hilp raises the model's budget by the excess it measures on the start
+// schedules; the caller re-simulates the expanded plan and lowers the budget on an overshoot.
 
 #include <memsched/core/status.hpp>
 #include <memsched/graph/memory_graph.hpp>
@@ -42,7 +43,6 @@
 #include <optional>
 #include <string>
 #include <tuple>
-#include <string>
 #include <vector>
 
 namespace memsched::detail {
