@@ -24,7 +24,8 @@ const char* hiremate_usage =
     "    these and the best heuristic's and DTR's plans.\n"
     "    Extra JSON: hiremate {levels, subgraphs, distinct_subgraphs, largest_subgraph, top_nodes,\n"
     "    groups, max_lower, problems_solved, repair_rounds, source, start_method, top_method, seconds\n"
-    "    per phase, costs, hilp_status, hilp_variables, hilp_constraints, hilp_seconds}.\n"
+    "    per phase, costs, hilp_status, hilp_variables, hilp_constraints, hilp_budget_raised,\n"
+    "    hilp_seconds}.\n"
     "    --max-lower M           nodes per group (M^l, default 20)\n"
     "    --max-top M             nodes of the top graph (M^t, default 30)\n"
     "    --max-chain-stages N    groups of the chain schedule at most: M^l is doubled until there are\n"
@@ -97,6 +98,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
     h["hilp_status"] = s.hilp_status;
     h["hilp_variables"] = s.hilp_variables;
     h["hilp_constraints"] = s.hilp_constraints;
+    h["hilp_budget_raised"] = s.hilp_budget_raised;
     h["hilp_seconds"] = s.hilp_seconds;
   }
   extra["hiremate"] = h;

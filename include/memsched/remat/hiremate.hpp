@@ -126,6 +126,7 @@ struct hiremate_stats {
   /// memory accounting, not a proof for the graph), model size, seconds; empty status: not run.
   std::string hilp_status;
   std::size_t hilp_variables = 0, hilp_constraints = 0;
+  std::int64_t hilp_budget_raised = 0;  ///< Bytes the model's budget was raised by (its measured memory excess on the starts).
   double hilp_seconds = 0;
   std::string source;  ///< "hierarchy" or "heuristic": which plan was returned.
 };
@@ -540,13 +541,16 @@ template <class G, class... Maps>
         },
         st.groups_cost);
     if (hier.status == solve_status::feasible) st.top_method = "groups";
+    // Two models of the pinned values (over their live ranges, and throughout), for the chain top
+    // level and as the H-ILP's starts.
+    std::vector<detail::hm_chain> models;
+    if (options.chain_units > 0) {
+      models.push_back(detail::hm_make_chain(g, groups, owner));
+      if (models.front().pinned_ranged > 0) models.push_back(detail::hm_pinned_throughout(models.front()));
+    }
     if (options.chain_units > 0 && !out_of_time()) {
       options.observer.on_phase(elapsed(), "top level (chain)");
-      // Two models of the pinned values (over their live ranges, and throughout); the cheaper
-      // expanded plan is the chain's.
-      const detail::hm_chain ranged = detail::hm_make_chain(g, groups, owner);
-      std::vector<detail::hm_chain> models{ranged};
-      if (ranged.pinned_ranged > 0) models.push_back(detail::hm_pinned_throughout(ranged));
+      // The cheaper expanded plan of the two models is the chain's.
       const std::int64_t table_cap = options.max_bytes.value_or(std::int64_t{1} << 28);
       std::string chain_why;
       remat_result by_chain;
@@ -592,17 +596,21 @@ template <class G, class... Maps>
       std::optional<double> cost;
       remat_result r;
       if (problem) {
-        const detail::hm_chain ranged = detail::hm_make_chain(g, groups, owner);
-        const std::vector<detail::hm_chain> chains{ranged, detail::hm_pinned_throughout(ranged)};
+        // A schedule's vertex lists in order.
+        auto parts_of = [&](const detail::hm_hilp_schedule& schedule) {
+          std::vector<const std::vector<std::size_t>*> parts;
+          for (const auto& stage : schedule)
+            for (const auto& [k, o] : stage) parts.push_back(problem->variants[k][o].vertices);
+          return parts;
+        };
         r = repaired(
             [&](std::int64_t target) -> std::optional<std::vector<std::size_t>> {
               // Starts: the other top levels' schedules at this target.
               std::vector<detail::hm_hilp_schedule> starts;
               if (auto c = detail::hm_choose(choices, target, units)) starts.push_back(detail::hm_hilp_schedule_of_choice(groups.size(), *c));
-              for (const auto& chain : chains)
-                if (options.chain_units > 0)
-                  if (auto steps = detail::hm_chain_schedule(chain, choices, target, options.chain_units, options.max_bytes.value_or(std::int64_t{1} << 28), out_of_time))
-                    if (auto s = detail::hm_hilp_schedule_of_chain(*problem, *steps)) starts.push_back(std::move(*s));
+              for (const auto& chain : models)
+                if (auto steps = detail::hm_chain_schedule(chain, choices, target, options.chain_units, options.max_bytes.value_or(std::int64_t{1} << 28), out_of_time))
+                  if (auto s = detail::hm_hilp_schedule_of_chain(*problem, *steps)) starts.push_back(std::move(*s));
               solver_options so = options.top_solver_options;
               if (options.time_limit) {
                 const double left = detail::backend_limit_within(options.time_limit->count() - elapsed());
@@ -612,10 +620,7 @@ template <class G, class... Maps>
               // The starts' simulated peaks calibrate the model's memory (see hm_solve_hilp).
               std::vector<std::int64_t> real_peaks;
               for (const auto& s : starts) {
-                std::vector<const std::vector<std::size_t>*> parts;
-                for (const auto& stage : s)
-                  for (const auto& [k, o] : stage) parts.push_back(problem->variants[k][o].vertices);
-                const auto seq = detail::hm_expand(g, parts, owner);
+                const auto seq = detail::hm_expand(g, parts_of(s), owner);
                 real_peaks.push_back(seq ? detail::sequence_peak_cost(g, *seq).first : -1);
               }
               const auto outcome = detail::hm_solve_hilp(*problem, target, starts, real_peaks, options.top_solver, so,
@@ -623,15 +628,13 @@ template <class G, class... Maps>
               if (!outcome.message.empty()) why = why.empty() ? outcome.message : why + "; " + outcome.message;
               st.hilp_status = std::string(to_string(outcome.status));
               st.hilp_variables = outcome.variables, st.hilp_constraints = outcome.constraints;
+              st.hilp_budget_raised = outcome.budget_raised;
               // No answer although the backend ran (no start fits the model: their expanded plans
               // overshoot the budget): the first start, so that the simulator's overshoot lowers
               // the target as it does for the other top levels.
               if (!outcome.schedule && (starts.empty() || outcome.status == solve_status::unsupported || outcome.status == solve_status::error))
                 return std::nullopt;
-              std::vector<const std::vector<std::size_t>*> parts;
-              for (const auto& stage : outcome.schedule ? *outcome.schedule : starts.front())
-                for (const auto& [k, o] : stage) parts.push_back(problem->variants[k][o].vertices);
-              return detail::hm_expand(g, parts, owner);
+              return detail::hm_expand(g, parts_of(outcome.schedule ? *outcome.schedule : starts.front()), owner);
             },
             cost);
       }

@@ -213,7 +213,6 @@ struct hm_hilp_model {
   std::vector<std::vector<std::vector<std::size_t>>> R;  ///< R[t][k][o], k <= t (none where a node cannot run).
   std::vector<std::vector<std::size_t>> S;               ///< S[t][d] (none unless d's producer < t).
   std::vector<std::vector<std::vector<std::size_t>>> P;  ///< P[t][j][o] (none where not held).
-  std::vector<std::vector<std::size_t>> U;               ///< U[t][k].
   /// The rows defining the memory variables, in order: (row, the variable it defines, its coefficient there).
   std::vector<std::tuple<std::size_t, std::size_t, double>> memory_rows;
   std::vector<std::size_t> budget_rows;  ///< The rows U[t][k-1] + extra <= budget (in units).
@@ -243,7 +242,6 @@ inline std::optional<hm_hilp_model> hm_build_hilp(const hm_hilp_problem& p, std:
   hm.R.assign(K, {});
   hm.S.assign(K, {});
   hm.P.assign(K, {});
-  hm.U.assign(K, {});
   auto has_phantom = [&](std::size_t j, std::size_t o) { return o + 1 < p.variants[j].size() && p.variants[j][o].phantom > 0; };
   // Constant memory of stage t: values no group owns, and graph outputs of nodes up to t.
   std::vector<double> constant(K, units(p.constant));
@@ -323,7 +321,6 @@ inline std::optional<hm_hilp_model> hm_build_hilp(const hm_hilp_problem& p, std:
       }
     }
     // Memory.
-    hm.U[t].assign(t + 1, none);
     std::size_t before = m.add_continuous(0, infinity);
     {
       std::vector<linear_term> terms{{before, 1}};
@@ -352,7 +349,7 @@ inline std::optional<hm_hilp_model> hm_build_hilp(const hm_hilp_problem& p, std:
       const std::size_t u = m.add_continuous(0, infinity);
       after.push_back({u, -1});
       hm.memory_rows.emplace_back(m.add_equal(std::move(after), 0, "usage"), u, -1.0);
-      hm.U[t][k] = before = u;
+      before = u;
     }
   }
   return hm;
@@ -487,8 +484,7 @@ struct hm_hilp_outcome {
   std::optional<hm_hilp_schedule> schedule;  ///< The best assignment's schedule (nullopt: none).
   solve_status status = solve_status::no_solution;  ///< The backend's status (optimal: within the model).
   std::size_t variables = 0, constraints = 0;
-  bool started = false;  ///< A start schedule was valid in the model.
-  std::int64_t budget_raised = 0;  ///< Bytes added to the model's budget (the starts' smallest excess).
+  std::int64_t budget_raised = 0;  ///< Bytes added to the model's budget (the starts' smallest excess over their simulated peaks).
   std::string message;             ///< Why the model was not solved, when it was not.
 };
 
@@ -536,7 +532,6 @@ hm_hilp_outcome hm_solve_hilp(const hm_hilp_problem& p, std::int64_t target, con
   for (auto& x : assigned)
     if (!hm->model.first_violation(x) && (!hm->model.start || hm->model.objective_value(x) < hm->model.objective_value(*hm->model.start)))
       hm->model.start = std::move(x);
-  out.started = hm->model.start.has_value();
   const solver_result r = solve(hm->model, options);
   out.status = r.status;
   if ((r.status == solve_status::optimal || r.status == solve_status::feasible) && r.values.size() == hm->model.num_variables())
