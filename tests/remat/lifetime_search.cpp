@@ -222,8 +222,8 @@ TEST_CASE("lifetime_search_plan: the search never returns worse than its start; 
   CHECK(improved > 0);
 }
 
-TEST_CASE("lifetime_search_plan: the stall stop ends the search after max_stall_rounds rounds without a cheaper plan") {
-  std::size_t stopped_early = 0;
+TEST_CASE("lifetime_search_plan: the stall stop hands windows over to vertex sets, then ends the search") {
+  std::size_t stopped_early = 0, by_vertices = 0;
   for (std::uint64_t seed = 0; seed < 8; ++seed) {
     const auto& [g, order, budget] = lns_case_of(seed);
     INFO("seed " << seed);
@@ -231,20 +231,25 @@ TEST_CASE("lifetime_search_plan: the stall stop ends the search after max_stall_
     const auto r = lifetime_search_plan(g, budget, lifetime_search_options{.order = order, .max_rounds = cap, .max_stall_rounds = stall, .seed = seed});
     if (!has_plan(r) || r.stats.lns_rounds == 0) continue;  // nothing to search (no recomputation)
     CHECK(r.stats.lns_rounds <= cap);
-    // The same rounds without the stop: the same plan (the stop only ends the loop).
-    const auto same = lifetime_search_plan(g, budget, lifetime_search_options{.order = order, .max_rounds = r.stats.lns_rounds, .max_stall_rounds = 0, .seed = seed});
+    // The stop only ends the loop: a round cap at the rounds it ran gives the same plan.
+    const auto same = lifetime_search_plan(g, budget, lifetime_search_options{.order = order, .max_rounds = r.stats.lns_rounds, .max_stall_rounds = stall, .seed = seed});
     CHECK(same.plan == r.plan);
     CHECK(same.stats.lns_improvements == r.stats.lns_improvements);
+    // Without the stop the window neighbourhood runs alone: a different search once the windows
+    // have stalled (the vertex sets took over in r).
+    const auto windows = lifetime_search_plan(g, budget, lifetime_search_options{.order = order, .max_rounds = r.stats.lns_rounds, .max_stall_rounds = 0, .seed = seed});
+    if (windows.plan != r.plan || windows.stats.lns_improvements != r.stats.lns_improvements) ++by_vertices;
     if (r.stats.lns_rounds == cap) continue;
     ++stopped_early;
-    // Stopped early: the last `stall` rounds found nothing, so stopping `stall` rounds sooner
-    // gives the same cost; one round more without the stop would still be allowed.
-    REQUIRE(r.stats.lns_rounds >= stall);
-    const auto sooner = lifetime_search_plan(g, budget, lifetime_search_options{.order = order, .max_rounds = r.stats.lns_rounds - stall, .max_stall_rounds = 0, .seed = seed});
+    // Stopped early: the windows' last `stall` rounds and then the vertex sets' `stall` rounds
+    // found nothing, so stopping 2 x `stall` rounds sooner gives the same cost.
+    REQUIRE(r.stats.lns_rounds >= 2 * stall);
+    const auto sooner = lifetime_search_plan(g, budget, lifetime_search_options{.order = order, .max_rounds = r.stats.lns_rounds - 2 * stall, .max_stall_rounds = stall, .seed = seed});
     CHECK(sooner.total_cost == doctest::Approx(r.total_cost));
     CHECK(sooner.stats.lns_improvements == r.stats.lns_improvements);
   }
   CHECK(stopped_early > 0);
+  CHECK(by_vertices > 0);
 }
 
 TEST_CASE("lifetime_search_plan: bad input and limits") {

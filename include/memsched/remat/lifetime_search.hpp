@@ -5,7 +5,8 @@
 // first starting at its own position, the others at recomputations. A constructive repair splits
 // lives over over-budget slots (every applied split strictly reduces the over-budget bytes, so it
 // cannot thrash as DTR does), a cleanup merges lives back while the budget allows, and a seeded
-// large-neighbourhood search undoes and redoes the splits of windows of slots. docs/lifetime_search.md.
+// large-neighbourhood search undoes and redoes the splits of windows of slots, then of sets of
+// recomputed vertices when the windows stall. docs/lifetime_search.md.
 
 #include <memsched/core/errors.hpp>
 #include <memsched/graph/memory_graph.hpp>
@@ -38,10 +39,10 @@ struct lifetime_search_options {
   solver_options solver;
   /// Counted limit on the large-neighbourhood search's rounds (0: constructive plan and cleanup only).
   std::size_t max_rounds = 200;
-  /// Stops the search after this many consecutive rounds without a cheaper plan (0: only
-  /// max_rounds and the time limit stop it). Its improvements come early: on 8 shared graphs and
-  /// budgets, 40 cost at most 0.05 points of overhead against 0 and ran 3-15x faster
-  /// (docs/lifetime_search.md).
+  /// Rounds in a row without a cheaper plan after which the window neighbourhood hands over to
+  /// the vertex neighbourhood, and after which that one stops the search (0: only max_rounds and
+  /// the time limit stop it). Improvements come early: on 8 shared graphs and budgets, 40 cost at
+  /// most 0.05 points of overhead against 0 and ran 3-15x faster (docs/lifetime_search.md).
   std::size_t max_stall_rounds = 40;
   /// Seed of the search's tie-breaking (std::mt19937_64).
   std::uint64_t seed = 0;
@@ -410,6 +411,14 @@ class lifetime_searcher {
       if (st.has_start(v, s)) st.unrecompute(v, s);
     st.commit();
   }
+  /// Drops every recomputation of the given vertices (and the input recomputations left unused).
+  static void clear_vertices(lifetime_state& st, std::vector<std::size_t> vertices) {
+    // Consumers before their inputs, as in clear_window.
+    std::sort(vertices.begin(), vertices.end(), [&](std::size_t a, std::size_t b) { return st.pos(a) > st.pos(b); });
+    for (const std::size_t v : vertices)
+      while (st.starts(v).size() > 1) st.unrecompute(v, st.starts(v).back());
+    st.commit();
+  }
 
 
  private:
@@ -519,13 +528,33 @@ inline remat_result lifetime_search_on(const memory_graph& g, std::int64_t budge
   const std::size_t base_window = std::max<std::size_t>(2, n / 20);
   std::size_t window = base_window, failures = 0;
   std::mt19937_64 pick(options.seed ^ 0x9e3779b97f4a7c15ULL);
+  // Two neighbourhoods: windows of slots (what is recomputed there) and, once they stall, sets of
+  // recomputed vertices with all their recomputations (what spans the whole order) until one
+  // improves (back to windows) or they stall too.
+  bool by_vertices = false;
   while (rounds < options.max_rounds && best.recomputations() > 0 && n > 0) {
-    if (deadline.passed() || (options.max_stall_rounds > 0 && failures >= options.max_stall_rounds)) break;
+    if (options.max_stall_rounds > 0 && failures >= options.max_stall_rounds) {
+      if (by_vertices) break;
+      by_vertices = true;
+      failures = 0;
+      window = base_window;
+    }
+    if (deadline.passed()) break;
     ++rounds;
     lifetime_state trial = st;
-    const std::size_t w = std::min(window, n);
-    const std::size_t lo = std::uniform_int_distribution<std::size_t>(0, n - w)(pick);
-    lifetime_searcher::clear_window(trial, static_cast<lifetime_state::slot>(lo), static_cast<lifetime_state::slot>(lo + w));
+    std::vector<std::size_t> recomputed;
+    if (by_vertices)
+      for (std::size_t v = 0; v < n; ++v)
+        if (st.starts(v).size() > 1) recomputed.push_back(v);
+    if (!recomputed.empty()) {
+      std::shuffle(recomputed.begin(), recomputed.end(), pick);
+      recomputed.resize(std::min(recomputed.size(), window / base_window));
+      lifetime_searcher::clear_vertices(trial, std::move(recomputed));
+    } else {
+      const std::size_t w = std::min(window, n);
+      const std::size_t lo = std::uniform_int_distribution<std::size_t>(0, n - w)(pick);
+      lifetime_searcher::clear_window(trial, static_cast<lifetime_state::slot>(lo), static_cast<lifetime_state::slot>(lo + w));
+    }
     const auto res = search.repair(trial, 0.25);
     if (res == lifetime_searcher::outcome::out_of_time) break;
     bool better = false;
@@ -545,6 +574,7 @@ inline remat_result lifetime_search_on(const memory_graph& g, std::int64_t budge
     if (better) {
       window = base_window;
       failures = 0;
+      by_vertices = false;
     } else if (++failures % 4 == 0) {
       window = std::min(n, window + std::max<std::size_t>(1, window / 2));
     }
@@ -569,9 +599,10 @@ inline remat_result lifetime_search_on(const memory_graph& g, std::int64_t budge
 /// from one life per vertex (no recomputation), lives are split over slots above the budget
 /// (recomputing the vertex at its next use, and its inputs when keeping them alive there costs
 /// memory), best bytes-removed-per-added-cost first; recomputations are then merged back while
-/// the budget allows, and a seeded large-neighbourhood search (options.max_rounds rounds, at most
-/// options.max_stall_rounds in a row without a cheaper plan, or the time limit) re-repairs
-/// windows of slots, keeping cheaper or equal plans. Every cheaper plan is
+/// the budget allows, and a seeded large-neighbourhood search (options.max_rounds rounds, or the
+/// time limit) re-repairs windows of slots and, after options.max_stall_rounds rounds in a row
+/// without a cheaper plan, sets of recomputed vertices (stopping when those stall as long),
+/// keeping cheaper or equal plans. Every cheaper plan is
 /// reported to options.solver.observer.on_incumbent (cost). The final plan is built with
 /// plan_from_computes and re-checked by the simulator. Statuses: optimal when nothing is
 /// recomputed; feasible; infeasible when the budget is below a vertex's own need or the outputs'
