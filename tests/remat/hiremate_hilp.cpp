@@ -102,7 +102,7 @@ TEST_CASE("hiremate H-ILP: the model's optimum is the cheapest of its schedules 
   std::mt19937_64 rng(7);
   const auto solve = milp_solve_function(cbc_backend{});
   std::size_t compared = 0, infeasible = 0;
-  for (int instance = 0; instance < 24; ++instance) {
+  for (int instance = 0; instance < 16; ++instance) {
     const detail::hm_hilp_problem p = random_problem(rng, instance % 2 == 0 ? 1 : 2);
     const auto schedules = all_schedules(p);
     REQUIRE(schedules.size() == (p.variants[0].size() * (1 + p.variants[0].size()) * p.variants[1].size() *
@@ -111,7 +111,7 @@ TEST_CASE("hiremate H-ILP: the model's optimum is the cheapest of its schedules 
     std::int64_t widest = 0;
     for (const auto& vs : p.variants)
       for (const auto& v : vs) widest = std::max(widest, v.extra);
-    for (const std::int64_t budget : {widest + 20, widest + 50, widest + 90, widest + 150}) {
+    for (const std::int64_t budget : {widest + 20, widest + 60, widest + 150}) {
       auto hm = detail::hm_build_hilp(p, budget);
       if (!hm) continue;
       // Brute force: the cheapest schedule whose assignment satisfies every row of the model.
@@ -147,7 +147,7 @@ TEST_CASE("hiremate H-ILP: the model's optimum is the cheapest of its schedules 
     }
   }
   MESSAGE(compared << " optima compared with brute force, " << infeasible << " budgets with no schedule");
-  CHECK(compared >= 40);
+  CHECK(compared >= 20);
   CHECK(infeasible >= 1);
 }
 
