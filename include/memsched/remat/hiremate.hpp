@@ -544,6 +544,7 @@ template <class G, class... Maps>
     // Two models of the pinned values (over their live ranges, and throughout), for the chain top
     // level and as the H-ILP's starts.
     std::vector<detail::hm_chain> models;
+    const std::int64_t table_cap = options.max_bytes.value_or(std::int64_t{1} << 28);
     if (options.chain_units > 0) {
       models.push_back(detail::hm_make_chain(g, groups, owner));
       if (models.front().pinned_ranged > 0) models.push_back(detail::hm_pinned_throughout(models.front()));
@@ -551,7 +552,6 @@ template <class G, class... Maps>
     if (options.chain_units > 0 && !out_of_time()) {
       options.observer.on_phase(elapsed(), "top level (chain)");
       // The cheaper expanded plan of the two models is the chain's.
-      const std::int64_t table_cap = options.max_bytes.value_or(std::int64_t{1} << 28);
       std::string chain_why;
       remat_result by_chain;
       for (const detail::hm_chain& chain : models) {
@@ -609,7 +609,7 @@ template <class G, class... Maps>
               std::vector<detail::hm_hilp_schedule> starts;
               if (auto c = detail::hm_choose(choices, target, units)) starts.push_back(detail::hm_hilp_schedule_of_choice(groups.size(), *c));
               for (const auto& chain : models)
-                if (auto steps = detail::hm_chain_schedule(chain, choices, target, options.chain_units, options.max_bytes.value_or(std::int64_t{1} << 28), out_of_time))
+                if (auto steps = detail::hm_chain_schedule(chain, choices, target, options.chain_units, table_cap, out_of_time))
                   if (auto s = detail::hm_hilp_schedule_of_chain(*problem, *steps)) starts.push_back(std::move(*s));
               solver_options so = options.top_solver_options;
               if (options.time_limit) {

@@ -25,6 +25,8 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace memsched::detail {
@@ -87,6 +89,29 @@ struct hm_chain_step {
   enum class kind : std::uint8_t { forward_only, forward, backward } what;
   std::size_t stage = 0, option = 0;
 };
+
+/// Group j's forward vertices run once in list order: each value freed after its last reader in
+/// the group unless keep(v), counted(v) bytes per value. Returns (cost, peak). `readers` is
+/// scratch of g.size() zeros, left zero. O(the group's vertices and edges).
+template <class Keep, class Counted>
+std::pair<double, std::int64_t> hm_forward_once(const memory_graph& g, const std::vector<std::size_t>& group, std::size_t j,
+                                                const std::vector<std::size_t>& owner, std::vector<std::size_t>& readers,
+                                                const Keep& keep, const Counted& counted) {
+  auto in_group = [&](std::size_t w) { return owner[w] == j && g.is_forward(w); };
+  for (auto v : group)
+    for (auto w : g.successors(v)) readers[v] += in_group(w);
+  double cost = 0;
+  std::int64_t live = 0, peak = 0;
+  for (auto v : group) {
+    cost += g.cost(v);
+    peak = std::max(peak, live + counted(v) + g.workspace(v));
+    live += counted(v);
+    for (auto u : g.predecessors(v))
+      if (in_group(u) && --readers[u] == 0 && !keep(u)) live -= counted(u);
+    if (readers[v] == 0 && !keep(v)) live -= counted(v);
+  }
+  return {cost, peak};
+}
 
 /// The chain view of `groups` (forward vertices; groups in a topological order of the top level),
 /// `owner` = hm_group_owner(g, groups). O(vertices + edges).
@@ -173,18 +198,9 @@ inline hm_chain hm_make_chain(const memory_graph& g, const std::vector<std::vect
   for (std::size_t k = 0; k < L; ++k) {
     hm_stage& st = chain.stages[k];
     st.forward = &groups[k];
-    for (auto v : groups[k])
-      for (auto w : g.successors(v)) readers[v] += owner[w] == k && g.is_forward(w);
-    std::int64_t live = 0;
-    auto counted = [&](std::size_t v) { return pinned[v] ? std::int64_t{0} : g.bytes(v); };
-    for (auto v : groups[k]) {
-      st.forward_cost += g.cost(v);
-      st.forward_peak = std::max(st.forward_peak, live + counted(v) + g.workspace(v));
-      live += counted(v);
-      for (auto p : g.predecessors(v))
-        if (owner[p] == k && g.is_forward(p) && --readers[p] == 0 && !carry[p]) live -= counted(p);
-      if (readers[v] == 0 && !carry[v]) live -= counted(v);
-    }
+    std::tie(st.forward_cost, st.forward_peak) = hm_forward_once(
+        g, groups[k], k, owner, readers, [&](std::size_t v) { return carry[v] != 0; },
+        [&](std::size_t v) { return pinned[v] ? std::int64_t{0} : g.bytes(v); });
   }
   return chain;
 }

@@ -163,6 +163,7 @@ inline std::optional<hm_hilp_problem> hm_make_hilp(const memory_graph& g, const 
     return d;
   };
   p.forward_lists = groups;
+  std::vector<std::size_t> forward_readers(g.size(), 0);  // hm_forward_once's scratch
   for (std::size_t j = 0; j < N; ++j) {
     const std::size_t b = hm_hilp_backward(N, j);
     for (const auto& c : choices[j]) {
@@ -180,21 +181,9 @@ inline std::optional<hm_hilp_problem> hm_make_hilp(const memory_graph& g, const 
     // Forward only: the group's vertices once, freeing what no other node reads.
     hm_hilp_variant fo;
     fo.vertices = &p.forward_lists[j];
-    {
-      std::vector<std::size_t> in_group(g.size(), 0);
-      std::int64_t live = 0;
-      for (auto v : groups[j])
-        for (auto w : g.successors(v)) in_group[v] += node_of(w) == j;
-      auto kept = [&](std::size_t v) { return outward[v] || g.is_output(v); };
-      for (auto v : groups[j]) {
-        fo.cost += g.cost(v);
-        fo.extra = std::max(fo.extra, live + g.bytes(v) + g.workspace(v));
-        live += g.bytes(v);
-        for (auto u : g.predecessors(v))
-          if (node_of(u) == j && --in_group[u] == 0 && !kept(u)) live -= g.bytes(u);
-        if (in_group[v] == 0 && !kept(v)) live -= g.bytes(v);
-      }
-    }
+    std::tie(fo.cost, fo.extra) = hm_forward_once(
+        g, groups[j], j, owner, forward_readers, [&](std::size_t v) { return outward[v] || g.is_output(v); },
+        [&](std::size_t v) { return g.bytes(v); });
     auto fd = deps_of(j, groups[j]);
     if (!fd) return std::nullopt;
     fo.deps = std::move(*fd);
@@ -508,7 +497,7 @@ hm_hilp_outcome hm_solve_hilp(const hm_hilp_problem& p, std::int64_t target, con
   out.variables = hm->model.num_variables();
   out.constraints = hm->model.num_constraints();
   model_size_estimate size{.variables = out.variables, .constraints = out.constraints, .nonzeros = hm->model.num_nonzeros()};
-  size.model_bytes = 16 * size.nonzeros + 64 * (size.variables + size.constraints);
+  size.model_bytes = size.variables * sizeof(milp_variable) + size.constraints * sizeof(linear_constraint) + size.nonzeros * sizeof(linear_term);
   add_backend_bytes(size, "");
   if (size.bytes() > max_bytes) {
     out.status = solve_status::unsupported;
