@@ -25,9 +25,11 @@ const std::string auto_usage = std::string(
     "    none), backend, order_source, seconds_to_best, message.\n"
     "    --backend cbc|glpk|none MILP solver (default: cbc when built); none: no MILP stage\n") + remat_order_usage +
     "    --order-from free       the order as a decision: the portfolio along the given order\n"
-    "                            (--order, else the file's) and along the best order, the time\n"
+    "                            (--order, else the file's) and along the best order, then\n"
+    "                            free_order_plan (copies of values re-ordered by Serenity), the time\n"
     "                            shared; the cheapest wins. Extra field orders: [{source, peak_bytes,\n"
-    "                            total_cost, overhead}] per order (null cost: no plan along it)\n" +
+    "                            total_cost, overhead}] per order and for free-order (null cost: no\n"
+    "                            plan; null peak_bytes: no fixed order)\n" +
     "    --lifetime-rounds N     the lifetime search's rounds (default 200; 0: skip the stage)\n"
     "    --time-limit S          wall clock for the whole run (default 60)\n"
     "    --threads N             solver and HiRemate threads\n"
@@ -70,6 +72,7 @@ memsched::remat_result run_auto(const memsched::dataflow_graph& graph, std::int6
     o.lifetime_rounds = count_of(args, "lifetime-rounds", o.lifetime_rounds);
     o.order = in.order;
     for (std::size_t k = 1; k < orders.size(); ++k) o.more_orders.push_back(orders[k].order);
+    o.free_order = free_order;
     o.solver.time_limit = left_of(limit, used);  // --time-limit covers the input order too
     o.solver.threads = threads;
     o.solver.relative_gap = gap;
@@ -83,10 +86,11 @@ memsched::remat_result run_auto(const memsched::dataflow_graph& graph, std::int6
     extra["order_peak"] = in.peak_bytes;
     if (free_order) {
       json per_order = json::array();
-      for (std::size_t k = 0; k < orders.size(); ++k) {
-        const auto& cost = r.stats.cost_per_order.at(k);
-        per_order.push_back({{"source", orders[k].source},
-                             {"peak_bytes", orders[k].peak_bytes},
+      for (std::size_t k = 0; k < r.stats.cost_per_order.size(); ++k) {
+        const auto& cost = r.stats.cost_per_order[k];
+        const bool fixed = k < orders.size();
+        per_order.push_back({{"source", fixed ? orders[k].source : std::string("free-order")},
+                             {"peak_bytes", fixed ? json(orders[k].peak_bytes) : json(nullptr)},
                              {"total_cost", cost ? json(cost->total_cost) : json(nullptr)},
                              {"overhead", cost ? json(cost->overhead) : json(nullptr)}});
       }

@@ -12,6 +12,7 @@
 #include <memsched/remat/checkpoint_plan.hpp>
 #include <memsched/remat/chen.hpp>
 #include <memsched/remat/dtr.hpp>
+#include <memsched/remat/free_order.hpp>
 #include <memsched/remat/heuristic_options.hpp>
 #include <memsched/remat/hiremate.hpp>
 #include <memsched/remat/hiremate_partition.hpp>

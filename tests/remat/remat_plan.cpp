@@ -265,6 +265,30 @@ TEST_CASE("remat_plan: more input orders: the cheapest of the orders' portfolios
   CHECK_THROWS_AS((void)remat_plan(g, 40, remat_plan_options{.more_orders = {{1, 0, 2, 3, 4, 5, 6}}}), invalid_order);
 }
 
+TEST_CASE("remat_plan: free_order_plan after the orders reaches a budget below every order's peak") {
+  const auto path = std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "moccasin" / "random_layered_n100.json";
+  const memory_graph g = make_memory_graph(read_json_graph(path));
+  const order_result best = serenity_order(g, serenity_options{.max_states = 100'000});
+  REQUIRE(best.status == solve_status::optimal);
+  const std::vector<std::size_t> file(g.topological_order().begin(), g.topological_order().end());
+  const std::int64_t budget = 26'000;  // best.peak_bytes is 36,790
+  const remat_result orders_only = remat_plan(g, budget, remat_plan_options{.order = file, .more_orders = {best.order}});
+  CHECK(orders_only.status == solve_status::no_solution);
+  CHECK(orders_only.stats.cost_per_order.size() == 2);
+  const remat_result r = remat_plan(g, budget, remat_plan_options{.order = file, .more_orders = {best.order}, .free_order = true});
+  check_plan_of(g, r, budget);
+  CHECK(r.status == solve_status::feasible);
+  CHECK(r.stats.method == "free-order");
+  CHECK(!r.cost_bound);
+  REQUIRE(r.stats.cost_per_order.size() == 3);
+  CHECK(!r.stats.cost_per_order[0]);
+  CHECK(!r.stats.cost_per_order[1]);
+  REQUIRE(r.stats.cost_per_order[2]);
+  CHECK(r.stats.cost_per_order[2]->total_cost == doctest::Approx(r.total_cost));
+  // The same plan as free_order_plan's own.
+  CHECK(r.plan == free_order_plan(g, budget).plan);
+}
+
 TEST_CASE("remat_plan: a time limit of zero returns at once without a plan; the observer sees each better plan") {
   const memory_graph_data d = random_training_dag(12, 0.3, 7);
   const memory_graph g(d);

@@ -111,12 +111,15 @@ TEST_CASE("memsched remat --algo auto --order-from free: the file's order and th
   CHECK(doc.at("overhead").get<double>() == doctest::Approx(0));
   CHECK(doc.at("order_source") == "free");
   const json& orders = doc.at("orders");
-  REQUIRE(orders.size() == 2);
+  REQUIRE(orders.size() == 3);  // the two orders, then free_order_plan's
   CHECK(orders[0].at("source") == file_order.source);
   CHECK(orders[0].at("peak_bytes") == file_order.peak_bytes);
   CHECK(orders[1].at("source") == "best");
   CHECK(orders[1].at("peak_bytes") == best.peak_bytes);
   CHECK(orders[1].at("overhead").get<double>() == doctest::Approx(0));
+  CHECK(orders[2].at("source") == "free-order");
+  CHECK(orders[2].at("peak_bytes").is_null());
+  CHECK(orders[2].at("overhead").get<double>() == doctest::Approx(0));  // Serenity's order of the uncopied graph fits
   // Along the file's order alone the same budget needs recomputation.
   const remat_result along_file = remat_plan(df, best.peak_bytes, remat_plan_options{.order = file_order.order, .lifetime_rounds = 10});
   if (has_solution(along_file.status)) {
@@ -126,7 +129,8 @@ TEST_CASE("memsched remat --algo auto --order-from free: the file's order and th
     CHECK(orders[0].at("total_cost").is_null());
   }
   // The library's plan over the same two orders.
-  const remat_result lib = remat_plan(df, best.peak_bytes, remat_plan_options{.order = file_order.order, .more_orders = {best.order}, .lifetime_rounds = 10});
+  const remat_result lib = remat_plan(
+      df, best.peak_bytes, remat_plan_options{.order = file_order.order, .more_orders = {best.order}, .lifetime_rounds = 10, .free_order = true});
   CHECK(plan_from_json(doc, ids_of(g), "tool output") == lib.plan);
   CHECK(simulate_plan(g, lib.plan).peak_bytes <= best.peak_bytes);
 }

@@ -1,8 +1,10 @@
 // `memsched remat --algo lifetime-search`: runs the built tool (MEMSCHED_TOOL_PATH); its plan is
 // the library's lifetime_search_plan along the same input order (re-simulated against the graph),
-// with the same rounds and seed, and its flags are checked.
+// with the same rounds and seed, and its flags are checked; likewise `--algo free-order` and
+// free_order_plan.
 
 #include <memsched/graph/json_io.hpp>
+#include <memsched/remat/free_order.hpp>
 #include <memsched/remat/input_order.hpp>
 #include <memsched/remat/lifetime_search.hpp>
 #include <memsched/sim/plan_io.hpp>
@@ -75,5 +77,42 @@ TEST_CASE("memsched remat --algo lifetime-search: the library's plan along Kahn'
     CHECK(r.exit_code == 2);
     CHECK(r.out.empty());
     CHECK(r.err.find(bad.substr(1, bad.find(' ', 1) - 1)) != std::string::npos);
+  }
+}
+
+TEST_CASE("memsched remat --algo free-order: the library's plan on n100 below every order's peak, usage errors") {
+  const temp_dir dir;
+  const std::filesystem::path path = std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "moccasin" / "random_layered_n100.json";
+  const dataflow_graph df = read_json_graph(path);
+  const memory_graph g = make_memory_graph(df);
+  std::vector<std::int64_t> ids;
+  for (std::size_t v = 0; v < g.size(); ++v) ids.push_back(static_cast<std::int64_t>(g.id(v)));
+  const std::int64_t budget = 30'000;  // every order peaks at 36,790 or more
+  const tool_run r = run_tool("remat " + path.string() + " --budget " + std::to_string(budget) +
+                                  " --algo free-order --max-evaluations 300 --max-copy-depth 0 --max-rounds 20 --seed 1 --json",
+                              dir);
+  const remat_result lib =
+      free_order_plan(df, budget, free_order_options{.max_evaluations = 300, .max_copy_depth = 0, .lifetime_rounds = 20, .seed = 1});
+  REQUIRE(has_solution(lib.status));
+  REQUIRE(r.exit_code == 0);
+  const json doc = json::parse(r.out);
+  CHECK(doc.at("status") == std::string(to_string(lib.status)));
+  CHECK(doc.at("algorithm") == "free-order");
+  CHECK(doc.at("max_evaluations") == 300);
+  CHECK(doc.at("max_copy_depth") == 0);
+  CHECK(doc.at("rounds") == lib.stats.lns_rounds);
+  const execution_plan plan = plan_from_json(doc, ids, "tool output");
+  CHECK(plan == lib.plan);
+  const plan_simulation sim = simulate_plan(g, plan);
+  CHECK(sim.peak_bytes <= budget);
+  CHECK(doc.at("total_cost").get<double>() == doctest::Approx(sim.total_cost));
+  CHECK(sim.total_cost > g.total_cost());
+  const std::string base = "remat " + path.string() + " --budget 90% --algo free-order";
+  for (const std::string bad : {" --max-evaluations -1", " --max-copy-depth x", " --seed -2", " --time-limit 0", " --order-from best"}) {
+    CAPTURE(bad);
+    const tool_run bad_run = run_tool(base + bad, dir);
+    CHECK(bad_run.exit_code == 2);
+    CHECK(bad_run.out.empty());
+    CHECK(bad_run.err.find(bad.substr(1, bad.find(' ', 1) - 1)) != std::string::npos);
   }
 }

@@ -18,6 +18,7 @@
 #include <memsched/remat/dtr.hpp>
 #include <memsched/remat/hiremate.hpp>
 #include <memsched/remat/input_order.hpp>
+#include <memsched/remat/free_order.hpp>
 #include <memsched/remat/lifetime_search.hpp>
 #include <memsched/remat/remat_result.hpp>
 #include <memsched/sim/execution_plan.hpp>
@@ -86,6 +87,11 @@ struct remat_plan_options {
   std::size_t lifetime_rounds = 200;
   /// With a time limit: the lifetime search's share of the time left when it starts.
   double lifetime_fraction = 0.3;
+  /// The order as a decision beyond whole orders: after the portfolio along each order,
+  /// free_order_plan (copies of values re-ordered by Serenity, then the lifetime search along
+  /// that order), with the same share of the time as one order. Its plan wins when it is the
+  /// cheapest; it reaches budgets below every order's peak where no order has a plan.
+  bool free_order = false;
   /// HiRemate (default hiremate_options) on graphs with training roles.
   bool hiremate = true;
   /// With a time limit and a MILP backend: HiRemate's share of the time left when it starts (the
@@ -302,19 +308,19 @@ class remat_portfolio {
 };
 
 /// remat_plan over its input orders: the portfolio along each (with an even share of the time
-/// left), the cheapest plan wins; proofs and bounds hold for the union of the orders' plans only
-/// when every order has one. With one order this is the portfolio's own result (plus
-/// cost_per_order).
+/// left, counting free_order_plan's share), the cheapest plan wins; proofs and bounds hold for the
+/// union of the orders' plans only when every order has one. With one order this is the
+/// portfolio's own result (plus cost_per_order).
 template <class Backend>
-remat_result remat_over_orders(const memory_graph& g, std::int64_t budget, const remat_plan_options<Backend>& o,
-                               std::chrono::steady_clock::time_point t0, std::vector<std::vector<std::size_t>> orders) {
+remat_result remat_along_orders(const memory_graph& g, std::int64_t budget, const remat_plan_options<Backend>& o,
+                                std::chrono::steady_clock::time_point t0, std::vector<std::vector<std::size_t>> orders, double& reported) {
   const call_deadline whole(t0, o.solver.time_limit);
-  double reported = std::numeric_limits<double>::infinity();
   std::vector<remat_result> results;
   const std::size_t k_orders = orders.size();
+  const std::size_t shares = k_orders + (o.free_order ? 1 : 0);
   for (std::size_t k = 0; k < k_orders; ++k) {
     std::optional<std::chrono::duration<double>> limit;
-    if (whole.limited()) limit = std::chrono::duration<double>(whole.elapsed() + std::max(0.0, whole.left()) / static_cast<double>(k_orders - k));
+    if (whole.limited()) limit = std::chrono::duration<double>(whole.elapsed() + std::max(0.0, whole.left()) / static_cast<double>(shares - k));
     // (Deadlines counted from the call's start: the observer's seconds stay the call's.)
     const call_deadline share(t0, limit);
     results.push_back(remat_portfolio<Backend>(g, budget, o, share, std::move(orders[k]), reported).run());
@@ -358,6 +364,36 @@ remat_result remat_over_orders(const memory_graph& g, std::int64_t budget, const
   return res;
 }
 
+/// remat_along_orders, then (options.free_order) free_order_plan for the time left: its plan wins
+/// when cheaper (or when no order has one); it comes without a bound or proof of optimality
+/// unless it recomputes nothing. cost_per_order gets a last entry for it.
+template <class Backend>
+remat_result remat_over_orders(const memory_graph& g, std::int64_t budget, const remat_plan_options<Backend>& o,
+                               std::chrono::steady_clock::time_point t0, std::vector<std::vector<std::size_t>> orders) {
+  double reported = std::numeric_limits<double>::infinity();
+  remat_result res = remat_along_orders(g, budget, o, t0, std::move(orders), reported);
+  if (!o.free_order || res.status == solve_status::infeasible) return res;
+  const call_deadline whole(t0, o.solver.time_limit);
+  o.solver.observer.on_phase(whole.elapsed(), "free-order");
+  free_order_options fo;
+  fo.solver.time_limit = o.solver.time_limit;  // counted from t0: what the orders left
+  remat_result free = free_order_on(g, budget, fo, t0);
+  const bool found = has_solution(free.status);
+  res.stats.cost_per_order.push_back(found ? std::optional(remat_stats::order_cost{free.total_cost, free.overhead}) : std::nullopt);
+  res.stats.seconds = whole.elapsed();
+  const bool cheaper = found && (!has_solution(res.status) || free.total_cost < res.total_cost - 1e-9 * std::max(1.0, std::abs(res.total_cost)));
+  if (!cheaper) {
+    if (!has_solution(res.status) && free.status == solve_status::time_limit) res.status = solve_status::time_limit;
+    return res;
+  }
+  if (free.total_cost < reported) o.solver.observer.on_incumbent(free.stats.seconds_to_best, free.total_cost, std::numeric_limits<double>::quiet_NaN());
+  free.stats.cost_per_order = std::move(res.stats.cost_per_order);
+  free.stats.method = "free-order";
+  free.stats.seconds = whole.elapsed();
+  free.message = "remat_plan: the cheapest plan is free_order_plan's (" + free.message + ")";
+  return free;
+}
+
 }  // namespace detail
 
 /// The cheapest plan within `budget` the library finds for the graph: a portfolio along one input
@@ -379,8 +415,10 @@ remat_result remat_over_orders(const memory_graph& g, std::int64_t budget, const
 /// bound when not above the returned plan's cost; the plan's own cost when it recomputes nothing.
 /// With options.more_orders the portfolio runs along each order in turn (the time left shared
 /// evenly) and the cheapest plan wins; stats.order is its order; `optimal` and cost_bound then
-/// need a proof (a bound) along every order. stats.cost_per_order lists each order's cheapest plan
-/// (cost and overhead; one entry without more_orders).
+/// need a proof (a bound) along every order. With options.free_order, free_order_plan runs last
+/// (one more share of the time) and its plan wins when cheaper ("free-order"; no cost_bound).
+/// stats.cost_per_order lists each order's cheapest plan (cost and overhead; one entry without
+/// more_orders), then free_order_plan's when it ran.
 /// Deterministic without a time limit (as its stages are). Each better plan goes to
 /// options.solver.observer.on_incumbent.
 /// Complexity: that of the stages, once per order: O(n (n + m)) per DTR eviction at most,

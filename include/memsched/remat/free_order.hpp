@@ -1,0 +1,274 @@
+// Rematerialization with the order free: copies of values for their late readers, the copied
+// graph ordered by Serenity, then the lifetime search along that order.
+
+#pragma once
+
+#include <memsched/core/errors.hpp>
+#include <memsched/graph/memory_graph.hpp>
+#include <memsched/order/serenity.hpp>
+#include <memsched/remat/detail/call_deadline.hpp>
+#include <memsched/remat/detail/plan_builder.hpp>
+#include <memsched/remat/lifetime_search.hpp>
+#include <memsched/remat/remat_result.hpp>
+#include <memsched/sim/memory_model.hpp>
+#include <memsched/solver/solver_options.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace memsched {
+
+/// Options of free_order_plan (plain aggregate).
+struct free_order_options {
+  /// time_limit (wall clock, whole call) and observer (on_incumbent for each cheaper plan); the
+  /// other fields are ignored.
+  solver_options solver;
+  /// Counted limit on the copy search's Serenity runs (one per candidate copy).
+  std::size_t max_evaluations = 2000;
+  /// How many levels of a copied value's inputs are copied with it (0: the value alone; its
+  /// inputs then stay alive until the copy runs).
+  std::size_t max_copy_depth = 1;
+  /// serenity_options::max_states of each Serenity run.
+  std::uint64_t serenity_max_states = 100'000;
+  /// The lifetime search along the copied graph's order when that order alone does not fit: its
+  /// rounds and seed, with each split depth listed in turn (lifetime_search_options::
+  /// max_recompute_depth) until one finds a plan (deeper splits reach tighter budgets, slower).
+  std::size_t lifetime_rounds = 200;
+  std::uint64_t seed = 0;
+  std::vector<std::size_t> recompute_depths{2, 6};
+};
+
+namespace detail {
+
+/// The graph being copied into: the input's vertices first, then the copies; `origin` maps each
+/// to the input's vertex it computes.
+struct copied_graph {
+  memory_graph_data data;
+  std::vector<std::size_t> origin;
+};
+
+inline copied_graph copied_graph_of(const memory_graph& g) {
+  copied_graph c;
+  const std::size_t n = g.size();
+  c.data.num_nodes = n;
+  for (std::size_t v = 0; v < n; ++v)
+    for (auto u : g.successors(v)) c.data.edges.emplace_back(v, u);
+  c.data.bytes = g.all_bytes();
+  c.data.cost = g.all_costs();
+  c.data.workspace = g.all_workspace();
+  c.data.outputs = std::vector<std::size_t>(g.outputs().begin(), g.outputs().end());
+  c.origin.resize(n);
+  for (std::size_t v = 0; v < n; ++v) c.origin[v] = v;
+  return c;
+}
+
+/// Serenity's order of a copied graph, its peak and its over-budget bytes summed over the steps.
+struct copied_schedule {
+  std::vector<std::size_t> order;
+  std::int64_t peak = std::numeric_limits<std::int64_t>::max();
+  std::int64_t over = std::numeric_limits<std::int64_t>::max();
+  std::vector<std::int64_t> transient;  // per step of `order`
+};
+
+inline copied_schedule schedule_copied(const memory_graph& w, std::int64_t budget, const free_order_options& o, const call_deadline& deadline) {
+  serenity_options so{.max_states = o.serenity_max_states};
+  if (deadline.limited()) so.time_limit = std::chrono::duration<double>(std::max(0.0, deadline.left()));
+  copied_schedule s;
+  s.order = serenity_order(w, so).order;
+  s.peak = 0;
+  s.over = 0;
+  for (const memory_step& m : simulate_sequence(w, s.order)) {
+    s.transient.push_back(m.transient);
+    s.peak = std::max(s.peak, m.transient);
+    s.over += std::max<std::int64_t>(0, m.transient - budget);
+  }
+  return s;
+}
+
+/// Adds to `c` a copy of vertex v (the graph `w` is c's current state) that its readers `late`
+/// read instead of v, with copies of its inputs `depth` levels deep (graph inputs are never
+/// copied). Returns the cost added.
+inline double add_copy(copied_graph& c, const memory_graph& w, std::size_t v, const std::vector<std::size_t>& late, std::size_t depth) {
+  std::map<std::size_t, std::size_t> made;
+  double added = 0;
+  const auto copy = [&](const auto& self, std::size_t x, std::size_t d) -> std::size_t {
+    if (auto it = made.find(x); it != made.end()) return it->second;
+    const std::size_t k = c.data.num_nodes++;
+    c.data.bytes.push_back(w.bytes(x));
+    c.data.cost.push_back(w.cost(x));
+    c.data.workspace.push_back(w.workspace(x));
+    c.origin.push_back(c.origin[x]);
+    made[x] = k;
+    added += w.cost(x);
+    for (auto in : w.predecessors(x)) {
+      std::size_t from = in;
+      if (d > 0 && w.in_degree(in) > 0) from = self(self, in, d - 1);
+      c.data.edges.emplace_back(from, k);
+    }
+    return k;
+  };
+  const std::size_t k = copy(copy, v, depth);
+  std::erase_if(c.data.edges, [&](const auto& e) { return e.first == v && std::find(late.begin(), late.end(), e.second) != late.end(); });
+  for (auto r : late) c.data.edges.emplace_back(k, r);
+  return added;
+}
+
+/// The copy search: while Serenity's order of the copied graph peaks above the budget, the copy
+/// with the largest decrease of (peak, then over-budget bytes) per cost added, among the values
+/// resident across an over-budget step that it does not read (copied for their readers after
+/// that step, with 0..max_copy_depth levels of inputs). Stops at the budget, when no copy helps,
+/// or at the limits.
+inline std::pair<copied_graph, copied_schedule> copy_search(const memory_graph& g, std::int64_t budget, const free_order_options& o,
+                                                            const call_deadline& deadline, std::size_t& evaluations) {
+  copied_graph cur = copied_graph_of(g);
+  memory_graph w(cur.data, "free_order_plan");
+  copied_schedule sched = schedule_copied(w, budget, o, deadline);
+  ++evaluations;
+  while (sched.peak > budget && evaluations < o.max_evaluations && !deadline.passed()) {
+    const std::size_t n = w.size();
+    std::vector<std::size_t> pos(n), last(n);
+    for (std::size_t k = 0; k < n; ++k) pos[sched.order[k]] = k;
+    for (std::size_t v = 0; v < n; ++v) {
+      last[v] = pos[v];
+      for (auto u : w.successors(v)) last[v] = std::max<std::size_t>(last[v], pos[u]);
+    }
+    std::optional<std::pair<copied_graph, copied_schedule>> best;
+    double best_score = 0;
+    std::set<std::pair<std::size_t, std::size_t>> tried;  // (value, readers after the step)
+    for (std::size_t k = 0; k < n && evaluations < o.max_evaluations && !deadline.passed(); ++k) {
+      if (sched.transient[k] <= budget) continue;
+      const std::size_t step = sched.order[k];
+      for (std::size_t v = 0; v < n && evaluations < o.max_evaluations; ++v) {
+        if (pos[v] >= k || last[v] <= k || w.is_output(v)) continue;
+        const auto readers = w.successors(v);
+        if (std::find(readers.begin(), readers.end(), static_cast<memory_graph::vertex>(step)) != readers.end()) continue;
+        std::vector<std::size_t> late;
+        for (auto u : readers)
+          if (pos[u] > k) late.push_back(u);
+        if (late.size() == readers.size() || !tried.emplace(v, late.size()).second) continue;
+        for (std::size_t depth = 0; depth <= o.max_copy_depth && evaluations < o.max_evaluations; ++depth) {
+          copied_graph next = cur;
+          const double added = add_copy(next, w, v, late, depth);
+          copied_schedule s = schedule_copied(memory_graph(next.data, "free_order_plan"), budget, o, deadline);
+          ++evaluations;
+          const double gain = static_cast<double>(sched.peak - s.peak) + 1e-3 * static_cast<double>(sched.over - s.over);
+          const double score = gain / std::max(added, 1e-9);
+          if (gain > 0 && score > best_score) {
+            best_score = score;
+            best.emplace(std::move(next), std::move(s));
+          }
+        }
+      }
+    }
+    if (!best) break;
+    cur = std::move(best->first);
+    sched = std::move(best->second);
+    w = memory_graph(cur.data, "free_order_plan");
+  }
+  return {std::move(cur), std::move(sched)};
+}
+
+inline remat_result free_order_on(const memory_graph& g, std::int64_t budget, const free_order_options& o, std::chrono::steady_clock::time_point start) {
+  remat_result res;
+  const auto stop = [&](solve_status status, std::string why) {
+    res.status = status;
+    res.message = "free_order_plan: " + std::move(why);
+    res.stats.seconds = seconds_since(start);
+    return res;
+  };
+  if (budget < 0) throw std::invalid_argument("free_order_plan: negative budget");
+  if (auto why = budget_below_lower_bound(g, budget)) return stop(solve_status::infeasible, *why);
+  const call_deadline deadline(start, o.solver.time_limit);
+  std::size_t evaluations = 0;
+  auto [copied, sched] = copy_search(g, budget, o, deadline, evaluations);
+  const memory_graph w(copied.data, "free_order_plan");
+  std::optional<remat_result> best;
+  std::size_t rounds = 0;
+  const auto offer = [&](const std::vector<std::size_t>& computes) {
+    std::vector<std::size_t> seq;
+    seq.reserve(computes.size());
+    for (auto v : computes) seq.push_back(copied.origin[v]);
+    remat_result mapped = finish_plan(g, seq, budget, start);
+    if (!has_solution(mapped.status) || (best && mapped.total_cost >= best->total_cost)) return;  // the simulator is the judge
+    best = std::move(mapped);
+    best->stats.seconds_to_best = seconds_since(start);
+    o.solver.observer.on_incumbent(best->stats.seconds_to_best, best->total_cost, std::numeric_limits<double>::quiet_NaN());
+  };
+  // The copied graph's order fits: that is the plan (each copy computed once, nothing else).
+  if (sched.peak <= budget) offer(sched.order);
+  for (std::size_t i = 0; i < o.recompute_depths.size() && !best && !deadline.passed(); ++i) {
+    lifetime_search_options l{.order = sched.order, .max_rounds = o.lifetime_rounds, .seed = o.seed, .max_recompute_depth = o.recompute_depths[i]};
+    if (deadline.limited())
+      l.solver.time_limit = std::chrono::duration<double>(std::max(0.0, deadline.left()) / static_cast<double>(o.recompute_depths.size() - i));
+    const remat_result r = lifetime_search_on(w, budget, l, std::chrono::steady_clock::now());
+    rounds += r.stats.lns_rounds;
+    if (!has_solution(r.status)) continue;
+    std::vector<std::size_t> computes;
+    for (const plan_step& s : r.plan.steps)
+      if (s.op == plan_op::compute) computes.push_back(s.node);
+    offer(computes);
+  }
+  const std::size_t copies = w.size() - g.size();
+  const std::string what = std::to_string(copies) + " copies after " + std::to_string(evaluations) + " Serenity runs (copied graph's peak " +
+                           std::to_string(sched.peak) + ")";
+  if (!best) {
+    if (deadline.passed()) return stop(solve_status::time_limit, "the time limit stopped the search before any plan; " + what);
+    return stop(solve_status::no_solution, "no plan within the budget " + std::to_string(budget) + "; " + what);
+  }
+  res = std::move(*best);
+  if (res.total_cost <= g.total_cost() * (1 + 1e-12)) res.status = solve_status::optimal;
+  std::vector<char> seen(g.size(), 0);
+  for (const plan_step& s : res.plan.steps)
+    if (s.op == plan_op::compute && !seen[s.node]) {
+      seen[s.node] = 1;
+      res.stats.order.push_back(s.node);
+    }
+  res.stats.lns_rounds = rounds;
+  res.stats.seconds = seconds_since(start);
+  res.message = what;
+  return res;
+}
+
+}  // namespace detail
+
+/// A rematerialization plan within `budget` with the order free (issue 13, item 2): a greedy
+/// search copies values for their readers after an over-budget step (with up to
+/// options.max_copy_depth levels of their inputs), keeping the copy that lowers the peak of
+/// Serenity's order of the copied graph most per cost added (then its over-budget bytes), until
+/// that peak fits or no copy helps. The plan is that order when it fits, else lifetime_search_plan's
+/// along it on the copied graph (options.recompute_depths in turn until one finds a plan); mapped
+/// back to the graph's vertices (a copy computes its original), it is re-checked by the simulator. It reaches
+/// budgets below every order's peak where a fixed order has no plan (random_layered_n100 at
+/// 26,000: docs/remat_auto.md). Statuses: optimal when nothing is recomputed; feasible; infeasible
+/// when the budget is below what every plan needs (a vertex with its inputs, the outputs);
+/// no_solution when no plan was found; time_limit when the limit stopped it before any plan. No
+/// lower bound (cost_bound stays empty). stats: order (first computations), lns_rounds,
+/// seconds_to_best. Deterministic unless the time limit stops it.
+/// Complexity: per copy step, one Serenity run (options.serenity_max_states states at most) per
+/// candidate (values across over-budget steps x (max_copy_depth + 1)); options.max_evaluations
+/// runs in all; then the lifetime search's on the copied graph.
+/// Throws: std::invalid_argument on a negative budget; what make_memory_graph throws.
+template <class G, class... Maps>
+  requires memory_graph_source<G, Maps...>
+[[nodiscard]] remat_result free_order_plan(const G& graph, std::int64_t budget, const free_order_options& options, const Maps&... maps) {
+  const auto start = std::chrono::steady_clock::now();
+  const memory_graph& g = detail::to_memory_graph(graph, maps...);
+  return detail::free_order_on(g, budget, options, start);
+}
+
+/// free_order_plan with default options.
+template <class G>
+  requires memory_graph_source<G>
+[[nodiscard]] remat_result free_order_plan(const G& graph, std::int64_t budget) {
+  return free_order_plan(graph, budget, free_order_options{});
+}
+
+}  // namespace memsched
