@@ -38,6 +38,8 @@ struct free_order_options {
   std::size_t max_copy_depth = 1;
   /// serenity_options::max_states of each Serenity run.
   std::uint64_t serenity_max_states = 100'000;
+  /// With a time limit: the copy search's share of it (the lifetime search gets the rest).
+  double copy_fraction = 0.5;
   /// The lifetime search along the copied graph's order when that order alone does not fit: its
   /// rounds and seed, with each split depth listed in turn (lifetime_search_options::
   /// max_recompute_depth) until one finds a plan (deeper splits reach tighter budgets, slower).
@@ -187,8 +189,10 @@ inline remat_result free_order_on(const memory_graph& g, std::int64_t budget, co
   if (budget < 0) throw std::invalid_argument("free_order_plan: negative budget");
   if (auto why = budget_below_lower_bound(g, budget)) return stop(solve_status::infeasible, *why);
   const call_deadline deadline(start, o.solver.time_limit);
+  std::optional<std::chrono::duration<double>> copy_limit;
+  if (deadline.limited()) copy_limit = std::chrono::duration<double>(deadline.elapsed() + std::max(0.0, deadline.left()) * o.copy_fraction);
   std::size_t evaluations = 0;
-  auto [copied, sched] = copy_search(g, budget, o, deadline, evaluations);
+  auto [copied, sched] = copy_search(g, budget, o, call_deadline(start, copy_limit), evaluations);
   const memory_graph w(copied.data, "free_order_plan");
   std::optional<remat_result> best;
   std::size_t rounds = 0;
