@@ -1,8 +1,8 @@
 // free_order_plan (remat/free_order.hpp): plans re-checked by the simulator, brute force over all
-// plans of tiny random DAGs (any order), graph types, the n100 graph below every order's peak
-// where the lifetime search along Serenity's order has no plan, bad input and limits.
+// plans of tiny random DAGs (any order), graph types, random layered graphs below every order's
+// peak where the lifetime search along Serenity's order has no plan, bad input and limits.
 
-#include <memsched/graph/read_graph.hpp>
+#include <memsched/graph/random_layered.hpp>
 #include <memsched/order/serenity.hpp>
 #include <memsched/remat/free_order.hpp>
 #include <memsched/remat/lifetime_search.hpp>
@@ -15,7 +15,6 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
-#include <filesystem>
 #include <vector>
 
 using namespace memsched;
@@ -109,23 +108,42 @@ TEST_CASE("free_order_plan: the same plan from every graph type, deterministic")
   }
 }
 
-TEST_CASE("free_order_plan: the n100 graph below every order's peak, where the order alone has no plan") {
-  const auto path = std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "moccasin" / "random_layered_n100.json";
-  const memory_graph g = make_memory_graph(read_graph(path));
-  const auto so = serenity_order(g, serenity_options{.max_states = 100'000});
-  REQUIRE(so.status == solve_status::optimal);
-  const std::int64_t budget = 26'000;  // the optimal order peaks at 36,790; the vertex bound is 20,020
-  REQUIRE(budget < so.peak_bytes);
-  // Along Serenity's order the lifetime search gets stuck, also with deep splits.
-  for (std::size_t depth : {2, 6}) {
-    const auto along = lifetime_search_plan(g, budget, lifetime_search_options{.order = so.order, .max_recompute_depth = depth});
-    CHECK(along.status == solve_status::no_solution);
+TEST_CASE("free_order_plan: random layered graphs below every order's peak, where the order alone has no plan") {
+  // Moccasin's recipe at 30 and 40 vertices (n100 at 26,000 is the same case at scale: 42.32% in
+  // about 6 s, docs/remat_auto.md; too slow for the sanitizer build).
+  std::size_t cases = 0, free_plans = 0, along_plans = 0, only_free = 0;
+  for (std::uint64_t seed = 0; seed < 12; ++seed) {
+    for (std::size_t n : {30, 40}) {
+      const memory_graph g = make_memory_graph(make_random_layered({.nodes = n, .seed = seed}));
+      const auto so = serenity_order(g, serenity_options{.max_states = 100'000});
+      REQUIRE(so.status == solve_status::optimal);
+      const std::int64_t lower = vertex_bound(g);
+      for (std::int64_t k = 1; k <= 4; ++k) {
+        const std::int64_t budget = lower + (so.peak_bytes - lower) * k / 5;
+        if (budget >= so.peak_bytes) continue;  // the bound is the optimal peak: nothing lies below it
+        CAPTURE(seed);
+        CAPTURE(n);
+        CAPTURE(budget);
+        ++cases;
+        const auto along = lifetime_search_plan(g, budget, lifetime_search_options{.order = so.order});
+        const auto r = free_order_plan(g, budget);
+        if (has_solution(along.status)) ++along_plans;
+        if (!has_plan(r)) continue;
+        ++free_plans;
+        check_result(g, r, budget);
+        // Below every order's peak something is recomputed (maybe only the source, of cost 0).
+        std::size_t computes = 0;
+        for (const plan_step& step : r.plan.steps) computes += step.op == plan_op::compute ? 1 : 0;
+        CHECK(computes > g.size());
+        if (!has_solution(along.status)) ++only_free;
+      }
+    }
   }
-  const auto r = free_order_plan(g, budget);
-  check_result(g, r, budget);
-  CHECK(r.status == solve_status::feasible);
-  CHECK(r.total_cost > g.total_cost());
-  MESSAGE("n100 at 26,000 with the order free: overhead " << r.overhead * 100 << "%, peak " << r.peak_bytes << ", " << r.message);
+  MESSAGE("random layered, below every order's peak: " << free_plans << " of " << cases << " with the order free, " << along_plans
+                                                       << " along Serenity's order, " << only_free << " only with the order free");
+  // Measured: 38 of 84 with the order free, 32 along Serenity's order, 6 only with the order free.
+  CHECK(only_free >= 3);
+  CHECK(free_plans >= along_plans);
 }
 
 TEST_CASE("free_order_plan: bad input and limits") {
