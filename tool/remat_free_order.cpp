@@ -15,10 +15,7 @@ memsched::remat_result run_free_order(const memsched::dataflow_graph& graph, std
   o.max_evaluations = count_of(args, "max-evaluations", o.max_evaluations);
   o.max_copy_depth = count_of(args, "max-copy-depth", o.max_copy_depth);
   o.lifetime_rounds = count_of(args, "max-rounds", o.lifetime_rounds);
-  if (auto s = args.get_int("seed")) {
-    if (*s < 0) throw usage_error("--seed must be at least 0, got " + std::to_string(*s));
-    o.seed = static_cast<std::uint64_t>(*s);
-  }
+  o.seed = count_of(args, "seed", o.seed);
   o.solver.time_limit = time_limit_of(args);  // none when absent: the runs and rounds are counted
   memsched::remat_result r = memsched::free_order_plan(graph, budget, o);
   extra["max_evaluations"] = o.max_evaluations;

@@ -17,10 +17,7 @@ memsched::remat_result run_lifetime(const memsched::dataflow_graph& graph, std::
   memsched::lifetime_search_options o;
   o.max_rounds = count_of(args, "max-rounds", o.max_rounds);
   o.max_stall_rounds = count_of(args, "max-stall-rounds", o.max_stall_rounds);
-  if (auto s = args.get_int("seed")) {
-    if (*s < 0) throw usage_error("--seed must be at least 0, got " + std::to_string(*s));
-    o.seed = static_cast<std::uint64_t>(*s);
-  }
+  o.seed = count_of(args, "seed", o.seed);
   const auto limit = time_limit_of(args);  // none when absent: the rounds are counted
   const memsched::input_order_result in = remat_order_of(graph, budget, args, order_limit(limit));
   o.order = in.order;

@@ -11,6 +11,7 @@
 
 #include "../support/brute_force_plans.hpp"
 #include "../support/random_dag.hpp"
+#include "support.hpp"
 
 #include <doctest/doctest.h>
 
@@ -21,20 +22,6 @@ using namespace memsched;
 using namespace memsched::testing;
 
 namespace {
-
-/// Re-simulates r's plan: valid, peak and cost as reported, within budget.
-void check_result(const memory_graph& g, const remat_result& r, std::int64_t budget) {
-  REQUIRE((r.status == solve_status::feasible || r.status == solve_status::optimal));
-  const auto check = check_plan(g, r.plan);
-  INFO(check.error);
-  REQUIRE(check.valid);
-  const auto sim = simulate_plan(g, r.plan);
-  CHECK(sim.peak_bytes == r.peak_bytes);
-  CHECK(sim.total_cost == doctest::Approx(r.total_cost));
-  CHECK(sim.peak_bytes <= budget);
-}
-
-bool has_plan(const remat_result& r) { return r.status == solve_status::feasible || r.status == solve_status::optimal; }
 
 std::int64_t vertex_bound(const memory_graph& g) {
   std::int64_t lower = 0;

@@ -1,10 +1,15 @@
 #pragma once
-// Test support for remat/: chain and random training graphs, and the shared training graphs.
+// Test support for remat/: chain and random training graphs, the shared training graphs, and the
+// re-simulation of a returned plan.
 
 #include <memsched/graph/json_io.hpp>
+#include <memsched/remat/remat_result.hpp>
 #include <memsched/remat/training_graph.hpp>
+#include <memsched/sim/simulate_plan.hpp>
 
 #include "../support/random_dag.hpp"
+
+#include <doctest/doctest.h>
 
 #include <filesystem>
 #include <string>
@@ -51,6 +56,22 @@ inline std::vector<std::filesystem::path> shared_training_graphs() {
     }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+/// Whether r carries a plan (status feasible or optimal).
+inline bool has_plan(const remat_result& r) { return r.status == solve_status::feasible || r.status == solve_status::optimal; }
+
+/// Re-simulates r's plan: a plan (feasible or optimal), valid (check_plan: inputs resident,
+/// outputs resident at the end), peak and cost as reported, within budget.
+inline void check_result(const memory_graph& g, const remat_result& r, std::int64_t budget) {
+  REQUIRE(has_plan(r));
+  const auto check = check_plan(g, r.plan);
+  INFO(check.error);
+  REQUIRE(check.valid);
+  const auto sim = simulate_plan(g, r.plan);
+  CHECK(sim.peak_bytes == r.peak_bytes);
+  CHECK(sim.total_cost == doctest::Approx(r.total_cost));
+  CHECK(sim.peak_bytes <= budget);
 }
 
 }  // namespace memsched::testing
