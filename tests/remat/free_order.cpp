@@ -3,6 +3,7 @@
 // peak where the lifetime search along Serenity's order has no plan, bad input and limits.
 
 #include <memsched/graph/random_layered.hpp>
+#include <memsched/order/peak_lower_bound.hpp>
 #include <memsched/order/serenity.hpp>
 #include <memsched/remat/free_order.hpp>
 #include <memsched/remat/lifetime_search.hpp>
@@ -21,16 +22,6 @@
 using namespace memsched;
 using namespace memsched::testing;
 
-namespace {
-
-std::int64_t vertex_bound(const memory_graph& g) {
-  std::int64_t lower = 0;
-  for (std::size_t v = 0; v < g.size(); ++v) lower = std::max(lower, memory_model::min_running_bytes(g, v));
-  return lower;
-}
-
-}  // namespace
-
 TEST_CASE("free_order_plan: tiny random DAGs against brute force over all plans") {
   std::size_t feasible = 0, found = 0, below_every_order = 0, found_below = 0, runs = 0;
   for (std::uint64_t seed = 0; seed < 60; ++seed) {
@@ -39,7 +30,7 @@ TEST_CASE("free_order_plan: tiny random DAGs against brute force over all plans"
     if (seed % 4 == 2) d = with_random_outputs(d, seed);
     const memory_graph g(d);
     const std::int64_t best_peak = serenity_order(g).peak_bytes;  // proven optimal on these sizes
-    const std::int64_t lower = vertex_bound(g);
+    const std::int64_t lower = peak_lower_bound(g);
     for (std::int64_t budget : {best_peak, lower, (lower + best_peak) / 2, best_peak - 1, lower - 1}) {
       INFO("seed " << seed << " budget " << budget);
       const auto r = free_order_plan(g, budget);
@@ -79,7 +70,7 @@ TEST_CASE("free_order_plan: the same plan from every graph type, deterministic")
   for (std::uint64_t seed = 0; seed < 4; ++seed) {
     const auto d = random_dag(14, 0.3, seed + 300, 50);
     const memory_graph g(d);
-    const std::int64_t lower = vertex_bound(g);
+    const std::int64_t lower = peak_lower_bound(g);
     const std::int64_t budget = lower + (serenity_order(g).peak_bytes - lower) / 2;
     const free_order_options o{.max_evaluations = 300, .seed = seed};
     const auto ref = free_order_plan(g, budget, o);
@@ -104,7 +95,7 @@ TEST_CASE("free_order_plan: random layered graphs below every order's peak, wher
       const memory_graph g = make_memory_graph(make_random_layered({.nodes = n, .seed = seed}));
       const auto so = serenity_order(g, serenity_options{.max_states = 100'000});
       REQUIRE(so.status == solve_status::optimal);
-      const std::int64_t lower = vertex_bound(g);
+      const std::int64_t lower = peak_lower_bound(g);
       for (std::int64_t k = 1; k <= 4; ++k) {
         const std::int64_t budget = lower + (so.peak_bytes - lower) * k / 5;
         if (budget >= so.peak_bytes) continue;  // the bound is the optimal peak: nothing lies below it
@@ -136,7 +127,7 @@ TEST_CASE("free_order_plan: random layered graphs below every order's peak, wher
 TEST_CASE("free_order_plan: bad input and limits") {
   const auto d = random_dag(10, 0.35, 5, 60);
   const memory_graph g(d);
-  const std::int64_t lower = vertex_bound(g);
+  const std::int64_t lower = peak_lower_bound(g);
   CHECK_THROWS_AS((void)free_order_plan(g, -1), std::invalid_argument);
   const auto r = free_order_plan(g, lower - 1);
   CHECK(r.status == solve_status::infeasible);

@@ -8,6 +8,7 @@
 #include <memsched/order/serenity.hpp>
 #include <memsched/remat/detail/call_deadline.hpp>
 #include <memsched/remat/detail/plan_builder.hpp>
+#include <memsched/remat/input_order.hpp>
 #include <memsched/remat/lifetime_search.hpp>
 #include <memsched/remat/remat_result.hpp>
 #include <memsched/sim/memory_model.hpp>
@@ -74,16 +75,18 @@ inline copied_graph copied_graph_of(const memory_graph& g) {
 
 /// Serenity's order of a copied graph, its peak and its over-budget bytes summed over the steps.
 struct copied_schedule {
+  memory_graph graph;  // the copied graph it orders
   std::vector<std::size_t> order;
   std::int64_t peak = std::numeric_limits<std::int64_t>::max();
   std::int64_t over = std::numeric_limits<std::int64_t>::max();
   std::vector<std::int64_t> transient;  // per step of `order`
 };
 
-inline copied_schedule schedule_copied(const memory_graph& w, std::int64_t budget, const free_order_options& o, const call_deadline& deadline) {
+inline copied_schedule schedule_copied(const copied_graph& c, std::int64_t budget, const free_order_options& o, const call_deadline& deadline) {
   serenity_options so{.max_states = o.serenity_max_states};
   if (deadline.limited()) so.time_limit = std::chrono::duration<double>(std::max(0.0, deadline.left()));
-  copied_schedule s;
+  copied_schedule s{.graph = memory_graph(c.data, "free_order_plan")};
+  const memory_graph& w = s.graph;
   s.order = serenity_order(w, so).order;
   s.peak = 0;
   s.over = 0;
@@ -131,10 +134,10 @@ inline double add_copy(copied_graph& c, const memory_graph& w, std::size_t v, co
 inline std::pair<copied_graph, copied_schedule> copy_search(const memory_graph& g, std::int64_t budget, const free_order_options& o,
                                                             const call_deadline& deadline, std::size_t& evaluations) {
   copied_graph cur = copied_graph_of(g);
-  memory_graph w(cur.data, "free_order_plan");
-  copied_schedule sched = schedule_copied(w, budget, o, deadline);
+  copied_schedule sched = schedule_copied(cur, budget, o, deadline);
   ++evaluations;
   while (sched.peak > budget && evaluations < o.max_evaluations && !deadline.passed()) {
+    const memory_graph& w = sched.graph;
     const std::size_t n = w.size();
     std::vector<std::size_t> pos(n), last(n);
     for (std::size_t k = 0; k < n; ++k) pos[sched.order[k]] = k;
@@ -159,7 +162,7 @@ inline std::pair<copied_graph, copied_schedule> copy_search(const memory_graph& 
         for (std::size_t depth = 0; depth <= o.max_copy_depth && evaluations < o.max_evaluations; ++depth) {
           copied_graph next = cur;
           const double added = add_copy(next, w, v, late, depth);
-          copied_schedule s = schedule_copied(memory_graph(next.data, "free_order_plan"), budget, o, deadline);
+          copied_schedule s = schedule_copied(next, budget, o, deadline);
           ++evaluations;
           const double gain = static_cast<double>(sched.peak - s.peak) + 1e-3 * static_cast<double>(sched.over - s.over);
           const double score = gain / std::max(added, 1e-9);
@@ -173,7 +176,6 @@ inline std::pair<copied_graph, copied_schedule> copy_search(const memory_graph& 
     if (!best) break;
     cur = std::move(best->first);
     sched = std::move(best->second);
-    w = memory_graph(cur.data, "free_order_plan");
   }
   return {std::move(cur), std::move(sched)};
 }
@@ -192,8 +194,8 @@ inline remat_result free_order_on(const memory_graph& g, std::int64_t budget, co
   std::optional<std::chrono::duration<double>> copy_limit;
   if (deadline.limited()) copy_limit = std::chrono::duration<double>(deadline.elapsed() + std::max(0.0, deadline.left()) * o.copy_fraction);
   std::size_t evaluations = 0;
-  auto [copied, sched] = copy_search(g, budget, o, call_deadline(start, copy_limit), evaluations);
-  const memory_graph w(copied.data, "free_order_plan");
+  const auto [copied, sched] = copy_search(g, budget, o, call_deadline(start, copy_limit), evaluations);
+  const memory_graph& w = sched.graph;
   std::optional<remat_result> best;
   std::size_t rounds = 0;
   const auto offer = [&](const std::vector<std::size_t>& computes) {
@@ -229,12 +231,7 @@ inline remat_result free_order_on(const memory_graph& g, std::int64_t budget, co
   }
   res = std::move(*best);
   if (res.total_cost <= g.total_cost() * (1 + 1e-12)) res.status = solve_status::optimal;
-  std::vector<char> seen(g.size(), 0);
-  for (const plan_step& s : res.plan.steps)
-    if (s.op == plan_op::compute && !seen[s.node]) {
-      seen[s.node] = 1;
-      res.stats.order.push_back(s.node);
-    }
+  res.stats.order = first_computation_order(res.plan, g.size());
   res.stats.lns_rounds = rounds;
   res.stats.seconds = seconds_since(start);
   res.message = what;

@@ -16,9 +16,9 @@
 #include <memsched/remat/detail/checkmate_staging.hpp>
 #include <memsched/remat/detail/plan_builder.hpp>
 #include <memsched/remat/dtr.hpp>
+#include <memsched/remat/free_order.hpp>
 #include <memsched/remat/hiremate.hpp>
 #include <memsched/remat/input_order.hpp>
-#include <memsched/remat/free_order.hpp>
 #include <memsched/remat/lifetime_search.hpp>
 #include <memsched/remat/remat_result.hpp>
 #include <memsched/sim/execution_plan.hpp>
@@ -89,8 +89,8 @@ struct remat_plan_options {
   double lifetime_fraction = 0.3;
   /// The order as a decision beyond whole orders: after the portfolio along each order,
   /// free_order_plan (copies of values re-ordered by Serenity, then the lifetime search along
-  /// that order), with the same share of the time as one order. Its plan wins when it is the
-  /// cheapest; it reaches budgets below every order's peak where no order has a plan.
+  /// that order), for the time the orders leave (at least one order's share). Its plan wins when
+  /// it is the cheapest; it reaches budgets below every order's peak where no order has a plan.
   bool free_order = false;
   /// HiRemate (default hiremate_options) on graphs with training roles.
   bool hiremate = true;
