@@ -21,15 +21,18 @@ namespace {
 const std::string auto_usage = std::string(
     "    The library's best plan: every heuristic, DTR (each cheap score), HiRemate on training\n"
     "    graphs, then Checkmate's MILP started from every plan that follows the input order, for\n"
-    "    the time left (remat_plan). Extra fields: method (which one won), cost_bound (null when\n"
-    "    none), backend, order_source, seconds_to_best, message.\n"
+    "    the time left (remat_plan). Extra fields: method (which one won), cost_bound (a proven\n"
+    "    lower bound along the order; null when none), backend, order_source, seconds_to_best,\n"
+    "    message.\n"
     "    --backend cbc|glpk|none MILP solver (default: cbc when built); none: no MILP stage\n") + remat_order_usage +
     "    --order-from free       the order as a decision: the portfolio along the given order\n"
     "                            (--order, else the file's) and along the best order, then\n"
     "                            free_order_plan (copies of values re-ordered by Serenity), the time\n"
     "                            shared; the cheapest wins. Extra field orders: [{source, peak_bytes,\n"
-    "                            total_cost, overhead}] per order and for free-order (null cost: no\n"
-    "                            plan; null peak_bytes: no fixed order)\n" +
+    "                            total_cost, overhead, cost_bound}] per order and for free-order\n"
+    "                            (null cost: no plan; null peak_bytes: no fixed order; cost_bound:\n"
+    "                            along the order, over every plan for free-order); cost_bound is\n"
+    "                            then over every plan\n" +
     "    --lifetime-rounds N     the lifetime search's rounds (default 200; 0: skip the stage)\n"
     "    --time-limit S          wall clock for the whole run (default 60)\n"
     "    --threads N             solver and HiRemate threads\n"
@@ -88,11 +91,13 @@ memsched::remat_result run_auto(const memsched::dataflow_graph& graph, std::int6
       json per_order = json::array();
       for (std::size_t k = 0; k < r.stats.cost_per_order.size(); ++k) {
         const auto& cost = r.stats.cost_per_order[k];
+        const auto& bound = k < r.stats.cost_bound_per_order.size() ? r.stats.cost_bound_per_order[k] : std::nullopt;
         const bool fixed = k < orders.size();
         per_order.push_back({{"source", fixed ? orders[k].source : std::string("free-order")},
                              {"peak_bytes", fixed ? json(orders[k].peak_bytes) : json(nullptr)},
                              {"total_cost", cost ? json(cost->total_cost) : json(nullptr)},
-                             {"overhead", cost ? json(cost->overhead) : json(nullptr)}});
+                             {"overhead", cost ? json(cost->overhead) : json(nullptr)},
+                             {"cost_bound", bound ? json(*bound) : json(nullptr)}});
       }
       extra["orders"] = std::move(per_order);
     }

@@ -11,6 +11,7 @@
 #include <memsched/remat/checkpoint_generalizations.hpp>
 #include <memsched/remat/checkpoint_plan.hpp>
 #include <memsched/remat/chen.hpp>
+#include <memsched/remat/cost_lower_bound.hpp>
 #include <memsched/remat/dtr.hpp>
 #include <memsched/remat/free_order.hpp>
 #include <memsched/remat/heuristic_options.hpp>

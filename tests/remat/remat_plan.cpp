@@ -109,12 +109,14 @@ TEST_CASE("remat_plan: a training chain by hand") {
   CHECK(r50.total_cost == 7);
   REQUIRE(r50.cost_bound);
   CHECK(*r50.cost_bound == 7);
-  // At 40: one recomputation is the least (cost 8); without a solver nothing proves it.
+  // At 40: one recomputation is the least (cost 8); without a solver the native bound proves it
+  // (x0 or x1 must go while g2 runs with x0..x3 resident: remat_cost_lower_bound).
   const remat_result r40 = remat_plan(g, 40);
   check_plan_of(g, r40, 40);
   CHECK(r40.total_cost == 8);
-  CHECK(r40.status == solve_status::feasible);
-  CHECK(!r40.cost_bound);
+  CHECK(r40.status == solve_status::optimal);
+  REQUIRE(r40.cost_bound);
+  CHECK(*r40.cost_bound == 8);
   const remat_result r30 = remat_plan(g, 30);
   check_plan_of(g, r30, 30);
   CHECK(r30.total_cost == brute_force_min_cost_plan(g, 30).cost);
@@ -127,7 +129,7 @@ TEST_CASE("remat_plan: a training chain by hand") {
 }
 
 TEST_CASE("remat_plan: random DAGs and training graphs, three budgets, no dearer than any stage, same plan through the graph types") {
-  std::size_t graphs = 0, plans = 0, recomputing = 0, beats_heuristics = 0;
+  std::size_t graphs = 0, plans = 0, recomputing = 0, beats_heuristics = 0, proven_by_bound = 0;
   std::size_t by_stage[5] = {0, 0, 0, 0, 0};
   for (std::uint64_t seed = 1; seed <= 24; ++seed) {
     const bool training = seed % 2 == 0;
@@ -165,8 +167,17 @@ TEST_CASE("remat_plan: random DAGs and training graphs, three budgets, no dearer
       if (r.total_cost < alone.heuristic - 1e-9) ++beats_heuristics;
       const std::string& m = r.stats.method;
       by_stage[m.rfind("heuristic:", 0) == 0 ? 0 : m.rfind("dtr:", 0) == 0 ? 1 : m == "hiremate" ? 2 : m == "lifetime-search" ? 3 : 4]++;
-      // The status: optimal exactly when nothing is recomputed (no solver here).
-      CHECK(r.status == (r.overhead <= 1e-12 ? solve_status::optimal : solve_status::feasible));
+      // The status (no solver here): optimal exactly when nothing is recomputed or the native
+      // bound along the order meets the plan; the bound is that one whenever it is not above the
+      // plan's cost (a plan off the order may be cheaper).
+      const double native = remat_cost_lower_bound(g, budget, cost_lower_bound_options{.order = order}).total_cost;
+      const bool met = r.overhead <= 1e-12 || r.total_cost <= native + 1e-9;
+      CHECK(r.status == (met ? solve_status::optimal : solve_status::feasible));
+      if (native <= r.total_cost + 1e-9) {
+        REQUIRE(r.cost_bound);
+        CHECK(*r.cost_bound == doctest::Approx(met ? r.total_cost : native));
+      }
+      if (met && r.overhead > 1e-12) ++proven_by_bound;
       // The unrestricted optimum is a floor for every plan.
       if (g.size() <= 10) CHECK(brute_force_min_cost_plan(g, budget).cost <= r.total_cost + 1e-9);
       // The same plan from a dataflow_graph and from an adjacency_list<listS> with maps.
@@ -183,7 +194,8 @@ TEST_CASE("remat_plan: random DAGs and training graphs, three budgets, no dearer
   CHECK(plans >= 40);
   CHECK(recomputing >= 15);
   CHECK(beats_heuristics >= 3);  // DTR or HiRemate must matter somewhere, or the cross-check is empty
-  MESSAGE("winners: heuristic " << by_stage[0] << ", dtr " << by_stage[1] << ", hiremate " << by_stage[2] << ", lifetime-search " << by_stage[3]);
+  MESSAGE("winners: heuristic " << by_stage[0] << ", dtr " << by_stage[1] << ", hiremate " << by_stage[2] << ", lifetime-search " << by_stage[3]
+                                << "; plans that recompute proven optimal by the native bound: " << proven_by_bound);
   CHECK(by_stage[4] == 0);
 }
 
@@ -283,12 +295,23 @@ TEST_CASE("remat_plan: free_order_plan after the orders reaches a budget below e
   check_plan_of(g, r, budget);
   CHECK(r.status == solve_status::feasible);
   CHECK(r.stats.method == "free-order");
-  CHECK(!r.cost_bound);
   REQUIRE(r.stats.cost_per_order.size() == 3);
   CHECK(!r.stats.cost_per_order[0]);
   CHECK(!r.stats.cost_per_order[1]);
   REQUIRE(r.stats.cost_per_order[2]);
   CHECK(r.stats.cost_per_order[2]->total_cost == doctest::Approx(r.total_cost));
+  // The bounds: along each order remat_cost_lower_bound's (no MILP), over every plan the one
+  // from Serenity's proven optimal peak, which is the result's and below its cost.
+  REQUIRE(r.stats.cost_bound_per_order.size() == 3);
+  CHECK(r.stats.cost_bound_per_order[0] == remat_cost_lower_bound(g, budget, cost_lower_bound_options{.order = file}).total_cost);
+  CHECK(r.stats.cost_bound_per_order[1] == remat_cost_lower_bound(g, budget, cost_lower_bound_options{.order = best.order}).total_cost);
+  // (Weak here: the zero-cost values alone hold more than best.peak_bytes - budget bytes.)
+  const double any = remat_cost_lower_bound(g, budget, cost_lower_bound_options{.peak_bound = best.peak_bytes}).total_cost;
+  CHECK(any >= g.total_cost());
+  CHECK(r.stats.cost_bound_per_order[2] == any);
+  REQUIRE(r.cost_bound);
+  CHECK(*r.cost_bound == any);
+  CHECK(any < r.total_cost);
   // The same plan as free_order_plan's own.
   CHECK(r.plan == free_order_plan(g, budget).plan);
 }
@@ -426,9 +449,16 @@ TEST_CASE("remat_plan with CBC: more input orders: optimal only when proven alon
       REQUIRE(r.cost_bound);
       CHECK(*r.cost_bound == doctest::Approx(r.total_cost));
     } else if (r.cost_bound) {
-      CHECK(ra.cost_bound);
-      CHECK(rb.cost_bound);
-      CHECK(*r.cost_bound == doctest::Approx(std::min(*ra.cost_bound, *rb.cost_bound)));
+      // Along each order the higher of the native bound and Checkmate's (held by the single-order
+      // run when it has a plan); over both, the lower.
+      REQUIRE(r.stats.cost_bound_per_order.size() == 2);
+      const auto along = [&](const std::vector<std::size_t>& order, const remat_result& alone) {
+        const double native = remat_cost_lower_bound(g, budget, cost_lower_bound_options{.order = order}).total_cost;
+        return alone.cost_bound ? std::max(native, *alone.cost_bound) : native;
+      };
+      CHECK(r.stats.cost_bound_per_order[0] == doctest::Approx(along(a, ra)));
+      CHECK(r.stats.cost_bound_per_order[1] == doctest::Approx(along(b, rb)));
+      CHECK(*r.cost_bound == doctest::Approx(std::min(along(a, ra), along(b, rb))));
       CHECK(*r.cost_bound <= r.total_cost + 1e-9);
     }
   }

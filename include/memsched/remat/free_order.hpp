@@ -6,6 +6,7 @@
 #include <memsched/core/errors.hpp>
 #include <memsched/graph/memory_graph.hpp>
 #include <memsched/order/serenity.hpp>
+#include <memsched/remat/cost_lower_bound.hpp>
 #include <memsched/remat/detail/call_deadline.hpp>
 #include <memsched/remat/detail/plan_builder.hpp>
 #include <memsched/remat/input_order.hpp>
@@ -80,6 +81,7 @@ struct copied_schedule {
   std::int64_t peak = std::numeric_limits<std::int64_t>::max();
   std::int64_t over = std::numeric_limits<std::int64_t>::max();
   std::vector<std::int64_t> transient;  // per step of `order`
+  std::int64_t peak_bound = 0;          // Serenity's proven lower bound on the copied graph's least peak
 };
 
 inline copied_schedule schedule_copied(const copied_graph& c, std::int64_t budget, const free_order_options& o, const call_deadline& deadline) {
@@ -87,7 +89,9 @@ inline copied_schedule schedule_copied(const copied_graph& c, std::int64_t budge
   if (deadline.limited()) so.time_limit = std::chrono::duration<double>(std::max(0.0, deadline.left()));
   copied_schedule s{.graph = memory_graph(c.data, "free_order_plan")};
   const memory_graph& w = s.graph;
-  s.order = serenity_order(w, so).order;
+  order_result ordered = serenity_order(w, so);
+  s.order = std::move(ordered.order);
+  s.peak_bound = ordered.lower_bound;
   s.peak = 0;
   s.over = 0;
   for (const memory_step& m : simulate_sequence(w, s.order)) {
@@ -131,11 +135,18 @@ inline double add_copy(copied_graph& c, const memory_graph& w, std::size_t v, co
 /// resident across an over-budget step that it does not read (copied for their readers after
 /// that step, with 0..max_copy_depth levels of inputs). Stops at the budget, when no copy helps,
 /// or at the limits.
-inline std::pair<copied_graph, copied_schedule> copy_search(const memory_graph& g, std::int64_t budget, const free_order_options& o,
-                                                            const call_deadline& deadline, std::size_t& evaluations) {
+struct copy_search_result {
+  copied_graph copied;
+  copied_schedule sched;
+  std::size_t evaluations = 0;  // Serenity runs
+  std::int64_t peak_bound = 0;  // Serenity's proven lower bound on the input graph's least peak (no copies)
+};
+
+inline copy_search_result copy_search(const memory_graph& g, std::int64_t budget, const free_order_options& o, const call_deadline& deadline) {
   copied_graph cur = copied_graph_of(g);
   copied_schedule sched = schedule_copied(cur, budget, o, deadline);
-  ++evaluations;
+  const std::int64_t peak_bound = sched.peak_bound;
+  std::size_t evaluations = 1;
   while (sched.peak > budget && evaluations < o.max_evaluations && !deadline.passed()) {
     const memory_graph& w = sched.graph;
     const std::size_t n = w.size();
@@ -177,7 +188,7 @@ inline std::pair<copied_graph, copied_schedule> copy_search(const memory_graph& 
     cur = std::move(best->first);
     sched = std::move(best->second);
   }
-  return {std::move(cur), std::move(sched)};
+  return {.copied = std::move(cur), .sched = std::move(sched), .evaluations = evaluations, .peak_bound = peak_bound};
 }
 
 inline remat_result free_order_on(const memory_graph& g, std::int64_t budget, const free_order_options& o, std::chrono::steady_clock::time_point start) {
@@ -193,8 +204,9 @@ inline remat_result free_order_on(const memory_graph& g, std::int64_t budget, co
   const call_deadline deadline(start, o.solver.time_limit);
   std::optional<std::chrono::duration<double>> copy_limit;
   if (deadline.limited()) copy_limit = std::chrono::duration<double>(deadline.elapsed() + std::max(0.0, deadline.left()) * o.copy_fraction);
-  std::size_t evaluations = 0;
-  const auto [copied, sched] = copy_search(g, budget, o, call_deadline(start, copy_limit), evaluations);
+  const auto [copied, sched, evaluations, peak_bound] = copy_search(g, budget, o, call_deadline(start, copy_limit));
+  // Every plan's first computations form an order, which peaks at peak_bound or more.
+  const double cost_bound = g.total_cost() + cost_extra_any_order(g, budget, peak_bound);
   const memory_graph& w = sched.graph;
   std::optional<remat_result> best;
   std::size_t rounds = 0;
@@ -225,12 +237,14 @@ inline remat_result free_order_on(const memory_graph& g, std::int64_t budget, co
   const std::size_t copies = w.size() - g.size();
   const std::string what = std::to_string(copies) + " copies after " + std::to_string(evaluations) + " Serenity runs (copied graph's peak " +
                            std::to_string(sched.peak) + ")";
+  res.cost_bound = cost_bound;
   if (!best) {
     if (deadline.passed()) return stop(solve_status::time_limit, "the time limit stopped the search before any plan; " + what);
     return stop(solve_status::no_solution, "no plan within the budget " + std::to_string(budget) + "; " + what);
   }
   res = std::move(*best);
-  if (res.total_cost <= g.total_cost() * (1 + 1e-12)) res.status = solve_status::optimal;
+  res.cost_bound = cost_bound;
+  if (res.total_cost <= cost_bound * (1 + 1e-12)) res.status = solve_status::optimal;
   res.stats.order = first_computation_order(res.plan, g.size());
   res.stats.lns_rounds = rounds;
   res.stats.seconds = seconds_since(start);
@@ -250,8 +264,9 @@ inline remat_result free_order_on(const memory_graph& g, std::int64_t budget, co
 /// budgets below every order's peak where a fixed order has no plan (random_layered_n100 at
 /// 26,000: docs/remat_auto.md). Statuses: optimal when nothing is recomputed; feasible; infeasible
 /// when the budget is below what every plan needs (a vertex with its inputs, the outputs);
-/// no_solution when no plan was found; time_limit when the limit stopped it before any plan. No
-/// lower bound (cost_bound stays empty). stats: order (first computations), lns_rounds,
+/// no_solution when no plan was found; time_limit when the limit stopped it before any plan.
+/// cost_bound (also without a plan): remat_cost_lower_bound over every plan, from Serenity's
+/// lower bound on the least peak (weak: docs/remat_auto.md). stats: order (first computations), lns_rounds,
 /// seconds_to_best. Deterministic unless the time limit stops it.
 /// Complexity: per copy step, one Serenity run (options.serenity_max_states states at most) per
 /// candidate (values across over-budget steps x (max_copy_depth + 1)); options.max_evaluations

@@ -12,6 +12,7 @@
 #include <memsched/remat/best_heuristic.hpp>
 #include <memsched/remat/checkmate.hpp>
 #include <memsched/remat/checkpoint_plan.hpp>
+#include <memsched/remat/cost_lower_bound.hpp>
 #include <memsched/remat/detail/call_deadline.hpp>
 #include <memsched/remat/detail/checkmate_staging.hpp>
 #include <memsched/remat/detail/plan_builder.hpp>
@@ -266,6 +267,10 @@ class remat_portfolio {
         // Proven: no plan along the order costs less than Checkmate's optimum.
         if (milp_->status == solve_status::optimal && res.total_cost <= milp_->total_cost + tol) res.status = solve_status::optimal;
       }
+      // The native bound along the order, under the same proviso.
+      const double native = cost_lower_bound_along(g_, budget_, order_);
+      if (native <= res.total_cost + tol && (!res.cost_bound || native > *res.cost_bound)) res.cost_bound = native;
+      if (res.total_cost <= native + tol) res.status = solve_status::optimal;
       // Every vertex runs at least once: a plan that recomputes nothing is optimal.
       if (res.total_cost <= g_.total_cost() * (1 + 1e-12)) res.status = solve_status::optimal;
       // A proven plan is its own bound: Checkmate's proven optimum already is (taken above); a plan
@@ -326,15 +331,20 @@ remat_result remat_along_orders(const memory_graph& g, std::int64_t budget, cons
     results.push_back(remat_portfolio<Backend>(g, budget, o, share, std::move(orders[k]), reported).run());
   }
   std::optional<std::size_t> winner;
-  bool every_order_proven = true, every_order_bounded = true, stopped = false;
-  double bound = std::numeric_limits<double>::infinity();
+  bool every_order_proven = true, stopped = false;
+  double bound = std::numeric_limits<double>::infinity();  // over the plans along every order
   std::vector<std::optional<remat_stats::order_cost>> costs;
+  std::vector<std::optional<double>> bounds;
   for (std::size_t k = 0; k < k_orders; ++k) {
     const remat_result& r = results[k];
     costs.push_back(has_solution(r.status) ? std::optional(remat_stats::order_cost{r.total_cost, r.overhead}) : std::nullopt);
+    // The plans along order k cost at least the native bound, and Checkmate's (r.cost_bound,
+    // when set, holds along the order) where higher.
+    double along = cost_lower_bound_along(g, budget, r.stats.order);
+    if (r.cost_bound) along = std::max(along, *r.cost_bound);
+    bounds.push_back(along < std::numeric_limits<double>::infinity() ? std::optional(along) : std::nullopt);
     every_order_proven = every_order_proven && r.status == solve_status::optimal;
-    every_order_bounded = every_order_bounded && r.cost_bound.has_value();
-    if (r.cost_bound) bound = std::min(bound, *r.cost_bound);
+    bound = std::min(bound, along);
     stopped = stopped || r.status == solve_status::time_limit;
     if (has_solution(r.status) &&
         (!winner || r.total_cost < results[*winner].total_cost - 1e-9 * std::max(1.0, std::abs(results[*winner].total_cost))))
@@ -342,6 +352,7 @@ remat_result remat_along_orders(const memory_graph& g, std::int64_t budget, cons
   }
   remat_result res = std::move(results[winner.value_or(0)]);
   res.stats.cost_per_order = std::move(costs);
+  res.stats.cost_bound_per_order = std::move(bounds);
   res.stats.seconds = whole.elapsed();
   if (!winner) {
     if (k_orders == 1) return res;  // the portfolio's own verdict: infeasible, time_limit or no_solution
@@ -356,7 +367,7 @@ remat_result remat_along_orders(const memory_graph& g, std::int64_t budget, cons
   res.cost_bound.reset();
   if (res.status == solve_status::optimal)
     res.cost_bound = res.total_cost;
-  else if (every_order_bounded && bound <= res.total_cost * (1 + 1e-9))
+  else if (bound <= res.total_cost * (1 + 1e-9))
     res.cost_bound = bound;
   if (k_orders > 1)
     res.message = "remat_plan: the cheapest plan follows input order " + std::to_string(*winner + 1) + " of " + std::to_string(k_orders) + "; " +
@@ -364,9 +375,11 @@ remat_result remat_along_orders(const memory_graph& g, std::int64_t budget, cons
   return res;
 }
 
-/// remat_along_orders, then (options.free_order) free_order_plan for the time left: its plan wins
-/// when cheaper (or when no order has one); it comes without a bound or proof of optimality
-/// unless it recomputes nothing. cost_per_order gets a last entry for it.
+/// remat_along_orders, then (options.free_order) free_order_plan for the time left, unless a
+/// plan recomputes nothing (nothing is cheaper): its plan wins when cheaper (or when no order has
+/// one). The bound and the proof then hold over every plan: cost_bound is free_order_plan's
+/// (remat_cost_lower_bound over every plan), `optimal` needs the plan to meet it.
+/// cost_per_order and cost_bound_per_order get a last entry for it.
 template <class Backend>
 remat_result remat_over_orders(const memory_graph& g, std::int64_t budget, const remat_plan_options<Backend>& o,
                                std::chrono::steady_clock::time_point t0, std::vector<std::vector<std::size_t>> orders) {
@@ -374,24 +387,40 @@ remat_result remat_over_orders(const memory_graph& g, std::int64_t budget, const
   remat_result res = remat_along_orders(g, budget, o, t0, std::move(orders), reported);
   if (!o.free_order || res.status == solve_status::infeasible) return res;
   const call_deadline whole(t0, o.solver.time_limit);
+  const auto tolerance = [](double cost) { return 1e-9 * std::max(1.0, std::abs(cost)); };
+  if (has_solution(res.status) && res.total_cost <= g.total_cost() + tolerance(g.total_cost())) {
+    // Every vertex runs at least once: no plan, whatever its order, is cheaper.
+    res.stats.cost_per_order.push_back(remat_stats::order_cost{res.total_cost, res.overhead});
+    res.stats.cost_bound_per_order.push_back(res.total_cost);
+    res.message += "; free-order skipped: the plan recomputes nothing";
+    return res;
+  }
   o.solver.observer.on_phase(whole.elapsed(), "free-order");
   free_order_options fo;
   fo.solver.time_limit = o.solver.time_limit;  // counted from t0: what the orders left
   remat_result free = free_order_on(g, budget, fo, t0);
   const bool found = has_solution(free.status);
   res.stats.cost_per_order.push_back(found ? std::optional(remat_stats::order_cost{free.total_cost, free.overhead}) : std::nullopt);
+  res.stats.cost_bound_per_order.push_back(free.cost_bound);
   res.stats.seconds = whole.elapsed();
-  const bool cheaper = found && (!has_solution(res.status) || free.total_cost < res.total_cost - 1e-9 * std::max(1.0, std::abs(res.total_cost)));
-  if (!cheaper) {
-    if (!has_solution(res.status) && free.status == solve_status::time_limit) res.status = solve_status::time_limit;
+  const bool cheaper = found && (!has_solution(res.status) || free.total_cost < res.total_cost - tolerance(res.total_cost));
+  if (cheaper) {
+    if (free.total_cost < reported) o.solver.observer.on_incumbent(free.stats.seconds_to_best, free.total_cost, std::numeric_limits<double>::quiet_NaN());
+    free.stats.cost_per_order = std::move(res.stats.cost_per_order);
+    free.stats.cost_bound_per_order = std::move(res.stats.cost_bound_per_order);
+    free.stats.method = "free-order";
+    free.stats.seconds = whole.elapsed();
+    free.message = "remat_plan: the cheapest plan is free_order_plan's (" + free.message + ")";
+    res = std::move(free);
+  } else if (!has_solution(res.status)) {
+    if (free.status == solve_status::time_limit) res.status = solve_status::time_limit;
     return res;
+  } else {
+    res.cost_bound = free.cost_bound;
   }
-  if (free.total_cost < reported) o.solver.observer.on_incumbent(free.stats.seconds_to_best, free.total_cost, std::numeric_limits<double>::quiet_NaN());
-  free.stats.cost_per_order = std::move(res.stats.cost_per_order);
-  free.stats.method = "free-order";
-  free.stats.seconds = whole.elapsed();
-  free.message = "remat_plan: the cheapest plan is free_order_plan's (" + free.message + ")";
-  return free;
+  // A plan along an order may be proven cheapest along the orders, not over every plan.
+  res.status = res.cost_bound && res.total_cost <= *res.cost_bound + tolerance(res.total_cost) ? solve_status::optimal : solve_status::feasible;
+  return res;
 }
 
 }  // namespace detail
@@ -411,14 +440,18 @@ remat_result remat_over_orders(const memory_graph& g, std::int64_t budget, const
 /// otherwise; `infeasible` when the budget is below what every plan needs (a vertex with its
 /// inputs, the outputs); `time_limit` when the limit stopped the stages before any plan;
 /// `no_solution` when every stage ran and none found a plan. cost_bound: a proven lower bound on
-/// the cost of the plans along the order: Checkmate's optimum when proven, else its LP or search
-/// bound when not above the returned plan's cost; the plan's own cost when it recomputes nothing.
+/// the cost of the plans along the order: the higher of remat_cost_lower_bound's and Checkmate's
+/// (its optimum when proven, else its LP or search bound) when not above the returned plan's
+/// cost; the plan's own cost when it recomputes nothing.
 /// With options.more_orders the portfolio runs along each order in turn (the time left shared
 /// evenly) and the cheapest plan wins; stats.order is its order; `optimal` and cost_bound then
 /// need a proof (a bound) along every order. With options.free_order, free_order_plan runs last
-/// (one more share of the time) and its plan wins when cheaper ("free-order"; no cost_bound).
-/// stats.cost_per_order lists each order's cheapest plan (cost and overhead; one entry without
-/// more_orders), then free_order_plan's when it ran.
+/// (one more share of the time; skipped when a plan recomputes nothing) and its plan wins when
+/// cheaper ("free-order"); cost_bound and `optimal` then hold over every plan, any order
+/// (free_order_plan's bound). stats.cost_per_order lists each order's cheapest plan (cost and
+/// overhead; one entry without more_orders), then free_order_plan's when options.free_order;
+/// stats.cost_bound_per_order a proven bound along each order (remat_cost_lower_bound's, or
+/// Checkmate's when higher), then over every plan.
 /// Deterministic without a time limit (as its stages are). Each better plan goes to
 /// options.solver.observer.on_incumbent.
 /// Complexity: that of the stages, once per order: O(n (n + m)) per DTR eviction at most,

@@ -46,6 +46,10 @@ struct remat_stats {
   /// remat_plan: the cheapest plan along each input order tried (options.order, then
   /// options.more_orders), in that order (nullopt: no plan along that order).
   std::vector<std::optional<order_cost>> cost_per_order;
+  /// remat_plan: a proven lower bound on the cost of the plans along each order of
+  /// cost_per_order (remat_cost_lower_bound's, or Checkmate's when higher), then over every plan
+  /// for free_order_plan's entry; nullopt when none (the budget is infeasible).
+  std::vector<std::optional<double>> cost_bound_per_order;
 
   /// Copies the MILP solver's part of `solver` (backend, model size and memory unit, start
   /// source and cost, LNS rounds and improvements, solver_status) and leaves the rest (times,

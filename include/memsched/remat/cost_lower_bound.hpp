@@ -1,0 +1,181 @@
+#pragma once
+// Proven lower bounds on the cost of rematerialization plans, with no solver: along an order (the
+// plans whose first computations follow it: Checkmate's staged plan space) or over every plan
+// (the order free).
+//
+// Why they hold: take a plan and the moment it first computes v, after the set S of vertices
+// computed so far. Without recomputation the values live then are L = the values of S that some
+// vertex outside S still reads, and the outputs of S. A value of L that the plan does not hold at
+// that moment is read later (or is an output), so the plan computes it again: each such value
+// costs at least its cost once more. While v runs, the plan holds v's inputs, its workspace and
+// its output, and whatever of L it kept; within the budget, the values of L it dropped (never v's
+// inputs) sum to at least (bytes of L + running bytes of v) - budget. The cheapest such set,
+// relaxed to fractions of values (a fractional knapsack: cheapest cost per byte first), bounds the
+// extra cost from below, at every step, so the largest over the steps does.
+// - Along an order, S and L are known at every step.
+// - Over every plan, the plan's first computations form some order, whose peak without
+//   recomputation is at least the least peak of any order, P. At that step the values dropped sum
+//   to at least P - budget bytes, out of values with a reader or outputs: the fractional cover of
+//   P - budget by all of them is a bound (a weak one: it forgets which values are live together).
+//   P is a proven lower bound on the optimal peak (serenity_order's lower_bound).
+
+#include <memsched/core/status.hpp>
+#include <memsched/graph/memory_graph.hpp>
+#include <memsched/remat/detail/plan_builder.hpp>
+#include <memsched/sim/memory_model.hpp>
+#include <memsched/sim/simulate_order.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace memsched {
+
+/// Options of remat_cost_lower_bound (plain aggregate).
+struct cost_lower_bound_options {
+  /// A topological order (vertex indices): bound the plans whose first computations follow it.
+  /// nullopt: bound every plan (the order free).
+  std::optional<std::vector<std::size_t>> order;
+  /// Without an order: a proven lower bound on the least peak of any order without recomputation
+  /// (serenity_order's lower_bound, or its peak when it proved it optimal). nullopt: none (the
+  /// bound is then the sum of costs).
+  std::optional<std::int64_t> peak_bound;
+};
+
+/// A proven lower bound on the cost of the plans within a budget.
+struct [[nodiscard]] cost_lower_bound_result {
+  /// feasible: total_cost is a bound (nothing says a plan exists); infeasible: no plan fits (a
+  /// vertex with its inputs, or the outputs, need more than the budget).
+  solve_status status = solve_status::feasible;
+  double total_cost = 0;  ///< No plan within the budget costs less (sum of cost over compute steps).
+  double overhead = 0;    ///< total_cost / (sum of costs) - 1.
+  std::size_t steps_over = 0;  ///< Along an order: the steps above the budget without recomputation.
+  std::string message;    ///< Why infeasible; empty otherwise.
+};
+
+namespace detail {
+
+/// The values a plan may drop and recompute (positive bytes; read by some vertex or an output),
+/// cheapest cost per byte first (ties: lower index). O(n log n).
+inline std::vector<std::size_t> droppable_by_cost_per_byte(const memory_graph& g) {
+  std::vector<std::size_t> ranked;
+  for (std::size_t v = 0; v < g.size(); ++v)
+    if (g.bytes(v) > 0 && !memory_model::dies_unread(g, v)) ranked.push_back(v);
+  std::stable_sort(ranked.begin(), ranked.end(), [&](std::size_t a, std::size_t b) {
+    return g.cost(a) / static_cast<double>(g.bytes(a)) < g.cost(b) / static_cast<double>(g.bytes(b));
+  });
+  return ranked;
+}
+
+/// The least cost of dropping values of `ranked` for which usable(v) holds, fractions allowed,
+/// whose bytes reach `need` (the fractional knapsack cover); infinity when they cannot. O(n).
+template <class Usable>
+double fractional_cover(const memory_graph& g, const std::vector<std::size_t>& ranked, std::int64_t need, Usable&& usable) {
+  std::int64_t left = need;
+  double cost = 0;
+  for (std::size_t v : ranked) {
+    if (left <= 0) break;
+    if (!usable(v)) continue;
+    if (g.bytes(v) >= left) return cost + g.cost(v) * static_cast<double>(left) / static_cast<double>(g.bytes(v));
+    cost += g.cost(v);
+    left -= g.bytes(v);
+  }
+  return left > 0 ? std::numeric_limits<double>::infinity() : cost;
+}
+
+/// The extra cost (beyond one computation of each vertex) of any plan along `order` within
+/// `budget`: the largest fractional cover over the steps above the budget. `steps_over` counts
+/// them. Infinity when some step cannot be brought within the budget. O(n * steps above).
+inline double cost_extra_along_order(const memory_graph& g, std::int64_t budget, std::span<const std::size_t> order, std::size_t& steps_over) {
+  const std::vector<std::size_t> ranked = droppable_by_cost_per_byte(g);
+  memory_model model(g);
+  std::vector<char> live(g.size(), 0);
+  std::vector<std::size_t> input_of(g.size(), std::numeric_limits<std::size_t>::max());
+  double extra = 0;
+  steps_over = 0;
+  for (std::size_t v : order) {
+    // The least the plan may hold while v runs: v's output may take over a dying input's buffer
+    // in the plan even where it does not along the order.
+    bool may_reuse = false;
+    for (auto p : g.predecessors(v)) {
+      may_reuse = may_reuse || memory_model::may_reuse(g, v, p);
+      input_of[p] = v;
+    }
+    const std::int64_t running = memory_model::running_bytes(g, v, model.live(), may_reuse);
+    if (running > budget) {
+      ++steps_over;
+      extra = std::max(extra, fractional_cover(g, ranked, running - budget, [&](std::size_t u) { return live[u] && input_of[u] != v; }));
+    }
+    model.step(v, [&](std::size_t u) { live[u] = 0; });
+    if (!memory_model::dies_unread(g, v)) live[v] = 1;
+  }
+  return extra;
+}
+
+/// The extra cost of any plan within `budget` when no order without recomputation peaks below
+/// `peak_bound`: the fractional cover of peak_bound - budget by every droppable value. 0 when
+/// peak_bound <= budget, and on graphs with in-place vertices (whose peak depends on which input
+/// dies where). O(n log n).
+inline double cost_extra_any_order(const memory_graph& g, std::int64_t budget, std::int64_t peak_bound) {
+  if (peak_bound <= budget || g.has_inplace()) return 0;
+  return fractional_cover(g, droppable_by_cost_per_byte(g), peak_bound - budget, [](std::size_t) { return true; });
+}
+
+/// cost_lower_bound_on's total cost along a valid `order` (infinity when infeasible).
+inline double cost_lower_bound_along(const memory_graph& g, std::int64_t budget, std::span<const std::size_t> order) {
+  if (budget_below_lower_bound(g, budget)) return std::numeric_limits<double>::infinity();
+  std::size_t steps_over = 0;
+  return g.total_cost() + cost_extra_along_order(g, budget, order, steps_over);
+}
+
+inline cost_lower_bound_result cost_lower_bound_on(const memory_graph& g, std::int64_t budget, const cost_lower_bound_options& o) {
+  if (budget < 0) throw std::invalid_argument("remat_cost_lower_bound: negative budget");
+  if (o.order) check_order(g, *o.order, "remat_cost_lower_bound");
+  cost_lower_bound_result res;
+  if (auto why = budget_below_lower_bound(g, budget)) {
+    res.status = solve_status::infeasible;
+    res.message = "remat_cost_lower_bound: " + *why;
+    return res;
+  }
+  double extra = 0;
+  if (o.order) {
+    extra = cost_extra_along_order(g, budget, *o.order, res.steps_over);
+  } else {
+    extra = cost_extra_any_order(g, budget, o.peak_bound.value_or(0));
+  }
+  if (extra == std::numeric_limits<double>::infinity()) {  // a step's inputs alone exceed the budget: caught above
+    res.status = solve_status::infeasible;
+    res.message = "remat_cost_lower_bound: a step of the order does not fit the budget " + std::to_string(budget) + " with its inputs alone";
+    return res;
+  }
+  res.total_cost = g.total_cost() + extra;
+  res.overhead = g.total_cost() > 0 ? res.total_cost / g.total_cost() - 1 : 0;
+  return res;
+}
+
+}  // namespace detail
+
+/// A proven lower bound on the total cost of every plan within `budget`, without a solver: along
+/// options.order (plans whose first computations follow it), the largest over its steps above the
+/// budget of the cheapest fractional set of live values (not the step's inputs) to drop and
+/// recompute; with the order free, the cheapest fractional set covering options.peak_bound -
+/// budget (see the file comment). Exact for plans that recompute nothing (the sum of costs);
+/// weak where plans recompute chains of values (it counts each dropped value once and never its
+/// inputs). Deterministic.
+/// Complexity: along an order O(n log n + n * steps above the budget); free O(n log n).
+/// Throws: std::invalid_argument on a negative budget; invalid_order naming the entry when
+/// options.order is not a topological order; what make_memory_graph throws.
+template <class G, class... Maps>
+  requires memory_graph_source<G, Maps...>
+[[nodiscard]] cost_lower_bound_result remat_cost_lower_bound(const G& graph, std::int64_t budget, const cost_lower_bound_options& options,
+                                                             const Maps&... maps) {
+  return detail::cost_lower_bound_on(detail::to_memory_graph(graph, maps...), budget, options);
+}
+
+}  // namespace memsched

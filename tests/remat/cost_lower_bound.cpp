@@ -1,0 +1,161 @@
+// remat_cost_lower_bound (remat/cost_lower_bound.hpp): a hand-computed chain, brute force over
+// every plan along an order and over every plan of tiny random DAGs (the bound never exceeds the
+// optimum), plans of the library against the bound on in-place graphs, graph types, bad input.
+
+#include <memsched/order/kahn.hpp>
+#include <memsched/order/serenity.hpp>
+#include <memsched/remat/cost_lower_bound.hpp>
+#include <memsched/remat/lifetime_search.hpp>
+
+#include "../support/brute_force_plans.hpp"
+#include "../support/random_dag.hpp"
+#include "../support/training_chain.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+using namespace memsched;
+using namespace memsched::testing;
+
+TEST_CASE("remat_cost_lower_bound: the training chain by hand") {
+  // x0 -> x1 -> x2 -> x3 -> g2 -> g1 -> g0 with x2 -> g2, x1 -> g1, x0 -> g0; 10 bytes and cost 1
+  // each, one order. Without recomputation g2 runs with x0..x3 resident: 50 bytes.
+  const memory_graph g = training_chain_with_roles();
+  const std::vector<std::size_t> order{0, 1, 2, 3, 4, 5, 6};
+  const auto along = [&](std::int64_t budget) { return remat_cost_lower_bound(g, budget, cost_lower_bound_options{.order = order}); };
+  const auto free = [&](std::int64_t budget) { return remat_cost_lower_bound(g, budget, cost_lower_bound_options{.peak_bound = 50}); };
+  // 50: nothing to drop.
+  CHECK(along(50).total_cost == 7);
+  CHECK(along(50).steps_over == 0);
+  CHECK(free(50).total_cost == 7);
+  // 40: at g2 (50 bytes) 10 bytes of x0 or x1 go: one recomputation, the optimum.
+  const auto a40 = along(40);
+  CHECK(a40.status == solve_status::feasible);
+  CHECK(a40.total_cost == 8);
+  CHECK(a40.overhead == doctest::Approx(1.0 / 7));
+  CHECK(a40.steps_over == 1);
+  CHECK(free(40).total_cost == 8);
+  CHECK(brute_force_min_cost_plan(g, 40).cost == 8);
+  // 30: x3 (40 bytes), g2 (50: x0 and x1 both go) and g1 (40: x0) are over; the largest cover
+  // is 2. Over every plan: 50 - 30 = 20 bytes at 0.1 per byte.
+  const auto a30 = along(30);
+  CHECK(a30.total_cost == 9);
+  CHECK(a30.steps_over == 3);
+  CHECK(free(30).total_cost == 9);
+  CHECK(brute_force_min_cost_plan(g, 30).cost >= 9);
+  // 29: below what g2 needs with its inputs (x3, x2: 30 bytes).
+  CHECK(along(29).status == solve_status::infeasible);
+  CHECK(free(29).status == solve_status::infeasible);
+  CHECK(!free(29).message.empty());
+  // Without a peak bound the free bound is the sum of costs.
+  CHECK(remat_cost_lower_bound(g, 30, cost_lower_bound_options{}).total_cost == 7);
+}
+
+TEST_CASE("remat_cost_lower_bound: never above the optimum, along an order and over every plan (brute force)") {
+  std::size_t along_cases = 0, along_above_sum = 0, along_recompute = 0, along_tight = 0, free_cases = 0, free_above_sum = 0, infeasible = 0;
+  for (std::uint64_t seed = 0; seed < 60; ++seed) {
+    const std::size_t n = 4 + seed % 5;  // up to 8 vertices
+    auto d = random_dag(n, 0.45, seed + 7, 60);
+    if (seed % 3 == 1) d = with_random_outputs(d, seed);
+    const memory_graph g(d);
+    const order_result best = serenity_order(g);
+    REQUIRE(best.status == solve_status::optimal);
+    const std::vector<std::size_t> serenity(best.order.begin(), best.order.end());
+    const std::vector<std::size_t> kahn = kahn_order(g).order;
+    const std::int64_t lower = [&] {
+      std::int64_t lb = 0;
+      for (std::size_t v = 0; v < g.size(); ++v) lb = std::max(lb, memory_model::min_running_bytes(g, v));
+      return lb;
+    }();
+    for (std::int64_t budget : {best.peak_bytes, lower, (lower + best.peak_bytes) / 2, best.peak_bytes - 1, lower - 1}) {
+      INFO("seed " << seed << " budget " << budget);
+      const auto any = brute_force_min_cost_plan(g, budget);
+      const auto free = remat_cost_lower_bound(g, budget, cost_lower_bound_options{.peak_bound = best.peak_bytes});
+      if (any.status == solve_status::infeasible) {
+        ++infeasible;
+        continue;  // the bound may not prove it (a plan may not exist for reasons it ignores)
+      }
+      REQUIRE(free.status == solve_status::feasible);
+      ++free_cases;
+      CHECK(free.total_cost <= any.cost + 1e-9);
+      CHECK(free.total_cost >= g.total_cost() - 1e-9);
+      if (free.total_cost > g.total_cost() + 1e-9) ++free_above_sum;
+      for (const auto* order : {&serenity, &kahn}) {
+        const auto staged = brute_force_min_cost_staged_plan(g, *order, budget);
+        const auto along = remat_cost_lower_bound(g, budget, cost_lower_bound_options{.order = *order});
+        if (staged.status == solve_status::infeasible) continue;
+        REQUIRE(along.status == solve_status::feasible);
+        ++along_cases;
+        CHECK(along.total_cost <= staged.cost + 1e-9);
+        // Along an order the bound is at least the free one (the peak step is over by P - budget).
+        CHECK(along.total_cost >= free.total_cost - 1e-9);
+        if (along.total_cost > g.total_cost() + 1e-9) ++along_above_sum;
+        if (staged.cost <= g.total_cost() + 1e-9) continue;
+        ++along_recompute;
+        if (std::abs(along.total_cost - staged.cost) <= 1e-9) ++along_tight;
+      }
+    }
+  }
+  MESSAGE("along an order: " << along_cases << " cases, " << along_above_sum << " above the sum of costs; of the "
+                             << along_recompute << " that need recomputation " << along_tight << " equal to the optimum; free: " << free_cases << " cases, " << free_above_sum << " above the sum; "
+                             << infeasible << " infeasible");
+  // The bound says something: most cases that need recomputation get more than the sum of costs.
+  CHECK(along_above_sum * 3 >= along_cases);
+  CHECK(free_above_sum * 4 >= free_cases);
+  CHECK(along_tight > 0);
+}
+
+TEST_CASE("remat_cost_lower_bound: in-place graphs, against the lifetime search's plans") {
+  // The brute force has no in-place rule; the lifetime search's plans are re-checked by the
+  // simulator (which has it), so none may cost less than the bound along its order.
+  std::size_t plans = 0;
+  for (std::uint64_t seed = 0; seed < 20; ++seed) {
+    memory_graph_data d = random_dag(12, 0.3, seed + 90, 40);
+    d.inplace.assign(d.num_nodes, 0);
+    for (std::size_t v = 0; v < d.num_nodes; v += 2) d.inplace[v] = 1;
+    for (auto [p, v] : d.edges)
+      if (d.inplace[v]) d.bytes[v] = d.bytes[p];  // equal sizes let v take over p's buffer
+    const memory_graph g(d);
+    const order_result best = serenity_order(g);
+    const std::vector<std::size_t> order(best.order.begin(), best.order.end());
+    for (std::int64_t cut : {0, 10, 20, 30}) {
+      const std::int64_t budget = best.peak_bytes - cut;
+      const auto bound = remat_cost_lower_bound(g, budget, cost_lower_bound_options{.order = order});
+      const auto plan = lifetime_search_plan(g, budget, lifetime_search_options{.order = order, .max_rounds = 50});
+      INFO("seed " << seed << " budget " << budget);
+      if (bound.status == solve_status::infeasible) {
+        CHECK(!has_solution(plan.status));
+        continue;
+      }
+      // Over every plan, nothing beyond the sum of costs on in-place graphs.
+      CHECK(remat_cost_lower_bound(g, budget, cost_lower_bound_options{.peak_bound = best.peak_bytes}).total_cost == g.total_cost());
+      if (!has_solution(plan.status)) continue;
+      ++plans;
+      CHECK(bound.total_cost <= plan.total_cost + 1e-9);
+    }
+  }
+  CHECK(plans >= 30);
+}
+
+TEST_CASE("remat_cost_lower_bound: the same bound from every graph type; bad input") {
+  const auto d = random_dag(9, 0.4, 5, 50);
+  const memory_graph g(d);
+  const std::vector<std::size_t> order = kahn_order(g).order;
+  const std::int64_t budget = serenity_order(g).peak_bytes * 4 / 5;
+  const cost_lower_bound_options o{.order = order};
+  const double ref = remat_cost_lower_bound(g, budget, o).total_cost;
+  const dataflow_graph df = to_dataflow_graph(d);
+  const typed_graph<vecs_graph> a(d);
+  const typed_graph<lists_graph> b(d);
+  CHECK(remat_cost_lower_bound(df, budget, o).total_cost == ref);
+  CHECK(remat_cost_lower_bound(a.graph, budget, o, a.maps()).total_cost == ref);
+  CHECK(remat_cost_lower_bound(b.graph, budget, o, b.maps()).total_cost == ref);
+
+  CHECK_THROWS_AS((void)remat_cost_lower_bound(g, -1, o), std::invalid_argument);
+  std::vector<std::size_t> reversed(order.rbegin(), order.rend());
+  CHECK_THROWS_AS((void)remat_cost_lower_bound(g, budget, cost_lower_bound_options{.order = reversed}), invalid_order);
+  CHECK_THROWS_AS((void)remat_cost_lower_bound(g, budget, cost_lower_bound_options{.order = std::vector<std::size_t>{0}}), invalid_order);
+}
