@@ -14,6 +14,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <vector>
 
@@ -50,12 +51,18 @@ TEST_CASE("remat_cost_lower_bound: the training chain by hand") {
   CHECK(along(29).status == solve_status::infeasible);
   CHECK(free(29).status == solve_status::infeasible);
   CHECK(!free(29).message.empty());
-  // Without a peak bound the free bound is the sum of costs.
-  CHECK(remat_cost_lower_bound(g, 30, cost_lower_bound_options{}).total_cost == 7);
+  // Without a peak bound the search over orders (one order here) finds the same 2; without it
+  // either, nothing beyond the sum of costs.
+  const auto searched = remat_cost_lower_bound(g, 30, cost_lower_bound_options{});
+  CHECK(searched.total_cost == 9);
+  CHECK(searched.search_complete);
+  CHECK(searched.states == 8);  // the empty set and the seven prefixes of the one order
+  CHECK(remat_cost_lower_bound(g, 30, cost_lower_bound_options{.max_states = 0}).total_cost == 7);
 }
 
 TEST_CASE("remat_cost_lower_bound: never above the optimum, along an order and over every plan (brute force)") {
-  std::size_t along_cases = 0, along_above_sum = 0, along_recompute = 0, along_tight = 0, free_cases = 0, free_above_sum = 0, infeasible = 0;
+  std::size_t along_cases = 0, along_above_sum = 0, along_recompute = 0, along_tight = 0, free_cases = 0, free_above_sum = 0, infeasible = 0,
+              search_above_peak = 0;
   for (std::uint64_t seed = 0; seed < 60; ++seed) {
     const std::size_t n = 4 + seed % 5;  // up to 8 vertices
     auto d = random_dag(n, 0.45, seed + 7, 60);
@@ -74,6 +81,19 @@ TEST_CASE("remat_cost_lower_bound: never above the optimum, along an order and o
       INFO("seed " << seed << " budget " << budget);
       const auto any = brute_force_min_cost_plan(g, budget);
       const auto free = remat_cost_lower_bound(g, budget, cost_lower_bound_options{.peak_bound = best.peak_bytes});
+      const auto peak_only = remat_cost_lower_bound(g, budget, cost_lower_bound_options{.peak_bound = best.peak_bytes, .max_states = 0});
+      // The search over orders finishes on these sizes with the least, over every topological
+      // order, of the bound along it; never below the bound from the peak alone.
+      if (free.status == solve_status::feasible) {
+        CHECK(free.search_complete);
+        double least = std::numeric_limits<double>::infinity();
+        for_each_topological_order(g, [&](const std::vector<std::size_t>& o) {
+          least = std::min(least, remat_cost_lower_bound(g, budget, cost_lower_bound_options{.order = o}).total_cost);
+        });
+        CHECK(free.total_cost == doctest::Approx(std::max(least, peak_only.total_cost)));
+        CHECK(free.total_cost >= peak_only.total_cost);
+        if (free.total_cost > peak_only.total_cost + 1e-9) ++search_above_peak;
+      }
       if (any.status == solve_status::infeasible) {
         ++infeasible;
         continue;  // the bound may not prove it (a plan may not exist for reasons it ignores)
@@ -101,11 +121,12 @@ TEST_CASE("remat_cost_lower_bound: never above the optimum, along an order and o
   }
   MESSAGE("along an order: " << along_cases << " cases, " << along_above_sum << " above the sum of costs; of the "
                              << along_recompute << " that need recomputation " << along_tight << " equal to the optimum; free: " << free_cases << " cases, " << free_above_sum << " above the sum; "
-                             << infeasible << " infeasible");
+                             << infeasible << " infeasible; the search over orders above the peak's bound " << search_above_peak);
   // The bound says something: most cases that need recomputation get more than the sum of costs.
   CHECK(along_above_sum * 3 >= along_cases);
   CHECK(free_above_sum * 4 >= free_cases);
   CHECK(along_tight > 0);
+  CHECK(search_above_peak > 0);
 }
 
 TEST_CASE("remat_cost_lower_bound: in-place graphs, against the lifetime search's plans") {
@@ -130,14 +151,41 @@ TEST_CASE("remat_cost_lower_bound: in-place graphs, against the lifetime search'
         CHECK(!has_solution(plan.status));
         continue;
       }
-      // Over every plan, nothing beyond the sum of costs on in-place graphs.
-      CHECK(remat_cost_lower_bound(g, budget, cost_lower_bound_options{.peak_bound = best.peak_bytes}).total_cost == g.total_cost());
+      // Over every plan: the peak's bound is not used on in-place graphs (nothing beyond the sum
+      // of costs); the search over orders is no higher than along this order.
+      CHECK(remat_cost_lower_bound(g, budget, cost_lower_bound_options{.peak_bound = best.peak_bytes, .max_states = 0}).total_cost ==
+            g.total_cost());
+      const auto free = remat_cost_lower_bound(g, budget, cost_lower_bound_options{.peak_bound = best.peak_bytes});
+      CHECK(free.total_cost <= bound.total_cost + 1e-9);
       if (!has_solution(plan.status)) continue;
       ++plans;
       CHECK(bound.total_cost <= plan.total_cost + 1e-9);
+      CHECK(free.total_cost <= plan.total_cost + 1e-9);
     }
   }
   CHECK(plans >= 30);
+}
+
+TEST_CASE("remat_cost_lower_bound: the search over orders stopped by its state cap is still a bound") {
+  std::size_t capped_cases = 0;
+  for (std::uint64_t seed = 0; seed < 6; ++seed) {
+    const memory_graph g(random_dag(14, 0.25, seed + 40, 50));
+    const order_result best = serenity_order(g);
+    const std::int64_t budget = best.peak_bytes * 3 / 4;
+    INFO("seed " << seed << " budget " << budget);
+    const auto full = remat_cost_lower_bound(g, budget, cost_lower_bound_options{.max_states = 10'000'000});
+    if (full.status == solve_status::infeasible) continue;
+    REQUIRE(full.search_complete);
+    const auto capped = remat_cost_lower_bound(g, budget, cost_lower_bound_options{.max_states = 40});
+    CHECK(!capped.search_complete);
+    CHECK(capped.states >= 40);
+    CHECK(capped.total_cost <= full.total_cost + 1e-9);
+    CHECK(capped.total_cost >= g.total_cost());
+    // Deterministic.
+    CHECK(remat_cost_lower_bound(g, budget, cost_lower_bound_options{.max_states = 40}).total_cost == capped.total_cost);
+    ++capped_cases;
+  }
+  CHECK(capped_cases >= 3);
 }
 
 TEST_CASE("remat_cost_lower_bound: the same bound from every graph type; bad input") {

@@ -21,18 +21,22 @@
 
 #include <memsched/core/status.hpp>
 #include <memsched/graph/memory_graph.hpp>
+#include <memsched/remat/detail/call_deadline.hpp>
 #include <memsched/remat/detail/plan_builder.hpp>
 #include <memsched/sim/memory_model.hpp>
 #include <memsched/sim/simulate_order.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <queue>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace memsched {
@@ -43,9 +47,14 @@ struct cost_lower_bound_options {
   /// nullopt: bound every plan (the order free).
   std::optional<std::vector<std::size_t>> order;
   /// Without an order: a proven lower bound on the least peak of any order without recomputation
-  /// (serenity_order's lower_bound, or its peak when it proved it optimal). nullopt: none (the
-  /// bound is then the sum of costs).
+  /// (serenity_order's lower_bound, or its peak when it proved it optimal). nullopt: none.
   std::optional<std::int64_t> peak_bound;
+  /// Without an order: the search over orders (the least, over every order, of the bound along
+  /// it) stores at most this many sets of computed vertices; when it stops there, the bound is
+  /// the least it had not ruled out. 0: no search.
+  std::size_t max_states = 200'000;
+  /// Wall clock of that search (the bound found by then, as at max_states).
+  std::optional<std::chrono::duration<double>> time_limit;
 };
 
 /// A proven lower bound on the cost of the plans within a budget.
@@ -56,6 +65,10 @@ struct [[nodiscard]] cost_lower_bound_result {
   double total_cost = 0;  ///< No plan within the budget costs less (sum of cost over compute steps).
   double overhead = 0;    ///< total_cost / (sum of costs) - 1.
   std::size_t steps_over = 0;  ///< Along an order: the steps above the budget without recomputation.
+  /// Without an order: sets of computed vertices the search over orders stored, and whether it
+  /// finished (the bound is then the least over every order of the bound along it).
+  std::size_t states = 0;
+  bool search_complete = false;
   std::string message;    ///< Why infeasible; empty otherwise.
 };
 
@@ -89,6 +102,15 @@ double fractional_cover(const memory_graph& g, const std::vector<std::size_t>& r
   return left > 0 ? std::numeric_limits<double>::infinity() : cost;
 }
 
+/// The least memory a plan holds while it first computes v with the values of `live_bytes`
+/// resident without recomputation: v's output may take over a dying input's buffer in the plan
+/// even where it does not without recomputation. O(in-degree of v).
+inline std::int64_t least_running_bytes(const memory_graph& g, std::size_t v, std::int64_t live_bytes) {
+  bool may_reuse = false;
+  for (auto p : g.predecessors(v)) may_reuse = may_reuse || memory_model::may_reuse(g, v, p);
+  return memory_model::running_bytes(g, v, live_bytes, may_reuse);
+}
+
 /// The extra cost (beyond one computation of each vertex) of any plan along `order` within
 /// `budget`: the largest fractional cover over the steps above the budget. `steps_over` counts
 /// them. Infinity when some step cannot be brought within the budget. O(n * steps above).
@@ -100,14 +122,8 @@ inline double cost_extra_along_order(const memory_graph& g, std::int64_t budget,
   double extra = 0;
   steps_over = 0;
   for (std::size_t v : order) {
-    // The least the plan may hold while v runs: v's output may take over a dying input's buffer
-    // in the plan even where it does not along the order.
-    bool may_reuse = false;
-    for (auto p : g.predecessors(v)) {
-      may_reuse = may_reuse || memory_model::may_reuse(g, v, p);
-      input_of[p] = v;
-    }
-    const std::int64_t running = memory_model::running_bytes(g, v, model.live(), may_reuse);
+    for (auto p : g.predecessors(v)) input_of[p] = v;
+    const std::int64_t running = least_running_bytes(g, v, model.live());
     if (running > budget) {
       ++steps_over;
       extra = std::max(extra, fractional_cover(g, ranked, running - budget, [&](std::size_t u) { return live[u] && input_of[u] != v; }));
@@ -134,6 +150,88 @@ inline double cost_lower_bound_along(const memory_graph& g, std::int64_t budget,
   return g.total_cost() + cost_extra_along_order(g, budget, order, steps_over);
 }
 
+/// The least over every topological order of cost_extra_along_order: a bottleneck shortest
+/// path over the sets of computed vertices (a set's live values, hence each step's cover, depend
+/// on the set only), smallest worst-step cover first, larger sets first among equals. Stores at
+/// most max_states sets and stops at the deadline; then it returns the least cover of a set not
+/// yet expanded, which every order not ruled out reaches (a valid bound). `complete` says whether
+/// it finished. O(states x (n + m + ready vertices x n)) time, O(states x n / 64) memory.
+inline double cost_extra_best_order(const memory_graph& g, std::int64_t budget, std::size_t max_states, const call_deadline& deadline,
+                                    std::size_t& states, bool& complete) {
+  const std::size_t n = g.size(), words = (n + 63) / 64;
+  const std::vector<std::size_t> ranked = droppable_by_cost_per_byte(g);
+  using set = std::vector<std::uint64_t>;
+  struct set_hash {
+    std::size_t operator()(const set& s) const noexcept {
+      std::uint64_t h = 0x9e3779b97f4a7c15ULL;
+      for (auto w : s) h = (h ^ w) * 0x100000001b3ULL + (h >> 29);
+      return static_cast<std::size_t>(h);
+    }
+  };
+  struct entry {
+    double key;
+    std::size_t size;
+    set computed;
+    bool operator<(const entry& o) const { return key != o.key ? key > o.key : size < o.size; }  // a min-heap on key
+  };
+  std::unordered_map<set, double, set_hash> best;
+  std::priority_queue<entry> queue;
+  queue.push({0.0, 0, set(words, 0)});
+  best.emplace(set(words, 0), 0.0);
+  const auto has = [](const set& s, std::size_t v) { return (s[v / 64] >> (v % 64) & 1) != 0; };
+  std::vector<char> live(n);
+  std::vector<std::size_t> input_of(n, std::numeric_limits<std::size_t>::max());
+  complete = false;
+  std::size_t expanded = 0;
+  while (!queue.empty()) {
+    entry e = queue.top();
+    queue.pop();
+    if (e.key > best[e.computed]) continue;  // reached again more cheaply
+    if (e.size == n) {
+      complete = true;
+      states = best.size();
+      return e.key;
+    }
+    if (best.size() >= max_states || (++expanded % 256 == 0 && deadline.passed())) {
+      states = best.size();
+      return e.key;  // the least key left: no order not ruled out does better
+    }
+    std::int64_t live_bytes = 0;
+    for (std::size_t u = 0; u < n; ++u) {
+      live[u] = 0;
+      if (!has(e.computed, u) || memory_model::dies_unread(g, u)) continue;
+      bool read_later = g.is_output(u);
+      for (auto r : g.successors(u)) read_later = read_later || !has(e.computed, r);
+      if (read_later) {
+        live[u] = 1;
+        live_bytes += g.bytes(u);
+      }
+    }
+    for (std::size_t v = 0; v < n; ++v) {
+      if (has(e.computed, v)) continue;
+      bool ready = true;
+      for (auto p : g.predecessors(v)) ready = ready && has(e.computed, p);
+      if (!ready) continue;
+      for (auto p : g.predecessors(v)) input_of[p] = v;
+      const std::int64_t running = least_running_bytes(g, v, live_bytes);
+      double key = e.key;
+      if (running > budget) key = std::max(key, fractional_cover(g, ranked, running - budget, [&](std::size_t u) { return live[u] && input_of[u] != v; }));
+      if (key == std::numeric_limits<double>::infinity()) continue;
+      set next = e.computed;
+      next[v / 64] |= std::uint64_t{1} << (v % 64);
+      auto [it, inserted] = best.try_emplace(next, key);
+      if (!inserted) {
+        if (it->second <= key) continue;
+        it->second = key;
+      }
+      queue.push({key, e.size + 1, std::move(next)});
+    }
+  }
+  states = best.size();
+  complete = true;
+  return std::numeric_limits<double>::infinity();  // no order fits (a step's inputs alone exceed the budget)
+}
+
 inline cost_lower_bound_result cost_lower_bound_on(const memory_graph& g, std::int64_t budget, const cost_lower_bound_options& o) {
   if (budget < 0) throw std::invalid_argument("remat_cost_lower_bound: negative budget");
   if (o.order) check_order(g, *o.order, "remat_cost_lower_bound");
@@ -148,6 +246,10 @@ inline cost_lower_bound_result cost_lower_bound_on(const memory_graph& g, std::i
     extra = cost_extra_along_order(g, budget, *o.order, res.steps_over);
   } else {
     extra = cost_extra_any_order(g, budget, o.peak_bound.value_or(0));
+    if (o.max_states > 0) {
+      const call_deadline deadline(std::chrono::steady_clock::now(), o.time_limit);
+      extra = std::max(extra, cost_extra_best_order(g, budget, o.max_states, deadline, res.states, res.search_complete));
+    }
   }
   if (extra == std::numeric_limits<double>::infinity()) {  // a step's inputs alone exceed the budget: caught above
     res.status = solve_status::infeasible;

@@ -205,8 +205,11 @@ inline remat_result free_order_on(const memory_graph& g, std::int64_t budget, co
   std::optional<std::chrono::duration<double>> copy_limit;
   if (deadline.limited()) copy_limit = std::chrono::duration<double>(deadline.elapsed() + std::max(0.0, deadline.left()) * o.copy_fraction);
   const auto [copied, sched, evaluations, peak_bound] = copy_search(g, budget, o, call_deadline(start, copy_limit));
-  // Every plan's first computations form an order, which peaks at peak_bound or more.
-  const double cost_bound = g.total_cost() + cost_extra_any_order(g, budget, peak_bound);
+  // The bound over every plan (remat_cost_lower_bound: the search over orders, and Serenity's
+  // bound on the least peak): a tenth of a time limit.
+  cost_lower_bound_options bo{.peak_bound = peak_bound};
+  if (deadline.limited()) bo.time_limit = std::chrono::duration<double>(std::max(0.0, std::min(deadline.left(), 0.1 * deadline.limit())));
+  const double cost_bound = cost_lower_bound_on(g, budget, bo).total_cost;
   const memory_graph& w = sched.graph;
   std::optional<remat_result> best;
   std::size_t rounds = 0;
@@ -265,8 +268,8 @@ inline remat_result free_order_on(const memory_graph& g, std::int64_t budget, co
 /// 26,000: docs/remat_auto.md). Statuses: optimal when nothing is recomputed; feasible; infeasible
 /// when the budget is below what every plan needs (a vertex with its inputs, the outputs);
 /// no_solution when no plan was found; time_limit when the limit stopped it before any plan.
-/// cost_bound (also without a plan): remat_cost_lower_bound over every plan, from Serenity's
-/// lower bound on the least peak (weak: docs/remat_auto.md). stats: order (first computations), lns_rounds,
+/// cost_bound (also without a plan): remat_cost_lower_bound over every plan, with Serenity's
+/// lower bound on the least peak (weak: docs/remat_auto.md; a tenth of a time limit). stats: order (first computations), lns_rounds,
 /// seconds_to_best. Deterministic unless the time limit stops it.
 /// Complexity: per copy step, one Serenity run (options.serenity_max_states states at most) per
 /// candidate (values across over-budget steps x (max_copy_depth + 1)); options.max_evaluations
