@@ -5,6 +5,7 @@
 #include <memsched/graph/read_graph.hpp>
 #include <memsched/order/serenity.hpp>
 #include <memsched/remat/dtr.hpp>
+#include <memsched/remat/cost_lower_bound.hpp>
 #include <memsched/remat/lifetime_search.hpp>
 #include <memsched/sim/simulate_order.hpp>
 #include <memsched/sim/simulate_plan.hpp>
@@ -52,7 +53,7 @@ lns_case lns_case_of(std::uint64_t seed) {
 }  // namespace
 
 TEST_CASE("lifetime_search_plan: tiny random DAGs against brute force over all plans and staged plans") {
-  std::size_t staged_found = 0, found = 0, trivial = 0, runs = 0, staged_optimal = 0;
+  std::size_t staged_found = 0, found = 0, trivial = 0, runs = 0, staged_optimal = 0, proven_recomputing = 0;
   for (std::uint64_t seed = 0; seed < 60; ++seed) {
     const std::size_t n = 3 + seed % 6;  // up to 8 vertices
     auto d = random_dag(n, 0.4, seed + 11, 60, seed % 3 == 1);
@@ -75,7 +76,14 @@ TEST_CASE("lifetime_search_plan: tiny random DAGs against brute force over all p
         CHECK(r.status == solve_status::optimal);
         CHECK(r.total_cost == doctest::Approx(g.total_cost()));
       }
-      if (has_plan(r)) check_result(g, r, budget);
+      if (has_plan(r)) {
+        check_result(g, r, budget);
+        // The bound along the order: below the plan, and meeting it proves the plan optimal.
+        REQUIRE(r.cost_bound);
+        CHECK(*r.cost_bound <= r.total_cost + 1e-9);
+        CHECK(*r.cost_bound == remat_cost_lower_bound(g, budget, cost_lower_bound_options{.order = order}).total_cost);
+        CHECK((r.status == solve_status::optimal) == (r.total_cost <= *r.cost_bound + 1e-9));
+      }
       // The slot memory is exact up to in-place reuse: the simulator never rejects the plan.
       CHECK(r.message.find("disagrees") == std::string::npos);
       if (inplace) continue;
@@ -89,9 +97,12 @@ TEST_CASE("lifetime_search_plan: tiny random DAGs against brute force over all p
       ++found;
       CHECK(r.total_cost >= opt.cost - 1e-9);
       CHECK(r.total_cost >= staged.cost - 1e-9);
+      CHECK(*r.cost_bound <= staged.cost + 1e-9);
       if (r.total_cost <= staged.cost + 1e-9) ++staged_optimal;
+      if (r.status == solve_status::optimal && budget < peak) ++proven_recomputing;
     }
   }
+  MESSAGE("plans that recompute proven optimal by their bound: " << proven_recomputing);
   MESSAGE("lifetime search found " << found << " of " << staged_found << " staged-feasible cases (" << trivial << " without recomputation, "
                                    << runs << " runs), " << staged_optimal << " at the staged optimum");
   // Measured: 153 of 153 (132 need no recomputation: a search that never splits finds 86% and

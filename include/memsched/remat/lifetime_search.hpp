@@ -10,6 +10,7 @@
 
 #include <memsched/core/errors.hpp>
 #include <memsched/graph/memory_graph.hpp>
+#include <memsched/remat/cost_lower_bound.hpp>
 #include <memsched/remat/detail/call_deadline.hpp>
 #include <memsched/remat/detail/plan_builder.hpp>
 #include <memsched/remat/remat_result.hpp>
@@ -580,10 +581,13 @@ inline remat_result lifetime_search_on(const memory_graph& g, std::int64_t budge
     }
   }
   remat_result r = finish_plan(g, best.sequence(), budget, start);
-  if (r.status == solve_status::no_solution)
+  if (r.status == solve_status::no_solution) {
     r.message = "lifetime_search_plan: the simulator disagrees with the slot memory bound (" + r.message + ")";
-  else if (best.recomputations() == 0)
-    r.status = solve_status::optimal;
+  } else {
+    // No plan along the order costs less than the native bound: a plan that meets it is optimal.
+    r.cost_bound = cost_lower_bound_along(g, budget, order);
+    if (best.recomputations() == 0 || r.total_cost <= *r.cost_bound + 1e-9 * std::max(1.0, r.total_cost)) r.status = solve_status::optimal;
+  }
   r.stats.order = std::move(order);
   r.stats.lns_rounds = rounds;
   r.stats.lns_improvements = improvements;
@@ -604,8 +608,9 @@ inline remat_result lifetime_search_on(const memory_graph& g, std::int64_t budge
 /// without a cheaper plan, sets of recomputed vertices (stopping when those stall as long),
 /// keeping cheaper or equal plans. Every cheaper plan is
 /// reported to options.solver.observer.on_incumbent (cost). The final plan is built with
-/// plan_from_computes and re-checked by the simulator. Statuses: optimal when nothing is
-/// recomputed; feasible; infeasible when the budget is below a vertex's own need or the outputs'
+/// plan_from_computes and re-checked by the simulator. cost_bound (with a plan):
+/// remat_cost_lower_bound along the order. Statuses: optimal when nothing is recomputed or the
+/// plan meets cost_bound (no plan along the order is cheaper); feasible; infeasible when the budget is below a vertex's own need or the outputs'
 /// bytes; no_solution when no split reduces the over-budget bytes (slot memory is a conservative
 /// bound: graphs with in-place outputs may need more than the simulator would); time_limit when
 /// the limit stopped the repair before any plan. Deterministic for the same options without a
