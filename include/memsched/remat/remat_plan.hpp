@@ -90,8 +90,9 @@ struct remat_plan_options {
   double lifetime_fraction = 0.3;
   /// The order as a decision beyond whole orders: after the portfolio along each order,
   /// free_order_plan (copies of values re-ordered by Serenity, then the lifetime search along
-  /// that order), for the time the orders leave (at least one order's share). Its plan wins when
-  /// it is the cheapest; it reaches budgets below every order's peak where no order has a plan.
+  /// that order), for the time the orders leave (at least one order's share), unless a plan
+  /// recomputes nothing. Its plan wins when it is the cheapest; it reaches budgets below every
+  /// order's peak where no order has a plan. cost_bound and `optimal` then hold over every plan.
   bool free_order = false;
   /// HiRemate (default hiremate_options) on graphs with training roles.
   bool hiremate = true;
