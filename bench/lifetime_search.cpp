@@ -12,11 +12,16 @@
 // With the order free, below every order's peak (n100 at 30,000 and 26,000; its optimal order
 // peaks at 36,790): free_order_plan (`free_order`) against the lifetime search along Serenity's
 // order (`lifetime_best`, the baseline of the same run).
+// Lower bounds without a solver (remat_cost_lower_bound) on n100 at 26,000 and n250 at 95,000:
+// over every plan (`bound_free`: the search over orders, with Serenity's bound on the least peak)
+// against the bound along Serenity's order (`bound_along`, the baseline of the same run).
+// Counters: bound_pct (the bound's overhead, %), states, complete.
 // Environment: MEMSCHED_SHARED_GRAPHS (graphs folder).
 
 #include <memsched/graph/json_io.hpp>
 #include <memsched/graph/random_layered.hpp>
 #include <memsched/order/serenity.hpp>
+#include <memsched/remat/cost_lower_bound.hpp>
 #include <memsched/remat/free_order.hpp>
 #include <memsched/remat/lifetime_search.hpp>
 #include <memsched/remat/remat_plan.hpp>
@@ -30,6 +35,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -79,6 +85,39 @@ void run_free_order(benchmark::State& state, const instance& in) {
   report(state, in, r);
 }
 
+/// A graph below every order's peak with Serenity's order and its proven bound on the least peak.
+struct bound_instance {
+  std::string name;
+  memsched::memory_graph graph;
+  std::vector<std::size_t> order;
+  std::int64_t peak_bound = 0, budget = 0;
+};
+
+void run_bound(benchmark::State& state, const bound_instance& in, bool free) {
+  memsched::cost_lower_bound_result r;
+  for (auto _ : state) {
+    r = free ? memsched::remat_cost_lower_bound(in.graph, in.budget, memsched::cost_lower_bound_options{.peak_bound = in.peak_bound})
+             : memsched::remat_cost_lower_bound(in.graph, in.budget, memsched::cost_lower_bound_options{.order = in.order});
+    benchmark::DoNotOptimize(r.total_cost);
+  }
+  state.counters["bound_pct"] = 100.0 * r.overhead;
+  state.counters["states"] = static_cast<double>(r.states);
+  state.counters["complete"] = r.search_complete ? 1 : 0;
+}
+
+std::vector<std::shared_ptr<bound_instance>> bound_instances() {
+  std::vector<std::shared_ptr<bound_instance>> all;
+  for (const auto& [file, budget] : {std::pair{"random_layered_n100", 26000}, std::pair{"random_layered_n250", 95000}}) {
+    const auto path = memsched_bench::graphs_dir() / "moccasin" / (std::string(file) + ".json");
+    if (!std::filesystem::exists(path)) continue;
+    const memsched::memory_graph g = memsched::make_memory_graph(memsched::read_json_graph(path));
+    const memsched::order_result best = memsched::serenity_order(g, memsched::serenity_options{.max_states = 100'000});
+    all.push_back(std::make_shared<bound_instance>(
+        bound_instance{std::string("moccasin/") + file + "@" + std::to_string(budget), g, best.order, best.lower_bound, budget}));
+  }
+  return all;
+}
+
 std::vector<std::size_t> file_order(const memsched::dataflow_graph& g) { return g[boost::graph_bundle].order; }
 
 std::vector<std::shared_ptr<instance>> instances() {
@@ -126,6 +165,12 @@ void register_all() {
     benchmark::RegisterBenchmark((in->name + "/lifetime_best").c_str(), [in](benchmark::State& s) { run_lifetime(s, *in, 40); })
         ->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark((in->name + "/free_order").c_str(), [in](benchmark::State& s) { run_free_order(s, *in); })
+        ->Unit(benchmark::kMillisecond);
+  }
+  for (const auto& in : bound_instances()) {
+    benchmark::RegisterBenchmark((in->name + "/bound_along").c_str(), [in](benchmark::State& s) { run_bound(s, *in, false); })
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark((in->name + "/bound_free").c_str(), [in](benchmark::State& s) { run_bound(s, *in, true); })
         ->Unit(benchmark::kMillisecond);
   }
   for (const auto& in : instances()) {
