@@ -166,7 +166,7 @@ TEST_CASE("remat_cost_lower_bound: in-place graphs, against the lifetime search'
   CHECK(plans >= 30);
 }
 
-TEST_CASE("remat_cost_lower_bound: the search over orders stopped by its state cap is still a bound") {
+TEST_CASE("remat_cost_lower_bound: the search over orders stopped by its state or work cap is still a bound") {
   std::size_t capped_cases = 0;
   for (std::uint64_t seed = 0; seed < 6; ++seed) {
     const memory_graph g(random_dag(14, 0.25, seed + 40, 50));
@@ -183,6 +183,19 @@ TEST_CASE("remat_cost_lower_bound: the search over orders stopped by its state c
     CHECK(capped.total_cost >= g.total_cost());
     // Deterministic.
     CHECK(remat_cost_lower_bound(g, budget, cost_lower_bound_options{.max_states = 40}).total_cost == capped.total_cost);
+    // The work cap (visits) stops it the same way, and counts what it did: a tenth of the full
+    // search's work leaves it unfinished, with fewer sets.
+    REQUIRE(full.work > 0);
+    const std::size_t cap = full.work / 10;
+    const auto worked = remat_cost_lower_bound(g, budget, cost_lower_bound_options{.max_states = 10'000'000, .max_work = cap});
+    CHECK(!worked.search_complete);
+    CHECK(worked.work >= cap);
+    CHECK(worked.work < full.work);
+    CHECK(worked.states < full.states);
+    CHECK(worked.total_cost <= full.total_cost + 1e-9);
+    CHECK(worked.total_cost >= g.total_cost());
+    CHECK(remat_cost_lower_bound(g, budget, cost_lower_bound_options{.max_states = 10'000'000, .max_work = cap}).total_cost ==
+          worked.total_cost);
     ++capped_cases;
   }
   CHECK(capped_cases >= 3);

@@ -53,6 +53,12 @@ struct cost_lower_bound_options {
   /// it) stores at most this many sets of computed vertices; when it stops there, the bound is
   /// the least it had not ruled out. 0: no search.
   std::size_t max_states = 200'000;
+  /// Without an order: the work of that search, counted in vertex and edge visits (a set's live
+  /// values, its ready vertices and their covers); it stops there as at max_states. Each set
+  /// costs O(n + m + ready x n) visits, so on wide graphs of thousands of vertices this, not
+  /// max_states, keeps the search to seconds without a time limit (and deterministic): a visit
+  /// takes 1-3 ns on a 2-core machine, the default 1-3 s (docs/remat_auto.md).
+  std::size_t max_work = 1'000'000'000;
   /// Wall clock of that search (the bound found by then, as at max_states).
   std::optional<std::chrono::duration<double>> time_limit;
 };
@@ -65,9 +71,11 @@ struct [[nodiscard]] cost_lower_bound_result {
   double total_cost = 0;  ///< No plan within the budget costs less (sum of cost over compute steps).
   double overhead = 0;    ///< total_cost / (sum of costs) - 1.
   std::size_t steps_over = 0;  ///< Along an order: the steps above the budget without recomputation.
-  /// Without an order: sets of computed vertices the search over orders stored, and whether it
-  /// finished (the bound is then the least over every order of the bound along it).
+  /// Without an order: sets of computed vertices the search over orders stored, its work (as
+  /// max_work counts it), and whether it finished (the bound is then the least over every order of
+  /// the bound along it).
   std::size_t states = 0;
+  std::size_t work = 0;
   bool search_complete = false;
   std::string message;    ///< Why infeasible; empty otherwise.
 };
@@ -153,11 +161,18 @@ inline double cost_lower_bound_along(const memory_graph& g, std::int64_t budget,
 /// The least over every topological order of cost_extra_along_order: a bottleneck shortest
 /// path over the sets of computed vertices (a set's live values, hence each step's cover, depend
 /// on the set only), smallest worst-step cover first, larger sets first among equals. Stores at
-/// most max_states sets and stops at the deadline; then it returns the least cover of a set not
-/// yet expanded, which every order not ruled out reaches (a valid bound). `complete` says whether
-/// it finished. O(states x (n + m + ready vertices x n)) time, O(states x n / 64) memory.
-inline double cost_extra_best_order(const memory_graph& g, std::int64_t budget, std::size_t max_states, const call_deadline& deadline,
-                                    std::size_t& states, bool& complete) {
+/// most max_states sets, stops after max_work visits or at the deadline; then it returns the
+/// least cover of a set not yet expanded, which every order not ruled out reaches (a valid
+/// bound). O(states x (n + m + ready vertices x n)) time, O(states x n / 64) memory.
+struct best_order_bound {
+  double extra = 0;
+  std::size_t states = 0;
+  std::size_t work = 0;
+  bool complete = false;
+};
+
+inline best_order_bound cost_extra_best_order(const memory_graph& g, std::int64_t budget, std::size_t max_states, std::size_t max_work,
+                                              const call_deadline& deadline) {
   const std::size_t n = g.size(), words = (n + 63) / 64;
   const std::vector<std::size_t> ranked = droppable_by_cost_per_byte(g);
   using set = std::vector<std::uint64_t>;
@@ -181,21 +196,22 @@ inline double cost_extra_best_order(const memory_graph& g, std::int64_t budget, 
   const auto has = [](const set& s, std::size_t v) { return (s[v / 64] >> (v % 64) & 1) != 0; };
   std::vector<char> live(n);
   std::vector<std::size_t> input_of(n, std::numeric_limits<std::size_t>::max());
-  complete = false;
-  std::size_t expanded = 0;
+  best_order_bound res;
   while (!queue.empty()) {
-    entry e = queue.top();
+    entry e = std::move(const_cast<entry&>(queue.top()));  // popped next: moving its set out is safe
     queue.pop();
     if (e.key > best[e.computed]) continue;  // reached again more cheaply
+    res.states = best.size();
     if (e.size == n) {
-      complete = true;
-      states = best.size();
-      return e.key;
+      res.extra = e.key;
+      res.complete = true;
+      return res;
     }
-    if (best.size() >= max_states || (++expanded % 256 == 0 && deadline.passed())) {
-      states = best.size();
-      return e.key;  // the least key left: no order not ruled out does better
+    if (best.size() >= max_states || res.work >= max_work || deadline.passed()) {
+      res.extra = e.key;  // the least key left: no order not ruled out does better
+      return res;
     }
+    res.work += 2 * n + g.num_edges();
     std::int64_t live_bytes = 0;
     for (std::size_t u = 0; u < n; ++u) {
       live[u] = 0;
@@ -215,7 +231,11 @@ inline double cost_extra_best_order(const memory_graph& g, std::int64_t budget, 
       for (auto p : g.predecessors(v)) input_of[p] = v;
       const std::int64_t running = least_running_bytes(g, v, live_bytes);
       double key = e.key;
-      if (running > budget) key = std::max(key, fractional_cover(g, ranked, running - budget, [&](std::size_t u) { return live[u] && input_of[u] != v; }));
+      if (running > budget)
+        key = std::max(key, fractional_cover(g, ranked, running - budget, [&](std::size_t u) {
+                         ++res.work;
+                         return live[u] && input_of[u] != v;
+                       }));
       if (key == std::numeric_limits<double>::infinity()) continue;
       set next = e.computed;
       next[v / 64] |= std::uint64_t{1} << (v % 64);
@@ -227,9 +247,10 @@ inline double cost_extra_best_order(const memory_graph& g, std::int64_t budget, 
       queue.push({key, e.size + 1, std::move(next)});
     }
   }
-  states = best.size();
-  complete = true;
-  return std::numeric_limits<double>::infinity();  // no order fits (a step's inputs alone exceed the budget)
+  res.states = best.size();
+  res.complete = true;
+  res.extra = std::numeric_limits<double>::infinity();  // no order fits (a step's inputs alone exceed the budget)
+  return res;
 }
 
 inline cost_lower_bound_result cost_lower_bound_on(const memory_graph& g, std::int64_t budget, const cost_lower_bound_options& o) {
@@ -248,7 +269,11 @@ inline cost_lower_bound_result cost_lower_bound_on(const memory_graph& g, std::i
     extra = cost_extra_any_order(g, budget, o.peak_bound.value_or(0));
     if (o.max_states > 0) {
       const call_deadline deadline(std::chrono::steady_clock::now(), o.time_limit);
-      extra = std::max(extra, cost_extra_best_order(g, budget, o.max_states, deadline, res.states, res.search_complete));
+      const best_order_bound searched = cost_extra_best_order(g, budget, o.max_states, o.max_work, deadline);
+      extra = std::max(extra, searched.extra);
+      res.states = searched.states;
+      res.work = searched.work;
+      res.search_complete = searched.complete;
     }
   }
   if (extra == std::numeric_limits<double>::infinity()) {  // a step's inputs alone exceed the budget: caught above
@@ -266,11 +291,14 @@ inline cost_lower_bound_result cost_lower_bound_on(const memory_graph& g, std::i
 /// A proven lower bound on the total cost of every plan within `budget`, without a solver: along
 /// options.order (plans whose first computations follow it), the largest over its steps above the
 /// budget of the cheapest fractional set of live values (not the step's inputs) to drop and
-/// recompute; with the order free, the cheapest fractional set covering options.peak_bound -
-/// budget (see the file comment). Exact for plans that recompute nothing (the sum of costs);
-/// weak where plans recompute chains of values (it counts each dropped value once and never its
-/// inputs). Deterministic.
-/// Complexity: along an order O(n log n + n * steps above the budget); free O(n log n).
+/// recompute; with the order free, the higher of the cheapest fractional set covering
+/// options.peak_bound - budget and the least over every order of the bound along it (a search
+/// over sets of computed vertices, capped by max_states, max_work and time_limit: see the file
+/// comment). Exact for plans that recompute nothing (the sum of costs); weak where plans
+/// recompute chains of values (it counts each dropped value once and never its inputs).
+/// Deterministic unless time_limit stops the search.
+/// Complexity: along an order O(n log n + n * steps above the budget); free O(n log n) plus the
+/// search: O(n + m + ready vertices x n) per set, at most max_states sets and max_work visits.
 /// Throws: std::invalid_argument on a negative budget; invalid_order naming the entry when
 /// options.order is not a topological order; what make_memory_graph throws.
 template <class G, class... Maps>
