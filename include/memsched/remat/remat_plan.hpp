@@ -256,6 +256,8 @@ class remat_portfolio {
 
   remat_result finish() {
     remat_result res;
+    // The native bound on the plans along the order (infinity when a step cannot fit).
+    const double native = cost_lower_bound_along(g_, budget_, order_);
     if (found_) {
       res = std::move(best_);
       res.status = solve_status::feasible;
@@ -269,7 +271,6 @@ class remat_portfolio {
         if (milp_->status == solve_status::optimal && res.total_cost <= milp_->total_cost + tol) res.status = solve_status::optimal;
       }
       // The native bound along the order, under the same proviso.
-      const double native = cost_lower_bound_along(g_, budget_, order_);
       if (native <= res.total_cost + tol && (!res.cost_bound || native > *res.cost_bound)) res.cost_bound = native;
       if (res.total_cost <= native + tol) res.status = solve_status::optimal;
       // Every vertex runs at least once: a plan that recomputes nothing is optimal.
@@ -282,6 +283,10 @@ class remat_portfolio {
       // The MILP's infeasibility is for the order's staged plans only: no proof for every plan.
       res.status = stopped_ ? solve_status::time_limit : solve_status::no_solution;
     }
+    // The plans along the order cost at least the native bound, and the bound taken above where
+    // higher (Checkmate's, or a proven plan's own cost).
+    const double along = std::max(native, res.cost_bound.value_or(0.0));
+    res.stats.cost_bound_per_order = {along < std::numeric_limits<double>::infinity() ? std::optional(along) : std::nullopt};
     if (milp_) res.stats.adopt_solver_stats(milp_->stats);  // the MILP's model and search, whichever plan won
     res.stats.method = found_ ? method_ : "";
     res.stats.order = std::move(order_);
@@ -339,13 +344,11 @@ remat_result remat_along_orders(const memory_graph& g, std::int64_t budget, cons
   for (std::size_t k = 0; k < k_orders; ++k) {
     const remat_result& r = results[k];
     costs.push_back(has_solution(r.status) ? std::optional(remat_stats::order_cost{r.total_cost, r.overhead}) : std::nullopt);
-    // The plans along order k cost at least the native bound, and Checkmate's (r.cost_bound,
-    // when set, holds along the order) where higher.
-    double along = cost_lower_bound_along(g, budget, r.stats.order);
-    if (r.cost_bound) along = std::max(along, *r.cost_bound);
-    bounds.push_back(along < std::numeric_limits<double>::infinity() ? std::optional(along) : std::nullopt);
+    // The portfolio's bound on the plans along order k (none: no plan fits along it).
+    const std::optional<double> along = r.stats.cost_bound_per_order.empty() ? std::nullopt : r.stats.cost_bound_per_order.front();
+    bounds.push_back(along);
     every_order_proven = every_order_proven && r.status == solve_status::optimal;
-    bound = std::min(bound, along);
+    bound = std::min(bound, along.value_or(std::numeric_limits<double>::infinity()));
     stopped = stopped || r.status == solve_status::time_limit;
     if (has_solution(r.status) &&
         (!winner || r.total_cost < results[*winner].total_cost - 1e-9 * std::max(1.0, std::abs(results[*winner].total_cost))))
