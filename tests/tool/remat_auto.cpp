@@ -135,6 +135,30 @@ TEST_CASE("memsched remat --algo auto --order-from free: the file's order and th
   CHECK(simulate_plan(g, lib.plan).peak_bytes <= best.peak_bytes);
 }
 
+TEST_CASE("memsched remat --algo auto --backend none: the native bound proves a training chain's plan optimal") {
+  const temp_dir dir;
+  // The chain of the CBC case: at 40 bytes x0 or x1 must go while x2's gradient runs, so every
+  // plan costs at least 8 (remat_cost_lower_bound), and one recomputation reaches it.
+  const auto path = dir.write("chain.json", R"({"nodes": [
+      {"id": 0, "bytes": 10, "cost": 1}, {"id": 1, "bytes": 10, "cost": 1}, {"id": 2, "bytes": 10, "cost": 1},
+      {"id": 3, "bytes": 10, "cost": 1, "role": "loss"},
+      {"id": 4, "bytes": 10, "cost": 1, "backward": true, "grad_of": 2},
+      {"id": 5, "bytes": 10, "cost": 1, "backward": true, "grad_of": 1},
+      {"id": 6, "bytes": 10, "cost": 1, "backward": true, "grad_of": 0}],
+    "edges": [[0, 1], [1, 2], [2, 3], [3, 4], [2, 4], [4, 5], [1, 5], [5, 6], [0, 6]], "outputs": [6]})");
+  const tool_run none = run_tool("remat " + path.string() + " --budget 40 --algo auto --backend none --order-from kahn --json", dir);
+  CHECK(none.exit_code == 0);
+  const json d2 = json::parse(none.out);
+  CHECK(d2.at("status") == "optimal");
+  REQUIRE(d2.at("cost_bound").is_number());
+  CHECK(d2.at("cost_bound").get<double>() == doctest::Approx(8.0));
+  CHECK(d2.at("total_cost") == 8.0);
+  const memory_graph g = make_memory_graph(read_json_graph(path));
+  const plan_simulation sim = simulate_plan(g, plan_from_json(d2, ids_of(g), "tool output"));
+  CHECK(sim.peak_bytes <= 40);
+  CHECK(sim.total_cost == 8.0);
+}
+
 #ifdef MEMSCHED_HAVE_CBC
 TEST_CASE("memsched remat --algo auto --backend cbc: a training chain proven optimal, the bound in the JSON") {
   const temp_dir dir;
@@ -167,14 +191,6 @@ TEST_CASE("memsched remat --algo auto --backend cbc: a training chain proven opt
   const remat_result lib = remat_plan(df, 40, remat_plan_options{.backend = cbc_backend{}, .order = kahn});
   CHECK(plan == lib.plan);
   CHECK(doc.at("method") == lib.stats.method);
-  // Without a solver the native bound proves the same cost (x0 or x1 must go while x2's gradient
-  // runs: remat_cost_lower_bound).
-  const tool_run none = run_tool("remat " + path.string() + " --budget 40 --algo auto --backend none --order-from kahn --json", dir);
-  const json d2 = json::parse(none.out);
-  CHECK(d2.at("status") == "optimal");
-  REQUIRE(d2.at("cost_bound").is_number());
-  CHECK(d2.at("cost_bound").get<double>() == doctest::Approx(8.0));
-  CHECK(d2.at("total_cost") == 8.0);
   // Below what x2's gradient needs with its inputs (30 bytes): proven infeasible, exit 2.
   const tool_run below = run_tool("remat " + path.string() + " --budget 29 --algo auto --json", dir);
   CHECK(below.exit_code == 2);
