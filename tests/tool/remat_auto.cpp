@@ -27,6 +27,18 @@ using nlohmann::json;
 
 namespace {
 
+/// support/training_chain.hpp's chain as a graph file with its roles: x0 -> x1 -> x2 -> loss;
+/// gradients g2, g1, g0 (the output); 10 bytes and cost 1 each.
+std::filesystem::path write_training_chain(const temp_dir& dir) {
+  return dir.write("chain.json", R"({"nodes": [
+      {"id": 0, "bytes": 10, "cost": 1}, {"id": 1, "bytes": 10, "cost": 1}, {"id": 2, "bytes": 10, "cost": 1},
+      {"id": 3, "bytes": 10, "cost": 1, "role": "loss"},
+      {"id": 4, "bytes": 10, "cost": 1, "backward": true, "grad_of": 2},
+      {"id": 5, "bytes": 10, "cost": 1, "backward": true, "grad_of": 1},
+      {"id": 6, "bytes": 10, "cost": 1, "backward": true, "grad_of": 0}],
+    "edges": [[0, 1], [1, 2], [2, 3], [3, 4], [2, 4], [4, 5], [1, 5], [5, 6], [0, 6]], "outputs": [6]})");
+}
+
 std::vector<std::int64_t> ids_of(const memory_graph& g) {
   std::vector<std::int64_t> ids;
   for (std::size_t v = 0; v < g.size(); ++v) ids.push_back(static_cast<std::int64_t>(g.id(v)));
@@ -139,13 +151,7 @@ TEST_CASE("memsched remat --algo auto --backend none: the native bound proves a 
   const temp_dir dir;
   // The chain of the CBC case: at 40 bytes x0 or x1 must go while x2's gradient runs, so every
   // plan costs at least 8 (remat_cost_lower_bound), and one recomputation reaches it.
-  const auto path = dir.write("chain.json", R"({"nodes": [
-      {"id": 0, "bytes": 10, "cost": 1}, {"id": 1, "bytes": 10, "cost": 1}, {"id": 2, "bytes": 10, "cost": 1},
-      {"id": 3, "bytes": 10, "cost": 1, "role": "loss"},
-      {"id": 4, "bytes": 10, "cost": 1, "backward": true, "grad_of": 2},
-      {"id": 5, "bytes": 10, "cost": 1, "backward": true, "grad_of": 1},
-      {"id": 6, "bytes": 10, "cost": 1, "backward": true, "grad_of": 0}],
-    "edges": [[0, 1], [1, 2], [2, 3], [3, 4], [2, 4], [4, 5], [1, 5], [5, 6], [0, 6]], "outputs": [6]})");
+  const auto path = write_training_chain(dir);
   const tool_run none = run_tool("remat " + path.string() + " --budget 40 --algo auto --backend none --order-from kahn --json", dir);
   CHECK(none.exit_code == 0);
   const json d2 = json::parse(none.out);
@@ -162,15 +168,9 @@ TEST_CASE("memsched remat --algo auto --backend none: the native bound proves a 
 #ifdef MEMSCHED_HAVE_CBC
 TEST_CASE("memsched remat --algo auto --backend cbc: a training chain proven optimal, the bound in the JSON") {
   const temp_dir dir;
-  // x0 -> x1 -> x2 -> loss; gradients g2, g1, g0 (the output); 10 bytes and cost 1 each. The
-  // no-remat peak is 50; at 40 one recomputation is the least (cost 8 of 7).
-  const auto path = dir.write("chain.json", R"({"nodes": [
-      {"id": 0, "bytes": 10, "cost": 1}, {"id": 1, "bytes": 10, "cost": 1}, {"id": 2, "bytes": 10, "cost": 1},
-      {"id": 3, "bytes": 10, "cost": 1, "role": "loss"},
-      {"id": 4, "bytes": 10, "cost": 1, "backward": true, "grad_of": 2},
-      {"id": 5, "bytes": 10, "cost": 1, "backward": true, "grad_of": 1},
-      {"id": 6, "bytes": 10, "cost": 1, "backward": true, "grad_of": 0}],
-    "edges": [[0, 1], [1, 2], [2, 3], [3, 4], [2, 4], [4, 5], [1, 5], [5, 6], [0, 6]], "outputs": [6]})");
+  // The training chain of support/training_chain.hpp: the no-remat peak is 50; at 40 one
+  // recomputation is the least (cost 8 of 7).
+  const auto path = write_training_chain(dir);
   const dataflow_graph df = read_json_graph(path);
   const memory_graph g = make_memory_graph(df);
   REQUIRE(g.has_training_roles());
