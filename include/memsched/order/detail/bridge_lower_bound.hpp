@@ -7,6 +7,7 @@
 // U-Nets, DenseNets) this is much stronger than a vertex with its inputs alone.
 
 #include <memsched/graph/memory_graph.hpp>
+#include <memsched/order/peak_lower_bound.hpp>
 #include <memsched/sim/memory_model.hpp>
 
 #include <algorithm>
@@ -17,17 +18,16 @@
 
 namespace memsched::detail {
 
-/// Graphs above this many vertices get memory_model::min_running_bytes's bound only: the
-/// ancestor sets take n^2 / 8 bytes (50 MB at this size).
+/// Graphs above this many vertices get peak_lower_bound only: the ancestor sets take n^2 / 8
+/// bytes (50 MB at this size).
 inline constexpr std::size_t bridge_bound_max_vertices = 20'000;
 
-/// max over v of min_running_bytes(g, v) + the bytes of the strict ancestors of v, other than v's
+/// max over v of min_running_bytes(g, v) (peak_lower_bound's term) + the bytes of the strict ancestors of v, other than v's
 /// inputs, that are graph outputs or have a reader among v's strict descendants. Valid for every
 /// order under the memory model (in-place rule included). O(m x n / 64 + n^2) time, n^2 / 8 bytes.
 inline std::int64_t bridge_peak_lower_bound(const memory_graph& g) {
   const std::size_t n = g.size();
-  std::int64_t bound = 0;
-  for (std::size_t v = 0; v < n; ++v) bound = std::max(bound, memory_model::min_running_bytes(g, v));
+  std::int64_t bound = peak_lower_bound(g);
   if (n > bridge_bound_max_vertices) return bound;
   const std::size_t words = (n + 63) / 64;
   // ancestors[v]: v's strict ancestors, a bitset of `words` words.
