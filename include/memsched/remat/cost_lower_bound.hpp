@@ -198,7 +198,7 @@ inline best_order_bound cost_extra_best_order(const memory_graph& g, std::int64_
   std::vector<std::size_t> input_of(n, std::numeric_limits<std::size_t>::max());
   best_order_bound res;
   while (!queue.empty()) {
-    entry e = std::move(const_cast<entry&>(queue.top()));  // popped next: moving its set out is safe
+    entry e = queue.top();
     queue.pop();
     if (e.key > best[e.computed]) continue;  // reached again more cheaply
     res.states = best.size();
