@@ -344,8 +344,9 @@ remat_result remat_along_orders(const memory_graph& g, std::int64_t budget, cons
   for (std::size_t k = 0; k < k_orders; ++k) {
     const remat_result& r = results[k];
     costs.push_back(has_solution(r.status) ? std::optional(remat_stats::order_cost{r.total_cost, r.overhead}) : std::nullopt);
-    // The portfolio's bound on the plans along order k (none: no plan fits along it).
-    const std::optional<double> along = r.stats.cost_bound_per_order.empty() ? std::nullopt : r.stats.cost_bound_per_order.front();
+    // The portfolio's bound on the plans along order k (finish() leaves exactly one; none: no
+    // plan fits along it).
+    const std::optional<double> along = r.stats.cost_bound_per_order.front();
     bounds.push_back(along);
     every_order_proven = every_order_proven && r.status == solve_status::optimal;
     bound = std::min(bound, along.value_or(std::numeric_limits<double>::infinity()));
