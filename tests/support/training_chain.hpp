@@ -23,12 +23,15 @@ inline memory_graph_data training_chain_data() {
 
 /// training_chain_data with its roles: x0-x2 forward, x3 the loss, g2-g0 backward, g_i the
 /// gradient of x_i.
-inline memory_graph training_chain_with_roles() {
+inline memory_graph_data training_chain_with_roles_data() {
   memory_graph_data d = training_chain_data();
   d.roles = {node_role::forward, node_role::forward, node_role::forward, node_role::loss,
              node_role::backward, node_role::backward, node_role::backward};
   d.grad_of = {std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::size_t{2}, std::size_t{1}, std::size_t{0}};
-  return memory_graph(d);
+  return d;
 }
+
+/// training_chain_with_roles_data as a graph.
+inline memory_graph training_chain_with_roles() { return memory_graph(training_chain_with_roles_data()); }
 
 }  // namespace memsched::testing

@@ -11,7 +11,9 @@
 #include <memsched/solver/backends/cbc.hpp>
 #endif
 
+#include "../support/random_dag.hpp"
 #include "../support/run_tool.hpp"
+#include "../support/training_chain.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -27,16 +29,12 @@ using nlohmann::json;
 
 namespace {
 
-/// support/training_chain.hpp's chain as a graph file with its roles: x0 -> x1 -> x2 -> loss;
+/// support/training_chain.hpp's chain, with its roles, as a graph file: x0 -> x1 -> x2 -> loss;
 /// gradients g2, g1, g0 (the output); 10 bytes and cost 1 each.
 std::filesystem::path write_training_chain(const temp_dir& dir) {
-  return dir.write("chain.json", R"({"nodes": [
-      {"id": 0, "bytes": 10, "cost": 1}, {"id": 1, "bytes": 10, "cost": 1}, {"id": 2, "bytes": 10, "cost": 1},
-      {"id": 3, "bytes": 10, "cost": 1, "role": "loss"},
-      {"id": 4, "bytes": 10, "cost": 1, "backward": true, "grad_of": 2},
-      {"id": 5, "bytes": 10, "cost": 1, "backward": true, "grad_of": 1},
-      {"id": 6, "bytes": 10, "cost": 1, "backward": true, "grad_of": 0}],
-    "edges": [[0, 1], [1, 2], [2, 3], [3, 4], [2, 4], [4, 5], [1, 5], [5, 6], [0, 6]], "outputs": [6]})");
+  const std::filesystem::path path = dir / "chain.json";
+  write_json_graph(path, to_dataflow_graph(training_chain_with_roles_data()));
+  return path;
 }
 
 std::vector<std::int64_t> ids_of(const memory_graph& g) {
