@@ -57,7 +57,7 @@ struct cost_lower_bound_options {
   /// values, its ready vertices and their covers); it stops there as at max_states. Each set
   /// costs O(n + m + ready x n) visits, so on wide graphs of thousands of vertices this, not
   /// max_states, keeps the search to seconds without a time limit (and deterministic): a visit
-  /// takes 1-3 ns on a 2-core machine, the default 1-3 s (docs/remat_auto.md).
+  /// takes 0.8-3 ns on a 2-core machine, the default 1-3 s (docs/remat_auto.md).
   std::size_t max_work = 1'000'000'000;
   /// Wall clock of that search (the bound found by then, as at max_states).
   std::optional<std::chrono::duration<double>> time_limit;
