@@ -1,4 +1,6 @@
 #include <memsched/graph/json_io.hpp>
+#include <memsched/order/detail/serenity_dp.hpp>
+#include <memsched/order/detail/serenity_memory_pool.hpp>
 #include <memsched/order/kahn.hpp>
 #include <memsched/order/serenity.hpp>
 #include <memsched/sim/simulate_order.hpp>

@@ -4,6 +4,7 @@
 
 #include <memsched/graph/json_io.hpp>
 #include <memsched/graph/randwire.hpp>
+#include <memsched/order/peak_lower_bound.hpp>
 #include <memsched/order/serenity.hpp>
 
 #include "../support/random_dag.hpp"
