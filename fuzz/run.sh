@@ -9,7 +9,8 @@
 # libprotobuf-dev; ONNX_NAMESPACE=onnx as their CMake config says); without them it is skipped
 # with a message, unless named on the command line (then missing ONNX is an error).
 #
-# Environment: MEMSCHED_FUZZ_BUILD (default <repo>/build-fuzz: binaries, the growing corpus,
+# Environment: JOBS (harnesses built and run at once; default: the cores), MEMSCHED_FUZZ_BUILD
+# (default <repo>/build-fuzz: binaries, the growing corpus,
 # artifacts), CXX_FUZZ (default clang++).
 # The corpus persists in $BUILD/corpus/<harness>, so repeated runs continue where they stopped.
 set -euo pipefail
@@ -52,7 +53,8 @@ seeds() {  # seed directories of a harness: hand-written seeds, regression input
   printf '%s\n' "${dirs[@]}"
 }
 
-failed=()
+# Which harnesses run: the named or default ones, onnx only where its libraries are installed.
+selected=()
 for name in "${HARNESSES[@]}"; do
   [ -n "${SOURCE[$name]:-}" ] || { echo "fuzz: unknown harness '$name' (json graphml dot plan onnx)" >&2; exit 2; }
   if [ "$name" = onnx ] && ! have_onnx; then
@@ -60,20 +62,46 @@ for name in "${HARNESSES[@]}"; do
     echo "fuzz: onnx skipped (libonnx-dev / libprotobuf-dev not installed)" >&2
     continue
   fi
-  build "$name"
+  selected+=("$name")
+done
+
+# Each harness is one clang TU and one single-threaded fuzzer: JOBS of them (default: the cores)
+# are built, then run, at the same time. Every harness still gets SECONDS_EACH seconds of a core.
+jobs=${JOBS:-$(nproc)}
+throttle() { while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done; }
+for name in "${selected[@]}"; do
+  throttle
+  build "$name" &
+done
+built=true
+for pid in $(jobs -p); do wait "$pid" || built=false; done
+$built || { echo "fuzz: a harness did not build" >&2; exit 1; }
+
+run() {  # runs harness $1 for SECONDS_EACH seconds; its result goes to $BUILD/fuzz_$1.result
+  local name=$1 log=$BUILD/fuzz_$1.log dirs
   mkdir -p "$BUILD/corpus/$name"
   mapfile -t dirs < <(seeds "$name")
   echo "fuzz: $name for ${SECONDS_EACH}s" >&2
-  log=$BUILD/fuzz_$name.log
   if UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$BUILD/fuzz_${SOURCE[$name]}" -max_total_time="$SECONDS_EACH" -max_len="${MAX_LEN[$name]}" \
        -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
        -artifact_prefix="$BUILD/artifacts/$name-" "$BUILD/corpus/$name" "${dirs[@]}" >"$log" 2>&1; then
-    grep -E '^stat::number_of_executed_units|^Done ' "$log" | tr '\n' ' ' >&2; echo >&2
+    echo "fuzz: $name: $(grep -E '^stat::number_of_executed_units|^Done ' "$log" | tr '\n' ' ')" >&2
+    echo ok >"$BUILD/fuzz_$name.result"
   else
     echo "fuzz: $name FAILED (log: $log)" >&2
     grep -E 'ERROR|SUMMARY|check failed|Test unit written' "$log" | head -20 >&2 || true
-    failed+=("$name")
+    echo failed >"$BUILD/fuzz_$name.result"
   fi
+}
+for name in "${selected[@]}"; do
+  rm -f "$BUILD/fuzz_$name.result"
+  throttle
+  run "$name" &
+done
+wait
+failed=()
+for name in "${selected[@]}"; do
+  [ "$(cat "$BUILD/fuzz_$name.result" 2>/dev/null)" = ok ] || failed+=("$name")
 done
 if [ ${#failed[@]} -gt 0 ]; then
   echo "fuzz: failures in: ${failed[*]}" >&2
