@@ -8,4 +8,14 @@
 #error "src/memsched.cpp is the separate-compilation library: define MEMSCHED_SEPARATE_COMPILATION (or link memsched::compiled)"
 #endif
 
+#include <memsched/graph/impl/memory_graph.ipp>
 #include <memsched/order/impl/serenity.ipp>
+#include <memsched/sim/impl/simulate_plan.ipp>
+#include <memsched/remat/impl/best_heuristic.ipp>
+#include <memsched/remat/impl/checkmate_model.ipp>
+#include <memsched/remat/impl/cost_lower_bound.ipp>
+#include <memsched/remat/impl/dtr.ipp>
+#include <memsched/remat/impl/free_order.ipp>
+#include <memsched/remat/impl/hiremate.ipp>
+#include <memsched/remat/impl/lifetime_search.ipp>
+#include <memsched/remat/impl/moccasin_model.ipp>

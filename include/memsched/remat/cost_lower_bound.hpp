@@ -19,6 +19,7 @@
 //   P - budget by all of them is a bound (a weak one: it forgets which values are live together).
 //   P is a proven lower bound on the optimal peak (serenity_order's lower_bound).
 
+#include <memsched/core/config.hpp>
 #include <memsched/core/status.hpp>
 #include <memsched/graph/memory_graph.hpp>
 #include <memsched/remat/detail/call_deadline.hpp>
@@ -253,38 +254,7 @@ inline best_order_bound cost_extra_best_order(const memory_graph& g, std::int64_
   return res;
 }
 
-inline cost_lower_bound_result cost_lower_bound_on(const memory_graph& g, std::int64_t budget, const cost_lower_bound_options& o) {
-  if (budget < 0) throw std::invalid_argument("remat_cost_lower_bound: negative budget");
-  if (o.order) check_order(g, *o.order, "remat_cost_lower_bound");
-  cost_lower_bound_result res;
-  if (auto why = budget_below_lower_bound(g, budget)) {
-    res.status = solve_status::infeasible;
-    res.message = "remat_cost_lower_bound: " + *why;
-    return res;
-  }
-  double extra = 0;
-  if (o.order) {
-    extra = cost_extra_along_order(g, budget, *o.order, res.steps_over);
-  } else {
-    extra = cost_extra_any_order(g, budget, o.peak_bound.value_or(0));
-    if (o.max_states > 0) {
-      const call_deadline deadline(std::chrono::steady_clock::now(), o.time_limit);
-      const best_order_bound searched = cost_extra_best_order(g, budget, o.max_states, o.max_work, deadline);
-      extra = std::max(extra, searched.extra);
-      res.states = searched.states;
-      res.work = searched.work;
-      res.search_complete = searched.complete;
-    }
-  }
-  if (extra == std::numeric_limits<double>::infinity()) {  // a step's inputs alone exceed the budget: caught above
-    res.status = solve_status::infeasible;
-    res.message = "remat_cost_lower_bound: a step of the order does not fit the budget " + std::to_string(budget) + " with its inputs alone";
-    return res;
-  }
-  res.total_cost = g.total_cost() + extra;
-  res.overhead = g.total_cost() > 0 ? res.total_cost / g.total_cost() - 1 : 0;
-  return res;
-}
+MEMSCHED_DECL cost_lower_bound_result cost_lower_bound_on(const memory_graph& g, std::int64_t budget, const cost_lower_bound_options& o);
 
 }  // namespace detail
 
@@ -309,3 +279,7 @@ template <class G, class... Maps>
 }
 
 }  // namespace memsched
+
+#ifndef MEMSCHED_SEPARATE_COMPILATION
+#include <memsched/remat/impl/cost_lower_bound.ipp>
+#endif

@@ -279,16 +279,22 @@ inline void hm_check_partition_options(const hiremate_partition_options& options
   if (!std::isfinite(options.alpha) || options.alpha < 0) fail("alpha", "must be a finite number >= 0");
 }
 
-/// hiremate_partition of `graph`, whose memory_graph `g` the caller already has (the ops come from
-/// `graph`'s node bundles when options.ops is empty). Options already checked.
-template <class G, class... Maps>
-hiremate_partition_result hm_partition(const G& graph, const memory_graph& g, const hiremate_partition_options& options, const Maps&... maps) {
+/// hiremate_partition of a converted graph whose op names, if any, are in options.ops. Options
+/// already checked. Throws std::invalid_argument for ops of the wrong length.
+inline hiremate_partition_result hm_partition_on(const memory_graph& g, const hiremate_partition_options& options) {
   if (!options.ops.empty() && options.ops.size() != g.size())
     throw std::invalid_argument("hiremate_partition: ops has " + std::to_string(options.ops.size()) + " entries for " + std::to_string(g.size()) +
                                 " vertices");
+  return hm_partitioner(g, options).run();
+}
+
+/// `options` with the op names of `graph` (whose memory_graph is `g`) when options.ops is empty
+/// and its node bundles have them: the graph-type dependent part of hiremate_partition.
+template <class G, class... Maps>
+hiremate_partition_options hm_with_ops(const G& graph, const memory_graph& g, const hiremate_partition_options& options, const Maps&... maps) {
+  hiremate_partition_options with_ops = options;
   if constexpr (has_node_bundle<G>) {
     if (options.ops.empty()) {
-      hiremate_partition_options with_ops = options;
       with_ops.ops.resize(g.size());
       auto index = [&] {
         if constexpr (sizeof...(Maps) == 0)
@@ -298,10 +304,9 @@ hiremate_partition_result hm_partition(const G& graph, const memory_graph& g, co
       }();
       for (auto [it, end] = vertices(graph); it != end; ++it)
         with_ops.ops[static_cast<std::size_t>(get(index, *it))] = graph[*it].op;
-      return hm_partitioner(g, with_ops).run();
     }
   }
-  return hm_partitioner(g, options).run();
+  return with_ops;
 }
 
 }  // namespace detail
@@ -331,7 +336,7 @@ template <class G, class... Maps>
                                                            const Maps&... maps) {
   detail::hm_check_partition_options(options);
   const memory_graph& g = detail::to_memory_graph(graph, maps...);
-  return detail::hm_partition(graph, g, options, maps...);
+  return detail::hm_partition_on(g, detail::hm_with_ops(graph, g, options, maps...));
 }
 
 /// hiremate_partition with the default options.

@@ -1,0 +1,353 @@
+#pragma once
+// The definitions of remat/hiremate.hpp's non-template entry points (declared there).
+// Header-only mode: that header includes this file at its end and they are inline. With
+// MEMSCHED_SEPARATE_COMPILATION only src/memsched.cpp includes it (core/config.hpp).
+
+#include <memsched/remat/hiremate.hpp>
+
+namespace memsched::detail {
+
+MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::int64_t budget, const hiremate_options& options,
+                                                const hiremate_partition_options& partition,
+                                                std::chrono::steady_clock::time_point start) {
+  using clock = std::chrono::steady_clock;
+  if (!g.has_training_roles()) throw std::invalid_argument("hiremate_plan: the graph has no training roles (make_training_graph first)");
+  auto elapsed = [&] { return detail::seconds_since(start); };
+  auto out_of_time = [&] { return options.time_limit && elapsed() >= options.time_limit->count(); };
+  hiremate_plan_result out;
+  hiremate_stats& st = out.stats;
+
+  // The start: the best heuristic on the whole graph.
+  remat_result heur;
+  std::string start_method;  // the start's method: "best-heuristic" or "dtr:<score>" (result.stats.start_source)
+  if (options.heuristic_start) {
+    options.observer.on_phase(elapsed(), "heuristic start");
+    // At most half the time limit: the lowest level's deadline (80%) comes after it.
+    const std::optional<std::chrono::duration<double>> share =
+        options.time_limit ? std::optional(*options.time_limit * 0.5) : std::nullopt;
+    heur = detail::hm_heuristic_plan(g, budget, options.heuristics, options.dtr, detail::call_deadline(start, share));
+    st.heuristic_seconds = heur.stats.seconds;
+    if (heur.status == solve_status::feasible) {
+      st.heuristic_cost = heur.total_cost;
+      start_method = heur.stats.method;
+      options.observer.on_incumbent(elapsed(), heur.total_cost);
+    }
+  }
+
+  // H-Partition; the level solved is level 0 (or the whole forward graph as one group).
+  options.observer.on_phase(elapsed(), "partition");
+  hiremate_partition_options partition_options = partition;
+  hiremate_partition_result part = hm_partition_on(g, partition_options);
+  // A long stack of blocks gives a long chain: coarser groups keep its cubic table small.
+  // (part.stats.vertices: the forward vertices, the most one group can hold.)
+  double partition_seconds = part.stats.seconds;
+  while (options.chain_units > 0 && options.max_chain_stages > 0 && !part.levels.empty() &&
+         part.levels[0].groups.size() > options.max_chain_stages && partition_options.max_lower < part.stats.vertices) {
+    partition_options.max_lower *= 2;
+    part = hm_partition_on(g, partition_options);
+    partition_seconds += part.stats.seconds;
+  }
+  part.stats.seconds = partition_seconds;
+  st.max_lower = partition_options.max_lower;
+  std::vector<std::vector<std::size_t>> groups;  // forward vertices, canonical order
+  std::vector<std::size_t> group_class;
+  if (!part.levels.empty()) {
+    for (auto& grp : part.levels[0].groups) groups.push_back(std::move(grp.vertices)), group_class.push_back(grp.subgraph_class);
+  } else {
+    std::vector<std::size_t> all;
+    for (auto v : g.topological_order())
+      if (g.is_forward(v)) all.push_back(v);
+    groups.push_back(std::move(all));
+    group_class.push_back(0);
+  }
+  const std::size_t num_classes = part.classes.size();
+  st.partition = std::move(part.stats);
+  st.groups = groups.size();
+
+  // Lowest level: one solve per class (the first group of it), in parallel.
+  const auto lower_start = clock::now();
+  options.observer.on_phase(elapsed(), "lower level");
+  std::vector<std::size_t> rep_of(groups.size());
+  std::vector<std::size_t> reps;
+  {
+    std::vector<std::size_t> first(num_classes + 1, groups.size());
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      auto& f = first[group_class[i]];
+      if (f == groups.size()) f = i, reps.push_back(i);
+      rep_of[i] = f;
+    }
+  }
+  const hiremate_subgraph_options_config cfg{.budgets = options.budgets, .max_options = options.max_options, .resident_levels = options.resident_levels,
+                                            .heuristics = options.heuristics};
+  // The lowest level may use 80% of the time limit (the top level and the expansion are linear).
+  const std::optional<double> lower_deadline = options.time_limit ? std::optional<double>(0.8 * options.time_limit->count()) : std::nullopt;
+  const detail::call_deadline lower_call_deadline(
+      start, lower_deadline ? std::optional(std::chrono::duration<double>(*lower_deadline)) : std::nullopt);
+  std::atomic<std::size_t> solves_left{0};
+  unsigned threads = 1;  // of the current solve_all: run_tasks' count (at most one per task)
+  hiremate_lower_limits base_limits;
+  // Each solve gets the time left to the lowest level's deadline divided among the solves still to
+  // run on each thread.
+  auto limits_now = [&] {
+    hiremate_lower_limits l = base_limits;
+    if (lower_deadline) {
+      const double left = std::max(0.0, *lower_deadline - elapsed());
+      const double per_thread = static_cast<double>(std::max<std::size_t>(1, (solves_left.load() + threads - 1) / threads));
+      l.time_limit = std::chrono::duration<double>(left / per_thread);
+    }
+    return l;
+  };
+  // Per solved group: its problem and its class's options (the outputs-only one included).
+  std::vector<hiremate_subgraph> subs(groups.size());
+  std::vector<std::vector<hiremate_option>> class_options(groups.size());
+  std::atomic<std::size_t> cut{0};
+  auto solve_all = [&](const std::vector<std::size_t>& which) {
+    const std::size_t per_class = options.budgets * (1 + options.resident_levels);
+    solves_left = which.size() * per_class;
+    threads = detail::task_threads(options.threads, which.size());
+    base_limits.max_bytes.reset();
+    if (options.max_bytes) base_limits.max_bytes = std::max<std::int64_t>(1, *options.max_bytes / static_cast<std::int64_t>(threads));
+    detail::run_tasks(which.size(), threads, [&](std::size_t k) {
+      const std::size_t i = which[k];
+      hiremate_subgraph_options_config class_cfg = cfg;
+      if (lower_deadline) class_cfg.time_limit = std::chrono::duration<double>(std::max(0.0, *lower_deadline - elapsed()));
+      auto solve = [&](const memory_graph& sg, std::int64_t b) {
+        --solves_left;
+        if (options.lower_solver) return options.lower_solver(sg, b, limits_now());
+        return detail::hm_heuristic_plan(sg, b, options.heuristics, options.dtr, lower_call_deadline);
+      };
+      hiremate_subgraph_result r = hiremate_subgraph_options(g, groups[i], class_cfg, solve);
+      // Equal budgets solved once and budgets the time limit left out: no longer to run.
+      solves_left -= per_class - r.solves;
+      if (r.stopped) ++cut;
+      if (r.options.empty() && r.stopped)
+        class_options[i] = detail::hm_cheap_options(r.sub);
+      else
+        class_options[i] = detail::hm_class_options(r.sub, std::move(r.options));
+      subs[i] = std::move(r.sub);
+    });
+  };
+  solve_all(reps);
+  // Options of every group, in original vertices (a class's plans mapped to each member).
+  std::vector<std::vector<detail::hm_group_choice>> choices(groups.size());
+  std::vector<std::size_t> unshared;  // groups whose problem turned out different from their class's
+  auto to_choices = [&](std::size_t r, const hiremate_subgraph& sub, const std::vector<std::size_t>* map) {
+    std::vector<detail::hm_group_choice> cs;
+    for (const auto& o : class_options[r]) cs.push_back(detail::hm_choice_of(o, sub, map));
+    return cs;
+  };
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const std::size_t r = rep_of[i];
+    if (r == i) {
+      choices[i] = to_choices(i, subs[i], nullptr);
+      continue;
+    }
+    hiremate_subgraph sub = make_hiremate_subgraph(g, groups[i]);
+    try {
+      const auto map = hiremate_subgraph_map(subs[r], groups[r], sub, groups[i]);
+      choices[i] = to_choices(r, sub, &map);
+    } catch (const std::invalid_argument&) {
+      unshared.push_back(i);  // same forward class, different problem (e.g. the gradients differ)
+    }
+  }
+  solve_all(unshared);
+  for (auto i : unshared) choices[i] = to_choices(i, subs[i], nullptr);
+  st.classes_cut = cut;
+  st.classes_solved = reps.size() + unshared.size();
+  st.lower_seconds = detail::seconds_since(lower_start);
+
+  // Top level: choose, expand, simulate; tighten on overshoot.
+  const auto top_start = clock::now();
+  const std::vector<std::size_t> owner = detail::hm_group_owner(g, groups);
+  remat_result hier;
+  std::string why;
+  bool every_group = true;
+  for (const auto& c : choices) every_group = every_group && !c.empty();
+  if (!every_group) why = "a subgraph has no option";
+  std::optional<double> best_reported = st.heuristic_cost;
+  // Each top level: choose under a target budget, expand, simulate; on overshoot, choose again
+  // under a target lowered by it. `choose(target, why)` gives a compute sequence or nullopt.
+  auto repaired = [&](auto choose, std::optional<double>& cost) {
+    std::int64_t target = budget;
+    for (std::size_t round = 0; round <= options.repair_rounds && (round == 0 || !out_of_time()); ++round) {
+      auto seq = choose(target);
+      if (!seq) break;
+      remat_result r = detail::finish_strategy_plan(g, std::move(*seq), budget, true, start);
+      if (r.status == solve_status::feasible) {
+        cost = r.total_cost;
+        if (!best_reported || r.total_cost < *best_reported) {
+          best_reported = r.total_cost;
+          options.observer.on_incumbent(elapsed(), r.total_cost);
+        }
+        return r;
+      }
+      ++st.repair_rounds;
+      const std::int64_t over = r.peak_bytes - budget;
+      why = "the expanded plan's peak " + std::to_string(r.peak_bytes) + " exceeds the budget";
+      target -= std::max<std::int64_t>(over, std::max<std::int64_t>(1, target / 64));
+      if (target <= 0) break;
+    }
+    return remat_result{};
+  };
+  if (every_group) {
+    options.observer.on_phase(elapsed(), "top level");
+    std::size_t units = options.budget_units;
+    if (options.max_bytes) {
+      // hm_choose holds two rows of doubles and, per group and unit, a pick byte and a from index.
+      const std::int64_t per = static_cast<std::int64_t>(groups.size()) * 5 + 16;
+      units = std::max<std::size_t>(16, std::min<std::size_t>(units, static_cast<std::size_t>(std::max<std::int64_t>(1, *options.max_bytes / per))));
+    }
+    hier = repaired(
+        [&](std::int64_t target) -> std::optional<std::vector<std::size_t>> {
+          const auto choice = detail::hm_choose(choices, target, units);
+          if (!choice) {
+            why = "no choice of the subgraphs' options fits the budget";
+            return std::nullopt;
+          }
+          std::vector<const std::vector<std::size_t>*> parts;
+          for (std::size_t i = 0; i < groups.size(); ++i) parts.push_back(&choices[i][(*choice)[i]].forward);
+          for (std::size_t i = groups.size(); i-- > 0;) parts.push_back(&choices[i][(*choice)[i]].backward);
+          auto seq = detail::hm_expand(g, parts, owner);
+          if (!seq) why = "the groups' schedules cannot be put in one order";
+          return seq;
+        },
+        st.groups_cost);
+    if (hier.status == solve_status::feasible) st.top_method = "groups";
+    // Two models of the pinned values (over their live ranges, and throughout), for the chain top
+    // level and as the H-ILP's starts.
+    std::vector<detail::hm_chain> models;
+    const std::int64_t table_cap = options.max_bytes.value_or(std::int64_t{1} << 28);
+    if (options.chain_units > 0) {
+      models.push_back(detail::hm_make_chain(g, groups, owner));
+      if (models.front().pinned_ranged > 0) models.push_back(detail::hm_pinned_throughout(models.front()));
+    }
+    if (options.chain_units > 0 && !out_of_time()) {
+      options.observer.on_phase(elapsed(), "top level (chain)");
+      // The cheaper expanded plan of the two models is the chain's.
+      std::string chain_why;
+      remat_result by_chain;
+      for (const detail::hm_chain& chain : models) {
+        if (out_of_time()) break;
+        std::optional<double> cost;
+        remat_result r = repaired(
+            [&](std::int64_t target) -> std::optional<std::vector<std::size_t>> {
+              const auto steps = detail::hm_chain_schedule(chain, choices, target, options.chain_units, table_cap, out_of_time);
+              if (!steps) {
+                chain_why = out_of_time() ? "the time limit stopped the chain schedule" : "no chain schedule fits the budget";
+                return std::nullopt;
+              }
+              std::vector<const std::vector<std::size_t>*> parts;
+              for (const auto& step : *steps) {
+                const auto& c = choices[step.stage][step.option];
+                using kind = detail::hm_chain_step::kind;
+                parts.push_back(step.what == kind::forward_only ? chain.stages[step.stage].forward
+                                                                : step.what == kind::forward ? &c.forward : &c.backward);
+              }
+              auto seq = detail::hm_expand(g, parts, owner);
+              if (!seq) chain_why = "the chain schedule cannot be put in one order";
+              return seq;
+            },
+            cost);
+        if (r.status == solve_status::feasible && (by_chain.status != solve_status::feasible || r.total_cost < by_chain.total_cost)) {
+          by_chain = std::move(r);
+          st.chain_cost = cost;
+        }
+      }
+      if (by_chain.status == solve_status::feasible &&
+          (hier.status != solve_status::feasible || by_chain.total_cost < hier.total_cost)) {
+        hier = std::move(by_chain);
+        st.top_method = "chain";
+      } else if (hier.status != solve_status::feasible && !chain_why.empty()) {
+        why = why.empty() ? chain_why : why + "; " + chain_why;
+      }
+    }
+    if (options.top_solver && groups.size() <= options.hilp_max_groups && !out_of_time()) {
+      options.observer.on_phase(elapsed(), "top level (H-ILP)");
+      const auto hilp_start = clock::now();
+      const auto problem = detail::hm_make_hilp(g, groups, owner, choices);
+      std::optional<double> cost;
+      remat_result r;
+      if (problem) {
+        // A schedule's vertex lists in order.
+        auto parts_of = [&](const detail::hm_hilp_schedule& schedule) {
+          std::vector<const std::vector<std::size_t>*> parts;
+          for (const auto& stage : schedule)
+            for (const auto& [k, o] : stage) parts.push_back(problem->variants[k][o].vertices);
+          return parts;
+        };
+        r = repaired(
+            [&](std::int64_t target) -> std::optional<std::vector<std::size_t>> {
+              // Starts: the other top levels' schedules at this target.
+              std::vector<detail::hm_hilp_schedule> starts;
+              if (auto c = detail::hm_choose(choices, target, units)) starts.push_back(detail::hm_hilp_schedule_of_choice(groups.size(), *c));
+              for (const auto& chain : models)
+                if (auto steps = detail::hm_chain_schedule(chain, choices, target, options.chain_units, table_cap, out_of_time))
+                  if (auto s = detail::hm_hilp_schedule_of_chain(*problem, *steps)) starts.push_back(std::move(*s));
+              solver_options so = options.top_solver_options;
+              if (options.time_limit) {
+                const double left = detail::backend_limit_within(options.time_limit->count() - elapsed());
+                if (left <= 0) return std::nullopt;
+                so.time_limit = std::chrono::duration<double>(so.time_limit ? std::min(so.time_limit->count(), left) : left);
+              }
+              // The starts' simulated peaks calibrate the model's memory (see hm_solve_hilp).
+              std::vector<std::int64_t> real_peaks;
+              for (const auto& s : starts) {
+                const auto seq = detail::hm_expand(g, parts_of(s), owner);
+                real_peaks.push_back(seq ? detail::sequence_peak_cost(g, *seq).first : -1);
+              }
+              const auto outcome = detail::hm_solve_hilp(*problem, target, starts, real_peaks, options.top_solver, so,
+                                                        options.max_bytes ? static_cast<std::uint64_t>(*options.max_bytes) : default_max_bytes());
+              if (!outcome.message.empty()) why = why.empty() ? outcome.message : why + "; " + outcome.message;
+              st.hilp_status = std::string(to_string(outcome.status));
+              st.hilp_variables = outcome.variables, st.hilp_constraints = outcome.constraints;
+              st.hilp_budget_raised = outcome.budget_raised;
+              // No answer although the backend ran (no start fits the model: their expanded plans
+              // overshoot the budget): the first start, so that the simulator's overshoot lowers
+              // the target as it does for the other top levels.
+              if (!outcome.schedule && (starts.empty() || outcome.status == solve_status::unsupported || outcome.status == solve_status::error))
+                return std::nullopt;
+              return detail::hm_expand(g, parts_of(outcome.schedule ? *outcome.schedule : starts.front()), owner);
+            },
+            cost);
+      }
+      st.hilp_seconds = detail::seconds_since(hilp_start);
+      if (r.status == solve_status::feasible) {
+        st.hilp_cost = cost;
+        if (hier.status != solve_status::feasible || r.total_cost < hier.total_cost) {
+          hier = std::move(r);
+          st.top_method = "hilp";
+        }
+      }
+    }
+    if (hier.status == solve_status::feasible) st.hierarchy_cost = hier.total_cost;
+  }
+  st.top_seconds = detail::seconds_since(top_start);
+
+  const bool hier_ok = hier.status == solve_status::feasible;
+  const bool heur_ok = heur.status == solve_status::feasible;
+  if (hier_ok && (!heur_ok || hier.total_cost <= heur.total_cost)) {
+    out.result = std::move(hier);
+    st.source = "hierarchy";
+  } else if (heur_ok) {
+    out.result = std::move(heur);
+    st.source = "heuristic";
+  } else {
+    out.result = remat_result{};
+    if (auto lb = detail::budget_below_lower_bound(g, budget)) {
+      out.result.status = solve_status::infeasible;
+      why = *lb;
+    }
+  }
+  out.result.stats.seconds = elapsed();
+  out.result.stats.start_source = heur_ok ? start_method : "";
+  if (heur_ok) out.result.stats.start_cost = *st.heuristic_cost;
+  std::string msg = "hiremate: " + std::to_string(st.groups) + " groups, " + std::to_string(st.classes_solved) + " subgraph problems solved, " +
+                    std::to_string(st.partition.levels) + " partition levels";
+  if (st.classes_cut > 0) msg += "; the time limit cut " + std::to_string(st.classes_cut) + " subgraph problems short";
+  if (!st.source.empty()) msg += "; plan from the " + st.source + (st.source == "heuristic" ? " (" + start_method + ")" : "");
+  if (!hier_ok && !why.empty()) msg += "; hierarchy: " + why;
+  out.result.message = msg;
+  return out;
+}
+
+}  // namespace memsched::detail
