@@ -2,11 +2,23 @@
 // library (memsched::compiled, MEMSCHED_SEPARATE_COMPILATION). Both print the same lines or run.sh
 // fails: every serenity_order result (order, peak, bound, status, state counts) on random DAGs of
 // 6 to 300 vertices (bitset widths 1 to 5 words) under several option sets, each order re-checked
-// by the simulator, and the message of a rejected option. Work is bounded by counted limits
-// (max_states), so the output is deterministic.
+// by the simulator, and the message of a rejected option; then every separately compiled
+// rematerialization core (best heuristic, DTR, lifetime search, free order, the cost lower bound,
+// HiRemate) on training graphs of such DAGs at three budgets, each plan re-checked by the
+// simulator, and memory_graph's cycle error. Work is bounded by counted limits (max_states,
+// rounds) and no time limit is set, so the output is deterministic.
 #include <memsched/graph/dataflow_graph.hpp>
 #include <memsched/order/serenity.hpp>
+#include <memsched/remat/best_heuristic.hpp>
+#include <memsched/remat/checkpoint_plan.hpp>
+#include <memsched/remat/cost_lower_bound.hpp>
+#include <memsched/remat/dtr.hpp>
+#include <memsched/remat/free_order.hpp>
+#include <memsched/remat/hiremate.hpp>
+#include <memsched/remat/lifetime_search.hpp>
+#include <memsched/remat/training_graph.hpp>
 #include <memsched/sim/simulate_order.hpp>
+#include <memsched/sim/simulate_plan.hpp>
 
 #include <cstdint>
 #include <cstdio>
@@ -38,6 +50,20 @@ memsched::dataflow_graph random_dag(std::size_t n, std::size_t window, std::uint
     }
   }
   return g;
+}
+
+// One line per plan: status, peak, cost and the steps, re-checked by the simulator.
+int print_plan(const char* name, const memsched::dataflow_graph& g, std::int64_t budget, const memsched::remat_result& r) {
+  std::printf("  %s: status=%s peak=%lld cost=%.6g steps=", name, std::string(memsched::to_string(r.status)).c_str(),
+              static_cast<long long>(r.peak_bytes), r.total_cost);
+  for (const auto& step : r.plan.steps) std::printf("%c%zu ", step.op == memsched::plan_op::compute ? 'c' : 'f', step.node);
+  std::printf("\n");
+  if (r.plan.steps.empty()) return 0;
+  if (!memsched::check_plan(g, r.plan).valid || memsched::simulate_plan(g, r.plan).peak_bytes != r.peak_bytes || r.peak_bytes > budget) {
+    std::printf("  ^ wrong: the simulator disagrees or the plan is over budget\n");
+    return 1;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -74,6 +100,35 @@ int main() {
     std::printf("max_states = 0 accepted\n");
     ++bad;
   } catch (const std::invalid_argument& e) {
+    std::printf("rejected: %s\n", e.what());
+  }
+
+  // Small: run.sh builds this program without optimization.
+  for (std::size_t n : {8, 16})
+    for (std::uint64_t seed = 1; seed <= 2; ++seed) {
+      const memsched::dataflow_graph g = memsched::make_training_graph(random_dag(n, 6, seed));
+      const std::int64_t peak = memsched::checkpoint_all_plan(g, memsched::unlimited_budget).peak_bytes;
+      for (int percent : {80, 60}) {
+        const std::int64_t budget = peak * percent / 100;
+        std::printf("training n=%zu seed=%llu budget=%lld\n", n, static_cast<unsigned long long>(seed), static_cast<long long>(budget));
+        bad += print_plan("best-heuristic", g, budget, memsched::best_heuristic_plan(g, budget, {.use_spare_memory = true}));
+        bad += print_plan("dtr", g, budget, memsched::dtr_plan(g, budget));
+        bad += print_plan("lifetime", g, budget, memsched::lifetime_search_plan(g, budget, {.max_rounds = 20}));
+        bad += print_plan("free-order", g, budget, memsched::free_order_plan(g, budget));
+        bad += print_plan("hiremate", g, budget, memsched::hiremate_plan(g, budget));
+        const auto bound = memsched::remat_cost_lower_bound(g, budget, {.max_states = 2000});
+        std::printf("  bound: status=%s cost=%.6g states=%zu\n", std::string(memsched::to_string(bound.status)).c_str(), bound.total_cost,
+                    bound.states);
+      }
+    }
+  try {
+    memsched::dataflow_graph cycle(2);
+    boost::add_edge(0, 1, cycle);
+    boost::add_edge(1, 0, cycle);
+    (void)memsched::dtr_plan(cycle, 10);
+    std::printf("a cycle accepted\n");
+    ++bad;
+  } catch (const std::exception& e) {
     std::printf("rejected: %s\n", e.what());
   }
   return bad == 0 ? 0 : 1;

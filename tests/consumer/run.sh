@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds and runs tests/consumer against this source tree. Usage: run.sh MODE WORK_DIR
 # (MODE: subdirectory, fetchcontent or package; package installs memsched into WORK_DIR first).
-# Also builds tests/consumer/agree.cpp header-only and against memsched::compiled and compares.
+# Every mode also builds main.cpp against memsched::compiled; the subdirectory mode builds
+# tests/consumer/agree.cpp header-only and against memsched::compiled and compares their output.
 set -euo pipefail
 mode=$1
 work=$2
@@ -20,22 +21,31 @@ fi
 cmake -S "$here" -B "$work/consumer-build" -G Ninja -DMEMSCHED_CONSUME="$mode" -DMEMSCHED_SOURCE_DIR="$src" "${extra[@]}" >/dev/null
 cmake --build "$work/consumer-build" >/dev/null
 "$work/consumer-build/consumer"
-# Header-only and separate compilation (memsched::compiled) must give the same results.
-if [ ! -x "$work/consumer-build/agree_compiled" ]; then
+if [ ! -x "$work/consumer-build/consumer_compiled" ]; then
   echo "memsched::compiled was not exported to the consumer" >&2
   exit 1
 fi
-# agree_compiled must take Serenity's search from the library (a strong definition, T), and
-# agree_header_only must compile it itself (inline: weak, W, or inlined away, never T).
-impl='serenity_order_impl('
-if ! nm -C "$work/consumer-build/agree_compiled" | grep -F " T memsched::detail::$impl" >/dev/null; then
-  echo "agree_compiled has no strong memsched::detail::$impl...): not compiled separately" >&2
+"$work/consumer-build/consumer_compiled"
+# A program linking memsched::compiled must take the separately compiled parts from the library
+# (strong definitions, T); a header-only one must compile them itself (inline: weak, W, or
+# inlined away, never T).
+strong() { nm -C "$1" | grep -F " T memsched::$2" >/dev/null; }
+if ! strong "$work/consumer-build/consumer_compiled" 'memory_graph::build('; then
+  echo "consumer_compiled has no strong memsched::memory_graph::build(...): not compiled separately" >&2
   exit 1
 fi
-if nm -C "$work/consumer-build/agree_header_only" | grep -F " T memsched::detail::$impl" >/dev/null; then
-  echo "agree_header_only has a strong memsched::detail::$impl...): not header-only" >&2
-  exit 1
-fi
+[ "$mode" = subdirectory ] || exit 0
+# Header-only and separate compilation (memsched::compiled) must give the same results.
+for impl in 'detail::serenity_order_impl(' 'detail::lifetime_search_on(' 'detail::hiremate_plan_on(' 'memory_graph::build('; do
+  if ! strong "$work/consumer-build/agree_compiled" "$impl"; then
+    echo "agree_compiled has no strong memsched::$impl...): not compiled separately" >&2
+    exit 1
+  fi
+  if strong "$work/consumer-build/agree_header_only" "$impl"; then
+    echo "agree_header_only has a strong memsched::$impl...): not header-only" >&2
+    exit 1
+  fi
+done
 "$work/consumer-build/agree_header_only" >"$work/header_only.txt"
 "$work/consumer-build/agree_compiled" >"$work/compiled.txt"
 if ! cmp -s "$work/header_only.txt" "$work/compiled.txt"; then
