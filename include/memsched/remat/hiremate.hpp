@@ -323,9 +323,9 @@ inline void check_hiremate_options(const hiremate_options& options) {
 namespace detail {
 
 /// hiremate_plan_detailed on a converted graph, options checked, `partition` = options.partition
-/// with the graph's op names, `start` the time the call began.
+/// with the graph's op names (the partition options it changes), `start` the time the call began.
 MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::int64_t budget, const hiremate_options& options,
-                                                const hiremate_partition_options& partition,
+                                                hiremate_partition_options partition,
                                                 std::chrono::steady_clock::time_point start);
 
 }  // namespace detail

@@ -288,13 +288,13 @@ inline hiremate_partition_result hm_partition_on(const memory_graph& g, const hi
   return hm_partitioner(g, options).run();
 }
 
-/// `options` with the op names of `graph` (whose memory_graph is `g`) when options.ops is empty
-/// and its node bundles have them: the graph-type dependent part of hiremate_partition.
+/// `with_ops` (a copy of the caller's options) given the op names of `graph` (whose memory_graph
+/// is `g`) when its ops are empty and the node bundles have them: the graph-type dependent part of
+/// hiremate_partition.
 template <class G, class... Maps>
-hiremate_partition_options hm_with_ops(const G& graph, const memory_graph& g, const hiremate_partition_options& options, const Maps&... maps) {
-  hiremate_partition_options with_ops = options;
+hiremate_partition_options hm_with_ops(const G& graph, const memory_graph& g, hiremate_partition_options with_ops, const Maps&... maps) {
   if constexpr (has_node_bundle<G>) {
-    if (options.ops.empty()) {
+    if (with_ops.ops.empty()) {
       with_ops.ops.resize(g.size());
       auto index = [&] {
         if constexpr (sizeof...(Maps) == 0)

@@ -8,7 +8,7 @@
 namespace memsched::detail {
 
 MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::int64_t budget, const hiremate_options& options,
-                                                const hiremate_partition_options& partition,
+                                                hiremate_partition_options partition,
                                                 std::chrono::steady_clock::time_point start) {
   using clock = std::chrono::steady_clock;
   if (!g.has_training_roles()) throw std::invalid_argument("hiremate_plan: the graph has no training roles (make_training_graph first)");
@@ -36,19 +36,18 @@ MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::
 
   // H-Partition; the level solved is level 0 (or the whole forward graph as one group).
   options.observer.on_phase(elapsed(), "partition");
-  hiremate_partition_options partition_options = partition;
-  hiremate_partition_result part = hm_partition_on(g, partition_options);
+  hiremate_partition_result part = hm_partition_on(g, partition);
   // A long stack of blocks gives a long chain: coarser groups keep its cubic table small.
   // (part.stats.vertices: the forward vertices, the most one group can hold.)
   double partition_seconds = part.stats.seconds;
   while (options.chain_units > 0 && options.max_chain_stages > 0 && !part.levels.empty() &&
-         part.levels[0].groups.size() > options.max_chain_stages && partition_options.max_lower < part.stats.vertices) {
-    partition_options.max_lower *= 2;
-    part = hm_partition_on(g, partition_options);
+         part.levels[0].groups.size() > options.max_chain_stages && partition.max_lower < part.stats.vertices) {
+    partition.max_lower *= 2;
+    part = hm_partition_on(g, partition);
     partition_seconds += part.stats.seconds;
   }
   part.stats.seconds = partition_seconds;
-  st.max_lower = partition_options.max_lower;
+  st.max_lower = partition.max_lower;
   std::vector<std::vector<std::size_t>> groups;  // forward vertices, canonical order
   std::vector<std::size_t> group_class;
   if (!part.levels.empty()) {
