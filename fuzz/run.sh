@@ -34,7 +34,7 @@ mkdir -p "$BUILD/artifacts"
 
 build() {  # rebuilds a harness when it is missing or older than any header or harness source
   local name=$1 src=$ROOT/fuzz/${SOURCE[$1]}.cpp bin=$BUILD/fuzz_${SOURCE[$1]}
-  if [ -x "$bin" ] && [ -z "$(find "$ROOT/include" "$ROOT/fuzz" -newer "$bin" -name '*.[hc]pp' -print -quit)" ]; then return; fi
+  if [ -x "$bin" ] && [ -z "$(find "$ROOT/include" "$ROOT/fuzz" -newer "$bin" \( -name '*.[hc]pp' -o -name '*.ipp' \) -print -quit)" ]; then return; fi
   echo "fuzz: building $bin" >&2
   local extra=()
   [ "$name" = onnx ] && extra=(-DONNX_NAMESPACE=onnx -DONNX_ML=1 -DMEMSCHED_HAVE_ONNX -lonnx -lonnx_proto -lprotobuf -lpthread)
@@ -69,13 +69,16 @@ done
 # are built, then run, at the same time. Every harness still gets SECONDS_EACH seconds of a core.
 jobs=${JOBS:-$(nproc)}
 throttle() { while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done; }
+# throttle's `wait -n` takes the exit codes, so each build leaves its verdict in a file.
 for name in "${selected[@]}"; do
+  rm -f "$BUILD/fuzz_$name.built"
   throttle
-  build "$name" &
+  { build "$name" && touch "$BUILD/fuzz_$name.built"; } &
 done
-built=true
-for pid in $(jobs -p); do wait "$pid" || built=false; done
-$built || { echo "fuzz: a harness did not build" >&2; exit 1; }
+wait
+for name in "${selected[@]}"; do
+  [ -f "$BUILD/fuzz_$name.built" ] || { echo "fuzz: harness $name did not build" >&2; exit 1; }
+done
 
 run() {  # runs harness $1 for SECONDS_EACH seconds; its result goes to $BUILD/fuzz_$1.result
   local name=$1 log=$BUILD/fuzz_$1.log dirs
