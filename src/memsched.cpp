@@ -8,7 +8,11 @@
 #error "src/memsched.cpp is the separate-compilation library: define MEMSCHED_SEPARATE_COMPILATION (or link memsched::compiled)"
 #endif
 
+#include <memsched/graph/impl/dot_io.ipp>
+#include <memsched/graph/impl/graphml_io.ipp>
+#include <memsched/graph/impl/json_io.ipp>
 #include <memsched/graph/impl/memory_graph.ipp>
+#include <memsched/graph/impl/write_graph.ipp>
 #include <memsched/order/impl/serenity.ipp>
 #include <memsched/sim/impl/simulate_plan.ipp>
 #include <memsched/remat/impl/best_heuristic.ipp>

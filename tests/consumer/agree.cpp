@@ -5,9 +5,13 @@
 // by the simulator, and the message of a rejected option; then every separately compiled
 // rematerialization core (best heuristic, DTR, lifetime search, free order, the cost lower bound,
 // HiRemate) on training graphs of such DAGs at three budgets, each plan re-checked by the
-// simulator, and memory_graph's cycle error. Work is bounded by counted limits (max_states,
+// simulator, and memory_graph's cycle error; then the graph files: each training graph written as
+// JSON, GraphML and DOT and read back (the texts' hashes and the graphs read), and one error
+// message per reader. Work is bounded by counted limits (max_states,
 // rounds) and no time limit is set, so the output is deterministic.
 #include <memsched/graph/dataflow_graph.hpp>
+#include <memsched/graph/read_graph.hpp>
+#include <memsched/graph/write_graph.hpp>
 #include <memsched/order/serenity.hpp>
 #include <memsched/remat/best_heuristic.hpp>
 #include <memsched/remat/checkpoint_plan.hpp>
@@ -22,6 +26,11 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
 #include <stdexcept>
 #include <vector>
 
@@ -66,9 +75,33 @@ int print_plan(const char* name, const memsched::dataflow_graph& g, std::int64_t
   return 0;
 }
 
+// FNV-1a of a text: the written files are compared by hash, not printed.
+unsigned long long text_hash(const std::string& text) {
+  unsigned long long h = 1469598103934665603ull;
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// Writes g in `format` (a file extension), reads it back, and prints the text's size and hash and
+// what was read. Returns 1 when the graph read is not the graph written.
+int round_trip(const memsched::dataflow_graph& g, const std::filesystem::path& dir, const char* format) {
+  const auto path = dir / (std::string("g") + format);
+  memsched::write_graph(path, g);
+  std::ifstream in(path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const memsched::dataflow_graph back = memsched::read_graph(path);
+  std::printf("  %s: %zu bytes hash=%llx read %zu vertices %zu edges\n", format, text.size(), text_hash(text), num_vertices(back),
+              num_edges(back));
+  bool same = num_vertices(back) == num_vertices(g) && num_edges(back) == num_edges(g);
+  for (std::size_t v = 0; same && v < num_vertices(g); ++v)
+    same = back[v].id == g[v].id && back[v].bytes == g[v].bytes && back[v].role == g[v].role && back[v].grad_of == g[v].grad_of;
+  if (!same) std::printf("  ^ wrong: the graph read back differs\n");
+  return same ? 0 : 1;
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   int bad = 0;
   const std::size_t sizes[] = {6, 12, 40, 70, 150, 200, 300};
   for (std::size_t n : sizes)
@@ -121,6 +154,28 @@ int main() {
                     bound.states);
       }
     }
+  // The files go to argv[1] (run.sh gives each program its own directory).
+  const std::filesystem::path dir = argc > 1 ? std::filesystem::path(argv[1]) : std::filesystem::temp_directory_path() / "memsched_agree";
+  std::filesystem::create_directories(dir);
+  for (std::uint64_t seed = 1; seed <= 2; ++seed) {
+    memsched::dataflow_graph g = memsched::make_training_graph(random_dag(12, 6, seed));
+    g[0].name = "input \"x\"";
+    g[1].op = "conv";
+    std::printf("files seed=%llu\n", static_cast<unsigned long long>(seed));
+    for (const char* format : {".json", ".graphml", ".dot"}) bad += round_trip(g, dir, format);
+  }
+  std::filesystem::remove_all(dir);
+  const char* broken[][2] = {{"{\"nodes\": [{\"id\": 1}]}", "json"}, {"<graphml><graph><node id=\"a\"/>", "graphml"}, {"digraph { 1 -> 2 [", "dot"}};
+  for (const auto& [text, format] : broken) {
+    try {
+      const std::string f = format;
+      (void)(f == "json" ? memsched::parse_json_graph(text) : f == "graphml" ? memsched::parse_graphml_graph(text) : memsched::parse_dot_graph(text));
+      std::printf("broken %s accepted\n", format);
+      ++bad;
+    } catch (const memsched::file_error& e) {
+      std::printf("rejected: %s\n", e.what());
+    }
+  }
   try {
     memsched::dataflow_graph cycle(2);
     boost::add_edge(0, 1, cycle);

@@ -36,7 +36,8 @@ if ! strong "$work/consumer-build/consumer_compiled" 'memory_graph::build('; the
 fi
 [ "$mode" = subdirectory ] || exit 0
 # Header-only and separate compilation (memsched::compiled) must give the same results.
-for impl in 'detail::serenity_order_impl(' 'detail::lifetime_search_on(' 'detail::hiremate_plan_on(' 'memory_graph::build('; do
+for impl in 'detail::serenity_order_impl(' 'detail::lifetime_search_on(' 'detail::hiremate_plan_on(' 'memory_graph::build(' \
+  'parse_json_graph(' 'parse_graphml_graph(' 'write_dot_graph('; do
   if ! strong "$work/consumer-build/agree_compiled" "$impl"; then
     echo "agree_compiled has no strong memsched::$impl...): not compiled separately" >&2
     exit 1
@@ -46,8 +47,8 @@ for impl in 'detail::serenity_order_impl(' 'detail::lifetime_search_on(' 'detail
     exit 1
   fi
 done
-"$work/consumer-build/agree_header_only" >"$work/header_only.txt"
-"$work/consumer-build/agree_compiled" >"$work/compiled.txt"
+"$work/consumer-build/agree_header_only" "$work/files_header_only" >"$work/header_only.txt"
+"$work/consumer-build/agree_compiled" "$work/files_compiled" >"$work/compiled.txt"
 if ! cmp -s "$work/header_only.txt" "$work/compiled.txt"; then
   echo "header-only and memsched::compiled disagree:" >&2
   diff "$work/header_only.txt" "$work/compiled.txt" | head -20 >&2

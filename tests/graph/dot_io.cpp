@@ -1,4 +1,5 @@
 #include <memsched/graph/dot_io.hpp>
+#include <memsched/graph/detail/dot_format.hpp>
 #include <memsched/graph/json_io.hpp>
 #include <memsched/graph/memory_graph.hpp>
 

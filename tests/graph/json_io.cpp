@@ -1,4 +1,5 @@
 #include <memsched/graph/json_io.hpp>
+#include <memsched/graph/detail/json_graph.hpp>
 #include <memsched/graph/memory_graph.hpp>
 #include <memsched/graph/write_graph.hpp>
 

@@ -1,4 +1,5 @@
 #include <memsched/graph/read_graph.hpp>
+#include <memsched/graph/detail/utf8.hpp>
 #include <memsched/order/kahn.hpp>
 
 #include "io_test_support.hpp"

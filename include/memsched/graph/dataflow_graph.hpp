@@ -49,6 +49,10 @@ using vertex_bundle_t = typename boost::vertex_bundle_type<G>::type;
 
 template <class G>
 concept has_node_bundle = graph<G> && std::is_same_v<vertex_bundle_t<G>, node>;
+
+/// Whether a writer spells out v's role: always when it is not forward, and for a forward node
+/// whose op "loss" would otherwise read back as the loss (resolve_role).
+[[nodiscard]] inline bool role_written(const node& v) { return v.role != node_role::forward || v.op == "loss"; }
 }  // namespace detail
 
 /// The maps of a graph whose vertices carry memsched::node bundles, with the given index map (use

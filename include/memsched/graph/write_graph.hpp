@@ -2,6 +2,7 @@
 // Writes a graph file in the format named by the file's extension: the one writer behind every
 // --out of a graph in the tool (rewrite, generate, train, convert).
 
+#include <memsched/core/config.hpp>
 #include <memsched/core/errors.hpp>
 #include <memsched/graph/dataflow_graph.hpp>
 #include <memsched/graph/dot_io.hpp>
@@ -33,31 +34,11 @@ enum class graph_file_format { json, graphml, dot };
 namespace detail {
 
 /// A dataflow_graph holding what a memory_graph knows (no names or ops: property maps carry none).
-[[nodiscard]] inline dataflow_graph dataflow_graph_of(const memory_graph& m) {
-  dataflow_graph g(m.size());
-  for (std::size_t v = 0; v < m.size(); ++v) {
-    node& n = g[v];
-    n.id = m.id(v);
-    n.bytes = m.bytes(v);
-    n.cost = m.cost(v);
-    n.workspace = m.workspace(v);
-    n.role = m.role(v);
-    if (const auto f = m.grad_of(v)) n.grad_of = m.id(*f);
-    n.inplace = m.inplace(v);
-    for (const auto s : m.successors(v)) add_edge(v, static_cast<std::size_t>(s), g);
-  }
-  // memory_graph resolves implicit outputs (every sink): writing them explicitly means the same.
-  g[boost::graph_bundle].outputs = std::vector<std::size_t>(m.outputs().begin(), m.outputs().end());
-  return g;
-}
+/// O(n + m).
+[[nodiscard]] MEMSCHED_DECL dataflow_graph dataflow_graph_of(const memory_graph& m);
 
-inline void write_dataflow_graph(const std::filesystem::path& path, graph_file_format format, const dataflow_graph& g) {
-  switch (format) {
-    case graph_file_format::json: return write_json_graph(path, g);
-    case graph_file_format::graphml: return write_graphml_graph(path, g);
-    case graph_file_format::dot: return write_dot_graph(path, g);
-  }
-}
+/// Writes `g` to `path` in `format`; throws what that format's writer throws.
+MEMSCHED_DECL void write_dataflow_graph(const std::filesystem::path& path, graph_file_format format, const dataflow_graph& g);
 
 }  // namespace detail
 
@@ -83,3 +64,7 @@ void write_graph(const std::filesystem::path& path, const G& g, const Maps&... m
 }
 
 }  // namespace memsched
+
+#ifndef MEMSCHED_SEPARATE_COMPILATION
+#include <memsched/graph/impl/write_graph.ipp>
+#endif

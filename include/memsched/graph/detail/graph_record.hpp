@@ -76,10 +76,6 @@ inline std::string node_label(std::int64_t id) { return "node " + std::to_string
   return *f.role;
 }
 
-/// Whether a writer spells out v's role: always when it is not forward, and for a forward node
-/// whose op "loss" would otherwise read back as the loss (resolve_role).
-[[nodiscard]] inline bool role_written(const node& v) { return v.role != node_role::forward || v.op == "loss"; }
-
 /// Validates a record and builds the graph. `source` (the file name) starts every message.
 /// O((n + m) log m + text size). Throws file_error for: no nodes, a graph name or kind or a node name
 /// or op that is not valid UTF-8, a duplicate node id, a negative bytes or
