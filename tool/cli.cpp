@@ -241,10 +241,6 @@ void write_file(const std::string& path, const std::function<void(std::ostream&)
   check_written(out, path);
 }
 
-void write_text_file(const std::string& path, const std::string& text) {
-  write_file(path, [&](std::ostream& out) { out << text; });
-}
-
 void check_graph_path(const std::string& path, const std::string& flag) {
   if (!memsched::graph_file_format_of(path))
     throw usage_error("--" + flag + " " + path + ": unknown graph file extension (expected .json, .graphml or .dot)");

@@ -166,9 +166,6 @@ void check_written(std::ostream& out, const std::string& name);
 /// when it cannot be opened or written.
 void write_file(const std::string& path, const std::function<void(std::ostream&)>& write);
 
-/// Writes `text` to the file `path` (created or truncated), checked by check_written.
-void write_text_file(const std::string& path, const std::string& text);
-
 /// Writes a graph to `path` in the format of its extension (.json, .graphml, .dot): every --out of
 /// a graph. Throws usage_error naming the path for another extension (before any work is lost to
 /// it, call check_graph_path first), file_error when the file cannot be written.

@@ -5,7 +5,6 @@
 #include <memsched/remat/sweep.hpp>
 
 #include <cstdio>
-#include <sstream>
 
 namespace memsched_cli {
 namespace {
@@ -63,16 +62,16 @@ int run_sweep(const std::vector<std::string>& argv) {
   }
   const memsched::sweep_result sweep = memsched::remat_sweep(graph, options);
   if (auto csv = args.get("csv")) {
-    std::ostringstream out;
-    out << "budget,algorithm,status,peak_bytes,total_cost,overhead,seconds\n";
-    for (const auto& row : sweep.rows)
-      for (const auto& e : row.entries) {
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "%.17g", e.total_cost);
-        out << row.budget << ',' << to_string(e.heuristic) << ',' << to_string(e.status) << ',' << e.peak_bytes << ',' << buf
-            << ',' << e.overhead << ',' << e.seconds << '\n';
-      }
-    write_text_file(*csv, out.str());
+    write_file(*csv, [&](std::ostream& out) {
+      out << "budget,algorithm,status,peak_bytes,total_cost,overhead,seconds\n";
+      for (const auto& row : sweep.rows)
+        for (const auto& e : row.entries) {
+          char buf[64];
+          std::snprintf(buf, sizeof buf, "%.17g", e.total_cost);
+          out << row.budget << ',' << to_string(e.heuristic) << ',' << to_string(e.status) << ',' << e.peak_bytes << ','
+              << buf << ',' << e.overhead << ',' << e.seconds << '\n';
+        }
+    });
   }
   if (args.has("json")) {
     json rows = json::array();

@@ -364,11 +364,10 @@ TEST_CASE("read_json_graph names the path; write_json_graph reports unwritable p
   CHECK(error_of([&] { return read_json_graph(bad); }) == bad.string() + ": node 1: missing field 'bytes'");
   const dataflow_graph g = parse_json_graph(good);
   const auto unwritable = dir / "no_such_dir" / "g.json";
-  CHECK(starts_with(error_of([&] {
-                      write_json_graph(unwritable, g);
-                      return 0;
-                    }),
-                    unwritable.string() + ": cannot write"));
+  CHECK(error_of([&] {
+          write_json_graph(unwritable, g);
+          return 0;
+        }) == unwritable.string() + ": cannot open the file for writing");
 }
 
 TEST_CASE("nesting deeper than 256 levels is an error naming the line, wherever it is; brackets in strings do not count") {

@@ -97,9 +97,30 @@ TEST_CASE("write_graph: an unknown extension and a failed write are errors namin
   }
   // A directory named like a graph file: a file that cannot be written.
   std::filesystem::create_directory(dir / "d.graphml");
-  CHECK(starts_with(error_of([&] {
-                      write_graph(dir / "d.graphml", g);
-                      return 0;
-                    }),
-                    (dir / "d.graphml").string() + ": cannot write"));
+  CHECK(error_of([&] {
+          write_graph(dir / "d.graphml", g);
+          return 0;
+        }) == (dir / "d.graphml").string() + ": cannot open the file for writing");
+}
+
+TEST_CASE("write_graph: a file that opens but cannot be written (a full disk) is an error naming the path") {
+  const std::filesystem::path full = "/dev/full";  // Linux: every write fails with ENOSPC
+  if (!std::filesystem::exists(full)) {
+    MESSAGE("skipped: no /dev/full on this system");
+    return;
+  }
+  const dataflow_graph g = to_dataflow_graph(random_training_dag(5, 0.4, 1));
+  const std::string expected = "/dev/full: cannot write the file";
+  CHECK(error_of([&] {
+          write_json_graph(full, g);
+          return 0;
+        }) == expected);
+  CHECK(error_of([&] {
+          write_graphml_graph(full, g);
+          return 0;
+        }) == expected);
+  CHECK(error_of([&] {
+          write_dot_graph(full, g);
+          return 0;
+        }) == expected);
 }

@@ -26,7 +26,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <fstream>
 #include <iterator>
 #include <optional>
 #include <stdexcept>
@@ -53,10 +52,7 @@ namespace detail {
 
 template <class Json>
 void write_json_document(const std::string& path, const Json& doc) {
-  std::ofstream out(path, std::ios::binary);
-  out << doc.dump(1) << '\n';
-  out.flush();
-  if (!out) throw file_error(path + ": cannot write the file");
+  write_text_file(path, doc.dump(1) + '\n');
 }
 
 /// ids[v], or std::out_of_range naming `v` (a vertex index beyond the graph).

@@ -1,6 +1,6 @@
 #pragma once
-// Internals of the graph file readers: reading a file as text (a directory or an unreadable file is
-// named), and the XML and DOT nesting limits checked BEFORE a parser sees the text (the JSON reader,
+// Internals of the graph and plan file readers and writers: reading and writing a file as text (a
+// directory, an unreadable or unwritable file is named), and the XML and DOT nesting limits checked BEFORE a parser sees the text (the JSON reader,
 // graph/detail/json_reader.hpp, checks max_nesting_depth as it reads). Boost's GraphML reader (the
 // rapidxml parser of Boost.PropertyTree) and Boost's DOT parser descend recursively, one call chain
 // per nested element or subgraph: tens of thousands of levels overflow the stack (SIGSEGV, not an
@@ -35,6 +35,17 @@ inline constexpr std::size_t max_nesting_depth = 256;
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) throw file_error(path.string() + ": cannot read the file");
   return text;
+}
+
+/// Writes `text` to the file `path` (created or truncated). Throws file_error naming `path` when it
+/// cannot be opened ("cannot open the file for writing": a missing directory, no permission) or
+/// written ("cannot write the file": a full disk, /dev/full).
+inline void write_text_file(const std::filesystem::path& path, std::string_view text) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw file_error(path.string() + ": cannot open the file for writing");
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  out.flush();
+  if (!out) throw file_error(path.string() + ": cannot write the file");
 }
 
 /// 1-based line of text[pos].

@@ -7,7 +7,6 @@
 #include <memsched/graph/dot_io.hpp>
 #include <memsched/graph/detail/dot_format.hpp>
 
-#include <fstream>
 #include <new>
 #include <sstream>
 
@@ -56,10 +55,7 @@ MEMSCHED_DECL void write_dot_graph(std::ostream& out, const dataflow_graph& g) {
 MEMSCHED_DECL void write_dot_graph(const std::filesystem::path& path, const dataflow_graph& g) {
   std::ostringstream text;
   write_dot_graph(text, g);
-  std::ofstream out(path, std::ios::binary);
-  out << text.str();
-  out.flush();
-  if (!out) throw file_error(path.string() + ": cannot write the file");
+  detail::write_text_file(path, text.str());
 }
 
 }  // namespace memsched

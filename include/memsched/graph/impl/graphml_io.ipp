@@ -7,7 +7,6 @@
 #include <memsched/graph/graphml_io.hpp>
 #include <memsched/graph/detail/graphml_format.hpp>
 
-#include <fstream>
 #include <sstream>
 
 namespace memsched {
@@ -51,10 +50,7 @@ MEMSCHED_DECL void write_graphml_graph(std::ostream& out, const dataflow_graph& 
 MEMSCHED_DECL void write_graphml_graph(const std::filesystem::path& path, const dataflow_graph& g) {
   std::ostringstream text;
   write_graphml_graph(text, g);
-  std::ofstream out(path, std::ios::binary);
-  out << text.str();
-  out.flush();
-  if (!out) throw file_error(path.string() + ": cannot write the file");
+  detail::write_text_file(path, text.str());
 }
 
 }  // namespace memsched

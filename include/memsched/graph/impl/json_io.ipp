@@ -7,7 +7,6 @@
 #include <memsched/graph/json_io.hpp>
 #include <memsched/graph/detail/json_graph.hpp>
 
-#include <fstream>
 
 namespace memsched {
 
@@ -36,11 +35,7 @@ MEMSCHED_DECL void detail::check_json_writable(const dataflow_graph& g, const ch
 
 MEMSCHED_DECL void write_json_graph(const std::filesystem::path& path, const dataflow_graph& g) {
   detail::check_json_writable(g, "write_json_graph");
-  const std::string text = detail::json_graph_text(g) + '\n';
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.flush();
-  if (!out) throw file_error(path.string() + ": cannot write the file");
+  detail::write_text_file(path, detail::json_graph_text(g) + '\n');
 }
 
 }  // namespace memsched
