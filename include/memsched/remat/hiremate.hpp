@@ -72,7 +72,9 @@ struct hiremate_options {
   hiremate_partition_options partition = {};     ///< M^l, M^t, alpha.
   std::size_t budgets = 8;                       ///< Budgets solved per class (>= 1).
   /// N_o: options kept per class (1..254). 8 with the squeezed options: on gpt2_medium at 40% of
-  /// the peak 5.0% overhead instead of 12.7% with 4 options and no squeezing.
+  /// the peak 5.0% overhead instead of 12.7% with 4 options and no squeezing (heuristic options).
+  /// With DTR's options, 32 (no thinning) makes the hierarchy's own plan cheaper at most budgets
+  /// of the shared graphs but dearer at 20% on the GPT ones (docs/hiremate.md, "N_o and the thinning").
   std::size_t max_options = 8;
   std::size_t resident_levels = 3;               ///< As hiremate_subgraph_options_config::resident_levels (the squeezed options).
   best_heuristic_options heuristics = {};        ///< Lowest-level solver when `lower_solver` is empty, and the start.
