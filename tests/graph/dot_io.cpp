@@ -217,11 +217,10 @@ TEST_CASE("read_dot_graph and write_dot_graph name the path") {
   CHECK(error_of([&] { return read_dot_graph(bad); }) == bad.string() + ": node 3: bytes must be an integer >= 0, got 'x'");
   const dataflow_graph g = parse_json_graph(R"({"nodes": [{"id": 1, "bytes": 2}]})");
   const auto unwritable = dir / "no_such_dir" / "g.dot";
-  CHECK(starts_with(error_of([&] {
-                      write_dot_graph(unwritable, g);
-                      return 0;
-                    }),
-                    unwritable.string() + ": cannot write"));
+  CHECK(error_of([&] {
+          write_dot_graph(unwritable, g);
+          return 0;
+        }) == unwritable.string() + ": cannot open the file for writing");
 }
 
 TEST_CASE("write_dot_graph refuses text that Boost's DOT escaping cannot read back") {

@@ -251,11 +251,10 @@ TEST_CASE("read_graphml_graph and write_graphml_graph name the path") {
   CHECK(error_of([&] { return read_graphml_graph(bad); }) == bad.string() + ": node 3: missing attribute 'bytes'");
   const dataflow_graph g = parse_json_graph(R"({"nodes": [{"id": 1, "bytes": 2}]})");
   const auto unwritable = dir / "no_such_dir" / "g.graphml";
-  CHECK(starts_with(error_of([&] {
-                      write_graphml_graph(unwritable, g);
-                      return 0;
-                    }),
-                    unwritable.string() + ": cannot write"));
+  CHECK(error_of([&] {
+          write_graphml_graph(unwritable, g);
+          return 0;
+        }) == unwritable.string() + ": cannot open the file for writing");
 }
 
 TEST_CASE("write_graphml_graph refuses text that Boost's GraphML reader would normalize (found by fuzz_json_graph)") {
