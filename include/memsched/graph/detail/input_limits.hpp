@@ -1,13 +1,14 @@
 #pragma once
 // Internals of the graph and plan file readers and writers: reading and writing a file as text (a
-// directory, an unreadable or unwritable file is named), and the XML and DOT nesting limits checked BEFORE a parser sees the text (the JSON reader,
-// graph/detail/json_reader.hpp, checks max_nesting_depth as it reads). Boost's GraphML reader (the
-// rapidxml parser of Boost.PropertyTree) and Boost's DOT parser descend recursively, one call chain
-// per nested element or subgraph: tens of thousands of levels overflow the stack (SIGSEGV, not an
-// exception). The scanners below follow each parser's tokenization closely enough that the depth
-// they report is never below the depth the parser would reach, and stop where the parser would
-// stop with a syntax error. A memsched graph needs a handful of levels; real GraphML and DOT
-// files stay far below max_nesting_depth.
+// directory, an unreadable or unwritable file is named), and the XML and DOT nesting limits
+// checked BEFORE a parser sees the text (the JSON reader, graph/detail/json_reader.hpp, checks
+// max_nesting_depth as it reads). Boost's GraphML reader (the rapidxml parser of
+// Boost.PropertyTree) and Boost's DOT parser descend recursively, one call chain per nested element
+// or subgraph: tens of thousands of levels overflow the stack (SIGSEGV, not an exception). The
+// scanners below follow each parser's tokenization closely enough that the depth they report is
+// never below the depth the parser would reach, and stop where the parser would stop with a syntax
+// error. A memsched graph needs a handful of levels; real GraphML and DOT files stay far below
+// max_nesting_depth.
 
 #include <memsched/core/errors.hpp>
 

@@ -7,7 +7,6 @@
 #include <memsched/graph/json_io.hpp>
 #include <memsched/graph/detail/json_graph.hpp>
 
-
 namespace memsched {
 
 MEMSCHED_DECL dataflow_graph parse_json_graph(std::string_view text, const std::string& source) {
