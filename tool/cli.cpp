@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <memsched/graph/detail/input_limits.hpp>
 #include <memsched/graph/write_graph.hpp>
 
 #include <algorithm>
@@ -10,7 +11,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
-#include <fstream>
 #include <iterator>
 
 namespace memsched_cli {
@@ -235,10 +235,7 @@ void check_written(std::ostream& out, const std::string& name) {
 }
 
 void write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw memsched::file_error(path + ": cannot open the file for writing");
-  write(out);
-  check_written(out, path);
+  memsched::detail::write_file(path, write);
 }
 
 void check_graph_path(const std::string& path, const std::string& flag) {
