@@ -1,5 +1,5 @@
 // memsched remat GRAPH --budget B --algo hiremate [--max-lower M] [--max-top M] [--max-chain-stages N] [--options N] [--budgets K]
-//   [--resident-levels K] [--top-solver cbc|glpk|none] [--time-limit S] [--max-memory BYTES|N%] [--threads N] [--no-heuristic-start]
+//   [--resident-levels K] [--ladder-rungs N] [--top-solver cbc|glpk|none] [--time-limit S] [--max-memory BYTES|N%] [--threads N] [--no-heuristic-start]
 //   [--no-dtr] [--progress]
 
 #include "cli.hpp"
@@ -32,6 +32,9 @@ const char* hiremate_usage =
     "                            no more (default 128; 0: no cap)\n"
     "    --options N             options kept per subgraph (N_o, default 8)\n"
     "    --resident-levels K     extra solves per budget that hold less across the barrier (default 3)\n"
+    "    --ladder-rungs N        steps of the keep-set ladder added to each subgraph's options:\n"
+    "                            checkpoint plans dropping more and more cheap values (default 32;\n"
+    "                            1: nothing dropped and outputs only; 0: none)\n"
     "    --budgets K             budgets solved per subgraph (default 8)\n"
     "    --top-solver cbc|glpk|none  MILP backend of the H-ILP top level (appendix B), started from\n"
     "                            the other two; 20 s per solve (default: none)\n"
@@ -51,6 +54,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   o.max_options = count_of(args, "options", o.max_options);
   o.budgets = count_of(args, "budgets", o.budgets);
   o.resident_levels = count_of(args, "resident-levels", o.resident_levels);
+  o.ladder_rungs = count_of(args, "ladder-rungs", o.ladder_rungs);
   o.time_limit = time_limit_of(args);
   if (auto cap = max_memory_of(args)) o.max_bytes = static_cast<std::int64_t>(std::min<std::uint64_t>(*cap, std::numeric_limits<std::int64_t>::max()));
   o.threads = threads_of(args);
@@ -109,7 +113,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
 const register_remat_algorithm hiremate_algorithm{remat_algorithm{
     .name = "hiremate",
     .usage = hiremate_usage,
-    .options = {{"max-lower", "max-top", "max-chain-stages", "options", "budgets", "resident-levels", "top-solver", "time-limit", "max-memory", "threads"}, {"no-heuristic-start", "no-dtr", "progress"}},
+    .options = {{"max-lower", "max-top", "max-chain-stages", "options", "budgets", "resident-levels", "ladder-rungs", "top-solver", "time-limit", "max-memory", "threads"}, {"no-heuristic-start", "no-dtr", "progress"}},
     .run = run_hiremate,
 }};
 

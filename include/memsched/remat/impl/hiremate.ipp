@@ -120,9 +120,9 @@ MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::
       solves_left -= per_class - r.solves;
       if (r.stopped) ++cut;
       if (r.options.empty() && r.stopped)
-        class_options[i] = detail::hm_cheap_options(r.sub);
+        class_options[i] = detail::hm_cheap_options(r.sub, options.max_options);
       else
-        class_options[i] = detail::hm_class_options(r.sub, std::move(r.options));
+        class_options[i] = detail::hm_class_options(r.sub, std::move(r.options), options.ladder_rungs, options.max_options);
       subs[i] = std::move(r.sub);
     });
   };
@@ -165,12 +165,22 @@ MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::
   if (!every_group) why = "a subgraph has no option";
   std::optional<double> best_reported = st.heuristic_cost;
   // Each top level: choose under a target budget, expand, simulate; on overshoot, choose again
-  // under a target lowered by it. `choose(target, why)` gives a compute sequence or nullopt.
+  // under a target lowered by it. When a lowered target leaves no choice, the next one lies half
+  // way back to the last target that had one (the overshoot of one choice says little about the
+  // next). `choose(target)` gives a compute sequence or nullopt.
   auto repaired = [&](auto choose, std::optional<double>& cost) {
     std::int64_t target = budget;
+    std::int64_t overshot = budget;  // the last target whose choice overshot
+    std::int64_t no_choice = 0;      // the highest target known to leave no choice
     for (std::size_t round = 0; round <= options.repair_rounds && (round == 0 || !out_of_time()); ++round) {
       auto seq = choose(target);
-      if (!seq) break;
+      if (!seq) {
+        if (round == 0) break;
+        no_choice = target;
+        target += (overshot - target) / 2;
+        if (target <= no_choice) break;
+        continue;
+      }
       remat_result r = detail::finish_strategy_plan(g, std::move(*seq), budget, true, start);
       if (r.status == solve_status::feasible) {
         cost = r.total_cost;
@@ -183,8 +193,10 @@ MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::
       ++st.repair_rounds;
       const std::int64_t over = r.peak_bytes - budget;
       why = "the expanded plan's peak " + std::to_string(r.peak_bytes) + " exceeds the budget";
+      overshot = target;
       target -= std::max<std::int64_t>(over, std::max<std::int64_t>(1, target / 64));
-      if (target <= 0) break;
+      if (target <= no_choice) target = no_choice + (overshot - no_choice) / 2;
+      if (target <= no_choice || target <= 0) break;
     }
     return remat_result{};
   };
