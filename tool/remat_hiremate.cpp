@@ -1,6 +1,6 @@
 // memsched remat GRAPH --budget B --algo hiremate [--max-lower M] [--max-top M] [--max-chain-stages N] [--options N] [--budgets K]
 //   [--resident-levels K] [--ladder-rungs N] [--top-solver cbc|glpk|none] [--time-limit S] [--max-memory BYTES|N%] [--threads N] [--no-heuristic-start]
-//   [--no-dtr] [--progress]
+//   [--no-dtr] [--no-carry-regen] [--progress]
 
 #include "cli.hpp"
 #include "remat_order.hpp"
@@ -44,6 +44,8 @@ const char* hiremate_usage =
     "    --threads N             subgraphs solved in parallel (result independent of N)\n"
     "    --no-heuristic-start    return the hierarchy's plan only\n"
     "    --no-dtr                no DTR plans, at the lowest level or as the start\n"
+    "    --no-carry-regen        the chain holds each group's carry until the next group's backward\n"
+    "                            part (no recomputation of it in between)\n"
     "    --progress              print phases and incumbents on stderr\n";
 
 memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::int64_t budget, const parsed_args& args, json& extra) {
@@ -60,6 +62,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   o.threads = threads_of(args);
   o.heuristic_start = !args.has("no-heuristic-start");
   o.dtr = !args.has("no-dtr");
+  o.regenerate_carries = !args.has("no-carry-regen");
   progress_printer printer(args.has("progress"));
   o.observer = printer;
   memsched::check_hiremate_options(o);  // before any work; main reports a bad flag as a usage error
@@ -113,7 +116,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
 const register_remat_algorithm hiremate_algorithm{remat_algorithm{
     .name = "hiremate",
     .usage = hiremate_usage,
-    .options = {{"max-lower", "max-top", "max-chain-stages", "options", "budgets", "resident-levels", "ladder-rungs", "top-solver", "time-limit", "max-memory", "threads"}, {"no-heuristic-start", "no-dtr", "progress"}},
+    .options = {{"max-lower", "max-top", "max-chain-stages", "options", "budgets", "resident-levels", "ladder-rungs", "top-solver", "time-limit", "max-memory", "threads"}, {"no-heuristic-start", "no-dtr", "no-carry-regen", "progress"}},
     .run = run_hiremate,
 }};
 

@@ -450,6 +450,82 @@ TEST_CASE("hiremate: the chain schedule by hand") {
   CHECK(!at(8));
 }
 
+TEST_CASE("hiremate: the chain schedule drops a carry and recomputes it (regen) by hand") {
+  // Stage 0: carry 4 (nothing kept beyond it), one option (peaks 5, cost 10) whose carry costs 1
+  // to recompute. Stage 1: carry 1, one option (peaks 2, cost 10). Stage 2: one option (peaks 3,
+  // cost 10). Forward parts alone cost 100 each (peaks 5, 2, 3). Holding stage 0's carry through
+  // stages 1 and 2 needs 4 + 1 + 3 = 8 units (cost 30). Dropping it while stage 2 runs needs
+  // 1 + 3 = 4 there and 4 + 2 = 6 in stage 1's parts: 6 units for 31. Without the recomputation,
+  // 6 units need stages 0 and 1 run forward alone first (230); 5 units fit nothing.
+  detail::hm_chain chain;
+  chain.stages = {{.carry = 4, .forward_peak = 5, .forward_cost = 100}, {.carry = 1, .forward_peak = 2, .forward_cost = 100},
+                  {.carry = 0, .forward_peak = 3, .forward_cost = 100}};
+  std::vector<std::vector<detail::hm_group_choice>> opts{{{.forward_peak = 5, .backward_peak = 5, .resident = 4, .cost = 10}},
+                                                          {{.forward_peak = 2, .backward_peak = 2, .resident = 1, .cost = 10}},
+                                                          {{.forward_peak = 3, .backward_peak = 3, .resident = 0, .cost = 10}}};
+  opts[0][0].regen_cost = 1;
+  auto at = [&](std::int64_t budget, bool regen) {
+    return detail::hm_chain_schedule(chain, opts, budget, static_cast<std::size_t>(budget), std::int64_t{1} << 30, [] { return false; }, regen);
+  };
+  auto cost_of = [&](const std::vector<detail::hm_chain_step>& steps) {
+    double cost = schedule_cost(chain, opts, steps);
+    for (const auto& s : steps)
+      if (s.what == chain_kind::regen) cost += *opts[s.stage][s.option].regen_cost;
+    return cost;
+  };
+  for (const bool regen : {false, true}) {
+    CAPTURE(regen);
+    REQUIRE(at(8, regen));
+    CHECK(cost_of(*at(8, regen)) == 30);
+    check_schedule_shape(3, *at(8, regen));
+    CHECK(!at(5, regen));
+  }
+  REQUIRE(at(6, false));
+  CHECK(cost_of(*at(6, false)) == 230);
+  const auto s = at(6, true);
+  REQUIRE(s);
+  CHECK(cost_of(*s) == 31);
+  // forward 0, 1, 2, backward 2, stage 0's carry recomputed, backward 1, 0.
+  REQUIRE(s->size() == 7);
+  CHECK((*s)[4].what == chain_kind::regen);
+  CHECK((*s)[4].stage == 0);
+  std::vector<detail::hm_chain_step> without_regen;
+  for (const auto& step : *s)
+    if (step.what != chain_kind::regen) without_regen.push_back(step);
+  check_schedule_shape(3, without_regen);
+  // An option that offers no recomputation is never dropped so.
+  opts[0][0].regen_cost.reset();
+  CHECK(cost_of(*at(6, true)) == 230);
+}
+
+TEST_CASE("hiremate: hm_add_regen recomputes a group's carry from what its option keeps") {
+  // v0 -> v1 -> v2 -> v3 in two groups {v0, v1} and {v2, v3}: group 0's carry is v1 (v2 reads it).
+  dataflow_graph f(4);
+  for (std::size_t i = 0; i < 4; ++i) {
+    f[i] = node{.id = static_cast<std::int64_t>(i), .name = "v" + std::to_string(i), .op = "op", .bytes = 8, .cost = static_cast<double>(1 + i)};
+    if (i) add_edge(i - 1, i, f);
+  }
+  const memory_graph g = make_memory_graph(make_training_graph(f));
+  std::vector<std::vector<std::size_t>> groups{{}, {}};
+  for (auto v : g.topological_order())
+    if (g.is_forward(v)) groups[g.id(v) < 2 ? 0 : 1].push_back(v);
+  REQUIRE(groups[0].size() == 2);
+  REQUIRE(groups[1].size() == 2);
+  const auto owner = detail::hm_group_owner(g, groups);
+  const detail::hm_chain chain = detail::hm_make_chain(g, groups, owner);
+  REQUIRE(chain.stages[0].carry_values == std::vector<std::size_t>{groups[0][1]});
+  std::vector<std::vector<detail::hm_group_choice>> opts(2);
+  opts[0].push_back({.resident_vertices = {groups[0][0], groups[0][1]}});  // v0 kept: v1 alone (cost 2)
+  opts[0].push_back({.resident_vertices = {groups[0][1]}});                // nothing but the carry: v0, v1 (cost 3)
+  opts[1].push_back({.resident_vertices = {groups[1][0]}});
+  detail::hm_add_regen(g, chain, owner, opts);
+  CHECK(opts[0][0].regen == std::vector<std::size_t>{groups[0][1]});
+  CHECK(opts[0][0].regen_cost == 2.0);
+  CHECK(opts[0][1].regen == std::vector<std::size_t>{groups[0][0], groups[0][1]});
+  CHECK(opts[0][1].regen_cost == 3.0);
+  CHECK(!opts[1][0].regen_cost);  // the last group has no carry
+}
+
 TEST_CASE("hiremate: the chain schedule against brute force over one option per stage") {
   // When running a stage forward alone costs more than every option together, the cheapest
   // schedule keeps one option per stage through the whole forward pass; that schedule fits when,

@@ -96,6 +96,10 @@ struct hiremate_options {
   /// Resolution of the chain schedule's table (groups^2 / 2 x units floats, within max_bytes or
   /// 256 MiB); 0: no chain schedule (one option per group only). 0 or >= 16.
   std::size_t chain_units = 512;
+  /// The chain schedule may drop a group's carry (what the next group reads) while the groups
+  /// after the next one run and recompute it from the group's kept values before the next
+  /// group's backward part (hm_group_choice::regen): a second table of the chain's size.
+  bool regenerate_carries = true;
   /// Most stages of the chain schedule, whose table takes O(stages^3 x units) time: when level 0
   /// has more groups, the partition is redone with M^l doubled until it has at most this many (or
   /// M^l reaches the forward graph's size), so that long stacks of blocks cost time near-linear in
@@ -328,6 +332,10 @@ inline hm_group_choice hm_choice_of(const hiremate_option& o, const hiremate_sub
     const std::size_t local = map ? (*map)[step.node] : step.node;
     if (local == sub.barrier || sub.interface[local]) continue;
     (s < o.barrier_step ? c.forward : c.backward).push_back(sub.original[local]);
+  }
+  for (auto v : o.resident) {
+    const std::size_t local = map ? (*map)[v] : v;
+    if (local != sub.barrier && !sub.interface[local]) c.resident_vertices.push_back(sub.original[local]);
   }
   return c;
 }

@@ -41,6 +41,7 @@ struct hm_stage {
   /// backward part runs.
   std::int64_t pinned_forward = 0, pinned_backward = 0;
   const std::vector<std::size_t>* forward = nullptr;  ///< Those vertices, topological (the group's).
+  std::vector<std::size_t> carry_values;              ///< The values counted in `carry`.
 };
 
 /// The chain view of a top level.
@@ -67,6 +68,12 @@ struct hm_group_choice {
   std::vector<std::size_t> forward, backward;
   std::int64_t forward_peak = 0, backward_peak = 0, resident = 0;
   double cost = 0, forward_cost = 0, backward_cost = 0;  ///< cost = forward_cost + backward_cost.
+  std::vector<std::size_t> resident_vertices;  ///< The values it keeps from the first to the second.
+  /// Recomputes the group's carry (what the next group reads) from resident_vertices without the
+  /// carry, so that the chain may drop the carry after the next group's forward part and run this
+  /// right before that group's backward part (hm_add_regen); its cost. nullopt: not offered.
+  std::vector<std::size_t> regen;
+  std::optional<double> regen_cost;
 };
 
 /// No group owns the vertex (hm_group_owner).
@@ -84,9 +91,10 @@ inline std::vector<std::size_t> hm_group_owner(const memory_graph& g, const std:
 }
 
 /// One step of a chain schedule: a stage's forward part alone (`forward_only`, nothing kept but
-/// its carry), its forward part with an option, or its backward part with that option.
+/// its carry), its forward part with an option, its backward part with that option, or the
+/// option's `regen` (its carry recomputed, right before the next stage's backward part).
 struct hm_chain_step {
-  enum class kind : std::uint8_t { forward_only, forward, backward } what;
+  enum class kind : std::uint8_t { forward_only, forward, backward, regen } what;
   std::size_t stage = 0, option = 0;
 };
 
@@ -183,7 +191,7 @@ inline hm_chain hm_make_chain(const memory_graph& g, const std::vector<std::vect
     // the carry, which is held until that backward part.
     if (!carry[v] && g.is_forward(v))
       carry[v] = std::any_of(g.successors(v).begin(), g.successors(v).end(), [&](std::size_t w) { return owner[w] == owner[v] + 1; });
-    if (carry[v]) chain.stages[owner[v]].carry += g.bytes(v);
+    if (carry[v]) chain.stages[owner[v]].carry += g.bytes(v), chain.stages[owner[v]].carry_values.push_back(v);
     if (grad_in[v] && owner[v] > 0) chain.stages[owner[v] - 1].grad_in += g.bytes(v);
   }
 
@@ -205,20 +213,58 @@ inline hm_chain hm_make_chain(const memory_graph& g, const std::vector<std::vect
   return chain;
 }
 
+/// Offers each option of a stage with a carry the carry's recomputation (hm_group_choice::regen):
+/// the stage's forward vertices the carry needs, in the group's order, computed from the option's
+/// resident values without the carry (the stage's inputs taken as present). The chain model
+/// counts the recomputation's cost, not its transient memory, which the simulator checks.
+/// O(stages x options x group size and edges).
+inline void hm_add_regen(const memory_graph& g, const hm_chain& chain, const std::vector<std::size_t>& owner,
+                         std::vector<std::vector<hm_group_choice>>& opts) {
+  std::vector<char> needed(g.size(), 0), available(g.size(), 0);
+  for (std::size_t k = 0; k < chain.stages.size() && k < opts.size(); ++k) {
+    const hm_stage& st = chain.stages[k];
+    if (st.carry_values.empty() || !st.forward) continue;
+    const std::vector<std::size_t>& group = *st.forward;
+    for (auto& c : opts[k]) {
+      for (auto v : c.resident_vertices) available[v] = 1;
+      for (auto v : st.carry_values) available[v] = 0, needed[v] = 1;
+      for (auto it = group.rbegin(); it != group.rend(); ++it)
+        if (needed[*it] && !available[*it])
+          for (auto p : g.predecessors(*it))
+            if (owner[p] == k && g.is_forward(p)) needed[p] = 1;
+      c.regen.clear();
+      double cost = 0;
+      for (auto v : group)
+        if (needed[v] && !available[v]) c.regen.push_back(v), cost += g.cost(v);
+      c.regen_cost = cost;
+      for (auto v : group) needed[v] = available[v] = 0;
+      for (auto v : c.resident_vertices) available[v] = 0;
+    }
+  }
+}
+
 /// A cheapest chain schedule within `budget` for the options `opts[k]` of each stage (one list per
 /// stage), or nullopt (none in the model, or `stop()` said to stop). Memory in units of
 /// (budget - pinned) / units, sizes rounded up; each stage's pinned bytes are added to its peaks.
-/// `max_table_bytes` caps the table (fewer units when it would exceed it).
+/// With `allow_regen`, an option with a regen_cost may also drop its carry while the stages after
+/// the next one run and recompute it before the next stage's backward part (a second table, E,
+/// for the stages whose input is dropped so). `max_table_bytes` caps the tables (fewer units when
+/// they would exceed it).
 /// O(L^3 x units + L^2 x options x units) time, O(L^2 x units) memory, L stages.
 template <class Stop>
 std::optional<std::vector<hm_chain_step>> hm_chain_schedule(const hm_chain& chain, const std::vector<std::vector<hm_group_choice>>& opts,
-                                                            std::int64_t budget, std::size_t units, std::int64_t max_table_bytes, Stop stop) {
+                                                            std::int64_t budget, std::size_t units, std::int64_t max_table_bytes, Stop stop,
+                                                            bool allow_regen = false) {
   const std::size_t L = chain.stages.size();
   const std::int64_t avail = budget - chain.pinned;
   assert(opts.size() == L);
   if (L == 0 || avail <= 0) return std::nullopt;
+  bool any_regen = false;
+  for (std::size_t k = 0; allow_regen && k + 1 < L; ++k)
+    for (const auto& o : opts[k]) any_regen = any_regen || o.regen_cost.has_value();
+  const std::size_t tables = any_regen ? 2 : 1;
   const std::size_t pairs = L * (L + 1) / 2;
-  const std::int64_t fit = max_table_bytes / static_cast<std::int64_t>(pairs * sizeof(float)) - 1;
+  const std::int64_t fit = max_table_bytes / static_cast<std::int64_t>(tables * pairs * sizeof(float)) - 1;
   if (fit < 16) return std::nullopt;
   units = std::min<std::size_t>(units, static_cast<std::size_t>(fit));
   const std::int64_t unit = std::max<std::int64_t>(1, (avail + static_cast<std::int64_t>(units) - 1) / static_cast<std::int64_t>(units));
@@ -235,32 +281,43 @@ std::optional<std::vector<hm_chain_step>> hm_chain_schedule(const hm_chain& chai
     P[k] = up(chain.stages[k].forward_peak + chain.stages[k].pinned_forward);
     prefix[k + 1] = prefix[k] + chain.stages[k].forward_cost;
   }
+  constexpr float inf = std::numeric_limits<float>::infinity();
   struct opt_units {
     std::size_t fp, bp, extra;
-    float cost;
+    float cost, regen;  // regen: inf when the option does not offer it
   };
   std::vector<std::vector<opt_units>> ou(L);
   for (std::size_t k = 0; k < L; ++k)
     for (const auto& o : opts[k])
       ou[k].push_back({up(o.forward_peak + chain.stages[k].pinned_forward), up(o.backward_peak + chain.stages[k].pinned_backward),
-                       up(o.resident - chain.stages[k].carry), static_cast<float>(o.cost)});
+                       up(o.resident - chain.stages[k].carry), static_cast<float>(o.cost),
+                       any_regen && o.regen_cost && k + 1 < L ? static_cast<float>(*o.regen_cost) : inf});
   auto in_of = [&](std::size_t s) { return s == 0 ? std::size_t{0} : X[s - 1]; };
   auto id = [&](std::size_t s, std::size_t t) { return (t * (t + 1) / 2 + s) * W; };  // s <= t
-  constexpr float inf = std::numeric_limits<float>::infinity();
   std::vector<float> C(pairs * W, inf);
+  std::vector<float> E(any_regen ? pairs * W : 0, inf);
   // Forward-only cost of stages s..s2-1 (the reconstruction recomputes candidates with the same
   // float operations as the table, so it finds the entry's candidate by equality).
   auto ck_cost = [&](std::size_t s, std::size_t s2) { return static_cast<float>(prefix[s2] - prefix[s]); };
+  // The deeper part after stage s's forward part with option o, within m units: stages s+1..t
+  // with s's carry held throughout (C), or dropped and recomputed by o (E + o.regen).
+  auto deeper = [&](std::size_t s, std::size_t t, const opt_units& o, std::size_t m) {
+    const float held = C[id(s + 1, t) + m];
+    return any_regen ? std::min(held, E[id(s + 1, t) + m] + o.regen) : held;
+  };
 
   // C(s, t)[m]: least cost of the forward and backward parts of stages s..t within m units, the
   // input of s and the gradients t's backward part reads already held (and counted in m). The
-  // candidates: s's forward part with option k, then C(s + 1, t), then s's backward part; or
+  // candidates: s's forward part with option k, then the deeper part, then s's backward part; or
   // s..s2-1 forward only (keeping s2's input), C(s2, t), then C(s, s2 - 1).
+  // E(s, t)[m]: the same with the input of s held only in s's forward and backward parts (its
+  // writer recomputes it in between); option candidates only.
   for (std::size_t len = 0; len < L; ++len) {
     if (stop()) return std::nullopt;
     for (std::size_t s = 0; s + len < L; ++s) {
       const std::size_t t = s + len;
       float* row = &C[id(s, t)];
+      float* erow = any_regen ? &E[id(s, t)] : nullptr;
       const std::size_t in = in_of(s);
       for (std::size_t k = 0; k < ou[s].size(); ++k) {
         const auto& o = ou[s][k];
@@ -269,11 +326,15 @@ std::optional<std::vector<hm_chain_step>> hm_chain_schedule(const hm_chain& chai
           for (std::size_t m = req; m < W; ++m) row[m] = std::min(row[m], o.cost);
           continue;
         }
-        const float* sub = &C[id(s + 1, t)];
         const std::size_t shift = in + o.extra;
         const std::size_t req = std::max({in + D[t] + o.fp, in + D[s] + o.bp, shift});
-        for (std::size_t m = req; m < W; ++m) row[m] = std::min(row[m], sub[m - shift] + o.cost);
+        for (std::size_t m = req; m < W; ++m) row[m] = std::min(row[m], deeper(s, t, o, m - shift) + o.cost);
+        if (erow && s > 0) {
+          const std::size_t ereq = std::max({in + D[t] + o.fp, in + D[s] + o.bp, o.extra});
+          for (std::size_t m = ereq; m < W; ++m) erow[m] = std::min(erow[m], deeper(s, t, o, m - o.extra) + o.cost);
+        }
       }
+      if (erow && len == 0) std::copy(row, row + W, erow);
       std::size_t q = 0;  // largest forward-only peak of stages s..s2-1 with their inputs
       for (std::size_t s2 = s + 1; s2 <= t; ++s2) {
         q = std::max(q, (s2 - 1 > s ? X[s2 - 2] : 0) + P[s2 - 1]);
@@ -284,48 +345,64 @@ std::optional<std::vector<hm_chain_step>> hm_chain_schedule(const hm_chain& chai
         for (std::size_t m = req; m < W; ++m) row[m] = std::min(row[m], (a[m - in] + b[m]) + f);
       }
       const std::size_t need = in + D[t];
-      for (std::size_t m = 0; m < std::min(need, W); ++m) row[m] = inf;
+      for (std::size_t m = 0; m < std::min(need, W); ++m) {
+        row[m] = inf;
+        if (erow) erow[m] = inf;
+      }
     }
   }
   if (!(C[id(0, L - 1) + U] < inf)) return std::nullopt;
 
-  // Reconstruction: the first candidate (in the table's order) whose value equals the entry.
+  // Reconstruction: the first candidate (in the table's order) whose value equals the entry. A
+  // stage entered through E has its writer's regen step put right before its backward part.
   std::vector<hm_chain_step> steps;
-  auto rebuild = [&](auto&& self, std::size_t s, std::size_t t, std::size_t m) -> void {
-    const float target = C[id(s, t) + m];
+  constexpr std::size_t no_regen = std::numeric_limits<std::size_t>::max();
+  auto rebuild = [&](auto&& self, std::size_t s, std::size_t t, std::size_t m, bool dropped, std::size_t regen_option) -> void {
+    const float target = (dropped ? E : C)[id(s, t) + m];
     const std::size_t in = in_of(s);
+    auto backward = [&](std::size_t k) {
+      if (dropped) steps.push_back({hm_chain_step::kind::regen, s - 1, regen_option});
+      steps.push_back({hm_chain_step::kind::backward, s, k});
+    };
     for (std::size_t k = 0; k < ou[s].size(); ++k) {
       const auto& o = ou[s][k];
       if (s == t) {
         if (m >= in + D[s] + std::max(o.fp, o.bp) && o.cost == target) {
           steps.push_back({hm_chain_step::kind::forward, s, k});
-          steps.push_back({hm_chain_step::kind::backward, s, k});
+          backward(k);
           return;
         }
         continue;
       }
-      const std::size_t shift = in + o.extra;
+      const std::size_t shift = dropped ? o.extra : in + o.extra;
       const std::size_t req = std::max({in + D[t] + o.fp, in + D[s] + o.bp, shift});
-      if (m >= req && C[id(s + 1, t) + m - shift] + o.cost == target) {
-        steps.push_back({hm_chain_step::kind::forward, s, k});
-        self(self, s + 1, t, m - shift);
-        steps.push_back({hm_chain_step::kind::backward, s, k});
-        return;
-      }
+      if (m < req) continue;
+      const std::size_t m2 = m - shift;
+      const float held = C[id(s + 1, t) + m2];
+      const float regen = any_regen ? E[id(s + 1, t) + m2] + o.regen : inf;
+      if (std::min(held, regen) + o.cost != target) continue;
+      steps.push_back({hm_chain_step::kind::forward, s, k});
+      if (held <= regen)
+        self(self, s + 1, t, m2, false, no_regen);
+      else
+        self(self, s + 1, t, m2, true, k);
+      backward(k);
+      return;
     }
+    assert(!dropped);
     std::size_t q = 0;
     for (std::size_t s2 = s + 1; s2 <= t; ++s2) {
       q = std::max(q, (s2 - 1 > s ? X[s2 - 2] : 0) + P[s2 - 1]);
       if (m < std::max(in + D[t] + q, in)) continue;
       if ((C[id(s2, t) + m - in] + C[id(s, s2 - 1) + m]) + ck_cost(s, s2) == target) {
         for (std::size_t i = s; i < s2; ++i) steps.push_back({hm_chain_step::kind::forward_only, i, 0});
-        self(self, s2, t, m - in);
-        self(self, s, s2 - 1, m);
+        self(self, s2, t, m - in, false, no_regen);
+        self(self, s, s2 - 1, m, false, no_regen);
         return;
       }
     }
   };
-  rebuild(rebuild, 0, L - 1, U);
+  rebuild(rebuild, 0, L - 1, U, false, no_regen);
   return steps;
 }
 

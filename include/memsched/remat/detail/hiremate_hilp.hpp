@@ -442,7 +442,7 @@ inline hm_hilp_schedule hm_hilp_schedule_of_choice(std::size_t groups, const std
 }
 
 /// The schedule of a chain schedule (hm_chain_step) when every recomputation comes in node order
-/// before a first computation; nullopt otherwise. O(steps).
+/// before a first computation and no carry is recomputed (regen); nullopt otherwise. O(steps).
 inline std::optional<hm_hilp_schedule> hm_hilp_schedule_of_chain(const hm_hilp_problem& p, const std::vector<hm_chain_step>& steps) {
   const std::size_t groups = p.groups;
   hm_hilp_schedule s(2 * groups);
@@ -450,6 +450,7 @@ inline std::optional<hm_hilp_schedule> hm_hilp_schedule_of_chain(const hm_hilp_p
   std::vector<char> done(2 * groups, 0);
   for (const auto& step : steps) {
     using kind = hm_chain_step::kind;
+    if (step.what == kind::regen) return std::nullopt;  // the H-ILP has no such recomputation
     const std::size_t k = step.what == kind::backward ? hm_hilp_backward(groups, step.stage) : step.stage;
     const std::size_t o = step.what == kind::forward_only ? p.variants[k].size() - 1 : step.option;
     if (t >= s.size()) return std::nullopt;

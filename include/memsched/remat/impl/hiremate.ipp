@@ -231,39 +231,45 @@ MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::
     if (options.chain_units > 0) {
       models.push_back(detail::hm_make_chain(g, groups, owner));
       if (models.front().pinned_ranged > 0) models.push_back(detail::hm_pinned_throughout(models.front()));
+      if (options.regenerate_carries) detail::hm_add_regen(g, models.front(), owner, choices);
     }
     if (options.chain_units > 0 && !out_of_time()) {
       options.observer.on_phase(elapsed(), "top level (chain)");
-      // The cheaper expanded plan of the two models is the chain's.
+      // The cheapest expanded plan of the two models, each with and without recomputed carries,
+      // is the chain's (the spare-memory pass after the expansion favours either, by graph and
+      // budget: docs/hiremate.md, "Recomputed carries").
       std::string chain_why;
       remat_result by_chain;
-      for (const detail::hm_chain& chain : models) {
-        if (out_of_time()) break;
-        std::optional<double> cost;
-        remat_result r = repaired(
-            [&](std::int64_t target) -> std::optional<std::vector<std::size_t>> {
-              const auto steps = detail::hm_chain_schedule(chain, choices, target, options.chain_units, table_cap, out_of_time);
-              if (!steps) {
-                chain_why = out_of_time() ? "the time limit stopped the chain schedule" : "no chain schedule fits the budget";
-                return std::nullopt;
-              }
-              std::vector<const std::vector<std::size_t>*> parts;
-              for (const auto& step : *steps) {
-                const auto& c = choices[step.stage][step.option];
-                using kind = detail::hm_chain_step::kind;
-                parts.push_back(step.what == kind::forward_only ? chain.stages[step.stage].forward
-                                                                : step.what == kind::forward ? &c.forward : &c.backward);
-              }
-              auto seq = detail::hm_expand(g, parts, owner);
-              if (!seq) chain_why = "the chain schedule cannot be put in one order";
-              return seq;
-            },
-            cost);
-        if (r.status == solve_status::feasible && (by_chain.status != solve_status::feasible || r.total_cost < by_chain.total_cost)) {
-          by_chain = std::move(r);
-          st.chain_cost = cost;
+      for (const detail::hm_chain& chain : models)
+        for (const bool regen : {false, true}) {
+          if (out_of_time() || (regen && !options.regenerate_carries)) break;
+          std::optional<double> cost;
+          remat_result r = repaired(
+              [&](std::int64_t target) -> std::optional<std::vector<std::size_t>> {
+                const auto steps = detail::hm_chain_schedule(chain, choices, target, options.chain_units, table_cap, out_of_time, regen);
+                if (!steps) {
+                  chain_why = out_of_time() ? "the time limit stopped the chain schedule" : "no chain schedule fits the budget";
+                  return std::nullopt;
+                }
+                std::vector<const std::vector<std::size_t>*> parts;
+                for (const auto& step : *steps) {
+                  const auto& c = choices[step.stage][step.option];
+                  using kind = detail::hm_chain_step::kind;
+                  parts.push_back(step.what == kind::forward_only ? chain.stages[step.stage].forward
+                                  : step.what == kind::forward                ? &c.forward
+                                  : step.what == kind::regen                  ? &c.regen
+                                                                              : &c.backward);
+                }
+                auto seq = detail::hm_expand(g, parts, owner);
+                if (!seq) chain_why = "the chain schedule cannot be put in one order";
+                return seq;
+              },
+              cost);
+          if (r.status == solve_status::feasible && (by_chain.status != solve_status::feasible || r.total_cost < by_chain.total_cost)) {
+            by_chain = std::move(r);
+            st.chain_cost = cost;
+          }
         }
-      }
       if (by_chain.status == solve_status::feasible &&
           (hier.status != solve_status::feasible || by_chain.total_cost < hier.total_cost)) {
         hier = std::move(by_chain);
