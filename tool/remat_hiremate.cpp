@@ -1,5 +1,5 @@
 // memsched remat GRAPH --budget B --algo hiremate [--max-lower M] [--max-top M] [--max-chain-stages N] [--options N] [--budgets K]
-//   [--resident-levels K] [--ladder-rungs N] [--top-solver cbc|glpk|none] [--time-limit S] [--max-memory BYTES|N%] [--threads N] [--no-heuristic-start]
+//   [--resident-levels K] [--ladder-rungs N] [--merge-spans N] [--top-solver cbc|glpk|none] [--time-limit S] [--max-memory BYTES|N%] [--threads N] [--no-heuristic-start]
 //   [--no-dtr] [--no-carry-regen] [--progress]
 
 #include "cli.hpp"
@@ -44,6 +44,8 @@ const char* hiremate_usage =
     "    --threads N             subgraphs solved in parallel (result independent of N)\n"
     "    --no-heuristic-start    return the hierarchy's plan only\n"
     "    --no-dtr                no DTR plans, at the lowest level or as the start\n"
+    "    --merge-spans N         groups a value spans beyond the next one are merged when the result\n"
+    "                            has at most N x M^l vertices (default 8; 0: never)\n"
     "    --no-carry-regen        the chain holds each group's carry until the next group's backward\n"
     "                            part (no recomputation of it in between)\n"
     "    --progress              print phases and incumbents on stderr\n";
@@ -57,6 +59,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   o.budgets = count_of(args, "budgets", o.budgets);
   o.resident_levels = count_of(args, "resident-levels", o.resident_levels);
   o.ladder_rungs = count_of(args, "ladder-rungs", o.ladder_rungs);
+  o.merge_spans = count_of(args, "merge-spans", o.merge_spans);
   o.time_limit = time_limit_of(args);
   if (auto cap = max_memory_of(args)) o.max_bytes = static_cast<std::int64_t>(std::min<std::uint64_t>(*cap, std::numeric_limits<std::int64_t>::max()));
   o.threads = threads_of(args);
@@ -116,7 +119,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
 const register_remat_algorithm hiremate_algorithm{remat_algorithm{
     .name = "hiremate",
     .usage = hiremate_usage,
-    .options = {{"max-lower", "max-top", "max-chain-stages", "options", "budgets", "resident-levels", "ladder-rungs", "top-solver", "time-limit", "max-memory", "threads"}, {"no-heuristic-start", "no-dtr", "no-carry-regen", "progress"}},
+    .options = {{"max-lower", "max-top", "max-chain-stages", "options", "budgets", "resident-levels", "ladder-rungs", "merge-spans", "top-solver", "time-limit", "max-memory", "threads"}, {"no-heuristic-start", "no-dtr", "no-carry-regen", "progress"}},
     .run = run_hiremate,
 }};
 

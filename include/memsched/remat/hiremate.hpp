@@ -100,6 +100,11 @@ struct hiremate_options {
   /// after the next one run and recompute it from the group's kept values before the next
   /// group's backward part (hm_group_choice::regen): a second table of the chain's size.
   bool regenerate_carries = true;
+  /// Groups that one value spans beyond the next one (read by a group two or more places away,
+  /// or by such a group's backward part: a skip connection split over several groups) are merged
+  /// into one group of its own class when the merged group has at most merge_spans x M^l vertices:
+  /// the chain cannot recompute such a value and holds it throughout. 0: no merging.
+  std::size_t merge_spans = 8;
   /// Most stages of the chain schedule, whose table takes O(stages^3 x units) time: when level 0
   /// has more groups, the partition is redone with M^l doubled until it has at most this many (or
   /// M^l reaches the forward graph's size), so that long stacks of blocks cost time near-linear in
@@ -338,6 +343,53 @@ inline hm_group_choice hm_choice_of(const hiremate_option& o, const hiremate_sub
     if (local != sub.barrier && !sub.interface[local]) c.resident_vertices.push_back(sub.original[local]);
   }
   return c;
+}
+
+/// Merges runs of consecutive groups (in `groups`' order) that a read the chain would pin spans
+/// (hm_read_kind: a value read two or more groups away, or by an earlier group's forward part or
+/// by a backward part other than its neighbours'): the groups from the lower to the higher of
+/// writer and reader, with the spans overlapping them, become one group (vertices in group order,
+/// so still topological) of a new class, when it has at most `max_vertices` vertices. Reads over
+/// more than four groups are left out. Returns the number of classes. O(vertices + edges +
+/// groups).
+inline std::size_t hm_merge_spans(const memory_graph& g, std::vector<std::vector<std::size_t>>& groups, std::vector<std::size_t>& group_class,
+                                  std::size_t num_classes, std::size_t max_vertices) {
+  const std::size_t n = groups.size();
+  if (n < 3) return num_classes;
+  // A read across more groups (a mask or an embedding every block reads) would merge the whole
+  // stack; such values stay pinned.
+  constexpr std::size_t max_span = 4;
+  const std::vector<std::size_t> owner = hm_group_owner(g, groups);
+  std::vector<std::size_t> reach(n);
+  for (std::size_t i = 0; i < n; ++i) reach[i] = i;
+  for (std::size_t v = 0; v < g.size(); ++v) {
+    if (owner[v] == hm_no_group) continue;
+    for (auto w : g.successors(v))
+      if (owner[w] != hm_no_group && hm_read_kind(g, owner, n, v, w) == hm_read::pinned) {
+        const std::size_t lo = std::min(owner[v], owner[w]), hi = std::max(owner[v], owner[w]);
+        if (hi - lo <= max_span) reach[lo] = std::max(reach[lo], hi);
+      }
+  }
+  std::vector<std::vector<std::size_t>> merged_groups;
+  std::vector<std::size_t> merged_class;
+  for (std::size_t i = 0; i < n;) {
+    std::size_t end = reach[i], size = groups[i].size();
+    for (std::size_t j = i + 1; j <= end; ++j) end = std::max(end, reach[j]), size += groups[j].size();
+    if (end > i && size <= max_vertices) {
+      std::vector<std::size_t> vertices;
+      for (std::size_t j = i; j <= end; ++j) vertices.insert(vertices.end(), groups[j].begin(), groups[j].end());
+      merged_groups.push_back(std::move(vertices));
+      merged_class.push_back(num_classes++);
+      i = end + 1;
+    } else {
+      merged_groups.push_back(std::move(groups[i]));
+      merged_class.push_back(group_class[i]);
+      ++i;
+    }
+  }
+  groups = std::move(merged_groups);
+  group_class = std::move(merged_class);
+  return num_classes;
 }
 
 /// The options of a class the time limit did not reach: no recomputation (a topological order,

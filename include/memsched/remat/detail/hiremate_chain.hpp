@@ -121,6 +121,21 @@ std::pair<double, std::int64_t> hm_forward_once(const memory_graph& g, const std
   return {cost, peak};
 }
 
+/// How the chain sees w's read of v (hm_make_chain): inside one stage (or the loss reading the
+/// last stage), the next stage reading v (its carry; a forward value its backward part reads
+/// too), the stage before reading v in its backward part (its grad_in), or anything else
+/// (pinned: never recomputed, held over its live range). `L` stages.
+enum class hm_read : std::uint8_t { inside, carry, grad_in, pinned };
+inline hm_read hm_read_kind(const memory_graph& g, const std::vector<std::size_t>& owner, std::size_t L, std::size_t v, std::size_t w) {
+  const std::size_t ov = owner[v], ow = owner[w];
+  if (ov != hm_no_group && ow == ov) return hm_read::inside;
+  if (ov == hm_no_group) return hm_read::pinned;
+  if (ow == hm_no_group) return ov + 1 != L ? hm_read::pinned : hm_read::inside;  // the last stage's problem holds what the loss reads
+  if (g.is_forward(w)) return ow == ov + 1 ? hm_read::carry : hm_read::pinned;
+  if (ow + 1 == ov) return hm_read::grad_in;
+  return ow == ov + 1 && g.is_forward(v) ? hm_read::carry : hm_read::pinned;
+}
+
 /// The chain view of `groups` (forward vertices; groups in a topological order of the top level),
 /// `owner` = hm_group_owner(g, groups). O(vertices + edges).
 inline hm_chain hm_make_chain(const memory_graph& g, const std::vector<std::vector<std::size_t>>& groups, const std::vector<std::size_t>& owner) {
@@ -131,23 +146,13 @@ inline hm_chain hm_make_chain(const memory_graph& g, const std::vector<std::vect
   chain.stages.resize(L);
   std::vector<char> carry(g.size(), 0), pinned(g.size(), 0), grad_in(g.size(), 0);
   for (std::size_t v = 0; v < g.size(); ++v) {
-    const std::size_t ov = owner[v];
     for (auto w : g.successors(v)) {
-      const std::size_t ow = owner[w];
-      if (ov != none && ow == ov) continue;
-      if (ov == none) {
-        pinned[v] = 1;
-      } else if (ow == none) {
-        if (ov + 1 != L) pinned[v] = 1;  // the last stage's problem holds what the loss reads
-      } else if (g.is_forward(w)) {
-        (ow == ov + 1 ? carry[v] : pinned[v]) = 1;
-      } else if (ow + 1 == ov) {
-        grad_in[v] = 1;
-      } else if (!(ow == ov + 1 && g.is_forward(v))) {
-        pinned[v] = 1;
-      }
+      const hm_read r = hm_read_kind(g, owner, L, v, w);
+      if (r == hm_read::pinned) pinned[v] = 1;
+      if (r == hm_read::carry && g.is_forward(w)) carry[v] = 1;
+      if (r == hm_read::grad_in) grad_in[v] = 1;
     }
-    if (g.is_output(v) && ov != L - 1) pinned[v] = 1;
+    if (g.is_output(v) && owner[v] != L - 1) pinned[v] = 1;
   }
   // Pinned values over their live ranges: stages [lo, hi] of the forward and backward parts,
   // added through difference arrays.

@@ -59,7 +59,8 @@ MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::
     groups.push_back(std::move(all));
     group_class.push_back(0);
   }
-  const std::size_t num_classes = part.classes.size();
+  std::size_t num_classes = part.classes.size();
+  if (options.merge_spans > 0) num_classes = detail::hm_merge_spans(g, groups, group_class, num_classes, options.merge_spans * partition.max_lower);
   st.partition = std::move(part.stats);
   st.groups = groups.size();
 
