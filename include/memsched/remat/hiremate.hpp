@@ -100,10 +100,12 @@ struct hiremate_options {
   /// after the next one run and recompute it from the group's kept values before the next
   /// group's backward part (hm_group_choice::regen): a second table of the chain's size.
   bool regenerate_carries = true;
-  /// Groups that one value spans beyond the next one (read by a group two or more places away,
-  /// or by such a group's backward part: a skip connection split over several groups) are merged
-  /// into one group of its own class when the merged group has at most merge_spans x M^l vertices:
-  /// the chain cannot recompute such a value and holds it throughout. 0: no merging.
+  /// Groups that a read the chain would pin spans (detail::hm_read_kind: a value read two or more
+  /// groups away, or by a backward part other than its neighbours', e.g. a skip connection split
+  /// over several groups) are merged into one group of its own class when the merged group has at
+  /// most merge_spans x M^l vertices (detail::hm_merge_spans; reads over more than four groups are
+  /// left pinned): the chain never recomputes such a value and holds it over its whole live range.
+  /// 0: no merging.
   std::size_t merge_spans = 8;
   /// Most stages of the chain schedule, whose table takes O(stages^3 x units) time: when level 0
   /// has more groups, the partition is redone with M^l doubled until it has at most this many (or
