@@ -12,7 +12,9 @@ rm -rf "$work"
 mkdir -p "$work"
 extra=()
 if [ "$mode" = package ]; then
-  cmake -S "$src" -B "$work/memsched-build" -G Ninja -DMEMSCHED_BUILD_TESTS=OFF -DMEMSCHED_BUILD_BENCH=OFF \
+  # Build type None (no optimisation flags), as the consumer's own build: src/memsched.cpp compiles
+  # in 36 s instead of Release's 62 s, and what is tested is the packaging, not the speed.
+  cmake -S "$src" -B "$work/memsched-build" -G Ninja -DCMAKE_BUILD_TYPE=None -DMEMSCHED_BUILD_TESTS=OFF -DMEMSCHED_BUILD_BENCH=OFF \
     -DMEMSCHED_BUILD_EXAMPLES=OFF -DMEMSCHED_BUILD_TOOL=OFF -DMEMSCHED_INSTALL=ON -DCMAKE_INSTALL_PREFIX="$work/prefix" >/dev/null
   cmake --build "$work/memsched-build" --target memsched_compiled >/dev/null  # the one compiled part
   cmake --install "$work/memsched-build" >/dev/null
