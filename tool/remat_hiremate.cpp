@@ -23,13 +23,16 @@ const char* hiremate_usage =
     "    re-simulated (with --top-solver also the paper's H-ILP over the groups); the cheapest of\n"
     "    these and the best heuristic's and DTR's plans.\n"
     "    Extra JSON: hiremate {levels, subgraphs, distinct_subgraphs, largest_subgraph, top_nodes,\n"
-    "    groups, max_lower, problems_solved, repair_rounds, source, start_method, top_method, seconds\n"
+    "    groups, max_lower, partitions_tried, problems_solved, repair_rounds, source, start_method,\n"
+    "    top_method, seconds\n"
     "    per phase, costs, hilp_status, hilp_variables, hilp_constraints, hilp_budget_raised,\n"
     "    hilp_seconds}.\n"
     "    --max-lower M           nodes per group (M^l, default 20)\n"
     "    --max-top M             nodes of the top graph (M^t, default 30)\n"
     "    --max-chain-stages N    groups of the chain schedule at most: M^l is doubled until there are\n"
     "                            no more (default 128; 0: no cap)\n"
+    "    --partitions N          partitions solved: M^l, 2 M^l, 4 M^l, ...; the cheapest plan of them\n"
+    "                            (default 4; 1: M^l only)\n"
     "    --options N             options kept per subgraph (N_o, default 8)\n"
     "    --resident-levels K     extra solves per budget that hold less across the barrier (default 3)\n"
     "    --ladder-rungs N        steps of the keep-set ladder added to each subgraph's options:\n"
@@ -56,6 +59,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   o.partition.max_top = count_of(args, "max-top", o.partition.max_top);
   o.max_chain_stages = count_of(args, "max-chain-stages", o.max_chain_stages);
   o.max_options = count_of(args, "options", o.max_options);
+  o.partitions = count_of(args, "partitions", o.partitions);
   o.budgets = count_of(args, "budgets", o.budgets);
   o.resident_levels = count_of(args, "resident-levels", o.resident_levels);
   o.ladder_rungs = count_of(args, "ladder-rungs", o.ladder_rungs);
@@ -90,6 +94,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   h["top_nodes"] = s.partition.top_nodes;
   h["groups"] = s.groups;
   h["max_lower"] = s.max_lower;
+  h["partitions_tried"] = s.partitions_tried;
   h["problems_solved"] = s.classes_solved;
   h["repair_rounds"] = s.repair_rounds;
   h["source"] = s.source;
@@ -98,6 +103,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   h["lower_seconds"] = s.lower_seconds;
   h["top_seconds"] = s.top_seconds;
   h["heuristic_seconds"] = s.heuristic_seconds;
+  h["hierarchy_seconds"] = s.hierarchy_seconds;
   if (s.hierarchy_cost) h["hierarchy_cost"] = *s.hierarchy_cost;
   if (s.heuristic_cost) h["heuristic_cost"] = *s.heuristic_cost;
   if (s.groups_cost) h["groups_cost"] = *s.groups_cost;
@@ -119,7 +125,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
 const register_remat_algorithm hiremate_algorithm{remat_algorithm{
     .name = "hiremate",
     .usage = hiremate_usage,
-    .options = {{"max-lower", "max-top", "max-chain-stages", "options", "budgets", "resident-levels", "ladder-rungs", "merge-spans", "top-solver", "time-limit", "max-memory", "threads"}, {"no-heuristic-start", "no-dtr", "no-carry-regen", "progress"}},
+    .options = {{"max-lower", "max-top", "max-chain-stages", "partitions", "options", "budgets", "resident-levels", "ladder-rungs", "merge-spans", "top-solver", "time-limit", "max-memory", "threads"}, {"no-heuristic-start", "no-dtr", "no-carry-regen", "progress"}},
     .run = run_hiremate,
 }};
 

@@ -83,18 +83,20 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
   // --max-memory reaches the library: a small cap coarsens the top-level tables, and the tool's
   // plan is the library's with the same cap (measured at 80%: 64 KiB gives the groups' plan,
   // +11% cost, instead of the chain's). --merge-spans 0 keeps resnet18's 30 groups: merged, the
-  // tables are too small for the cap to change the plan.
+  // tables are too small for the cap to change the plan; --partitions 1 keeps that grain.
   {
     const std::int64_t budget = peak * 80 / 100;
     const tool_run r = run_tool("remat " + path.string() + " --budget " + std::to_string(budget) +
-                                    " --algo hiremate --max-memory 65536 --merge-spans 0 --no-heuristic-start --json", dir);
-    const auto capped = hiremate_plan_detailed(df, budget, hiremate_options{.max_bytes = 65536, .merge_spans = 0, .heuristic_start = false});
-    const auto uncapped = hiremate_plan_detailed(df, budget, hiremate_options{.merge_spans = 0, .heuristic_start = false});
+                                    " --algo hiremate --max-memory 65536 --merge-spans 0 --partitions 1 --no-heuristic-start --json", dir);
+    const auto capped =
+        hiremate_plan_detailed(df, budget, hiremate_options{.max_bytes = 65536, .merge_spans = 0, .partitions = 1, .heuristic_start = false});
+    const auto uncapped = hiremate_plan_detailed(df, budget, hiremate_options{.merge_spans = 0, .partitions = 1, .heuristic_start = false});
     REQUIRE(has_solution(capped.result.status));
     REQUIRE(has_solution(uncapped.result.status));
     CHECK(capped.result.plan != uncapped.result.plan);  // otherwise this case could not tell the flag was read
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
     const json doc = json::parse(r.out);
+    CHECK(doc.at("hiremate").at("partitions_tried") == 1);
     const execution_plan plan = plan_from_json(doc, ids, "tool output");
     CHECK(plan == capped.result.plan);
     CHECK(simulate_plan(g, plan).peak_bytes <= budget);
@@ -118,6 +120,9 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
   const tool_run below_top = run_tool("remat " + path.string() + " --budget 50% --algo hiremate --max-chain-stages 10", dir);
   CHECK(below_top.exit_code == 2);
   CHECK(below_top.err.find("--max-chain-stages must be 0 or >= the partition's max_top (M^t)") != std::string::npos);
+  const tool_run partitions = run_tool("remat " + path.string() + " --budget 50% --algo hiremate --partitions 0", dir);
+  CHECK(partitions.exit_code == 2);
+  CHECK(partitions.err.find("--partitions must be in 1..16") != std::string::npos);
   const tool_run top = run_tool("remat " + path.string() + " --budget 50% --algo hiremate --top-solver simplex", dir);
   CHECK(top.exit_code == 2);
   CHECK(top.err.find("--top-solver 'simplex' is not available (built: none") != std::string::npos);

@@ -112,6 +112,15 @@ struct hiremate_options {
   /// M^l reaches the forward graph's size), so that long stacks of blocks cost time near-linear in
   /// their length (stats.max_lower says which M^l was used). 0 (no cap) or >= partition.max_top.
   std::size_t max_chain_stages = 128;
+  /// Partitions solved: at M^l, 2 M^l, 4 M^l, ... (this many grains; a grain below the M^l that
+  /// max_chain_stages already raised to is skipped, as is a partition whose groups are the
+  /// previous one's); the cheapest expanded plan of all is the hierarchy's, and `stats` describe
+  /// the partition that gave it. Which grain wins depends on the graph and the budget: on gpt_96
+  /// at 30% of the peak the hierarchy's overhead is 3.9% at M^l = 20 and 2.3% at 160, on
+  /// resnet101 at 40% 0.59% at 20 and 0.12% at 160 (docs/hiremate.md, "Several partitions").
+  /// Costs about the sum of the partitions' times. 1..16; 1: one partition (the paper's). Later
+  /// partitions start only within half the time limit.
+  std::size_t partitions = 4;
   std::size_t repair_rounds = 12;                ///< Tighter top-level budgets tried after a simulated overshoot.
   /// H-ILP (appendix B) as a third top level: the groups' MILP (detail/hiremate_hilp.hpp, any DAG of
   /// groups, a group recomputed from the outputs of several others) solved by this call, e.g.
@@ -138,6 +147,8 @@ struct hiremate_stats {
   std::size_t classes_cut = 0;     ///< Of those, how many the time limit cut short (cheap options only or fewer budgets).
   std::size_t repair_rounds = 0;   ///< Top-level choices redone after the simulator found an overshoot.
   double lower_seconds = 0, top_seconds = 0, heuristic_seconds = 0;  ///< Partition time: partition.seconds.
+  std::size_t partitions_tried = 0;  ///< Partitions solved (options.partitions); the others' statistics are not kept.
+  double hierarchy_seconds = 0;      ///< Partitioning, lowest and top levels of every partition tried.
   std::optional<double> hierarchy_cost, heuristic_cost;  ///< Total cost of each candidate plan (when within budget).
   /// The hierarchy's top levels: one option per group, the chain schedule and the H-ILP (when within budget).
   std::optional<double> groups_cost, chain_cost, hilp_cost;
@@ -416,6 +427,7 @@ inline std::vector<hiremate_option> hm_cheap_options(const hiremate_subgraph& su
 inline void check_hiremate_options(const hiremate_options& options) {
   auto fail = [](const char* option, const char* requirement) { throw option_error("hiremate_plan", option, requirement); };
   if (options.budgets == 0) fail("budgets", "must be >= 1");
+  if (options.partitions == 0 || options.partitions > 16) fail("partitions", "must be in 1..16");
   if (options.max_options == 0 || options.max_options > 254) fail("max_options", "must be in 1..254");
   if (options.budget_units < 16) fail("budget_units", "must be >= 16");
   if (options.chain_units != 0 && options.chain_units < 16) fail("chain_units", "must be 0 or >= 16");

@@ -7,32 +7,24 @@
 
 namespace memsched::detail {
 
-MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::int64_t budget, const hiremate_options& options,
-                                                hiremate_partition_options partition,
-                                                std::chrono::steady_clock::time_point start) {
+// The hierarchy over one partition (hiremate_plan_on's partitions): partition, lowest level, top
+// levels. nullopt when merging leaves the groups of `previous_groups` (a finer partition's).
+struct hm_partition_outcome {
+  remat_result plan;  // status feasible when within the budget
+  hiremate_stats stats;
+  std::string why;    // why there is no plan
+  std::vector<std::vector<std::size_t>> groups;
+};
+MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const memory_graph& g, std::int64_t budget, const hiremate_options& options,
+                                                                    hiremate_partition_options partition,
+                                                                    std::chrono::steady_clock::time_point start,
+                                                                    const std::vector<std::vector<std::size_t>>& previous_groups,
+                                                                    std::optional<double>& best_reported) {
   using clock = std::chrono::steady_clock;
-  if (!g.has_training_roles()) throw std::invalid_argument("hiremate_plan: the graph has no training roles (make_training_graph first)");
   auto elapsed = [&] { return detail::seconds_since(start); };
   auto out_of_time = [&] { return options.time_limit && elapsed() >= options.time_limit->count(); };
-  hiremate_plan_result out;
+  hm_partition_outcome out;
   hiremate_stats& st = out.stats;
-
-  // The start: the best heuristic on the whole graph.
-  remat_result heur;
-  std::string start_method;  // the start's method: "best-heuristic" or "dtr:<score>" (result.stats.start_source)
-  if (options.heuristic_start) {
-    options.observer.on_phase(elapsed(), "heuristic start");
-    // At most half the time limit: the lowest level's deadline (80%) comes after it.
-    const std::optional<std::chrono::duration<double>> share =
-        options.time_limit ? std::optional(*options.time_limit * 0.5) : std::nullopt;
-    heur = detail::hm_heuristic_plan(g, budget, options.heuristics, options.dtr, detail::call_deadline(start, share));
-    st.heuristic_seconds = heur.stats.seconds;
-    if (heur.status == solve_status::feasible) {
-      st.heuristic_cost = heur.total_cost;
-      start_method = heur.stats.method;
-      options.observer.on_incumbent(elapsed(), heur.total_cost);
-    }
-  }
 
   // H-Partition; the level solved is level 0 (or the whole forward graph as one group).
   options.observer.on_phase(elapsed(), "partition");
@@ -61,6 +53,7 @@ MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::
   }
   std::size_t num_classes = part.classes.size();
   if (options.merge_spans > 0) num_classes = detail::hm_merge_spans(g, groups, group_class, num_classes, options.merge_spans * partition.max_lower);
+  if (groups == previous_groups) return std::nullopt;  // the same problem as the finer partition's
   st.partition = std::move(part.stats);
   st.groups = groups.size();
 
@@ -159,12 +152,11 @@ MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::
   // Top level: choose, expand, simulate; tighten on overshoot.
   const auto top_start = clock::now();
   const std::vector<std::size_t> owner = detail::hm_group_owner(g, groups);
-  remat_result hier;
-  std::string why;
+  remat_result& hier = out.plan;
+  std::string& why = out.why;
   bool every_group = true;
   for (const auto& c : choices) every_group = every_group && !c.empty();
   if (!every_group) why = "a subgraph has no option";
-  std::optional<double> best_reported = st.heuristic_cost;
   // Each top level: choose under a target budget, expand, simulate; on overshoot, choose again
   // under a target lowered by it. When a lowered target leaves no choice, the next one lies half
   // way back to the last target that had one (the overshoot of one choice says little about the
@@ -234,6 +226,11 @@ MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::
       if (models.front().pinned_ranged > 0) models.push_back(detail::hm_pinned_throughout(models.front()));
       if (options.regenerate_carries) detail::hm_add_regen(g, models.front(), owner, choices);
     }
+    // The second chain solve of each model differs from the first only when some option can
+    // recompute its carry.
+    const bool any_regen = std::ranges::any_of(choices, [](const auto& stage) {
+      return std::ranges::any_of(stage, [](const detail::hm_group_choice& c) { return c.regen_cost.has_value(); });
+    });
     if (options.chain_units > 0 && !out_of_time()) {
       options.observer.on_phase(elapsed(), "top level (chain)");
       // The cheapest expanded plan of the two models, each with and without recomputed carries,
@@ -243,7 +240,7 @@ MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::
       remat_result by_chain;
       for (const detail::hm_chain& chain : models)
         for (const bool regen : {false, true}) {
-          if (out_of_time() || (regen && !options.regenerate_carries)) break;
+          if (out_of_time() || (regen && !any_regen)) break;
           std::optional<double> cost;
           remat_result r = repaired(
               [&](std::int64_t target) -> std::optional<std::vector<std::size_t>> {
@@ -340,6 +337,74 @@ MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::
     if (hier.status == solve_status::feasible) st.hierarchy_cost = hier.total_cost;
   }
   st.top_seconds = detail::seconds_since(top_start);
+  out.groups = std::move(groups);
+  return out;
+}
+
+MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::int64_t budget, const hiremate_options& options,
+                                                hiremate_partition_options partition,
+                                                std::chrono::steady_clock::time_point start) {
+  using clock = std::chrono::steady_clock;
+  if (!g.has_training_roles()) throw std::invalid_argument("hiremate_plan: the graph has no training roles (make_training_graph first)");
+  auto elapsed = [&] { return detail::seconds_since(start); };
+  auto out_of_time = [&] { return options.time_limit && elapsed() >= options.time_limit->count(); };
+  hiremate_plan_result out;
+  hiremate_stats& st = out.stats;
+
+  // The start: the best heuristic on the whole graph.
+  remat_result heur;
+  std::string start_method;  // the start's method: "best-heuristic" or "dtr:<score>" (result.stats.start_source)
+  if (options.heuristic_start) {
+    options.observer.on_phase(elapsed(), "heuristic start");
+    // At most half the time limit: the lowest level's deadline (80%) comes after it.
+    const std::optional<std::chrono::duration<double>> share =
+        options.time_limit ? std::optional(*options.time_limit * 0.5) : std::nullopt;
+    heur = detail::hm_heuristic_plan(g, budget, options.heuristics, options.dtr, detail::call_deadline(start, share));
+    st.heuristic_seconds = heur.stats.seconds;
+    if (heur.status == solve_status::feasible) {
+      st.heuristic_cost = heur.total_cost;
+      start_method = heur.stats.method;
+      options.observer.on_incumbent(elapsed(), heur.total_cost);
+    }
+  }
+
+  // The hierarchy over M^l, 2 M^l, ... (options.partitions of them): the cheapest expanded plan is
+  // the hierarchy's, with the statistics of its partition. A grain the max_chain_stages cap
+  // already coarsened past is skipped, as is a partition whose groups are the previous one's.
+  // Later partitions start only within half the time limit.
+  remat_result hier;
+  std::string why;
+  std::optional<double> best_reported = st.heuristic_cost;
+  std::vector<std::vector<std::size_t>> previous_groups;
+  const std::size_t base_max_lower = partition.max_lower;
+  std::size_t solved_max_lower = 0;  // the coarsest M^l solved so far
+  std::size_t tried = 0;
+  double hierarchy_seconds = 0;
+  for (std::size_t k = 0; k < options.partitions; ++k) {
+    partition.max_lower = base_max_lower << k;
+    if (k > 0) {
+      if (partition.max_lower <= solved_max_lower) continue;
+      if (solved_max_lower >= st.partition.vertices) break;  // one group could hold the whole forward graph
+      if (out_of_time() || (options.time_limit && elapsed() >= 0.5 * options.time_limit->count())) break;
+    }
+    const double partition_start = elapsed();
+    auto one = detail::hm_plan_over_partition(g, budget, options, partition, start, previous_groups, best_reported);
+    hierarchy_seconds += elapsed() - partition_start;
+    if (!one) continue;  // merged into the previous partition's groups: nothing new to solve
+    ++tried;
+    solved_max_lower = one->stats.max_lower;  // raised for max_chain_stages
+    const bool cheaper = one->plan.status == solve_status::feasible &&
+                         (hier.status != solve_status::feasible || one->plan.total_cost < hier.total_cost);
+    if (k == 0 || cheaper) {
+      one->stats.heuristic_cost = st.heuristic_cost, one->stats.heuristic_seconds = st.heuristic_seconds;
+      st = std::move(one->stats);
+      hier = std::move(one->plan);
+      why = std::move(one->why);
+    }
+    previous_groups = std::move(one->groups);
+  }
+  st.partitions_tried = tried;
+  st.hierarchy_seconds = hierarchy_seconds;
 
   const bool hier_ok = hier.status == solve_status::feasible;
   const bool heur_ok = heur.status == solve_status::feasible;
