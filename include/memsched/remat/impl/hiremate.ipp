@@ -344,7 +344,6 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
 MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::int64_t budget, const hiremate_options& options,
                                                 hiremate_partition_options partition,
                                                 std::chrono::steady_clock::time_point start) {
-  using clock = std::chrono::steady_clock;
   if (!g.has_training_roles()) throw std::invalid_argument("hiremate_plan: the graph has no training roles (make_training_graph first)");
   auto elapsed = [&] { return detail::seconds_since(start); };
   auto out_of_time = [&] { return options.time_limit && elapsed() >= options.time_limit->count(); };
