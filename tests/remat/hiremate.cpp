@@ -330,6 +330,7 @@ TEST_CASE("hiremate: limits reach every lower solve; a limit already spent still
   check_result(g, zero.result, peak);
   CHECK(zero.result.overhead == doctest::Approx(0).epsilon(1e-12));
   CHECK(zero.stats.classes_cut == zero.stats.classes_solved);
+  CHECK(zero.stats.partitions_tried == 1);  // later partitions start only within half the limit
   CHECK(zero.result.message.find("time limit") != std::string::npos);
   // With the start: the zero limit leaves it the best heuristic alone (every DTR run is cut), and
   // the returned plan is the cheaper of it and the hierarchy's.
