@@ -23,8 +23,8 @@ const char* hiremate_usage =
     "    re-simulated (with --top-solver also the paper's H-ILP over the groups); the cheapest of\n"
     "    these and the best heuristic's and DTR's plans.\n"
     "    Extra JSON: hiremate {levels, subgraphs, distinct_subgraphs, largest_subgraph, top_nodes,\n"
-    "    groups, max_lower, partitions_tried, problems_solved, repair_rounds, source, start_method,\n"
-    "    top_method, seconds\n"
+    "    groups, max_lower, partitions_tried, problems_solved, problems_reused, repair_rounds, source,\n"
+    "    start_method, top_method, seconds\n"
     "    per phase, costs, hilp_status, hilp_variables, hilp_constraints, hilp_budget_raised,\n"
     "    hilp_seconds}.\n"
     "    --max-lower M           nodes per group (M^l, default 20)\n"
@@ -96,6 +96,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   h["max_lower"] = s.max_lower;
   h["partitions_tried"] = s.partitions_tried;
   h["problems_solved"] = s.classes_solved;
+  h["problems_reused"] = s.classes_reused;
   h["repair_rounds"] = s.repair_rounds;
   h["source"] = s.source;
   if (!r.result.stats.start_source.empty()) h["start_method"] = r.result.stats.start_source;

@@ -44,6 +44,9 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
     CHECK(h.at("distinct_subgraphs") == lib.stats.partition.distinct_subgraphs);
     CHECK(h.at("largest_subgraph") == lib.stats.partition.largest_subgraph);
     CHECK(h.at("source") == lib.stats.source);
+    CHECK(h.at("partitions_tried") == lib.stats.partitions_tried);
+    CHECK(h.at("problems_solved") == lib.stats.classes_solved);
+    CHECK(h.at("problems_reused") == lib.stats.classes_reused);
     if (!has_solution(lib.result.status)) continue;
     const execution_plan plan = plan_from_json(doc, ids, "tool output");
     CHECK(plan == lib.result.plan);

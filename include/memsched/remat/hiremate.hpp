@@ -145,6 +145,7 @@ struct hiremate_stats {
   std::size_t groups = 0;          ///< Groups of the level solved (level 0), singletons included.
   std::size_t classes_solved = 0;  ///< Subgraph problems solved (one per class, plus groups whose problem differs).
   std::size_t classes_cut = 0;     ///< Of those, how many the time limit cut short (cheap options only or fewer budgets).
+  std::size_t classes_reused = 0;  ///< Classes that took the options of a problem an earlier (finer) partition solved.
   std::size_t repair_rounds = 0;   ///< Top-level choices redone after the simulator found an overshoot.
   double lower_seconds = 0, top_seconds = 0, heuristic_seconds = 0;  ///< Partition time: partition.seconds.
   std::size_t partitions_tried = 0;  ///< Partitions solved (options.partitions); the others' statistics are not kept.

@@ -5,7 +5,21 @@
 
 #include <memsched/remat/hiremate.hpp>
 
+#include <functional>
+#include <unordered_map>
+
 namespace memsched::detail {
+
+// Subgraph problems solved by earlier partitions (hiremate_plan_on's), by their class's canonical
+// hash: a group of a later partition whose problem maps onto one of them (hiremate_subgraph_map,
+// an exact check) takes its options instead of solving again. Node-based, so entries stay put
+// while later partitions add theirs.
+struct hm_solved_problem {
+  std::vector<std::size_t> group;  // forward vertices, canonical order
+  hiremate_subgraph sub;
+  std::vector<hiremate_option> options;
+};
+using hm_solved_problems = std::unordered_multimap<std::uint64_t, hm_solved_problem>;
 
 // The hierarchy over one partition (hiremate_plan_on's partitions): partition, lowest level, top
 // levels. nullopt when merging leaves the groups of `previous_groups` (a finer partition's).
@@ -16,13 +30,13 @@ struct hm_partition_outcome {
   std::vector<std::vector<std::size_t>> groups;
 };
 MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const memory_graph& g, std::int64_t budget, const hiremate_options& options,
-                                                                    hiremate_partition_options partition,
-                                                                    std::chrono::steady_clock::time_point start,
+                                                                    hiremate_partition_options partition, const call_deadline& deadline,
                                                                     const std::vector<std::vector<std::size_t>>& previous_groups,
-                                                                    std::optional<double>& best_reported) {
+                                                                    hm_solved_problems& solved, std::optional<double>& best_reported) {
   using clock = std::chrono::steady_clock;
-  auto elapsed = [&] { return detail::seconds_since(start); };
-  auto out_of_time = [&] { return options.time_limit && elapsed() >= options.time_limit->count(); };
+  const auto start = deadline.start();
+  auto elapsed = [&] { return deadline.elapsed(); };
+  auto out_of_time = [&] { return deadline.passed(); };
   hm_partition_outcome out;
   hiremate_stats& st = out.stats;
 
@@ -120,33 +134,63 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
       subs[i] = std::move(r.sub);
     });
   };
-  solve_all(reps);
+  // A class an earlier partition solved (equal canonical hash, and hiremate_subgraph_map accepts
+  // its first group) takes those options, mapped through reuse_map[r] into subs[r].
+  auto class_hash = [&](std::size_t c) { return c < part.classes.size() ? std::optional(part.classes[c].hash) : std::nullopt; };
+  std::vector<const hm_solved_problem*> reused(groups.size(), nullptr);
+  std::vector<std::vector<std::size_t>> reuse_map(groups.size());
+  std::vector<std::size_t> to_solve;
+  for (const std::size_t r : reps) {
+    const auto hash = class_hash(group_class[r]);
+    if (hash && solved.count(*hash) > 0) {
+      hiremate_subgraph sub = make_hiremate_subgraph(g, groups[r]);
+      const auto [first_solved, end_solved] = solved.equal_range(*hash);
+      for (auto it = first_solved; it != end_solved && !reused[r]; ++it) {
+        try {
+          reuse_map[r] = hiremate_subgraph_map(it->second.sub, it->second.group, sub, groups[r]);
+          reused[r] = &it->second;
+          subs[r] = std::move(sub);
+        } catch (const std::invalid_argument&) {
+          // the same forward class, a different problem: try the next, else solve
+        }
+      }
+    }
+    if (!reused[r]) to_solve.push_back(r);
+  }
+  solve_all(to_solve);
   // Options of every group, in original vertices (a class's plans mapped to each member).
   std::vector<std::vector<detail::hm_group_choice>> choices(groups.size());
   std::vector<std::size_t> unshared;  // groups whose problem turned out different from their class's
-  auto to_choices = [&](std::size_t r, const hiremate_subgraph& sub, const std::vector<std::size_t>* map) {
+  auto to_choices = [&](const std::vector<hiremate_option>& class_opts, const hiremate_subgraph& sub, const std::vector<std::size_t>* map) {
     std::vector<detail::hm_group_choice> cs;
-    for (const auto& o : class_options[r]) cs.push_back(detail::hm_choice_of(o, sub, map));
+    for (const auto& o : class_opts) cs.push_back(detail::hm_choice_of(o, sub, map));
     return cs;
   };
   for (std::size_t i = 0; i < groups.size(); ++i) {
     const std::size_t r = rep_of[i];
+    const hm_solved_problem* earlier = reused[r];
     if (r == i) {
-      choices[i] = to_choices(i, subs[i], nullptr);
+      choices[i] = earlier ? to_choices(earlier->options, subs[i], &reuse_map[i]) : to_choices(class_options[i], subs[i], nullptr);
       continue;
     }
     hiremate_subgraph sub = make_hiremate_subgraph(g, groups[i]);
     try {
-      const auto map = hiremate_subgraph_map(subs[r], groups[r], sub, groups[i]);
-      choices[i] = to_choices(r, sub, &map);
+      const auto map = earlier ? hiremate_subgraph_map(earlier->sub, earlier->group, sub, groups[i])
+                               : hiremate_subgraph_map(subs[r], groups[r], sub, groups[i]);
+      choices[i] = to_choices(earlier ? earlier->options : class_options[r], sub, &map);
     } catch (const std::invalid_argument&) {
       unshared.push_back(i);  // same forward class, different problem (e.g. the gradients differ)
     }
   }
   solve_all(unshared);
-  for (auto i : unshared) choices[i] = to_choices(i, subs[i], nullptr);
+  for (auto i : unshared) choices[i] = to_choices(class_options[i], subs[i], nullptr);
   st.classes_cut = cut;
-  st.classes_solved = reps.size() + unshared.size();
+  st.classes_solved = to_solve.size() + unshared.size();
+  st.classes_reused = reps.size() - to_solve.size();
+  // For the next partitions (the entries `reused` points to stay where they are).
+  for (const auto& just_solved : {std::cref(to_solve), std::cref(unshared)})
+    for (const std::size_t i : just_solved.get())
+      if (const auto hash = class_hash(group_class[i])) solved.emplace(*hash, hm_solved_problem{groups[i], std::move(subs[i]), std::move(class_options[i])});
   st.lower_seconds = detail::seconds_since(lower_start);
 
   // Top level: choose, expand, simulate; tighten on overshoot.
@@ -299,8 +343,8 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
                 if (auto steps = detail::hm_chain_schedule(chain, choices, target, options.chain_units, table_cap, out_of_time))
                   if (auto s = detail::hm_hilp_schedule_of_chain(*problem, *steps)) starts.push_back(std::move(*s));
               solver_options so = options.top_solver_options;
-              if (options.time_limit) {
-                const double left = detail::backend_limit_within(options.time_limit->count() - elapsed());
+              if (deadline.limited()) {
+                const double left = detail::backend_limit_within(deadline.left());
                 if (left <= 0) return std::nullopt;
                 so.time_limit = std::chrono::duration<double>(so.time_limit ? std::min(so.time_limit->count(), left) : left);
               }
@@ -345,23 +389,25 @@ MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::
                                                 hiremate_partition_options partition,
                                                 std::chrono::steady_clock::time_point start) {
   if (!g.has_training_roles()) throw std::invalid_argument("hiremate_plan: the graph has no training roles (make_training_graph first)");
-  auto elapsed = [&] { return detail::seconds_since(start); };
-  auto out_of_time = [&] { return options.time_limit && elapsed() >= options.time_limit->count(); };
+  const call_deadline deadline(start, options.time_limit);
+  auto elapsed = [&] { return deadline.elapsed(); };
   hiremate_plan_result out;
   hiremate_stats& st = out.stats;
 
   // The start: the best heuristic on the whole graph.
   remat_result heur;
   std::string start_method;  // the start's method: "best-heuristic" or "dtr:<score>" (result.stats.start_source)
+  std::optional<double> heuristic_cost;
+  double heuristic_seconds = 0;
   if (options.heuristic_start) {
     options.observer.on_phase(elapsed(), "heuristic start");
     // At most half the time limit: the lowest level's deadline (80%) comes after it.
     const std::optional<std::chrono::duration<double>> share =
         options.time_limit ? std::optional(*options.time_limit * 0.5) : std::nullopt;
     heur = detail::hm_heuristic_plan(g, budget, options.heuristics, options.dtr, detail::call_deadline(start, share));
-    st.heuristic_seconds = heur.stats.seconds;
+    heuristic_seconds = heur.stats.seconds;
     if (heur.status == solve_status::feasible) {
-      st.heuristic_cost = heur.total_cost;
+      heuristic_cost = heur.total_cost;
       start_method = heur.stats.method;
       options.observer.on_incumbent(elapsed(), heur.total_cost);
     }
@@ -370,12 +416,15 @@ MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::
   // The hierarchy over M^l, 2 M^l, ... (options.partitions of them): the cheapest expanded plan is
   // the hierarchy's, with the statistics of its partition. A grain the max_chain_stages cap
   // already coarsened past is skipped, as is a partition whose groups are the previous one's.
-  // Later partitions start only within half the time limit.
+  // Later partitions start only within half the time limit, and take the options of the problems
+  // earlier ones solved.
   remat_result hier;
   std::string why;
-  std::optional<double> best_reported = st.heuristic_cost;
+  std::optional<double> best_reported = heuristic_cost;
   std::vector<std::vector<std::size_t>> previous_groups;
+  hm_solved_problems solved;
   const std::size_t base_max_lower = partition.max_lower;
+  const auto forward_vertices = static_cast<std::size_t>(std::ranges::count_if(g.topological_order(), [&](auto v) { return g.is_forward(v); }));
   std::size_t solved_max_lower = 0;  // the coarsest M^l solved so far
   std::size_t tried = 0;
   double hierarchy_seconds = 0;
@@ -383,11 +432,11 @@ MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::
     partition.max_lower = base_max_lower << k;
     if (k > 0) {
       if (partition.max_lower <= solved_max_lower) continue;
-      if (solved_max_lower >= st.partition.vertices) break;  // one group could hold the whole forward graph
-      if (out_of_time() || (options.time_limit && elapsed() >= 0.5 * options.time_limit->count())) break;
+      if (solved_max_lower >= forward_vertices) break;  // one group could hold the whole forward graph
+      if (deadline.limited() && elapsed() >= 0.5 * deadline.limit()) break;
     }
     const double partition_start = elapsed();
-    auto one = detail::hm_plan_over_partition(g, budget, options, partition, start, previous_groups, best_reported);
+    auto one = detail::hm_plan_over_partition(g, budget, options, partition, deadline, previous_groups, solved, best_reported);
     hierarchy_seconds += elapsed() - partition_start;
     if (!one) continue;  // merged into the previous partition's groups: nothing new to solve
     ++tried;
@@ -395,13 +444,14 @@ MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::
     const bool cheaper = one->plan.status == solve_status::feasible &&
                          (hier.status != solve_status::feasible || one->plan.total_cost < hier.total_cost);
     if (k == 0 || cheaper) {
-      one->stats.heuristic_cost = st.heuristic_cost, one->stats.heuristic_seconds = st.heuristic_seconds;
       st = std::move(one->stats);
       hier = std::move(one->plan);
       why = std::move(one->why);
     }
     previous_groups = std::move(one->groups);
   }
+  st.heuristic_cost = heuristic_cost;
+  st.heuristic_seconds = heuristic_seconds;
   st.partitions_tried = tried;
   st.hierarchy_seconds = hierarchy_seconds;
 
@@ -422,7 +472,7 @@ MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::
   }
   out.result.stats.seconds = elapsed();
   out.result.stats.start_source = heur_ok ? start_method : "";
-  if (heur_ok) out.result.stats.start_cost = *st.heuristic_cost;
+  if (heur_ok) out.result.stats.start_cost = *heuristic_cost;
   std::string msg = "hiremate: " + std::to_string(st.groups) + " groups, " + std::to_string(st.classes_solved) + " subgraph problems solved, " +
                     std::to_string(st.partition.levels) + " partition levels";
   if (st.classes_cut > 0) msg += "; the time limit cut " + std::to_string(st.classes_cut) + " subgraph problems short";
