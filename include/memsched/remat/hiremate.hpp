@@ -144,8 +144,10 @@ struct hiremate_stats {
   std::size_t max_lower = 0;       ///< The M^l of that partition (options.partition.max_lower, doubled for max_chain_stages).
   std::size_t groups = 0;          ///< Groups of the level solved (level 0), singletons included.
   std::size_t classes_solved = 0;  ///< Subgraph problems solved (one per class, plus groups whose problem differs).
-  std::size_t classes_cut = 0;     ///< Of those, how many the time limit cut short (cheap options only or fewer budgets).
   std::size_t classes_reused = 0;  ///< Classes that took the options of a problem an earlier (finer) partition solved.
+  /// Of the problems solved or reused, how many had their solve cut short by the time limit (cheap
+  /// options only or fewer budgets).
+  std::size_t classes_cut = 0;
   std::size_t repair_rounds = 0;   ///< Top-level choices redone after the simulator found an overshoot.
   double lower_seconds = 0, top_seconds = 0, heuristic_seconds = 0;  ///< Partition time: partition.seconds.
   std::size_t partitions_tried = 0;  ///< Partitions solved (options.partitions); the others' statistics are not kept.
@@ -304,8 +306,8 @@ inline std::vector<hiremate_option> hm_keep_ladder(const hiremate_subgraph& sub,
   const std::size_t step = std::max<std::size_t>(1, (droppable.size() + rungs - 1) / std::max<std::size_t>(1, rungs));
   std::vector<char> keep = in.forward;
   std::vector<hiremate_option> out;
-  for (std::size_t dropped = 0;; dropped = std::min(droppable.size(), dropped + step)) {
-    for (std::size_t k = 0; k < dropped; ++k) keep[droppable[k]] = 0;
+  for (std::size_t dropped = 0, cleared = 0;; dropped = std::min(droppable.size(), dropped + step)) {
+    for (; cleared < dropped; ++cleared) keep[droppable[cleared]] = 0;
     execution_plan plan = plan_from_computes(g, checkpoint_sequence(g, in.split, keep));
     plan_simulation sim;
     if (check_plan(g, plan, &sim).valid) out.push_back(hm_make_option(sub, std::move(plan), sim, sim.peak_bytes));

@@ -18,6 +18,7 @@ struct hm_solved_problem {
   std::vector<std::size_t> group;  // forward vertices, canonical order
   hiremate_subgraph sub;
   std::vector<hiremate_option> options;
+  bool cut = false;  // the time limit cut its solve short
 };
 using hm_solved_problems = std::unordered_multimap<std::uint64_t, hm_solved_problem>;
 
@@ -107,7 +108,7 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
   // Per solved group: its problem and its class's options (the outputs-only one included).
   std::vector<hiremate_subgraph> subs(groups.size());
   std::vector<std::vector<hiremate_option>> class_options(groups.size());
-  std::atomic<std::size_t> cut{0};
+  std::vector<char> solve_cut(groups.size(), 0);  // per solved group: the time limit cut its solve short
   auto solve_all = [&](const std::vector<std::size_t>& which) {
     const std::size_t per_class = options.budgets * (1 + options.resident_levels);
     solves_left = which.size() * per_class;
@@ -126,7 +127,7 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
       hiremate_subgraph_result r = hiremate_subgraph_options(g, groups[i], class_cfg, solve);
       // Equal budgets solved once and budgets the time limit left out: no longer to run.
       solves_left -= per_class - r.solves;
-      if (r.stopped) ++cut;
+      solve_cut[i] = r.stopped ? 1 : 0;
       if (r.options.empty() && r.stopped)
         class_options[i] = detail::hm_cheap_options(r.sub, options.max_options);
       else
@@ -184,13 +185,16 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
   }
   solve_all(unshared);
   for (auto i : unshared) choices[i] = to_choices(class_options[i], subs[i], nullptr);
-  st.classes_cut = cut;
   st.classes_solved = to_solve.size() + unshared.size();
   st.classes_reused = reps.size() - to_solve.size();
+  st.classes_cut = 0;
+  for (const std::size_t r : reps) st.classes_cut += reused[r] ? reused[r]->cut : solve_cut[r] != 0;
+  for (const std::size_t i : unshared) st.classes_cut += solve_cut[i] != 0;
   // For the next partitions (the entries `reused` points to stay where they are).
   for (const auto& just_solved : {std::cref(to_solve), std::cref(unshared)})
     for (const std::size_t i : just_solved.get())
-      if (const auto hash = class_hash(group_class[i])) solved.emplace(*hash, hm_solved_problem{groups[i], std::move(subs[i]), std::move(class_options[i])});
+      if (const auto hash = class_hash(group_class[i]))
+        solved.emplace(*hash, hm_solved_problem{groups[i], std::move(subs[i]), std::move(class_options[i]), solve_cut[i] != 0});
   st.lower_seconds = detail::seconds_since(lower_start);
 
   // Top level: choose, expand, simulate; tighten on overshoot.
