@@ -4,6 +4,7 @@
 // The incremental state (detail::lifetime_state) is tested in lifetime_state.cpp.
 
 #include <memsched/graph/read_graph.hpp>
+#include <memsched/order/dfs.hpp>
 #include <memsched/order/serenity.hpp>
 #include <memsched/remat/dtr.hpp>
 #include <memsched/remat/cost_lower_bound.hpp>
@@ -219,6 +220,56 @@ TEST_CASE("lifetime_search_plan: the search never returns worse than its start; 
   MESSAGE("the search improved " << improved << " of " << searched << " constructive plans");
   CHECK(searched > 0);
   CHECK(improved > 0);
+}
+
+TEST_CASE("lifetime_search_plan: the search starts from the cheapest of the start plans and its repair; plans along another order are skipped") {
+  // max_rounds 0: the result is the start the search chose, the cheapest of the start plans
+  // (DTR's, every cheap score) and its own repair after cleanup (ties: the plans).
+  std::size_t cases = 0, from_plans = 0, cheaper = 0, skip_checks = 0;
+  for (std::uint64_t seed = 0; seed < 12; ++seed) {
+    const auto& [g, order, budget] = lns_case_of(seed);
+    INFO("seed " << seed);
+    const auto alone = lifetime_search_plan(g, budget, lifetime_search_options{.order = order, .max_rounds = 0});
+    std::vector<execution_plan> starts;
+    for (auto h : {dtr_heuristic::dtr_eq, dtr_heuristic::local, dtr_heuristic::lru, dtr_heuristic::size})
+      if (const auto d = dtr_plan(g, budget, dtr_options{.order = order, .heuristic = h}); has_plan(d)) starts.push_back(d.plan);
+    if (starts.empty()) continue;
+    ++cases;
+    const auto r = lifetime_search_plan(g, budget, lifetime_search_options{.order = order, .max_rounds = 0, .start_plans = starts});
+    if (!has_plan(r)) {
+      // Every start's lives stayed over the budget (DTR's plan frees outputs and computes them
+      // again after the last op, which lives cannot: the last slot holds them with its op).
+      CHECK_FALSE(has_plan(alone));
+      continue;
+    }
+    check_result(g, r, budget);
+    REQUIRE(r.stats.start_cost);
+    CHECK(*r.stats.start_cost == doctest::Approx(r.total_cost));
+    if (has_plan(alone)) CHECK(r.total_cost <= alone.total_cost + 1e-9);
+    if (r.stats.start_source == "repair") {
+      REQUIRE(has_plan(alone));
+      CHECK(r.plan == alone.plan);
+    } else {
+      ++from_plans;
+      CHECK(r.stats.start_source.rfind("plan ", 0) == 0);
+      if (!has_plan(alone) || r.total_cost < alone.total_cost) ++cheaper;
+    }
+    // The same plans along another order are skipped: the search's own start and plan.
+    const std::vector<std::size_t> other = dfs_order(g).order;
+    if (other != order && has_plan(alone)) {
+      ++skip_checks;
+      std::vector<execution_plan> elsewhere;
+      for (auto h : {dtr_heuristic::dtr_eq, dtr_heuristic::lru})
+        if (const auto d = dtr_plan(g, budget, dtr_options{.order = other, .heuristic = h}); has_plan(d)) elsewhere.push_back(d.plan);
+      const auto skipped = lifetime_search_plan(g, budget, lifetime_search_options{.order = order, .max_rounds = 0, .start_plans = elsewhere});
+      CHECK(skipped.stats.start_source == "repair");
+      CHECK(skipped.plan == alone.plan);
+    }
+  }
+  MESSAGE(from_plans << " of " << cases << " searches started from a DTR plan, " << cheaper << " cheaper than the repair's");
+  CHECK(cases >= 6);
+  CHECK(cheaper > 0);
+  CHECK(skip_checks > 0);
 }
 
 TEST_CASE("lifetime_search_plan: the stall stop hands windows over to vertex sets, then ends the search") {

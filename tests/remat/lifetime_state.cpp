@@ -5,7 +5,9 @@
 
 #include <memsched/graph/memory_graph.hpp>
 #include <memsched/remat/lifetime_search.hpp>
+#include <memsched/sim/plan_from_computes.hpp>
 #include <memsched/sim/simulate_order.hpp>
+#include <memsched/sim/simulate_plan.hpp>
 
 #include "../support/random_dag.hpp"
 
@@ -71,4 +73,130 @@ TEST_CASE("lifetime_state: the incremental slot memory equals the simulated peak
     }
   }
   CHECK(moves > 300);
+}
+
+namespace {
+
+execution_plan computes(std::initializer_list<std::size_t> vertices) {
+  execution_plan p;
+  for (const std::size_t v : vertices) p.steps.push_back({plan_op::compute, v});
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("lifetime_state_from_plan: a plan's recomputations become lives in the slot of the next first computation") {
+  // 0 -> 1 -> 2 -> 3 and 0 -> 3, order 0 1 2 3; bytes 10 20 30 40, costs 1 2 3 4.
+  memory_graph_data d;
+  d.num_nodes = 4;
+  d.edges = {{0, 1}, {1, 2}, {2, 3}, {0, 3}};
+  d.bytes = {10, 20, 30, 40};
+  d.cost = {1, 2, 3, 4};
+  d.workspace.assign(4, 0);
+  const memory_graph g(d);
+  const std::vector<std::size_t> order = {0, 1, 2, 3};
+  using memsched::detail::lifetime_state_from_plan;
+  using slot = memsched::detail::lifetime_state::slot;
+
+  SUBCASE("recomputing 0 for 3: a second life of 0 in slot 3, 0 freed over slot 2") {
+    const auto st = lifetime_state_from_plan(g, order, 1000, computes({0, 1, 2, 0, 3}));
+    REQUIRE(st);
+    CHECK(st->starts(0) == std::vector<slot>{0, 3});
+    CHECK(st->recomputations() == 1);
+    CHECK(st->extra_cost() == 1.0);
+    CHECK(st->sequence() == std::vector<std::size_t>{0, 1, 2, 0, 3});
+    // Slot 2 computes 2 (30) from 1 (20), with 0 freed after slot 1: 50, not 60.
+    CHECK(st->memory(2) == 50);
+    CHECK(st->memory(1) == 30);  // 0 and 1, 0's first life ends at its reader 1
+    CHECK(st->over() == 0);
+  }
+  SUBCASE("a budget below the plan's slot memory is reported as over, not refused") {
+    const auto st = lifetime_state_from_plan(g, order, 55, computes({0, 1, 2, 0, 3}));
+    REQUIRE(st);
+    CHECK(st->memory(3) == 10 + 30 + 40);  // slot 3: 0 recomputed, 2 kept, 3 computed
+    CHECK(st->over() == 80 - 55);
+  }
+  SUBCASE("repeats within a slot merge; a recomputation nobody reads afterwards is dropped") {
+    // 0 twice before 3, and 1 recomputed before 3 although only 2 (already computed) reads it.
+    const auto st = lifetime_state_from_plan(g, order, 1000, computes({0, 1, 2, 0, 0, 1, 3}));
+    REQUIRE(st);
+    CHECK(st->starts(0) == std::vector<slot>{0, 3});
+    CHECK(st->starts(1) == std::vector<slot>{1});
+    CHECK(st->recomputations() == 1);
+    CHECK(st->extra_cost() == 1.0);
+  }
+  SUBCASE("after the last first computation: what no output needs is dropped") {
+    const auto st = lifetime_state_from_plan(g, order, 1000, computes({0, 1, 2, 3, 1, 2}));
+    REQUIRE(st);
+    CHECK(st->recomputations() == 0);
+    CHECK(st->sequence() == order);
+  }
+  SUBCASE("after the last first computation: an output computed again, with its input, joins the last slot") {
+    d.outputs = std::vector<std::size_t>{1, 3};
+    const memory_graph g2(d);
+    const auto st = lifetime_state_from_plan(g2, order, 1000, computes({0, 1, 2, 3, 0, 1, 2}));
+    REQUIRE(st);
+    CHECK(st->starts(0) == std::vector<slot>{0, 3});
+    CHECK(st->starts(1) == std::vector<slot>{1, 3});
+    CHECK(st->starts(2) == std::vector<slot>{2});  // not an output, and no output read it at the end
+    CHECK(st->extra_cost() == 3.0);
+    CHECK(st->sequence() == std::vector<std::size_t>{0, 1, 2, 0, 1, 3});
+    CHECK(st->memory(2) == 20 + 30);  // 0 and the output 1 are not held over slot 2 (60 without)
+    CHECK(st->memory(3) == 10 + 20 + 30 + 40);
+  }
+  SUBCASE("plans that do not follow the order or miss a vertex give nothing") {
+    CHECK_FALSE(lifetime_state_from_plan(g, order, 1000, computes({0, 2, 1, 3})));  // 2 before 1: not this order
+    CHECK_FALSE(lifetime_state_from_plan(g, order, 1000, computes({0, 1, 2})));
+    CHECK_FALSE(lifetime_state_from_plan(g, order, 1000, computes({0, 1, 2, 3, 7})));
+    CHECK_FALSE(lifetime_state_from_plan(g, {0, 1, 2}, 1000, computes({0, 1, 2, 3})));
+  }
+}
+
+TEST_CASE("lifetime_state_from_plan: random lives survive the round trip through their plan") {
+  // Random recomputations (as in the test above), written out as a plan and read back: the same
+  // lives without the ones nobody reads, never more cost, and reading that plan back again
+  // changes nothing.
+  std::size_t trips = 0, dropped = 0;
+  for (std::uint64_t seed = 0; seed < 30; ++seed) {
+    INFO("seed " << seed);
+    auto d = random_dag(8 + seed % 10, 0.3, seed + 1900, 70, seed % 2 == 0);
+    if (seed % 3 == 1) d = with_random_outputs(d, seed);
+    const memory_graph g(d);
+    const std::vector<std::size_t> order(g.topological_order().begin(), g.topological_order().end());
+    const std::size_t n = g.size();
+    const std::int64_t budget = order_peak(g, order) / 2;
+    memsched::detail::lifetime_state st(g, order, budget);
+    std::mt19937_64 rng(seed);
+    for (int step = 0; step < 30; ++step) {
+      const std::size_t v = rng() % n;
+      const auto s = static_cast<memsched::detail::lifetime_state::slot>(rng() % n);
+      if (s <= st.pos(v) || st.has_start(v, s)) continue;
+      st.add_start(v, s);
+      for (auto x : g.predecessors(v)) st.add_demand(x, s);
+    }
+    st.commit();
+    const auto back = memsched::detail::lifetime_state_from_plan(g, order, budget, plan_from_computes(g, st.sequence()));
+    REQUIRE(back);
+    ++trips;
+    CHECK(back->extra_cost() <= st.extra_cost() + 1e-9);
+    for (std::size_t v = 0; v < n; ++v) {
+      // Every life kept was one of the original's, and it has a reader.
+      for (std::size_t i = 1; i < back->starts(v).size(); ++i) {
+        CHECK(st.has_start(v, back->starts(v)[i]));
+        CHECK_FALSE(back->useless(v, back->starts(v)[i]));
+      }
+      for (std::size_t i = 1; i < st.starts(v).size(); ++i)
+        if (!back->has_start(v, st.starts(v)[i])) ++dropped;
+    }
+    // The result is a plan (every reader finds its inputs), and its slot memory is the simulator's.
+    CHECK(check_plan(g, plan_from_computes(g, back->sequence())).valid);
+    std::int64_t largest = 0;
+    for (std::size_t p = 0; p < n; ++p) largest = std::max(largest, back->memory(p));
+    CHECK(largest == memsched::detail::sequence_peak_cost(g, back->sequence()).first);
+    const auto again = memsched::detail::lifetime_state_from_plan(g, order, budget, plan_from_computes(g, back->sequence()));
+    REQUIRE(again);
+    for (std::size_t v = 0; v < n; ++v) CHECK(again->starts(v) == back->starts(v));
+  }
+  CHECK(trips == 30);
+  CHECK(dropped > 0);  // random moves leave unread lives: the drop was exercised
 }

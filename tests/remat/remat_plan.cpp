@@ -51,13 +51,20 @@ struct stage_costs {
 
 stage_costs stages_alone(const memory_graph& g, std::int64_t budget, const std::vector<std::size_t>& order) {
   stage_costs c;
+  // The lifetime search starts from the plans of the stages before it that follow the order.
+  std::vector<execution_plan> starts;
+  auto keep = [&](const remat_result& r) {
+    if (has_solution(r.status) && r.peak_bytes <= budget && first_computation_order(r.plan, g.size()) == order) starts.push_back(r.plan);
+  };
   const remat_result h = best_heuristic_plan(g, budget, best_heuristic_options{});
   if (has_solution(h.status)) c.heuristic = h.total_cost;
+  for (auto each : all_remat_heuristics) keep(best_heuristic_plan(g, budget, best_heuristic_options{.heuristics = {each}}));
   for (auto d : all_dtr_heuristics) {
     const remat_result r = dtr_plan(g, budget, dtr_options{.order = order, .heuristic = d, .max_computations = 8 * g.size() + 64});
     if (has_solution(r.status)) c.dtr = std::min(c.dtr, r.total_cost);
+    keep(r);
   }
-  if (const remat_result l = lifetime_search_plan(g, budget, lifetime_search_options{.order = order}); has_solution(l.status))
+  if (const remat_result l = lifetime_search_plan(g, budget, lifetime_search_options{.order = order, .start_plans = starts}); has_solution(l.status))
     c.lifetime = l.total_cost;
   if (g.has_training_roles()) {
     const remat_result r = hiremate_plan(g, budget, hiremate_options{.heuristic_start = false});

@@ -15,6 +15,7 @@
 #include <memsched/remat/detail/call_deadline.hpp>
 #include <memsched/remat/detail/plan_builder.hpp>
 #include <memsched/remat/remat_result.hpp>
+#include <memsched/sim/execution_plan.hpp>
 #include <memsched/sim/simulate_order.hpp>
 #include <memsched/solver/solver_options.hpp>
 
@@ -25,6 +26,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -51,6 +53,14 @@ struct lifetime_search_options {
   /// How deep a split may recompute inputs that are not alive where it recomputes (0: only extend
   /// their lives).
   std::size_t max_recompute_depth = 2;
+  /// Plans to start from (DTR's or a heuristic's along the same order, say), besides the
+  /// constructive repair's. Each whose first computations follow the order becomes lives
+  /// (detail::lifetime_state_from_plan), is repaired where its slot memory is over the budget and
+  /// cleaned up; the search starts from the cheapest of these states and its own repair's (ties:
+  /// the plans first; stats.start_source: "plan k" or "repair"). With a time limit and a start in
+  /// hand, the repair gets at most half the time left. Plans that do not follow the order are
+  /// skipped.
+  std::vector<execution_plan> start_plans;
 };
 
 namespace detail {
@@ -242,12 +252,20 @@ class lifetime_state {
         if (step_of_[x] != none || last_read_[x] != k || !ends_here(x)) continue;  // once per value, at its last reader
         bounds_.push_back({g_->bytes(x), 0, k});
       }
-    std::int64_t corr = std::numeric_limits<std::int64_t>::min();
+    // Step k misses the bytes of the values alive outside it: all of them less those whose
+    // interval covers k (a difference array over the steps, so a slot of k computations costs
+    // O(k + in-degrees), not O(k^2): DTR's plans recompute hundreds of values in one slot).
+    std::int64_t total = 0;
+    covered_.assign(last + 2, 0);
+    for (const auto& b : bounds_) {
+      total += b.bytes;
+      covered_[b.from] += b.bytes;
+      covered_[b.to + 1] -= b.bytes;
+    }
+    std::int64_t corr = std::numeric_limits<std::int64_t>::min(), cover = 0;
     for (std::uint32_t k = 0; k <= last; ++k) {
-      std::int64_t missing = 0;
-      for (const auto& b : bounds_)
-        if (k < b.from || k > b.to) missing += b.bytes;
-      corr = std::max(corr, g_->workspace(steps_[k]) - missing);
+      cover += covered_[k];
+      corr = std::max(corr, g_->workspace(steps_[k]) - (total - cover));
     }
     for (auto w : steps_) {
       step_of_[w] = none;
@@ -268,6 +286,7 @@ class lifetime_state {
   };
   std::vector<std::uint32_t> steps_;
   std::vector<bound> bounds_;
+  std::vector<std::int64_t> covered_;
 
   void set_inner(slot p, std::int64_t w) {
     over_ -= excess(p);
@@ -326,6 +345,17 @@ class lifetime_state {
   bool recording_ = true;
 };
 
+/// The lives of `plan` along `order` (a topological order of g), or nullopt when the plan's first
+/// computations are not `order` or it does not compute every vertex. Every later computation of v
+/// is a recomputation in slot s, the position of the next first computation (before o_s, where the
+/// state places recomputations). After the last first computation, the outputs the plan computes
+/// again and what they need join the last slot (lives end there); the rest of that tail is never
+/// read. Repeats of v within a slot merge, and recomputations whose life nobody reads are dropped. The cost of the result is at most the
+/// plan's. Its slot memory may exceed the budget where the plan ordered computations otherwise
+/// (over() says by how much). O(plan length * (n + in-degree)).
+MEMSCHED_DECL std::optional<lifetime_state> lifetime_state_from_plan(const memory_graph& g, const std::vector<std::size_t>& order,
+                                                                     std::int64_t budget, const execution_plan& plan);
+
 /// The repair, cleanup and large-neighbourhood search on a lifetime_state.
 class lifetime_searcher {
  public:
@@ -378,16 +408,18 @@ class lifetime_searcher {
     return outcome::done;
   }
 
-  /// Drops recomputations (most expensive first) while every slot stays within the budget.
+  /// Drops recomputations (most expensive first) while every slot stays within the budget; stops
+  /// at the deadline (the state stays within the budget).
   void cleanup(lifetime_state& st) {
     bool changed = true;
-    while (changed) {
+    while (changed && !deadline_.passed()) {
       changed = false;
       std::vector<std::pair<std::size_t, slot>> recs;
       for (std::size_t v = 0; v < st.size(); ++v)
         for (std::size_t i = 1; i < st.starts(v).size(); ++i) recs.emplace_back(v, st.starts(v)[i]);
       std::stable_sort(recs.begin(), recs.end(), [&](const auto& a, const auto& b) { return g_.cost(a.first) > g_.cost(b.first); });
       for (const auto& [v, s] : recs) {
+        if (deadline_.passed()) return;
         if (!st.has_start(v, s)) continue;  // dropped with another one
         const std::size_t m = st.mark();
         st.unrecompute(v, s);

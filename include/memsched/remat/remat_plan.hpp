@@ -84,7 +84,8 @@ struct remat_plan_options {
   /// that thrashes gives up after a few passes over the graph.
   std::size_t dtr_max_computations = 0;
   /// lifetime_search_plan along the order (the native engine that does not thrash where DTR does),
-  /// with at most this many search rounds (0: the stage is skipped).
+  /// with at most this many search rounds (0: the stage is skipped). It starts from the cheapest
+  /// of its own repair and the earlier stages' valid plans that follow the order (start_plans).
   std::size_t lifetime_rounds = 200;
   /// With a time limit: the lifetime search's share of the time left when it starts.
   double lifetime_fraction = 0.3;
@@ -165,8 +166,9 @@ class remat_portfolio {
       return;
     }
     ++valid_;
-    // (Heuristics often return the same plan: each start costs Checkmate an encoding of the model.)
-    if (has_milp && first_computation_order(r.plan, g_.size()) == order_ && std::find(starts_.begin(), starts_.end(), r.plan) == starts_.end())
+    // (Heuristics often return the same plan: each start costs the lifetime search a conversion
+    // and Checkmate an encoding of the model.)
+    if (first_computation_order(r.plan, g_.size()) == order_ && std::find(starts_.begin(), starts_.end(), r.plan) == starts_.end())
       starts_.push_back(r.plan);
     if (found_ && !(sim.total_cost < best_.total_cost - 1e-9 * std::max(1.0, std::abs(best_.total_cost)))) return;
     found_ = true;
@@ -212,7 +214,7 @@ class remat_portfolio {
   void lifetime() {
     if (o_.lifetime_rounds == 0 || out_of_time()) return;
     o_.solver.observer.on_phase(deadline_.elapsed(), "lifetime-search");
-    lifetime_search_options l{.order = order_, .max_rounds = o_.lifetime_rounds};
+    lifetime_search_options l{.order = order_, .max_rounds = o_.lifetime_rounds, .start_plans = starts_};
     if (deadline_.limited()) l.solver.time_limit = std::chrono::duration<double>(std::max(0.0, deadline_.left()) * o_.lifetime_fraction);
     const remat_result r = lifetime_search_plan(g_, budget_, l);
     if (r.status == solve_status::time_limit) stopped_ = true;

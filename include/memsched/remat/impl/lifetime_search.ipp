@@ -7,6 +7,61 @@
 
 namespace memsched::detail {
 
+MEMSCHED_DECL std::optional<lifetime_state> lifetime_state_from_plan(const memory_graph& g, const std::vector<std::size_t>& order,
+                                                                     std::int64_t budget, const execution_plan& plan) {
+  using slot = lifetime_state::slot;
+  const std::size_t n = g.size();
+  if (order.size() != n) return std::nullopt;
+  lifetime_state st(g, order, budget);
+  std::vector<char> computed(n, 0);
+  std::size_t next = 0;  // the slot of the next first computation
+  auto recompute = [&](std::size_t v, slot s) {
+    if (s <= st.pos(v) || st.has_start(v, s)) return;
+    st.add_start(v, s);
+    for (auto x : g.predecessors(v)) st.add_demand(x, s);
+  };
+  std::vector<std::size_t> tail;  // computations after the last first computation
+  for (const plan_step& step : plan.steps) {
+    if (step.op != plan_op::compute) continue;
+    const std::size_t v = step.node;
+    if (v >= n) return std::nullopt;
+    if (next == n) {
+      tail.push_back(v);
+    } else if (!computed[v]) {
+      if (order[next] != v) return std::nullopt;
+      computed[v] = 1;
+      ++next;
+    } else {
+      recompute(v, static_cast<slot>(next));
+    }
+  }
+  if (next < n) return std::nullopt;
+  // The tail: outputs the plan freed and computes again at its end, and what they need. Lives end
+  // with the last slot, so these join it (before its op); the rest of the tail is never read.
+  std::vector<char> needed(n, 0);
+  std::vector<std::size_t> kept;
+  for (auto it = tail.rbegin(); it != tail.rend(); ++it)
+    if (g.is_output(*it) || needed[*it]) {
+      kept.push_back(*it);
+      for (auto x : g.predecessors(*it)) needed[x] = 1;
+    }
+  for (auto it = kept.rbegin(); it != kept.rend(); ++it) recompute(*it, static_cast<slot>(n - 1));
+  // A plan may recompute what it then frees unread. Consumers before their inputs, so that
+  // unrecompute also drops the input recomputations it leaves unread.
+  std::vector<std::size_t> by_position(order.rbegin(), order.rend());
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const std::size_t v : by_position)
+      for (std::size_t i = st.starts(v).size(); i-- > 1;)
+        if (i < st.starts(v).size() && st.useless(v, st.starts(v)[i])) {
+          st.unrecompute(v, st.starts(v)[i]);
+          changed = true;
+        }
+  }
+  st.commit();
+  return st;
+}
+
 MEMSCHED_DECL remat_result lifetime_search_on(const memory_graph& g, std::int64_t budget, const lifetime_search_options& options,
                                               std::chrono::steady_clock::time_point start) {
   std::vector<std::size_t> order = options.order;
@@ -23,14 +78,46 @@ MEMSCHED_DECL remat_result lifetime_search_on(const memory_graph& g, std::int64_
   if (auto why = budget_below_lower_bound(g, budget)) return stop(solve_status::infeasible, *why);
   const call_deadline deadline(start, options.solver.time_limit);
   lifetime_searcher search(g, budget, options, deadline);
-  lifetime_state st(g, order, budget);
-  const auto first = search.repair(st, 0.0);
-  if (first == lifetime_searcher::outcome::out_of_time)
-    return stop(solve_status::time_limit, "the time limit stopped the repair before any plan");
-  if (first == lifetime_searcher::outcome::stuck)
+  // The states to start from: each start plan's (converting and cleaning one is cheap), then the
+  // constructive repair's; the cheapest after cleanup wins (ties: the earlier).
+  std::optional<lifetime_state> chosen;
+  std::string source;
+  bool stopped = false;
+  std::int64_t stuck_over = -1;  // the first stuck repair's over-budget bytes
+  auto consider = [&](lifetime_searcher& by, lifetime_state candidate, std::string name) {
+    const auto outcome = by.repair(candidate, 0.0);
+    if (outcome == lifetime_searcher::outcome::out_of_time) {
+      stopped = true;
+      return;
+    }
+    if (outcome == lifetime_searcher::outcome::stuck) {
+      if (stuck_over < 0) stuck_over = candidate.over();
+      return;
+    }
+    by.cleanup(candidate);
+    if (chosen && !(candidate.extra_cost() < chosen->extra_cost() - 1e-9 * (1.0 + chosen->extra_cost()))) return;
+    chosen = std::move(candidate);
+    source = std::move(name);
+  };
+  for (std::size_t k = 0; k < options.start_plans.size(); ++k)
+    if (auto from_plan = lifetime_state_from_plan(g, order, budget, options.start_plans[k]))
+      consider(search, std::move(*from_plan), "plan " + std::to_string(k));
+  if (chosen && deadline.limited()) {
+    // With a start in hand, the repair (80 s on gpt_96's training graph at 30%, where DTR's plan
+    // converts in 2 s) gets at most half the time left, so that the search has time to improve.
+    const call_deadline half(std::chrono::steady_clock::now(), std::chrono::duration<double>(std::max(0.0, deadline.left() / 2)));
+    lifetime_searcher repair_only(g, budget, options, half);
+    consider(repair_only, lifetime_state(g, order, budget), "repair");
+  } else {
+    consider(search, lifetime_state(g, order, budget), "repair");
+  }
+  if (!chosen) {
+    if (stopped) return stop(solve_status::time_limit, "the time limit stopped the repair before any plan");
     return stop(solve_status::no_solution,
-                "no split of a life reduces the over-budget bytes any further (" + std::to_string(st.over()) + " bytes over)");
-  search.cleanup(st);
+                "no split of a life reduces the over-budget bytes any further (" + std::to_string(stuck_over) + " bytes over)");
+  }
+  lifetime_state st = std::move(*chosen);
+  const double start_cost = g.total_cost() + st.extra_cost();
   const observer_ref& obs = options.solver.observer;
   double best_seconds = seconds_since(start);
   obs.on_incumbent(best_seconds, g.total_cost() + st.extra_cost());
@@ -100,6 +187,8 @@ MEMSCHED_DECL remat_result lifetime_search_on(const memory_graph& g, std::int64_
     if (best.recomputations() == 0 || r.total_cost <= *r.cost_bound + 1e-9 * std::max(1.0, r.total_cost)) r.status = solve_status::optimal;
   }
   r.stats.order = std::move(order);
+  r.stats.start_source = std::move(source);
+  r.stats.start_cost = start_cost;
   r.stats.lns_rounds = rounds;
   r.stats.lns_improvements = improvements;
   r.stats.seconds_to_best = best_seconds;
