@@ -20,18 +20,38 @@
 using namespace memsched;
 using namespace memsched::testing;
 
+namespace {
+
+/// A random DAG of 8-17 vertices (workspaces on even seeds, random outputs on every third seed),
+/// its topological order, and half that order's peak as the budget.
+struct lives_case {
+  memory_graph g;
+  std::vector<std::size_t> order;
+  std::int64_t budget = 0;
+};
+
+lives_case lives_case_of(std::uint64_t seed, std::uint64_t graph_seed) {
+  auto d = random_dag(8 + seed % 10, 0.3, graph_seed, 70, seed % 2 == 0);
+  if (seed % 3 == 1) d = with_random_outputs(d, seed);
+  lives_case c{memory_graph(d), {}, 0};
+  c.order.assign(c.g.topological_order().begin(), c.g.topological_order().end());
+  c.budget = order_peak(c.g, c.order) / 2;
+  return c;
+}
+
+}  // namespace
+
 TEST_CASE("lifetime_state: the incremental slot memory equals the simulated peak after random moves and undos") {
   // Lives built by hand through detail::lifetime_state: after every move the largest slot memory
   // must be the peak the memory model finds for the state's compute sequence (exact without
   // in-place outputs), and undo must restore the previous memory exactly.
   std::size_t moves = 0;
   for (std::uint64_t seed = 0; seed < 30; ++seed) {
-    auto d = random_dag(8 + seed % 10, 0.3, seed + 900, 70, seed % 2 == 0);
-    if (seed % 3 == 1) d = with_random_outputs(d, seed);
-    const memory_graph g(d);
-    const std::vector<std::size_t> order(g.topological_order().begin(), g.topological_order().end());
+    const lives_case c = lives_case_of(seed, seed + 900);
+    const memory_graph& g = c.g;
+    const std::vector<std::size_t>& order = c.order;
+    const std::int64_t budget = c.budget;
     const std::size_t n = g.size();
-    const std::int64_t budget = order_peak(g, order) / 2;
     memsched::detail::lifetime_state st(g, order, budget);
     auto largest = [&] {
       std::int64_t m = 0, over = 0;
@@ -159,12 +179,8 @@ TEST_CASE("lifetime_state_from_plan: random lives survive the round trip through
   std::size_t trips = 0, dropped = 0;
   for (std::uint64_t seed = 0; seed < 30; ++seed) {
     INFO("seed " << seed);
-    auto d = random_dag(8 + seed % 10, 0.3, seed + 1900, 70, seed % 2 == 0);
-    if (seed % 3 == 1) d = with_random_outputs(d, seed);
-    const memory_graph g(d);
-    const std::vector<std::size_t> order(g.topological_order().begin(), g.topological_order().end());
+    const auto& [g, order, budget] = lives_case_of(seed, seed + 1900);
     const std::size_t n = g.size();
-    const std::int64_t budget = order_peak(g, order) / 2;
     memsched::detail::lifetime_state st(g, order, budget);
     std::mt19937_64 rng(seed);
     for (int step = 0; step < 30; ++step) {
