@@ -46,18 +46,12 @@ MEMSCHED_DECL std::optional<lifetime_state> lifetime_state_from_plan(const memor
       for (auto x : g.predecessors(*it)) needed[x] = 1;
     }
   for (auto it = kept.rbegin(); it != kept.rend(); ++it) recompute(*it, static_cast<slot>(n - 1));
-  // A plan may recompute what it then frees unread. Consumers before their inputs, so that
-  // unrecompute also drops the input recomputations it leaves unread.
-  std::vector<std::size_t> by_position(order.rbegin(), order.rend());
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (const std::size_t v : by_position)
-      for (std::size_t i = st.starts(v).size(); i-- > 1;)
-        if (i < st.starts(v).size() && st.useless(v, st.starts(v)[i])) {
-          st.unrecompute(v, st.starts(v)[i]);
-          changed = true;
-        }
-  }
+  // A plan may recompute what it then frees unread. One pass, consumers before their inputs: a
+  // dropped life takes demands only from its inputs (earlier in the order, still to come), and
+  // unrecompute drops the input recomputations it leaves unread at the same slot.
+  for (auto v = order.rbegin(); v != order.rend(); ++v)
+    for (std::size_t i = st.starts(*v).size(); i-- > 1;)
+      if (st.useless(*v, st.starts(*v)[i])) st.unrecompute(*v, st.starts(*v)[i]);
   st.commit();
   return st;
 }
