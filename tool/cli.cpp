@@ -234,10 +234,6 @@ void check_written(std::ostream& out, const std::string& name) {
   if (!out) throw memsched::file_error(name + ": cannot write the file");
 }
 
-void write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
-  memsched::detail::write_file(path, write);
-}
-
 void check_graph_path(const std::string& path, const std::string& flag) {
   if (!memsched::graph_file_format_of(path))
     throw usage_error("--" + flag + " " + path + ": unknown graph file extension (expected .json, .graphml or .dot)");

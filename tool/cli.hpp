@@ -161,11 +161,6 @@ void check_algorithm_options(const parsed_args& args, const option_spec& common,
 /// main() runs it on std::cout as "<stdout>" after every subcommand.
 void check_written(std::ostream& out, const std::string& name);
 
-/// Opens the file `path` (created or truncated) and lets `write` fill it, through the library's one
-/// file writer (memsched::detail::write_file): every file the tool writes itself. Throws
-/// memsched::file_error naming the path when it cannot be opened or written.
-void write_file(const std::string& path, const std::function<void(std::ostream&)>& write);
-
 /// Writes a graph to `path` in the format of its extension (.json, .graphml, .dot): every --out of
 /// a graph. Throws usage_error naming the path for another extension (before any work is lost to
 /// it, call check_graph_path first), file_error when the file cannot be written.

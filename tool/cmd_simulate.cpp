@@ -3,6 +3,7 @@
 
 #include "cli.hpp"
 
+#include <memsched/core/write_file.hpp>
 #include <memsched/sim/arena.hpp>
 #include <memsched/sim/offchip_traffic.hpp>
 #include <memsched/sim/simulate_order.hpp>
@@ -93,7 +94,7 @@ void print_with_timeline(json doc, bool one_line, bool timeline, std::size_t ste
 // --csv FILE: the timeline as CSV rows (checked like every written file).
 template <class Entry>
 void write_timeline_csv(const std::string& path, std::size_t steps, Entry entry) {
-  write_file(path, [&](std::ostream& out) {
+  memsched::write_file(path, [&](std::ostream& out) {
     out << "step,node,op,live_before,transient,live_after\n";
     for (std::size_t k = 0; k < steps; ++k) {
       const timeline_entry e = entry(k);

@@ -2,6 +2,7 @@
 
 #include "cli.hpp"
 
+#include <memsched/core/write_file.hpp>
 #include <memsched/remat/sweep.hpp>
 
 #include <cstdio>
@@ -62,7 +63,7 @@ int run_sweep(const std::vector<std::string>& argv) {
   }
   const memsched::sweep_result sweep = memsched::remat_sweep(graph, options);
   if (auto csv = args.get("csv")) {
-    write_file(*csv, [&](std::ostream& out) {
+    memsched::write_file(*csv, [&](std::ostream& out) {
       out << "budget,algorithm,status,peak_bytes,total_cost,overhead,seconds\n";
       for (const auto& row : sweep.rows)
         for (const auto& e : row.entries) {

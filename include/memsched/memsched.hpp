@@ -9,6 +9,7 @@
 #include <memsched/core/errors.hpp>
 #include <memsched/core/observer.hpp>
 #include <memsched/core/status.hpp>
+#include <memsched/core/write_file.hpp>
 #include <memsched/graph.hpp>
 #include <memsched/sim.hpp>
 #include <memsched/order.hpp>

@@ -11,6 +11,7 @@
 // max_nesting_depth.
 
 #include <memsched/core/errors.hpp>
+#include <memsched/core/write_file.hpp>
 
 #include <cstddef>
 #include <filesystem>
@@ -40,23 +41,10 @@ inline constexpr std::size_t max_nesting_depth = 256;
   return text;
 }
 
-/// Opens the file `path` (created or truncated), lets `write(std::ostream&)` fill it and checks
-/// the result: every file the library and the tool write. Throws file_error naming `path` when it
-/// cannot be opened ("cannot open the file for writing": a missing directory, no permission) or
-/// written ("cannot write the file": a full disk, /dev/full); what `write` throws passes through.
-template <class Writer>
-void write_file(const std::filesystem::path& path, Writer&& write) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw file_error(path.string() + ": cannot open the file for writing");
-  std::forward<Writer>(write)(static_cast<std::ostream&>(out));
-  out.flush();
-  if (!out) throw file_error(path.string() + ": cannot write the file");
-}
-
 /// write_file with the whole `text`. The graph and plan writers build their text first, so that an
 /// invalid graph or plan throws before the file is created or truncated.
 inline void write_text_file(const std::filesystem::path& path, std::string_view text) {
-  write_file(path, [text](std::ostream& out) { out.write(text.data(), static_cast<std::streamsize>(text.size())); });
+  memsched::write_file(path, [text](std::ostream& out) { out.write(text.data(), static_cast<std::streamsize>(text.size())); });
 }
 
 /// 1-based line of text[pos].
