@@ -176,7 +176,7 @@ TEST_CASE("lifetime_state_from_plan: random lives survive the round trip through
   // Random recomputations (as in the test above), written out as a plan and read back: the same
   // lives without the ones nobody reads, never more cost, and reading that plan back again
   // changes nothing.
-  std::size_t trips = 0, dropped = 0;
+  std::size_t kept = 0, dropped = 0;
   for (std::uint64_t seed = 0; seed < 30; ++seed) {
     INFO("seed " << seed);
     const auto& [g, order, budget] = lives_case_of(seed, seed + 1900);
@@ -193,11 +193,11 @@ TEST_CASE("lifetime_state_from_plan: random lives survive the round trip through
     st.commit();
     const auto back = memsched::detail::lifetime_state_from_plan(g, order, budget, plan_from_computes(g, st.sequence()));
     REQUIRE(back);
-    ++trips;
     CHECK(back->extra_cost() <= st.extra_cost() + 1e-9);
     for (std::size_t v = 0; v < n; ++v) {
       // Every life kept was one of the original's, and it has a reader.
       for (std::size_t i = 1; i < back->starts(v).size(); ++i) {
+        ++kept;
         CHECK(st.has_start(v, back->starts(v)[i]));
         CHECK_FALSE(back->useless(v, back->starts(v)[i]));
       }
@@ -213,6 +213,7 @@ TEST_CASE("lifetime_state_from_plan: random lives survive the round trip through
     REQUIRE(again);
     for (std::size_t v = 0; v < n; ++v) CHECK(again->starts(v) == back->starts(v));
   }
-  CHECK(trips == 30);
-  CHECK(dropped > 0);  // random moves leave unread lives: the drop was exercised
+  // Both sides were exercised: lives read by someone came back, random moves left unread ones.
+  CHECK(kept > 0);
+  CHECK(dropped > 0);
 }

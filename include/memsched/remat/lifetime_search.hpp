@@ -361,8 +361,8 @@ class lifetime_searcher {
  public:
   using slot = lifetime_state::slot;
 
-  lifetime_searcher(const memory_graph& g, std::int64_t budget, const lifetime_search_options& o, const call_deadline& deadline)
-      : g_(g), budget_(budget), o_(o), deadline_(deadline), rng_(o.seed) {
+  lifetime_searcher(const memory_graph& g, std::int64_t budget, const lifetime_search_options& o)
+      : g_(g), budget_(budget), o_(o), rng_(o.seed) {
     double total = 0;
     for (std::size_t v = 0; v < g.size(); ++v) total += g.cost(v);
     tiny_cost_ = 1e-9 * (total / static_cast<double>(std::max<std::size_t>(1, g.size())) + 1.0);
@@ -373,10 +373,11 @@ class lifetime_searcher {
   /// Splits lives until no slot is over the budget. A step applies the split with the most
   /// over-budget bytes removed per added cost among those that reduce them; when none does alone,
   /// the best pair of splits that does (the first among the `pair_width` singles that add the
-  /// fewest over-budget bytes). `noise` > 0 perturbs scores (LNS).
-  outcome repair(lifetime_state& st, double noise) {
+  /// fewest over-budget bytes). `noise` > 0 perturbs scores (LNS). Stops at `deadline`
+  /// (out_of_time: the state may still be over the budget).
+  outcome repair(lifetime_state& st, double noise, const call_deadline& deadline) {
     while (st.over() > 0) {
-      if (deadline_.passed()) return outcome::out_of_time;  // a step scans every gap: checking costs nothing
+      if (deadline.passed()) return outcome::out_of_time;  // a step scans every gap: checking costs nothing
       const std::int64_t before = st.over();
       const double cost0 = st.extra_cost();
       std::vector<candidate> singles;
@@ -409,17 +410,17 @@ class lifetime_searcher {
   }
 
   /// Drops recomputations (most expensive first) while every slot stays within the budget; stops
-  /// at the deadline (the state stays within the budget).
-  void cleanup(lifetime_state& st) {
+  /// at `deadline` (the state stays within the budget).
+  void cleanup(lifetime_state& st, const call_deadline& deadline) {
     bool changed = true;
-    while (changed && !deadline_.passed()) {
+    while (changed && !deadline.passed()) {
       changed = false;
       std::vector<std::pair<std::size_t, slot>> recs;
       for (std::size_t v = 0; v < st.size(); ++v)
         for (std::size_t i = 1; i < st.starts(v).size(); ++i) recs.emplace_back(v, st.starts(v)[i]);
       std::stable_sort(recs.begin(), recs.end(), [&](const auto& a, const auto& b) { return g_.cost(a.first) > g_.cost(b.first); });
       for (const auto& [v, s] : recs) {
-        if (deadline_.passed()) return;
+        if (deadline.passed()) return;
         if (!st.has_start(v, s)) continue;  // dropped with another one
         const std::size_t m = st.mark();
         st.unrecompute(v, s);
@@ -521,7 +522,6 @@ class lifetime_searcher {
   const memory_graph& g_;
   std::int64_t budget_;
   const lifetime_search_options& o_;
-  const call_deadline& deadline_;
   std::mt19937_64 rng_;
   std::uniform_real_distribution<double> unit_{0.0, 1.0};
   double tiny_cost_ = 0;

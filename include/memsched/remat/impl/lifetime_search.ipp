@@ -71,15 +71,15 @@ MEMSCHED_DECL remat_result lifetime_search_on(const memory_graph& g, std::int64_
   };
   if (auto why = budget_below_lower_bound(g, budget)) return stop(solve_status::infeasible, *why);
   const call_deadline deadline(start, options.solver.time_limit);
-  lifetime_searcher search(g, budget, options, deadline);
+  lifetime_searcher search(g, budget, options);
   // The states to start from: each start plan's (converting and cleaning one is cheap), then the
   // constructive repair's; the cheapest after cleanup wins (ties: the earlier).
   std::optional<lifetime_state> chosen;
   std::string source;
   bool stopped = false;
   std::int64_t stuck_over = -1;  // the first stuck repair's over-budget bytes
-  auto consider = [&](lifetime_searcher& by, lifetime_state candidate, std::string name) {
-    const auto outcome = by.repair(candidate, 0.0);
+  auto consider = [&](lifetime_state candidate, std::string name, const call_deadline& until) {
+    const auto outcome = search.repair(candidate, 0.0, until);
     if (outcome == lifetime_searcher::outcome::out_of_time) {
       stopped = true;
       return;
@@ -88,22 +88,21 @@ MEMSCHED_DECL remat_result lifetime_search_on(const memory_graph& g, std::int64_
       if (stuck_over < 0) stuck_over = candidate.over();
       return;
     }
-    by.cleanup(candidate);
+    search.cleanup(candidate, until);
     if (chosen && !(candidate.extra_cost() < chosen->extra_cost() - 1e-9 * (1.0 + chosen->extra_cost()))) return;
     chosen = std::move(candidate);
     source = std::move(name);
   };
   for (std::size_t k = 0; k < options.start_plans.size(); ++k)
     if (auto from_plan = lifetime_state_from_plan(g, order, budget, options.start_plans[k]))
-      consider(search, std::move(*from_plan), "plan " + std::to_string(k));
+      consider(std::move(*from_plan), "plan " + std::to_string(k), deadline);
   if (chosen && deadline.limited()) {
     // With a start in hand, the repair (80 s on gpt_96's training graph at 30%, where DTR's plan
     // converts in 2 s) gets at most half the time left, so that the search has time to improve.
     const call_deadline half(std::chrono::steady_clock::now(), std::chrono::duration<double>(std::max(0.0, deadline.left() / 2)));
-    lifetime_searcher repair_only(g, budget, options, half);
-    consider(repair_only, lifetime_state(g, order, budget), "repair");
+    consider(lifetime_state(g, order, budget), "repair", half);
   } else {
-    consider(search, lifetime_state(g, order, budget), "repair");
+    consider(lifetime_state(g, order, budget), "repair", deadline);
   }
   if (!chosen) {
     if (stopped) return stop(solve_status::time_limit, "the time limit stopped the repair before any plan");
@@ -148,11 +147,11 @@ MEMSCHED_DECL remat_result lifetime_search_on(const memory_graph& g, std::int64_
       const std::size_t lo = std::uniform_int_distribution<std::size_t>(0, n - w)(pick);
       lifetime_searcher::clear_window(trial, static_cast<lifetime_state::slot>(lo), static_cast<lifetime_state::slot>(lo + w));
     }
-    const auto res = search.repair(trial, 0.25);
+    const auto res = search.repair(trial, 0.25, deadline);
     if (res == lifetime_searcher::outcome::out_of_time) break;
     bool better = false;
     if (res == lifetime_searcher::outcome::done) {
-      search.cleanup(trial);
+      search.cleanup(trial, deadline);
       if (trial.extra_cost() <= st.extra_cost() + 1e-9 * (1.0 + st.extra_cost())) {
         st = trial;  // equal cost: drift
         if (st.extra_cost() < best.extra_cost() - 1e-9 * (1.0 + best.extra_cost())) {
