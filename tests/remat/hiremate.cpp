@@ -22,6 +22,7 @@
 #include <initializer_list>
 #include <limits>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -562,14 +563,34 @@ TEST_CASE("hiremate: hm_merge_spans merges the groups one value spans") {
     if (g.is_forward(v)) groups[static_cast<std::size_t>(g.id(v))].push_back(v);
   const std::vector<std::vector<std::size_t>> original = groups;
   std::vector<std::size_t> classes{0, 1, 2, 3};
-  CHECK(detail::hm_merge_spans(g, groups, classes, 4, 2) == 4);
+  CHECK(detail::hm_merge_spans(g, groups, classes, 4, 2).num_classes == 4);
   CHECK(groups == original);
   CHECK(classes == std::vector<std::size_t>{0, 1, 2, 3});
-  CHECK(detail::hm_merge_spans(g, groups, classes, 4, 3) == 5);
+  CHECK(detail::hm_merge_spans(g, groups, classes, 4, 3).num_classes == 5);
   REQUIRE(groups.size() == 2);
   CHECK(groups[0] == std::vector<std::size_t>{original[0][0], original[1][0], original[2][0]});
   CHECK(groups[1] == original[3]);
   CHECK(classes == std::vector<std::size_t>{4, 3});
+  // Two such blocks in a row, v0..v3 and v4..v7 (skips v0 -> v2, v4 -> v6), the second block's
+  // groups of the first block's classes: both merged spans are made of classes 0, 1, 2 and share
+  // one new class; the last block with classes of its own gets another.
+  dataflow_graph twice(12);
+  for (std::size_t i = 0; i < 12; ++i) {
+    twice[i] = node{.id = static_cast<std::int64_t>(i), .name = "v" + std::to_string(i), .op = "op", .bytes = 8, .cost = 1};
+    if (i) add_edge(i - 1, i, twice);
+    if (i % 4 == 2) add_edge(i - 2, i, twice);
+  }
+  const memory_graph tg = make_memory_graph(make_training_graph(twice));
+  std::vector<std::vector<std::size_t>> blocks(12);
+  for (auto v : tg.topological_order())
+    if (tg.is_forward(v)) blocks[static_cast<std::size_t>(tg.id(v))].push_back(v);
+  std::vector<std::size_t> block_classes{0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7};
+  const detail::hm_merged_spans spans = detail::hm_merge_spans(tg, blocks, block_classes, 8, 3);
+  CHECK(spans.num_classes == 10);
+  CHECK(spans.parts == std::vector<std::vector<std::size_t>>{{0, 1, 2}, {4, 5, 6}});
+  CHECK(block_classes == std::vector<std::size_t>{8, 3, 8, 3, 9, 7});
+  REQUIRE(blocks.size() == 6);
+  CHECK(blocks[2].size() == 3);
   // Without the skip edge and with groups {v0, v1}, {v2}, {v3}: every read is the chain's own
   // (next stage forward, stage before backward), so nothing is merged.
   dataflow_graph chain_f(4);
@@ -583,7 +604,7 @@ TEST_CASE("hiremate: hm_merge_spans merges the groups one value spans") {
     if (chain_g.is_forward(v)) three[chain_g.id(v) < 2 ? 0 : static_cast<std::size_t>(chain_g.id(v)) - 1].push_back(v);
   const auto three_before = three;
   std::vector<std::size_t> three_classes{0, 1, 2};
-  CHECK(detail::hm_merge_spans(chain_g, three, three_classes, 3, 100) == 3);
+  CHECK(detail::hm_merge_spans(chain_g, three, three_classes, 3, 100).num_classes == 3);
   CHECK(three == three_before);
   // Through hiremate_plan on resnet18, whose first stages the partition splits over one-vertex
   // groups: merged, fewer groups, and valid plans within the budget either way.
@@ -599,6 +620,53 @@ TEST_CASE("hiremate: hm_merge_spans merges the groups one value spans") {
   }
   MESSAGE("resnet18 at 60%: " << split.stats.groups << " groups " << split.result.overhead << ", merged " << merged.stats.groups << " groups "
                               << merged.result.overhead);
+}
+
+TEST_CASE("hiremate: identical merged spans are solved once") {
+  // A stack of 8 identical residual blocks (conv -> relu -> conv -> add with the block's input
+  // added back, then norm -> relu) cut into groups of at most 2 vertices: the skip spans groups,
+  // blocks become merged spans, and those made of the same classes are the same problem.
+  dataflow_graph f;
+  auto add = [&](const char* op, std::int64_t bytes, double cost) {
+    const auto v = add_vertex(node{.id = static_cast<std::int64_t>(num_vertices(f)), .name = op, .op = op, .bytes = bytes, .cost = cost}, f);
+    f[v].name += std::to_string(v);
+    return v;
+  };
+  auto x = add("input", 64, 0);
+  for (int b = 0; b < 8; ++b) {
+    const auto c1 = add("conv", 64, 10), r = add("relu", 64, 1), c2 = add("conv", 64, 10), sum = add("add", 64, 1);
+    const auto n1 = add("norm", 64, 2), n2 = add("relu", 64, 1);
+    add_edge(x, c1, f), add_edge(c1, r, f), add_edge(r, c2, f), add_edge(c2, sum, f), add_edge(x, sum, f);
+    add_edge(sum, n1, f), add_edge(n1, n2, f);
+    x = n2;
+  }
+  const memory_graph g = make_memory_graph(make_training_graph(f));
+  const std::int64_t budget = no_remat_peak(g) * 6 / 10;
+  const hiremate_options o{.partition = {.max_lower = 2, .max_top = 4}, .partitions = 1, .heuristic_start = false};
+  const auto merged = hiremate_plan_detailed(g, budget, o);
+  const auto split = hiremate_plan_detailed(g, budget, hiremate_options{.partition = o.partition, .merge_spans = 0, .partitions = 1, .heuristic_start = false});
+  for (const auto* r : {&merged, &split}) {
+    REQUIRE(has_solution(r->result.status));
+    check_result(g, r->result, budget);
+  }
+  // The merge hiremate_plan makes, redone here: its merged groups and their distinct classes.
+  const auto part = hiremate_partition(g, o.partition);
+  REQUIRE_FALSE(part.levels.empty());
+  std::vector<std::vector<std::size_t>> groups;
+  std::vector<std::size_t> classes;
+  for (const auto& grp : part.levels[0].groups) groups.push_back(grp.vertices), classes.push_back(grp.subgraph_class);
+  const detail::hm_merged_spans spans = detail::hm_merge_spans(g, groups, classes, part.classes.size(), o.merge_spans * o.partition.max_lower);
+  const auto merged_groups = static_cast<std::size_t>(
+      std::count_if(classes.begin(), classes.end(), [&](std::size_t c) { return c >= part.classes.size(); }));
+  const std::set<std::size_t> distinct(classes.begin(), classes.end());
+  MESSAGE("groups " << split.stats.groups << " -> " << merged.stats.groups << " (" << merged_groups << " merged spans of "
+                    << spans.parts.size() << " classes), problems solved " << split.stats.classes_solved << " -> "
+                    << merged.stats.classes_solved);
+  CHECK(merged.stats.groups == groups.size());
+  CHECK(merged.stats.groups < split.stats.groups);
+  CHECK(merged_groups > spans.parts.size());  // some merged spans repeat
+  // One problem per class: merged spans of one class are mapped, not solved again.
+  CHECK(merged.stats.classes_solved == distinct.size());
 }
 
 TEST_CASE("hiremate: hm_add_regen recomputes a group's carry from what its option keeps") {

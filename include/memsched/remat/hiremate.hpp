@@ -41,6 +41,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -102,10 +103,10 @@ struct hiremate_options {
   bool regenerate_carries = true;
   /// Groups that a read the chain would pin spans (detail::hm_read_kind: a value read two or more
   /// groups away, or by a backward part other than its neighbours', e.g. a skip connection split
-  /// over several groups) are merged into one group of its own class when the merged group has at
-  /// most merge_spans x M^l vertices (detail::hm_merge_spans; reads over more than four groups are
-  /// left pinned): the chain never recomputes such a value and holds it over its whole live range.
-  /// 0: no merging.
+  /// over several groups) are merged into one group when the merged group has at most
+  /// merge_spans x M^l vertices (detail::hm_merge_spans; reads over more than four groups are left
+  /// pinned): the chain never recomputes such a value and holds it over its whole live range.
+  /// Merged groups made of the same classes share a class, solved once. 0: no merging.
   std::size_t merge_spans = 8;
   /// Most stages of the chain schedule, whose table takes O(stages^3 x units) time: when level 0
   /// has more groups, the partition is redone with M^l doubled until it has at most this many (or
@@ -361,17 +362,27 @@ inline hm_group_choice hm_choice_of(const hiremate_option& o, const hiremate_sub
   return c;
 }
 
+/// What hm_merge_spans made: the number of classes after it, and for each class it added (the
+/// classes from the number before it on) the classes of the groups merged into it, in order.
+struct hm_merged_spans {
+  std::size_t num_classes = 0;
+  std::vector<std::vector<std::size_t>> parts;
+};
+
 /// Merges runs of consecutive groups (in `groups`' order) that a read the chain would pin spans
 /// (hm_read_kind: a value read two or more groups away, or by an earlier group's forward part or
 /// by a backward part other than its neighbours'): the groups from the lower to the higher of
 /// writer and reader, with the spans overlapping them, become one group (vertices in group order,
-/// so still topological) of a new class, when it has at most `max_vertices` vertices. Reads over
-/// more than four groups are left out. Returns the number of classes. O(vertices + edges +
-/// groups).
-inline std::size_t hm_merge_spans(const memory_graph& g, std::vector<std::vector<std::size_t>>& groups, std::vector<std::size_t>& group_class,
-                                  std::size_t num_classes, std::size_t max_vertices) {
+/// so still topological), when it has at most `max_vertices` vertices. Merged groups made of the
+/// same classes in the same order share a new class (a stack of identical blocks with skip
+/// connections gives identical merged spans; whether two of them really are the same problem is
+/// hiremate_subgraph_map's to decide, as for any class). Reads over more than four groups are
+/// left out. O(vertices + edges + groups log groups).
+inline hm_merged_spans hm_merge_spans(const memory_graph& g, std::vector<std::vector<std::size_t>>& groups, std::vector<std::size_t>& group_class,
+                                      std::size_t num_classes, std::size_t max_vertices) {
+  hm_merged_spans res{.num_classes = num_classes, .parts = {}};
   const std::size_t n = groups.size();
-  if (n < 3) return num_classes;
+  if (n < 3) return res;
   // A read across more groups (a mask or an embedding every block reads) would merge the whole
   // stack; such values stay pinned.
   constexpr std::size_t max_span = 4;
@@ -388,6 +399,7 @@ inline std::size_t hm_merge_spans(const memory_graph& g, std::vector<std::vector
   }
   std::vector<std::vector<std::size_t>> merged_groups;
   std::vector<std::size_t> merged_class;
+  std::map<std::vector<std::size_t>, std::size_t> class_of_parts;
   for (std::size_t i = 0; i < n;) {
     std::size_t end = reach[i], size = groups[i].size();
     for (std::size_t j = i + 1; j <= end; ++j) end = std::max(end, reach[j]), size += groups[j].size();
@@ -395,7 +407,10 @@ inline std::size_t hm_merge_spans(const memory_graph& g, std::vector<std::vector
       std::vector<std::size_t> vertices;
       for (std::size_t j = i; j <= end; ++j) vertices.insert(vertices.end(), groups[j].begin(), groups[j].end());
       merged_groups.push_back(std::move(vertices));
-      merged_class.push_back(num_classes++);
+      std::vector<std::size_t> parts(group_class.begin() + static_cast<std::ptrdiff_t>(i), group_class.begin() + static_cast<std::ptrdiff_t>(end + 1));
+      const auto [it, added] = class_of_parts.emplace(parts, res.num_classes);
+      if (added) ++res.num_classes, res.parts.push_back(std::move(parts));
+      merged_class.push_back(it->second);
       i = end + 1;
     } else {
       merged_groups.push_back(std::move(groups[i]));
@@ -405,7 +420,7 @@ inline std::size_t hm_merge_spans(const memory_graph& g, std::vector<std::vector
   }
   groups = std::move(merged_groups);
   group_class = std::move(merged_class);
-  return num_classes;
+  return res;
 }
 
 /// The options of a class the time limit did not reach: no recomputation (a topological order,

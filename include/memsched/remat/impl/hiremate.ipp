@@ -66,8 +66,9 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
     groups.push_back(std::move(all));
     group_class.push_back(0);
   }
-  std::size_t num_classes = part.classes.size();
-  if (options.merge_spans > 0) num_classes = detail::hm_merge_spans(g, groups, group_class, num_classes, options.merge_spans * partition.max_lower);
+  detail::hm_merged_spans merged{.num_classes = part.classes.size(), .parts = {}};
+  if (options.merge_spans > 0) merged = detail::hm_merge_spans(g, groups, group_class, merged.num_classes, options.merge_spans * partition.max_lower);
+  const std::size_t num_classes = merged.num_classes;
   if (groups == previous_groups) return std::nullopt;  // the same problem as the finer partition's
   st.partition = std::move(part.stats);
   st.groups = groups.size();
@@ -137,7 +138,15 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
   };
   // A class an earlier partition solved (equal canonical hash, and hiremate_subgraph_map accepts
   // its first group) takes those options, mapped through reuse_map[r] into subs[r].
-  auto class_hash = [&](std::size_t c) { return c < part.classes.size() ? std::optional(part.classes[c].hash) : std::nullopt; };
+  // A merged span's hash mixes its parts' hashes (equal hashes only propose a problem to compare).
+  auto class_hash = [&](std::size_t c) -> std::optional<std::uint64_t> {
+    if (c < part.classes.size()) return part.classes[c].hash;
+    const std::size_t k = c - part.classes.size();
+    if (k >= merged.parts.size()) return std::nullopt;  // the whole forward graph as one group
+    std::uint64_t h = 0x6d657267656473ULL;
+    for (const std::size_t p : merged.parts[k]) h = detail::hm_mix(h, part.classes[p].hash);
+    return h;
+  };
   std::vector<const hm_solved_problem*> reused(groups.size(), nullptr);
   std::vector<std::vector<std::size_t>> reuse_map(groups.size());
   std::vector<std::size_t> to_solve;
