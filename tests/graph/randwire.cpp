@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
@@ -127,7 +128,7 @@ TEST_CASE("make_randwire: with p = 0 the stage is the ring lattice") {
 
 TEST_CASE("make_randwire: sizes and costs per op match the torch export of one stage") {
   // tests/data/torch/randwire_ws_stage: one WS(32,4,0.75) stage on a 32 x 56 x 56 input, 32 channels.
-  const dataflow_graph torch = read_json_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/randwire_ws_stage.inference.json");
+  const dataflow_graph torch = read_json_graph(std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "torch" / "randwire_ws_stage.inference.json");
   const dataflow_graph ours = make_randwire({.stages = 1, .channels = 32, .resolution = 224, .stem_and_head = false});
   check_well_formed(ours);
   // (name suffix, in-degree of the wsum, bytes, cost) triples: every kind of node we produce must

@@ -102,7 +102,10 @@ struct random_layered_options {
   b.add("sink", "output", bytes(), 0);
   for (std::size_t v = 2; v < o.nodes; ++v) {
     const std::int64_t size = bytes();
-    b.add("n" + std::to_string(v), "op", size, double(rng.between(o.min_cost, o.max_cost)));
+    // Appended: g++ 12 warns (-Wstringop-overflow, a false positive) on "n" + std::to_string(v).
+    std::string name = "n";
+    name += std::to_string(v);
+    b.add(std::move(name), "op", size, double(rng.between(o.min_cost, o.max_cost)));
   }
   for (auto [u, v] : edges) b.connect(u, v);
   dataflow_graph g = b.build("random_layered_n" + std::to_string(o.nodes) + "_seed" + std::to_string(o.seed), "inference", {1});
