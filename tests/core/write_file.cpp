@@ -2,12 +2,13 @@
 // written is named in a file_error; what the writer throws passes through.
 
 #include <memsched/core/write_file.hpp>
+#include <memsched/graph/detail/input_limits.hpp>
 
 #include <doctest/doctest.h>
 
+#include "../support/temp_dir.hpp"
+
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <stdexcept>
 #include <string>
 
@@ -22,24 +23,20 @@ std::string file_error_of(const auto& call) {
   return "no file_error";
 }
 
-std::string contents(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 }  // namespace
 
 TEST_CASE("write_file writes what the writer gives, and truncates an older file") {
-  const auto path = std::filesystem::temp_directory_path() / "memsched_test_write_file.txt";
+  const memsched::testing::temp_dir dir;
+  const auto path = dir / "out.txt";
   memsched::write_file(path, [](std::ostream& out) { out << "a longer first text\n"; });
-  CHECK(contents(path) == "a longer first text\n");
+  CHECK(memsched::detail::read_text_file(path) == "a longer first text\n");
   memsched::write_file(path, [](std::ostream& out) { out << "short\n" << 42; });
-  CHECK(contents(path) == "short\n42");
-  std::filesystem::remove(path);
+  CHECK(memsched::detail::read_text_file(path) == "short\n42");
 }
 
 TEST_CASE("write_file names the file it cannot open or write") {
-  const std::filesystem::path missing = std::filesystem::temp_directory_path() / "memsched_no_such_dir" / "x.txt";
+  const memsched::testing::temp_dir dir;
+  const std::filesystem::path missing = dir / "no_such_dir" / "x.txt";
   REQUIRE_FALSE(std::filesystem::exists(missing.parent_path()));
   CHECK(file_error_of([&] { memsched::write_file(missing, [](std::ostream& out) { out << "x"; }); }) ==
         missing.string() + ": cannot open the file for writing");
@@ -50,8 +47,7 @@ TEST_CASE("write_file names the file it cannot open or write") {
 }
 
 TEST_CASE("write_file lets the writer's own exception through") {
-  const auto path = std::filesystem::temp_directory_path() / "memsched_test_write_file_throw.txt";
-  CHECK_THROWS_WITH_AS(memsched::write_file(path, [](std::ostream&) { throw std::runtime_error("the writer failed"); }), "the writer failed",
-                       std::runtime_error);
-  std::filesystem::remove(path);
+  const memsched::testing::temp_dir dir;
+  CHECK_THROWS_WITH_AS(memsched::write_file(dir / "out.txt", [](std::ostream&) { throw std::runtime_error("the writer failed"); }),
+                       "the writer failed", std::runtime_error);
 }
