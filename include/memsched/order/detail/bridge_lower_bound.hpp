@@ -18,53 +18,63 @@
 
 namespace memsched::detail {
 
-/// Graphs above this many vertices get peak_lower_bound only: the ancestor sets take n^2 / 8
-/// bytes (50 MB at this size).
-inline constexpr std::size_t bridge_bound_max_vertices = 20'000;
+/// Graphs above this many vertices get peak_lower_bound only: the ancestor and descendant sets
+/// take n^2 / 4 bytes (50 MB at this size).
+inline constexpr std::size_t bridge_bound_max_vertices = 14'000;
 
-/// max over v of min_running_bytes(g, v) (peak_lower_bound's term) + the bytes of the strict ancestors of v, other than v's
-/// inputs, that are graph outputs or have a reader among v's strict descendants. Valid for every
-/// order under the memory model (in-place rule included). O(m x n / 64 + n^2) time, n^2 / 8 bytes.
+/// max over v of min_running_bytes(g, v) (peak_lower_bound's term) + the bytes of the strict
+/// ancestors of v, other than v's inputs, that are graph outputs or have a reader among v's strict
+/// descendants. Valid for every order under the memory model (in-place rule included).
+/// O(m x n / 64 + S) time, where S <= n^2 is the number of (value, vertex it spans) pairs;
+/// n^2 / 4 bytes.
 inline std::int64_t bridge_peak_lower_bound(const memory_graph& g) {
   const std::size_t n = g.size();
   std::int64_t bound = peak_lower_bound(g);
   if (n > bridge_bound_max_vertices) return bound;
   const std::size_t words = (n + 63) / 64;
-  // ancestors[v]: v's strict ancestors, a bitset of `words` words.
-  std::vector<std::uint64_t> ancestors(n * words, 0);
-  const auto row = [&](std::size_t v) { return ancestors.data() + v * words; };
-  const auto has = [](const std::uint64_t* set, std::size_t u) { return (set[u / 64] >> (u % 64) & 1) != 0; };
-  for (std::size_t v : g.topological_order()) {
-    std::uint64_t* mine = row(v);
+  // ancestors[v] / descendants[v]: v's strict ancestors / descendants, bitsets of `words` words.
+  std::vector<std::uint64_t> ancestors(n * words, 0), descendants(n * words, 0);
+  const auto above = [&](std::size_t v) { return ancestors.data() + v * words; };
+  const auto below = [&](std::size_t v) { return descendants.data() + v * words; };
+  const auto& topo = g.topological_order();
+  for (std::size_t v : topo) {
+    std::uint64_t* mine = above(v);
     for (auto p : g.predecessors(v)) {
-      const std::uint64_t* theirs = row(p);
+      const std::uint64_t* theirs = above(p);
       for (std::size_t w = 0; w < words; ++w) mine[w] |= theirs[w];
       mine[p / 64] |= std::uint64_t{1} << (p % 64);
     }
   }
-  // extra[v]: the bytes of such ancestors of v. For each value a, the vertices v it spans are
-  // its strict descendants that are strict ancestors of one of its readers (every descendant when
-  // a is an output), less its readers (for them a is an input, counted already).
+  for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
+    std::uint64_t* mine = below(*it);
+    for (auto s : g.successors(*it)) {
+      const std::uint64_t* theirs = below(s);
+      for (std::size_t w = 0; w < words; ++w) mine[w] |= theirs[w];
+      mine[s / 64] |= std::uint64_t{1} << (s % 64);
+    }
+  }
+  // extra[v]: the bytes of such ancestors of v. The vertices a value a spans are its strict
+  // descendants that are strict ancestors of one of its readers (every descendant when a is an
+  // output), less its readers (for them a is an input, counted already).
   std::vector<std::int64_t> extra(n, 0);
   std::vector<std::uint64_t> spanned(words);
   for (std::size_t a = 0; a < n; ++a) {
     if (g.bytes(a) <= 0 || memory_model::dies_unread(g, a)) continue;
+    const std::uint64_t* after = below(a);
     if (g.is_output(a)) {
-      std::fill(spanned.begin(), spanned.end(), ~std::uint64_t{0});
+      std::copy(after, after + words, spanned.begin());
     } else {
       std::fill(spanned.begin(), spanned.end(), 0);
       for (auto s : g.successors(a)) {
-        const std::uint64_t* theirs = row(s);
+        const std::uint64_t* theirs = above(s);
         for (std::size_t w = 0; w < words; ++w) spanned[w] |= theirs[w];
       }
+      for (std::size_t w = 0; w < words; ++w) spanned[w] &= after[w];
     }
     for (auto s : g.successors(a)) spanned[s / 64] &= ~(std::uint64_t{1} << (s % 64));
-    for (std::size_t w = 0; w < words; ++w) {
-      for (std::uint64_t bits = spanned[w]; bits != 0; bits &= bits - 1) {
-        const std::size_t v = w * 64 + static_cast<std::size_t>(std::countr_zero(bits));
-        if (v < n && has(row(v), a)) extra[v] += g.bytes(a);
-      }
-    }
+    for (std::size_t w = 0; w < words; ++w)
+      for (std::uint64_t bits = spanned[w]; bits != 0; bits &= bits - 1)
+        extra[w * 64 + static_cast<std::size_t>(std::countr_zero(bits))] += g.bytes(a);
   }
   for (std::size_t v = 0; v < n; ++v) bound = std::max(bound, memory_model::min_running_bytes(g, v) + extra[v]);
   return bound;
