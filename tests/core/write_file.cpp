@@ -6,24 +6,12 @@
 
 #include <doctest/doctest.h>
 
+#include "../support/file_errors.hpp"
 #include "../support/temp_dir.hpp"
 
 #include <filesystem>
 #include <stdexcept>
 #include <string>
-
-namespace {
-
-std::string file_error_of(const auto& call) {
-  try {
-    call();
-  } catch (const memsched::file_error& e) {
-    return e.what();
-  }
-  return "no file_error";
-}
-
-}  // namespace
 
 TEST_CASE("write_file writes what the writer gives, and truncates an older file") {
   const memsched::testing::temp_dir dir;
@@ -37,12 +25,11 @@ TEST_CASE("write_file writes what the writer gives, and truncates an older file"
 TEST_CASE("write_file names the file it cannot open or write") {
   const memsched::testing::temp_dir dir;
   const std::filesystem::path missing = dir / "no_such_dir" / "x.txt";
-  REQUIRE_FALSE(std::filesystem::exists(missing.parent_path()));
-  CHECK(file_error_of([&] { memsched::write_file(missing, [](std::ostream& out) { out << "x"; }); }) ==
+  CHECK(memsched::testing::error_of([&] { memsched::write_file(missing, [](std::ostream& out) { out << "x"; }); }) ==
         missing.string() + ": cannot open the file for writing");
   REQUIRE(std::filesystem::exists("/dev/full"));  // Linux: opens, but every write fails (a full disk)
   // More than a stream buffer, so that the failure is seen at the latest by the flush.
-  CHECK(file_error_of([] { memsched::write_file("/dev/full", [](std::ostream& out) { out << std::string(1 << 16, 'x'); }); }) ==
+  CHECK(memsched::testing::error_of([] { memsched::write_file("/dev/full", [](std::ostream& out) { out << std::string(1 << 16, 'x'); }); }) ==
         "/dev/full: cannot write the file");
 }
 

@@ -8,6 +8,7 @@
 #include <memsched/graph/dataflow_graph.hpp>
 #include <memsched/graph/memory_graph.hpp>
 
+#include "../support/file_errors.hpp"
 #include "../support/random_dag.hpp"
 
 #include <unistd.h>
@@ -26,19 +27,6 @@
 #include <vector>
 
 namespace memsched::testing {
-
-/// The message of the file_error `f` throws; "NO ERROR" or "WRONG EXCEPTION: ..." otherwise.
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    (void)f();
-  } catch (const file_error& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("WRONG EXCEPTION: ") + e.what();
-  }
-  return "NO ERROR";
-}
 
 /// A graph described by ids only: equal for the same graph whatever the vertex numbering.
 struct canonical_graph {

@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include "../support/file_errors.hpp"
 #include "../support/temp_dir.hpp"
 
 #include <algorithm>
@@ -14,26 +15,9 @@
 #include <vector>
 
 using namespace memsched;
+using memsched::testing::error_of;
 using memsched::testing::temp_dir;
 using json = nlohmann::json;
-
-namespace {
-
-/// Runs `f`, which must throw file_error, and returns its message.
-template <class F>
-std::string file_error_of(F&& f) {
-  try {
-    f();
-  } catch (const file_error& e) {
-    return e.what();
-  } catch (...) {
-    FAIL("not a file_error");
-  }
-  FAIL("no exception");
-  return {};
-}
-
-}  // namespace
 
 TEST_CASE("plan_io: orders round-trip through files, ids in the file and indices in memory") {
   const temp_dir dir;
@@ -96,25 +80,25 @@ TEST_CASE("plan_io: every error is a file_error naming the file and the entry") 
   const std::vector<std::int64_t> ids{100, 101};
   auto order_error = [&](const std::string& text) {
     const std::string path = dir.write("o.json", text).string();
-    return file_error_of([&] { (void)read_order(path, ids); });
+    return error_of([&] { (void)read_order(path, ids); });
   };
   auto plan_error = [&](const std::string& text) {
     const std::string path = dir.write("p.json", text).string();
-    return file_error_of([&] { (void)read_plan(path, ids); });
+    return error_of([&] { (void)read_plan(path, ids); });
   };
   const std::string o = (dir / "o.json").string(), p = (dir / "p.json").string();
 
   const std::string missing = (dir / "missing.json").string();
-  CHECK(file_error_of([&] { (void)read_order(missing, ids); }) == missing + ": cannot open the file");
-  CHECK(file_error_of([&] { (void)read_plan(missing, ids); }) == missing + ": cannot open the file");
+  CHECK(error_of([&] { (void)read_order(missing, ids); }) == missing + ": cannot open the file");
+  CHECK(error_of([&] { (void)read_plan(missing, ids); }) == missing + ": cannot open the file");
   CHECK(order_error("{\"order\": [100,").rfind(o + ": not valid JSON", 0) == 0);
   CHECK(plan_error("steps").rfind(p + ": not valid JSON", 0) == 0);
   // Found by fuzz/plan_files: a number beyond double was nlohmann's out_of_range, not a file_error.
   const std::string overflow = std::string(MEMSCHED_TEST_DATA_DIR) + "/fuzz/plan/number_overflow.json";
-  CHECK(file_error_of([&] { (void)read_order(overflow, ids); }).rfind(overflow + ": not valid JSON", 0) == 0);
-  CHECK(file_error_of([&] { (void)read_plan(overflow, ids); }).rfind(overflow + ": not valid JSON", 0) == 0);
+  CHECK(error_of([&] { (void)read_order(overflow, ids); }).rfind(overflow + ": not valid JSON", 0) == 0);
+  CHECK(error_of([&] { (void)read_plan(overflow, ids); }).rfind(overflow + ": not valid JSON", 0) == 0);
   // A directory and nesting deeper than the readers' limit are file errors naming the file.
-  CHECK(file_error_of([&] { (void)read_order(dir.path().string(), ids); }) == dir.path().string() + ": is a directory, not a file");
+  CHECK(error_of([&] { (void)read_order(dir.path().string(), ids); }) == dir.path().string() + ": is a directory, not a file");
   CHECK(order_error(std::string(300, '[') + std::string(300, ']')) == o + ": line 1: arrays and objects nested deeper than 256 levels");
 
   CHECK(order_error(R"({"peak": 3})") == o + ": expected {\"order\": [ids]} or an array of ids");
@@ -135,11 +119,11 @@ TEST_CASE("plan_io: every error is a file_error naming the file and the entry") 
 
   // Writing where no file can be created.
   const std::string nowhere = (dir / "no-such-dir" / "x.json").string();
-  CHECK(file_error_of([&] { write_order(nowhere, ids, std::vector<std::size_t>{0}); }) == nowhere + ": cannot open the file for writing");
-  CHECK(file_error_of([&] { write_plan(nowhere, ids, execution_plan{}); }) == nowhere + ": cannot open the file for writing");
+  CHECK(error_of([&] { write_order(nowhere, ids, std::vector<std::size_t>{0}); }) == nowhere + ": cannot open the file for writing");
+  CHECK(error_of([&] { write_plan(nowhere, ids, execution_plan{}); }) == nowhere + ": cannot open the file for writing");
   REQUIRE(std::filesystem::exists("/dev/full"));  // Linux: opens, but every write fails (a full disk)
-  CHECK(file_error_of([&] { write_order("/dev/full", ids, std::vector<std::size_t>{0}); }) == "/dev/full: cannot write the file");
-  CHECK(file_error_of([&] { write_plan("/dev/full", ids, execution_plan{}); }) == "/dev/full: cannot write the file");
+  CHECK(error_of([&] { write_order("/dev/full", ids, std::vector<std::size_t>{0}); }) == "/dev/full: cannot write the file");
+  CHECK(error_of([&] { write_plan("/dev/full", ids, execution_plan{}); }) == "/dev/full: cannot write the file");
 }
 
 TEST_CASE("plan_io: read_plan and read_order stream their arrays and agree with plan_from_json / order_from_json") {
