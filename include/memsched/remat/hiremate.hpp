@@ -41,7 +41,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
-#include <map>
+#include <set>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -399,7 +399,9 @@ inline hm_merged_spans hm_merge_spans(const memory_graph& g, std::vector<std::ve
   }
   std::vector<std::vector<std::size_t>> merged_groups;
   std::vector<std::size_t> merged_class;
-  std::map<std::vector<std::size_t>, std::size_t> class_of_parts;
+  // The new classes, as indices into res.parts ordered by their parts (each sequence stored once).
+  const auto by_parts = [&res](std::size_t a, std::size_t b) { return res.parts[a] < res.parts[b]; };
+  std::set<std::size_t, decltype(by_parts)> new_classes(by_parts);
   for (std::size_t i = 0; i < n;) {
     std::size_t end = reach[i], size = groups[i].size();
     for (std::size_t j = i + 1; j <= end; ++j) end = std::max(end, reach[j]), size += groups[j].size();
@@ -407,10 +409,10 @@ inline hm_merged_spans hm_merge_spans(const memory_graph& g, std::vector<std::ve
       std::vector<std::size_t> vertices;
       for (std::size_t j = i; j <= end; ++j) vertices.insert(vertices.end(), groups[j].begin(), groups[j].end());
       merged_groups.push_back(std::move(vertices));
-      std::vector<std::size_t> parts(group_class.begin() + static_cast<std::ptrdiff_t>(i), group_class.begin() + static_cast<std::ptrdiff_t>(end + 1));
-      const auto [it, added] = class_of_parts.emplace(parts, res.num_classes);
-      if (added) ++res.num_classes, res.parts.push_back(std::move(parts));
-      merged_class.push_back(it->second);
+      res.parts.emplace_back(group_class.begin() + static_cast<std::ptrdiff_t>(i), group_class.begin() + static_cast<std::ptrdiff_t>(end + 1));
+      const auto [it, added] = new_classes.insert(res.parts.size() - 1);
+      if (!added) res.parts.pop_back();
+      merged_class.push_back(num_classes + *it);
       i = end + 1;
     } else {
       merged_groups.push_back(std::move(groups[i]));
@@ -420,6 +422,7 @@ inline hm_merged_spans hm_merge_spans(const memory_graph& g, std::vector<std::ve
   }
   groups = std::move(merged_groups);
   group_class = std::move(merged_class);
+  res.num_classes = num_classes + res.parts.size();
   return res;
 }
 
