@@ -5,13 +5,24 @@
 // Counters: tdi_pct (total duration increase), peak, budget, cost, bound, gap_pct (proven, for the
 // input order's staged plans), time_to_best_s, start_tdi_pct, lns_rounds, status (0 optimal,
 // 1 feasible, 2 infeasible, 3 time_limit, ...), backend (0 cbc, 1 glpk).
+// `auto/<graph>/<pct>` (issue 13's target "on the Checkmate graphs at 90/80/70% of the no-remat
+// peak: no worse than the best of the current strategies, in under 10 s each"): remat_plan with
+// CBC as `memsched remat G --budget P% --algo auto --time-limit 9` runs it (the input order
+// `best`, the budget a percentage of the checkpoint-all peak, 9 s for both), beside the best
+// heuristic and DTR alone (heuristic_tdi_pct, dtr_tdi_pct; -1: no plan). Counters: tdi_pct,
+// seconds (the whole row), status, method (0 heuristic, 1 dtr, 2 lifetime-search, 3 hiremate,
+// 4 checkmate-milp, -1 other).
 // Environment: MEMSCHED_CHECKMATE_SECONDS (time limit per row, default 60),
 // MEMSCHED_CHECKMATE_THREADS (default 1), MEMSCHED_CHECKMATE_LNS (fraction of the time limit for
 // large-neighbourhood search, default 0.75; 0 disables it), MEMSCHED_SHARED_GRAPHS (graphs folder).
 
 #include <memsched/graph/json_io.hpp>
+#include <memsched/remat/best_heuristic.hpp>
 #include <memsched/remat/checkmate.hpp>
+#include <memsched/remat/checkpoint_plan.hpp>
+#include <memsched/remat/dtr.hpp>
 #include <memsched/remat/input_order.hpp>
+#include <memsched/remat/remat_plan.hpp>
 #include <memsched/sim/simulate_order.hpp>
 #ifdef MEMSCHED_HAVE_CBC
 #include <memsched/solver/backends/cbc.hpp>
@@ -85,6 +96,39 @@ void run_row(benchmark::State& state, const row& r, const Backend& backend, int 
   state.SetLabel(std::string(to_string(res.status)) + " start=" + res.stats.start_source + " " + res.message.substr(0, 60));
 }
 
+#ifdef MEMSCHED_HAVE_CBC
+// remat_plan as the tool's `--algo auto --time-limit 9` calls it (tool/remat_auto.cpp).
+void run_auto(benchmark::State& state, const std::string& graph, double fraction) {
+  const memsched::memory_graph g = memsched::make_memory_graph(memsched::read_json_graph(memsched_bench::graphs_dir() / (graph + ".json")));
+  const std::int64_t budget = static_cast<std::int64_t>(
+      std::floor(fraction * static_cast<double>(memsched::checkpoint_all_plan(g, memsched::unlimited_budget).peak_bytes)));
+  const std::chrono::duration<double> limit(9.0);
+  memsched::remat_result res;
+  double seconds = 0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    const memsched::input_order_result in = memsched::remat_input_order(
+        g, memsched::input_order_options{.source = memsched::input_order_source::best, .serenity_time_limit = limit / 2});
+    memsched::remat_plan_options<memsched::cbc_backend> o;
+    o.order = in.order;
+    o.solver.time_limit = limit - (std::chrono::steady_clock::now() - start);
+    res = memsched::remat_plan(g, budget, o);
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  const auto tdi = [&](const memsched::remat_result& r) { return memsched::has_solution(r.status) ? 100.0 * r.overhead : -1.0; };
+  state.counters["budget"] = static_cast<double>(budget);
+  state.counters["status"] = static_cast<double>(static_cast<int>(res.status));
+  state.counters["tdi_pct"] = tdi(res);
+  state.counters["seconds"] = seconds;
+  state.counters["heuristic_tdi_pct"] = tdi(memsched::best_heuristic_plan(g, budget));
+  state.counters["dtr_tdi_pct"] = tdi(memsched::dtr_plan(g, budget));
+  const std::string& m = res.stats.method;
+  state.counters["method"] = m.rfind("heuristic", 0) == 0 ? 0 : m.rfind("dtr", 0) == 0 ? 1 : m == "lifetime-search" ? 2
+                           : m == "hiremate" ? 3 : m == "checkmate-milp" ? 4 : -1;
+  state.SetLabel(std::string(to_string(res.status)) + " " + m);
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -111,6 +155,15 @@ int main(int argc, char** argv) {
         ->Unit(benchmark::kSecond);
 #endif
   }
+#ifdef MEMSCHED_HAVE_CBC
+  for (const char* graph : {"checkmate/vgg16_training", "checkmate/fcn_8_vgg_training", "checkmate/mobilenet_training", "checkmate/resnet50_training"})
+    for (const int pct : {90, 80, 70}) {
+      const std::string name = std::string("auto/") + (graph + std::string(graph).find('/') + 1) + "/" + std::to_string(pct) + "pct";
+      benchmark::RegisterBenchmark(name.c_str(), [graph = std::string(graph), pct](benchmark::State& s) { run_auto(s, graph, pct / 100.0); })
+          ->Iterations(1)
+          ->Unit(benchmark::kSecond);
+    }
+#endif
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
