@@ -667,8 +667,8 @@ TEST_CASE("hiremate: identical merged spans are solved once") {
   CHECK(merged_groups > spans.parts.size());  // some merged spans repeat
   // One problem per class: merged spans of one class are mapped, not solved again.
   CHECK(merged.stats.classes_solved == distinct.size());
-  // The counts themselves, independent of hm_merge_spans (the forward vertices of the 9 groups,
-  // printed once): each skip merges its block into one span. The first span holds the input and
+  // The counts themselves, independent of hm_merge_spans (read from the 9 groups' forward
+  // vertices, printed when this test was written): each skip merges its block into one span. The first span holds the input and
   // the first block's conv, relu, conv, add (5 vertices); the seven others hold the previous
   // block's norm and relu with the next block's four (6 vertices) and are one problem; the last
   // norm and relu are a group of their own. Two span classes and that group's: 3 problems. Were
