@@ -157,14 +157,17 @@ inline constexpr std::size_t kept_to_end = std::numeric_limits<std::size_t>::max
   const std::size_t len = computes.size();
   constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
   // last_read[k]: the last position that reads the value computed at position k.
-  std::vector<std::size_t> last_read(len, none), current(g.size(), none);
+  std::vector<std::size_t> last_read(len, none);
   std::vector<char> recomputed_later(len, 0);
-  for (std::size_t k = 0; k < len; ++k) {
-    const std::size_t v = computes[k];
-    for (auto p : g.predecessors(v))
-      if (current[p] != none) last_read[current[p]] = k;
-    if (current[v] != none) recomputed_later[current[v]] = 1;
-    current[v] = k;
+  {
+    std::vector<std::size_t> current(g.size(), none);  // position of each vertex's latest computation
+    for (std::size_t k = 0; k < len; ++k) {
+      const std::size_t v = computes[k];
+      for (auto p : g.predecessors(v))
+        if (current[p] != none) last_read[current[p]] = k;
+      if (current[v] != none) recomputed_later[current[v]] = 1;
+      current[v] = k;
+    }
   }
   std::vector<std::size_t> free_after(len);
   for (std::size_t k = 0; k < len; ++k) {
