@@ -41,8 +41,8 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
-#include <set>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
