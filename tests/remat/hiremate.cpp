@@ -668,11 +668,11 @@ TEST_CASE("hiremate: identical merged spans are solved once") {
   // One problem per class: merged spans of one class are mapped, not solved again.
   CHECK(merged.stats.classes_solved == distinct.size());
   // The counts themselves, independent of hm_merge_spans (read from the 9 groups' forward
-  // vertices, printed when this test was written): each skip merges its block into one span. The first span holds the input and
-  // the first block's conv, relu, conv, add (5 vertices); the seven others hold the previous
-  // block's norm and relu with the next block's four (6 vertices) and are one problem; the last
-  // norm and relu are a group of their own. Two span classes and that group's: 3 problems. Were
-  // every merged span its own class, it would be 9.
+  // vertices, printed when this test was written): each skip merges its block into one span.
+  // The first span holds the input and the first block's conv, relu, conv, add (5 vertices); the
+  // seven others hold the previous block's norm and relu with the next block's four (6 vertices)
+  // and are one problem; the last norm and relu are a group of their own. Two span classes and
+  // that group's: 3 problems. Were every merged span its own class, it would be 9.
   CHECK(merged.stats.groups == 9);
   CHECK(merged_groups == 8);
   CHECK(spans.parts.size() == 2);
