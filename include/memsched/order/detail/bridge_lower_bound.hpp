@@ -36,23 +36,21 @@ inline std::int64_t bridge_peak_lower_bound(const memory_graph& g) {
   std::vector<std::uint64_t> ancestors(n * words, 0), descendants(n * words, 0);
   const auto above = [&](std::size_t v) { return ancestors.data() + v * words; };
   const auto below = [&](std::size_t v) { return descendants.data() + v * words; };
+  // One pass in an order where every neighbour comes first: a set is the union of its
+  // neighbours' sets and the neighbours themselves.
+  const auto close = [words](auto first, auto last, auto set_of, auto neighbours_of) {
+    for (; first != last; ++first) {
+      std::uint64_t* mine = set_of(*first);
+      for (auto u : neighbours_of(*first)) {
+        const std::uint64_t* theirs = set_of(u);
+        for (std::size_t w = 0; w < words; ++w) mine[w] |= theirs[w];
+        mine[u / 64] |= std::uint64_t{1} << (u % 64);
+      }
+    }
+  };
   const auto& topo = g.topological_order();
-  for (std::size_t v : topo) {
-    std::uint64_t* mine = above(v);
-    for (auto p : g.predecessors(v)) {
-      const std::uint64_t* theirs = above(p);
-      for (std::size_t w = 0; w < words; ++w) mine[w] |= theirs[w];
-      mine[p / 64] |= std::uint64_t{1} << (p % 64);
-    }
-  }
-  for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
-    std::uint64_t* mine = below(*it);
-    for (auto s : g.successors(*it)) {
-      const std::uint64_t* theirs = below(s);
-      for (std::size_t w = 0; w < words; ++w) mine[w] |= theirs[w];
-      mine[s / 64] |= std::uint64_t{1} << (s % 64);
-    }
-  }
+  close(topo.begin(), topo.end(), above, [&](std::size_t v) { return g.predecessors(v); });
+  close(topo.rbegin(), topo.rend(), below, [&](std::size_t v) { return g.successors(v); });
   // extra[v]: the bytes of such ancestors of v. The vertices a value a spans are its strict
   // descendants that are strict ancestors of one of its readers (every descendant when a is an
   // output), less its readers (for them a is an input, counted already).
