@@ -55,8 +55,7 @@ int main(int argc, char** argv) {
               std::string(to_string(start.status)).c_str(), 100.0 * start.overhead);
 
   console_observer progress;
-  memsched::checkmate_options options{
-      .backend = memsched::cbc_backend{},
+  memsched::checkmate_options<memsched::cbc_backend> options{
       .solver = {.time_limit = std::chrono::duration<double>(seconds), .observer = progress},
   };
   if (has_solution(start.status)) options.start_plans.push_back(start.plan);

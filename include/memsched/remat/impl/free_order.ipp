@@ -29,7 +29,7 @@ MEMSCHED_DECL remat_result free_order_on(const memory_graph& g, std::int64_t bud
   const memory_graph& w = sched.graph;
   std::optional<remat_result> best;
   std::size_t rounds = 0;
-  const auto offer = [&](const std::vector<std::size_t>& computes) {
+  const auto offer = [&, &copied = copied](const std::vector<std::size_t>& computes) {  // clang < 16 cannot capture a structured binding
     std::vector<std::size_t> seq;
     seq.reserve(computes.size());
     for (auto v : computes) seq.push_back(copied.origin[v]);
