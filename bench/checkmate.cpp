@@ -8,10 +8,9 @@
 // `auto/<graph>/<pct>` (issue 13's target "on the Checkmate graphs at 90/80/70% of the no-remat
 // peak: no worse than the best of the current strategies, in under 10 s each"): remat_plan with
 // CBC as `memsched remat G --budget P% --algo auto --time-limit 9` runs it (the input order
-// `best`, the budget a percentage of the checkpoint-all peak, 9 s for both), beside the best
-// heuristic and DTR alone (heuristic_tdi_pct, dtr_tdi_pct; -1: no plan). Counters: tdi_pct,
-// seconds (the whole row), status, method (0 heuristic, 1 dtr, 2 lifetime-search, 3 hiremate,
-// 4 checkmate-milp, -1 other).
+// `best` of input_order_within, the budget a percentage of the checkpoint-all peak, 9 s for both),
+// beside the best heuristic and DTR alone (heuristic_tdi_pct, dtr_tdi_pct; -1: no plan). Counters:
+// tdi_pct, seconds (the whole row), status; the label names the winning method.
 // Environment: MEMSCHED_CHECKMATE_SECONDS (time limit per row, default 60),
 // MEMSCHED_CHECKMATE_THREADS (default 1), MEMSCHED_CHECKMATE_LNS (fraction of the time limit for
 // large-neighbourhood search, default 0.75; 0 disables it), MEMSCHED_SHARED_GRAPHS (graphs folder).
@@ -107,8 +106,7 @@ void run_auto(benchmark::State& state, const std::string& graph, double fraction
   double seconds = 0;
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
-    const memsched::input_order_result in = memsched::remat_input_order(
-        g, memsched::input_order_options{.source = memsched::input_order_source::best, .serenity_time_limit = limit / 2});
+    const memsched::input_order_result in = memsched::remat_input_order(g, memsched::input_order_within(limit));
     memsched::remat_plan_options<memsched::cbc_backend> o;
     o.order = in.order;
     o.solver.time_limit = limit - (std::chrono::steady_clock::now() - start);
@@ -122,10 +120,7 @@ void run_auto(benchmark::State& state, const std::string& graph, double fraction
   state.counters["seconds"] = seconds;
   state.counters["heuristic_tdi_pct"] = tdi(memsched::best_heuristic_plan(g, budget));
   state.counters["dtr_tdi_pct"] = tdi(memsched::dtr_plan(g, budget));
-  const std::string& m = res.stats.method;
-  state.counters["method"] = m.rfind("heuristic", 0) == 0 ? 0 : m.rfind("dtr", 0) == 0 ? 1 : m == "lifetime-search" ? 2
-                           : m == "hiremate" ? 3 : m == "checkmate-milp" ? 4 : -1;
-  state.SetLabel(std::string(to_string(res.status)) + " " + m);
+  state.SetLabel(std::string(to_string(res.status)) + " " + res.stats.method);
 }
 #endif
 

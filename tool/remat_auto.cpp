@@ -60,10 +60,7 @@ memsched::remat_result run_auto(const memsched::dataflow_graph& graph, std::int6
     } else {
       orders.push_back(memsched::remat_input_order(graph, memsched::input_order_options{.source = memsched::input_order_source::graph}));
     }
-    memsched::input_order_options best{.source = memsched::input_order_source::best};
-    best.serenity_time_limit = std::chrono::duration<double>(std::min(order_limit(limit).count() * 0.5, 30.0));
-    best.serenity_max_states = serenity_max_states;
-    orders.push_back(memsched::remat_input_order(graph, best));
+    orders.push_back(memsched::remat_input_order(graph, memsched::input_order_within(order_limit(limit))));
   } else {
     orders.push_back(remat_order_of(graph, budget, args, order_limit(limit)));
   }

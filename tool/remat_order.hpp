@@ -36,9 +36,6 @@ inline const char* const remat_order_usage =
     "                            30 s, if that comes first), heuristic (the first computations of the best\n"
     "                            heuristic plan, so that it is a start)\n";
 
-/// Serenity's counted limit for --order-from best: ~0.8 s on a dense 400-node training graph.
-inline constexpr std::uint64_t serenity_max_states = 100'000;
-
 /// --time-limit of a solver-based algorithm: 60 s when absent; none when it is huge (time_limit_of's
 /// nullopt for a given flag).
 inline std::optional<std::chrono::duration<double>> time_limit_or_default(const parsed_args& args) {
@@ -61,10 +58,8 @@ inline std::chrono::duration<double> order_limit(const std::optional<std::chrono
 
 /// The input order chosen by --order FILE or --order-from SOURCE. `heuristic` is the best heuristic
 /// plan the caller already computed (used by --order-from heuristic; nullopt: none, the order falls
-/// back to Kahn's). Serenity stops at serenity_max_states stored states (a counted limit: the same
-/// order on every run) or, as a backstop for graphs where that takes long, at half of `time_limit`,
-/// at most 30 s (then the order may depend on timing); no floor, so that the whole command keeps
-/// its --time-limit.
+/// back to Kahn's). Serenity's limits are memsched::input_order_within(time_limit)'s: no floor, so
+/// that the whole command keeps its --time-limit.
 inline memsched::input_order_result remat_order_of(const memsched::dataflow_graph& graph, const parsed_args& args,
                                                    std::chrono::duration<double> time_limit,
                                                    const std::optional<memsched::remat_result>& heuristic) {
@@ -74,9 +69,8 @@ inline memsched::input_order_result remat_order_of(const memsched::dataflow_grap
   const std::string from = args.get_or("order-from", "best");
   const auto source = memsched::parse_input_order_source(from);
   if (!source) throw usage_error("--order-from must be graph, kahn, best or heuristic, got '" + from + "'");
-  memsched::input_order_options o{.source = *source};
-  o.serenity_time_limit = std::chrono::duration<double>(std::min(time_limit.count() * 0.5, 30.0));
-  o.serenity_max_states = serenity_max_states;
+  memsched::input_order_options o = memsched::input_order_within(time_limit);
+  o.source = *source;
   if (heuristic && memsched::has_solution(heuristic->status)) o.plan = heuristic->plan;
   return memsched::remat_input_order(graph, o);
 }

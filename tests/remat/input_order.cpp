@@ -80,6 +80,25 @@ TEST_CASE("remat_input_order: best with Serenity is never worse than without") {
   CHECK(with.order.size() == basic.order.size());
 }
 
+TEST_CASE("input_order_within: Serenity gets half the limit, at most 30 s, and the counted cap") {
+  const input_order_options short_call = input_order_within(std::chrono::seconds(9));
+  CHECK(short_call.source == input_order_source::best);
+  CHECK(short_call.serenity_time_limit.count() == doctest::Approx(4.5));
+  CHECK(short_call.serenity_max_states == 100'000);
+  CHECK(input_order_within(std::chrono::minutes(10)).serenity_time_limit.count() == doctest::Approx(30.0));
+  CHECK(input_order_within(std::chrono::seconds(0)).serenity_time_limit.count() == 0.0);
+  // Within the state cap the order does not depend on the limit: Serenity proves these graphs
+  // before either limit stops it, so a long and a short call pick the same order.
+  for (unsigned seed = 1; seed <= 5; ++seed) {
+    const dataflow_graph t = random_training_graph(14, 0.3, seed);
+    const auto a = remat_input_order(t, input_order_within(std::chrono::seconds(20)));
+    const auto b = remat_input_order(t, input_order_within(std::chrono::minutes(30)));
+    CHECK(a.order == b.order);
+    CHECK(a.peak_bytes <= remat_input_order(t, {.source = input_order_source::best}).peak_bytes);
+    CHECK(a.peak_bytes == simulate_order(t, a.order).peak_bytes);
+  }
+}
+
 TEST_CASE("remat_input_order: a bad own order throws") {
   dataflow_graph t = chain_training_graph(4);
   std::vector<std::size_t> reversed = kahn_order(make_memory_graph(t)).order;

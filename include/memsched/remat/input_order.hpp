@@ -12,6 +12,7 @@
 #include <memsched/remat/detail/checkmate_staging.hpp>
 #include <memsched/sim/execution_plan.hpp>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstddef>
@@ -85,6 +86,19 @@ struct input_order_options {
   /// a BGL graph); it replaces a dataflow_graph's `order`. Vertex indices.
   std::optional<std::vector<std::size_t>> graph_order;
 };
+
+/// Serenity's counted cap in input_order_within: ~0.8 s on a dense 400-node training graph.
+inline constexpr std::uint64_t input_order_serenity_max_states = 100'000;
+
+/// The `best` input order of a call whose whole run is limited to `time_limit` (what the tool's
+/// --order-from best uses): Serenity stops at input_order_serenity_max_states stored states (a
+/// counted limit: the same order on every run) or, as a backstop where that takes long, at half of
+/// `time_limit`, at most 30 s (then the order may depend on timing). O(1).
+[[nodiscard]] inline input_order_options input_order_within(std::chrono::duration<double> time_limit) {
+  return {.source = input_order_source::best,
+          .serenity_time_limit = std::chrono::duration<double>(std::min(time_limit.count() * 0.5, 30.0)),
+          .serenity_max_states = input_order_serenity_max_states};
+}
 
 /// An input order and what it came from.
 struct [[nodiscard]] input_order_result {
