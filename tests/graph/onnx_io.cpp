@@ -288,8 +288,7 @@ TEST_CASE("BatchNormalization in training form: its per-channel statistics outpu
   d.input("x", {1, 4, 4, 4}).input("s", {"C"}).weight("bb", {4}).weight("m", {4}).weight("v", {4}).output("r");
   d.node("BatchNormalization", {"x", "s", "bb", "m", "v"}, {"y", "mean"}, "bn");
   d.node("Relu", {"y"}, {"r"}, "relu");
-  const std::string e = error_of([&] { return d.read({.dims = {{"C", 4}}}); });
-  CHECK(e == "NO ERROR");
+  CHECK_NOTHROW((void)d.read({.dims = {{"C", 4}}}));
   const std::string unbound = error_of([&] { return d.read(); });
   CHECK(unbound.find("tensor 's'") != std::string::npos);
 }
