@@ -12,6 +12,15 @@
 //   the no-remat peak; plan_gpt/<L>: GPT stacks (as above) at 30%. Counters: hier_overhead_pct
 //   and heur_overhead_pct (the start: best heuristic and DTR; -1: no plan), from_hierarchy (1
 //   when the returned plan is the hierarchy's), groups, problems (subgraph problems solved).
+// - compare/<file>/<pct>/<method>: the comparison on gpt2_small, gpt2_medium, gpt_96,
+//   transformer_6_6 and resnet101 at 20-50% of the no-remat peak, one call each: hiremate (its
+//   defaults), best-heuristic, and (when built) the flat checkmate-milp (CBC) and moccasin (Gecode),
+//   each with MEMSCHED_FLAT_SECONDS (default 120) for the whole call, the best heuristic's plan as
+//   a start, along the `best` input order (input_order_within(limit), as the tool's --order-from
+//   best). Counters: overhead_pct (-1: no plan), peak_pct (of the no-remat peak),
+//   status (solve_status), seconds (the call's wall time), maxrss_mb and child_maxrss_mb (CBC
+//   solves in a child process): run one row per process
+//   (--benchmark_filter='^compare/torch/gpt2_medium.training/30/moccasin$') to read the solver's memory.
 // Counters: nodes (training graph), levels, subgraphs, distinct (classes of 2+ vertices),
 // largest (vertices), top (nodes of the top graph), most_repeated (groups of the most repeated
 // class); block_options: options, found (Pareto options before thinning), low_peak_pct (lowest
@@ -24,12 +33,18 @@
 #include <memsched/remat/hiremate.hpp>
 #include <memsched/remat/hiremate_partition.hpp>
 #include <memsched/sim/simulate_order.hpp>
+#include <memsched/remat/best_heuristic.hpp>
 #include <memsched/remat/hiremate_subgraph.hpp>
+#include <memsched/remat/input_order.hpp>
 #include <memsched/remat/training_graph.hpp>
 
 #ifdef MEMSCHED_HAVE_CBC
 #include <memsched/remat/checkmate.hpp>
 #include <memsched/solver/backends/cbc.hpp>
+#endif
+#ifdef MEMSCHED_HAVE_GECODE
+#include <memsched/remat/moccasin.hpp>
+#include <memsched/solver/backends/gecode.hpp>
 #endif
 
 #include <benchmark/benchmark.h>
@@ -44,9 +59,11 @@
 
 namespace {
 
-double maxrss_mb() {
+/// High-water mark of this process, or (children) of the largest child it waited for: CBC
+/// solves in a child process (solver/backends/cbc.hpp's isolation).
+double maxrss_mb(bool children = false) {
   rusage u{};
-  getrusage(RUSAGE_SELF, &u);
+  getrusage(children ? RUSAGE_CHILDREN : RUSAGE_SELF, &u);
   return static_cast<double>(u.ru_maxrss) / 1024.0;
 }
 
@@ -127,10 +144,14 @@ void block_options(benchmark::State& state, std::size_t layers, bool milp) {
   state.counters["maxrss_mb"] = maxrss_mb();
 }
 
-void plan_graph(benchmark::State& state, const memsched::memory_graph& g, int pct) {
+/// The no-remat peak the budgets are percentages of: the graph's topological order run once.
+std::int64_t no_remat_peak(const memsched::memory_graph& g) {
   const auto& topo = g.topological_order();
-  const std::int64_t peak = memsched::simulate_order(g, std::vector<std::size_t>(topo.begin(), topo.end())).peak_bytes;
-  const std::int64_t budget = peak * pct / 100;
+  return memsched::simulate_order(g, std::vector<std::size_t>(topo.begin(), topo.end())).peak_bytes;
+}
+
+void plan_graph(benchmark::State& state, const memsched::memory_graph& g, int pct) {
+  const std::int64_t budget = no_remat_peak(g) * pct / 100;
   double base = 0;
   for (std::size_t v = 0; v < g.size(); ++v) base += g.cost(v);
   memsched::hiremate_plan_result r;
@@ -146,6 +167,50 @@ void plan_graph(benchmark::State& state, const memsched::memory_graph& g, int pc
   state.counters["groups"] = static_cast<double>(r.stats.groups);
   state.counters["problems"] = static_cast<double>(r.stats.classes_solved);
   state.counters["maxrss_mb"] = maxrss_mb();
+}
+
+/// One compare/<file>/<pct>/<method> row (see the header comment).
+void compare_row(benchmark::State& state, const std::filesystem::path& file, int pct, const std::string& method) {
+  const memsched::memory_graph g = memsched::make_memory_graph(memsched::read_json_graph(file));
+  const std::int64_t peak = no_remat_peak(g);
+  const std::int64_t budget = peak * pct / 100;
+  const std::chrono::duration<double> limit(memsched_bench::env_number("MEMSCHED_FLAT_SECONDS", 120));
+  memsched::remat_result r;
+  double seconds = 0;
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (method == "hiremate") {
+      r = memsched::hiremate_plan(g, budget, memsched::hiremate_options{});
+    } else {
+      const memsched::remat_result start = memsched::best_heuristic_plan(g, budget);
+      if (method == "best-heuristic") {
+        r = start;
+      } else {
+        std::vector<memsched::execution_plan> starts;
+        if (memsched::has_solution(start.status)) starts.push_back(start.plan);
+        const auto order = memsched::remat_input_order(g, memsched::input_order_within(limit)).order;
+        const auto left = limit - (std::chrono::steady_clock::now() - t0);
+#ifdef MEMSCHED_HAVE_CBC
+        if (method == "checkmate-milp")
+          r = memsched::checkmate_milp_plan(g, budget, memsched::checkmate_options<memsched::cbc_backend>{
+                                                           .solver = {.time_limit = left}, .order = order, .start_plans = starts});
+#endif
+#ifdef MEMSCHED_HAVE_GECODE
+        if (method == "moccasin")
+          r = memsched::moccasin_plan(g, budget, memsched::moccasin_options<memsched::gecode_backend>{
+                                                     .solver = {.time_limit = left}, .order = order, .start_plans = starts});
+#endif
+      }
+    }
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  state.counters["overhead_pct"] = memsched::has_solution(r.status) ? 100.0 * r.overhead : -1.0;
+  state.counters["peak_pct"] = memsched::has_solution(r.status) ? 100.0 * static_cast<double>(r.peak_bytes) / static_cast<double>(peak) : -1.0;
+  state.counters["status"] = static_cast<double>(static_cast<int>(r.status));
+  state.counters["seconds"] = seconds;
+  state.counters["maxrss_mb"] = maxrss_mb();
+  state.counters["child_maxrss_mb"] = maxrss_mb(true);
+  state.SetLabel(std::string(to_string(r.status)) + " " + r.message.substr(0, 80));
 }
 
 }  // namespace
@@ -174,6 +239,24 @@ int main(int argc, char** argv) {
     for (std::size_t layers : {12u, 24u, 96u, 384u})
       benchmark::RegisterBenchmark(("plan_gpt/" + std::to_string(layers)).c_str(), [layers](benchmark::State& st) { plan_graph(st, gpt_training(layers), 30); })
           ->Unit(benchmark::kMillisecond);
+    std::vector<std::string> methods{"hiremate", "best-heuristic"};
+#ifdef MEMSCHED_HAVE_CBC
+    methods.emplace_back("checkmate-milp");
+#endif
+#ifdef MEMSCHED_HAVE_GECODE
+    methods.emplace_back("moccasin");
+#endif
+    for (const auto& file : memsched_bench::shared_graph_files([](const std::string& name) {
+           for (const char* g : {"gpt2_small", "gpt2_medium", "gpt_96", "transformer_6_6", "resnet101"})
+             if (name == std::string("torch/") + g + ".training") return true;
+           return false;
+         }))
+      for (int pct : {20, 30, 40, 50})
+        for (const auto& method : methods)
+          benchmark::RegisterBenchmark(("compare/" + memsched_bench::graph_name(file) + "/" + std::to_string(pct) + "/" + method).c_str(),
+                                       compare_row, file, pct, method)
+              ->Unit(benchmark::kSecond)
+              ->Iterations(1);
 #ifdef MEMSCHED_HAVE_CBC
     benchmark::RegisterBenchmark("block_options_milp/96", block_options, std::size_t{96}, true)->Unit(benchmark::kSecond)->Iterations(1);
 #endif
