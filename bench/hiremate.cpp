@@ -20,7 +20,8 @@
 //   best). Counters: overhead_pct (-1: no plan), peak_pct (of the no-remat peak),
 //   status (solve_status), seconds (the call's wall time), maxrss_mb and child_maxrss_mb (CBC
 //   solves in a child process): run one row per process
-//   (--benchmark_filter='^compare/torch/gpt2_medium.training/30/moccasin$') to read the solver's memory.
+//   (--benchmark_filter='^compare/torch/gpt2_medium.training/30/moccasin/iterations:1$') to read
+//   the solver's memory.
 // Counters: nodes (training graph), levels, subgraphs, distinct (classes of 2+ vertices),
 // largest (vertices), top (nodes of the top graph), most_repeated (groups of the most repeated
 // class); block_options: options, found (Pareto options before thinning), low_peak_pct (lowest
@@ -30,13 +31,13 @@
 
 #include <memsched/graph/gpt.hpp>
 #include <memsched/graph/json_io.hpp>
+#include <memsched/remat/best_heuristic.hpp>
 #include <memsched/remat/hiremate.hpp>
 #include <memsched/remat/hiremate_partition.hpp>
-#include <memsched/sim/simulate_order.hpp>
-#include <memsched/remat/best_heuristic.hpp>
 #include <memsched/remat/hiremate_subgraph.hpp>
 #include <memsched/remat/input_order.hpp>
 #include <memsched/remat/training_graph.hpp>
+#include <memsched/sim/simulate_order.hpp>
 
 #ifdef MEMSCHED_HAVE_CBC
 #include <memsched/remat/checkmate.hpp>
