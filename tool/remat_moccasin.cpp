@@ -22,8 +22,9 @@ namespace {
 const std::string moccasin_usage = std::string(
     "    Moccasin (ICML 2023): retention-interval CP model over the staged time domain of an input\n"
     "    order; phase 1 minimises max(peak, budget), phase 2 the total cost within the budget,\n"
-    "    started from phase 1 and the best heuristic plan. Extra JSON: bound, backend, order_source,\n"
-    "    time_to_best, gap, phase1_peak.\n"
+    "    started from phase 1, the best heuristic plan and the eviction greedy along the order; never\n"
+    "    dearer than the cheapest of those starts that fits the budget. Extra JSON: bound, backend,\n"
+    "    order_source, start, time_to_best, gap, phase1_peak.\n"
     "    --backend NAME          CP backend: gecode (default; large-neighbourhood search)\n") + remat_order_usage +
     "    --time-limit S          seconds for the whole solve (default 60)\n"
     "    --threads N             backend threads (branch and bound only)\n"

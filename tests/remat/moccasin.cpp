@@ -1,6 +1,7 @@
 // Moccasin's CP model: the CP optimum equals the brute-force optimum over the staged plan space of
 // the input order on random DAGs; every decoded plan is valid and within the budget.
 
+#include <memsched/remat/detail/checkmate_greedy.hpp>
 #include <memsched/remat/moccasin.hpp>
 #include <memsched/sim/plan_from_computes.hpp>
 #include <memsched/sim/simulate_order.hpp>
@@ -275,6 +276,81 @@ TEST_CASE("moccasin with sizes beyond Gecode's integers (~1e12 bytes): rounded u
   }
   CHECK(m.budget_units <= memsched::detail::moccasin_value_limit);
   CHECK(m.model.variables()[m.capacity].upper <= memsched::detail::moccasin_capacity_limit(g, order, std::vector<unsigned>(6, 2)));
+}
+
+TEST_CASE("moccasin: a start plan at the budget that rounding pushes over it is returned") {
+  // Chain 0 -> 1 -> 2, sizes 3e9 + 1, 3e9 + 3, 3e9 + 5 (gcd 1, sum 9e9 beyond Gecode's integers:
+  // unit ceil(9e9 / ~2.1e9) = 5 bytes). Budget b1 + b2 = 6,000,000,008 bytes: the plan without
+  // recomputation fits it exactly (running 2 holds 1 and 2; running 1 holds 0 and 1, 4 bytes
+  // less). Rounded up, 1 and 2 need 600,000,001 units each, one more than the 1,200,000,001 the
+  // budget gives: no schedule fits the model, every schedule fits in bytes.
+  const memory_graph g(memory_graph_data{.num_nodes = 3, .edges = {{0, 1}, {1, 2}}, .bytes = {3'000'000'001, 3'000'000'003, 3'000'000'005},
+                                         .cost = {1, 1, 1}});
+  const std::int64_t budget = 6'000'000'008;
+  const std::vector<std::size_t> order{0, 1, 2};
+  const moccasin_model m = memsched::detail::build_moccasin_model(g, order, budget, moccasin_phase::min_cost, {2, 2, 2}, g.total_bytes());
+  REQUIRE(m.byte_unit == 5);
+  REQUIRE(m.units(g.bytes(1)) + m.units(g.bytes(2)) == m.budget_units + 1);
+  const gecode_backend exact{{.search = gecode_search::branch_and_bound}};
+  // The eviction greedy along the order is a start (and here the answer) without any plan given.
+  const remat_result r = moccasin_plan(g, budget, moccasin_options{.backend = exact, .order = order});
+  INFO(r.message);
+  REQUIRE(r.status == solve_status::feasible);  // nothing is proven about plans outside the model
+  CHECK(r.stats.start_source == "eviction greedy 0");
+  CHECK(r.message.find("the cheapest start plan within the budget is returned") != std::string::npos);
+  CHECK(r.total_cost == 3);
+  CHECK_FALSE(r.cost_bound.has_value());
+  const plan_simulation sim = simulate_plan(g, r.plan);
+  CHECK(sim.peak_bytes == budget);
+  CHECK(r.peak_bytes == budget);
+  // A caller's plan comes first (the greedy's equal plans do not replace it).
+  const remat_result given = moccasin_plan(g, budget, moccasin_options{.backend = exact, .order = order, .start_plans = {r.plan}});
+  CHECK(given.status == solve_status::feasible);
+  CHECK(given.stats.start_source == "plan 0");
+  CHECK(given.plan == r.plan);
+}
+
+TEST_CASE("moccasin is never dearer than the eviction greedy along its order, sizes rounded or not") {
+  // Random DAGs at budgets equal to a greedy plan's own peak (the hardest case for rounded sizes:
+  // the plan fits exactly), with sizes in bytes (the model is exact) and x 1e10 + small odd parts
+  // (rounded): a plan within the budget, never dearer than the cheapest greedy start.
+  const gecode_backend lns{{.search = gecode_search::lns, .lns_iterations = 50}};
+  int checked = 0, returned_start = 0;
+  for (std::uint64_t seed = 0; seed < 16; ++seed)
+    for (const bool huge : {false, true}) {
+      memory_graph_data d = random_dag(9, 0.3, seed, 60);
+      if (huge)
+        for (std::size_t v = 0; v < d.bytes.size(); ++v) d.bytes[v] = d.bytes[v] * 10'000'000'000 + static_cast<std::int64_t>(2 * v + 1);
+      const memory_graph g(d);
+      const std::vector<std::size_t> order(g.topological_order().begin(), g.topological_order().end());
+      const memsched::detail::call_deadline no_limit(std::chrono::steady_clock::now(), std::nullopt);
+      const std::int64_t no_remat = simulate_order(g, order).peak_bytes;
+      for (const std::int64_t target : {no_remat / 2, no_remat * 3 / 4, no_remat * 9 / 10}) {
+        const auto greedy = memsched::detail::eviction_start_plans(g, order, target, no_limit);
+        for (const auto& [plan, name] : greedy) {
+          const plan_simulation own = simulate_plan(g, plan);
+          const std::int64_t budget = own.peak_bytes;
+          double cheapest = std::numeric_limits<double>::infinity();
+          for (const auto& [p, n] : memsched::detail::eviction_start_plans(g, order, budget, no_limit))
+            if (const plan_simulation s = simulate_plan(g, p); s.peak_bytes <= budget) cheapest = std::min(cheapest, s.total_cost);
+          CAPTURE(seed);
+          CAPTURE(huge);
+          CAPTURE(budget);
+          const remat_result r = moccasin_plan(g, budget, moccasin_options{.backend = lns, .solver = {.node_limit = 2000}, .order = order});
+          INFO(r.message);
+          REQUIRE(has_solution(r.status));
+          const plan_simulation sim = simulate_plan(g, r.plan);
+          CHECK(sim.peak_bytes <= budget);
+          CHECK(sim.total_cost == doctest::Approx(r.total_cost));
+          CHECK(r.total_cost <= cheapest * (1 + 1e-12));
+          returned_start += r.message.find("is returned") != std::string::npos;
+          ++checked;
+        }
+      }
+    }
+  MESSAGE("checked ", checked, ", a start plan returned ", returned_start);
+  CHECK(checked >= 25);
+  CHECK(returned_start >= 10);
 }
 
 TEST_CASE("moccasin where Gecode's cumulative limits the capacity (sizes within 32 bits, long horizon): a valid plan, not an error") {

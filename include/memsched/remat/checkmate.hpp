@@ -92,11 +92,7 @@ class checkmate_solver {
     for (std::size_t k = 0; k < o_.start_plans.size(); ++k) plans_.emplace_back(o_.start_plans[k], "plan " + std::to_string(k));
     plans_.emplace_back(plan_from_computes(g_, order), "no-remat");
     if (o_.greedy_starts)
-      for (auto policy : all_eviction_policies) {
-        if (deadline_.passed()) break;
-        if (auto c = staged_eviction_computes(g_, order, budget_, policy))
-          plans_.emplace_back(plan_from_computes(g_, std::span<const std::size_t>(*c)), "eviction greedy " + std::to_string(static_cast<int>(policy)));
-      }
+      for (auto& start : eviction_start_plans(g_, order, budget_, deadline_)) plans_.push_back(std::move(start));
   }
 
   /// The answer when the time limit stopped the model's build: the cheapest start plan within the

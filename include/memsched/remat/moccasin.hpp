@@ -7,6 +7,7 @@
 #include <memsched/core/status.hpp>
 #include <memsched/graph/memory_graph.hpp>
 #include <memsched/remat/detail/call_deadline.hpp>
+#include <memsched/remat/detail/checkmate_greedy.hpp>
 #include <memsched/remat/detail/moccasin_model.hpp>
 #include <memsched/remat/detail/plan_builder.hpp>
 #include <memsched/remat/detail/solver_glue.hpp>
@@ -30,6 +31,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace memsched {
@@ -48,13 +50,15 @@ struct moccasin_options {
   /// graph's topological order (memory_graph::topological_order()).
   std::optional<std::vector<std::size_t>> order;
   unsigned max_intervals = 2;  ///< C_v: retention intervals (computations) per vertex, >= 1.
-  /// Most of the time limit phase 1 may use when a start plan already fits the budget (with
-  /// phase1_share_with_start, the smaller of the two). Without one, phase 2 cannot start before
-  /// phase 1 meets the budget, so phase 1 may use all the time (it stops once the budget is met).
+  /// Most of the time limit phase 1 may use when a start plan already fits the budget: in the
+  /// model, the smaller of this and phase1_share_with_start; only in bytes (see moccasin_plan),
+  /// this. Without one, phase 2 cannot start before phase 1 meets the budget, so phase 1 may use
+  /// all the time (it stops once the budget is met).
   double phase1_share = 0.5;
   double phase1_share_with_start = 0.1;  ///< The same when a start plan already fits the budget.
   /// Plans to start phase 2 from as well (for example best_heuristic_plan's): used when their first
-  /// computations follow `order`, recomputations fit the stages and the peak fits the budget.
+  /// computations follow `order`, recomputations fit the stages and the peak fits the budget (also
+  /// as the answer when the model cannot take them: see moccasin_plan).
   std::vector<execution_plan> start_plans;
   /// Memory cap for the two models and the backend's copy, estimated before building
   /// (detail::moccasin_model_size): a model over it is not built and the call returns no_solution
@@ -98,6 +102,31 @@ template <class G, class... Maps>
 
 namespace detail {
 
+/// A start plan that follows the order and fits the budget in bytes, with its simulation.
+struct moccasin_fallback {
+  execution_plan plan;
+  std::string source;
+  plan_simulation sim;
+  double found_at = 0;  ///< Seconds into the call.
+};
+
+/// `result` answered by the fallback plan: status feasible (the model proved nothing about plans
+/// outside it), no cost bound, the plan's figures.
+inline remat_result return_fallback(remat_result& result, moccasin_fallback&& fallback, double seconds) {
+  result.plan = std::move(fallback.plan);
+  result.status = solve_status::feasible;
+  result.cost_bound.reset();
+  result.peak_bytes = fallback.sim.peak_bytes;
+  result.total_cost = fallback.sim.total_cost;
+  result.overhead = fallback.sim.overhead;
+  result.stats.start_source = std::move(fallback.source);
+  result.stats.start_cost = fallback.sim.total_cost;
+  result.stats.seconds_to_best = fallback.found_at;
+  result.stats.seconds = seconds;
+  if (!result.message.empty() && result.message.back() == '\n') result.message.pop_back();
+  return std::move(result);
+}
+
 template <class Backend>
 remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const moccasin_options<Backend>& options,
                           std::chrono::steady_clock::time_point t0) {
@@ -129,16 +158,31 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const mocc
     result.message = *why;
     return finish(solve_status::infeasible);
   }
-  // Start plans mapped into the staged domain; they may need more intervals per vertex.
+  // Start plans mapped into the staged domain: the caller's (they may need more intervals per
+  // vertex) and the eviction greedy's along the order (Checkmate's; used as they are). The cheapest
+  // of them within the budget in bytes is also the fallback answer: the model cannot take a plan
+  // at the budget once sizes are rounded up to the backend's integer units, nor a greedy plan that
+  // recomputes a vertex more often than the intervals allow, and the answer is never dearer.
   std::vector<unsigned> counts(n, options.max_intervals);
-  std::vector<moccasin_schedule> plan_starts;
-  for (const auto& p : options.start_plans)
-    if (auto s = moccasin_schedule_of_plan(g, order, p)) {
-      std::vector<unsigned> c(n, 0);
-      for (const auto& e : *s) ++c[e.second];
-      for (std::size_t v = 0; v < n; ++v) counts[v] = std::max(counts[v], c[v]);
-      plan_starts.push_back(std::move(*s));
+  std::vector<std::pair<moccasin_schedule, std::string>> plan_starts;
+  std::optional<moccasin_fallback> fallback;
+  auto offer = [&](const execution_plan& p, std::string name, bool may_add_intervals) {
+    auto s = moccasin_schedule_of_plan(g, order, p);
+    if (!s) return;
+    plan_simulation sim;
+    if (check_plan(g, p, &sim).valid && sim.peak_bytes <= budget && (!fallback || sim.total_cost < fallback->sim.total_cost))
+      fallback = moccasin_fallback{p, name, sim, elapsed()};
+    std::vector<unsigned> c(n, 0);
+    for (const auto& e : *s) ++c[e.second];
+    for (std::size_t v = 0; v < n; ++v) {
+      if (c[v] <= counts[v]) continue;
+      if (!may_add_intervals) return;
+      counts[v] = c[v];
     }
+    plan_starts.emplace_back(std::move(*s), std::move(name));
+  };
+  for (std::size_t k = 0; k < options.start_plans.size(); ++k) offer(options.start_plans[k], "plan " + std::to_string(k), true);
+  for (const auto& [plan, name] : eviction_start_plans(g, order, budget, deadline)) offer(plan, name, false);
   moccasin_schedule no_remat;
   for (std::size_t k = 0; k < n; ++k) no_remat.emplace_back(moccasin_model::slot(k, k), order[k]);
   {
@@ -177,8 +221,11 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const mocc
       // it: the capacity's domain starts at the budget, so phase 1 ends as soon as it is met.
       bool plan_fits = false;
       for (const auto& ps : plan_starts)
-        if (auto e = encode_moccasin(g, m1, ps); e && e->second <= m1.budget_units) plan_fits = true;
-      const double share = plan_fits ? std::min(options.phase1_share, options.phase1_share_with_start) : 1.0;
+        if (auto e = encode_moccasin(g, m1, ps.first); e && e->second <= m1.budget_units) plan_fits = true;
+      // A fallback plan outside the model is an answer already: phase 1 gets its usual share.
+      const double share = plan_fits ? std::min(options.phase1_share, options.phase1_share_with_start)
+                                     : fallback ? options.phase1_share
+                                                : 1.0;
       double reported_peak = std::numeric_limits<double>::infinity();
       const scaled_observer peaks{options.solver.observer, t0, static_cast<double>(m1.byte_unit), &reported_peak};
       solver_options o = options.solver;
@@ -215,7 +262,12 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const mocc
     }
   };
   if (phase1_peak_units <= m1.budget_units) consider(phase1, "phase 1");
-  for (std::size_t k = 0; k < plan_starts.size(); ++k) consider(plan_starts[k], "plan " + std::to_string(k));
+  for (const auto& [schedule, name] : plan_starts) consider(schedule, name);
+  if (!start && fallback) {
+    result.message += "no start fits the model (sizes rounded up, or more computations than its intervals): the cheapest "
+                      "start plan within the budget is returned";
+    return return_fallback(result, std::move(*fallback), elapsed());
+  }
   if (!start) {
     // Phase 1 did not reach the budget: proven impossible in this model, or out of time.
     const bool proven = st.phase1_status == solve_status::optimal || st.phase1_status == solve_status::infeasible;
@@ -274,6 +326,11 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const mocc
     result.cost_bound.reset();
   }
   st.seconds_to_best = improved_at;
+  if (has_solution(result.status) && fallback && fallback->sim.total_cost < result.total_cost) {
+    result.message += "a start plan outside the model (sizes rounded up, or more computations than its intervals) is cheaper "
+                      "than its best: it is returned";
+    return return_fallback(result, std::move(*fallback), elapsed());
+  }
   if (!result.message.empty() && result.message.back() == '\n') result.message.pop_back();
   result.stats.seconds = elapsed();
   return result;
@@ -284,8 +341,13 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const mocc
 /// Plans `graph` within `budget` bytes with the Moccasin CP model solved by options.backend (a
 /// cp_backend, e.g. gecode_backend): phase 1 minimises max(peak, budget) starting from the input
 /// order without recomputation, phase 2 minimises the total cost within the budget starting from
-/// phase 1 and options.start_plans. The solution is decoded to a plan (computations in time
-/// order, earliest frees) and re-simulated.
+/// the cheapest of phase 1, options.start_plans and the eviction greedy along the order (the start
+/// plans Checkmate makes). The solution is decoded to a plan (computations in time order, earliest
+/// frees) and re-simulated. The answer is never dearer than the cheapest start plan that follows
+/// the order and fits the budget in bytes: when none fits the model (sizes rounded up to the
+/// backend's integer units can push a plan at the budget over it; a greedy plan may recompute a
+/// vertex more often than max_intervals) or it is cheaper than the model's best, that plan is
+/// returned, status `feasible`, no cost bound, stats.start_source naming it, and message saying so.
 /// Status: `optimal` when the backend proved the staged model's optimum (costs integral),
 /// `feasible` when a limit stopped it, `infeasible` when proven (the budget is below what every
 /// plan needs, or phase 1 proved the model's minimum peak above it), `time_limit` when phase 1 ran

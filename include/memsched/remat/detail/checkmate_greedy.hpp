@@ -7,6 +7,7 @@
 // Checkmate start solution) and fits the budget.
 
 #include <memsched/graph/memory_graph.hpp>
+#include <memsched/remat/detail/call_deadline.hpp>
 #include <memsched/remat/detail/checkmate_staging.hpp>
 #include <memsched/sim/execution_plan.hpp>
 #include <memsched/sim/plan_from_computes.hpp>
@@ -17,6 +18,8 @@
 #include <limits>
 #include <optional>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace memsched::detail {
@@ -132,6 +135,20 @@ inline std::optional<std::vector<std::size_t>> staged_eviction_computes(const me
       for (auto o : g.outputs()) --pins[o];
   }
   return computes;
+}
+
+/// The plans of staged_eviction_computes along `order` within `budget`, one per policy that does not
+/// get stuck, each named "eviction greedy <policy>": the start plans Checkmate and Moccasin build
+/// for any order. Stops early once `deadline` has passed. O(policies x staged_eviction_computes).
+inline std::vector<std::pair<execution_plan, std::string>> eviction_start_plans(const memory_graph& g, std::span<const std::size_t> order,
+                                                                                std::int64_t budget, const call_deadline& deadline) {
+  std::vector<std::pair<execution_plan, std::string>> plans;
+  for (auto policy : all_eviction_policies) {
+    if (deadline.passed()) break;
+    if (auto c = staged_eviction_computes(g, order, budget, policy))
+      plans.emplace_back(plan_from_computes(g, std::span<const std::size_t>(*c)), "eviction greedy " + std::to_string(static_cast<int>(policy)));
+  }
+  return plans;
 }
 
 }  // namespace memsched::detail
