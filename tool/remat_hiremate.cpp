@@ -21,7 +21,7 @@ const char* hiremate_usage =
     "    subgraph solved once for K budgets (best heuristic and DTR), one option per group chosen\n"
     "    to fit the budget, or the groups checkpointed as a chain (Rotor/Rockmate), expanded and\n"
     "    re-simulated (with --top-solver also the paper's H-ILP over the groups); the cheapest of\n"
-    "    these and the best heuristic's and DTR's plans.\n"
+    "    these and the best heuristic's, DTR's and Checkmate's eviction greedy's plans.\n"
     "    Extra JSON: hiremate {levels, subgraphs, distinct_subgraphs, largest_subgraph, top_nodes,\n"
     "    groups, max_lower, partitions_tried, problems_solved, problems_reused, repair_rounds, source,\n"
     "    start_method, top_method, seconds\n"

@@ -407,9 +407,9 @@ MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::
   hiremate_plan_result out;
   hiremate_stats& st = out.stats;
 
-  // The start: the best heuristic on the whole graph.
+  // The start: the best heuristic, DTR and the eviction greedy on the whole graph.
   remat_result heur;
-  std::string start_method;  // the start's method: "best-heuristic" or "dtr:<score>" (result.stats.start_source)
+  std::string start_method;  // the start's method: "best-heuristic", "dtr:<score>" or "eviction greedy <k>" (result.stats.start_source)
   std::optional<double> heuristic_cost;
   double heuristic_seconds = 0;
   if (options.heuristic_start) {
@@ -417,7 +417,7 @@ MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::
     // At most half the time limit: the lowest level's deadline (80%) comes after it.
     const std::optional<std::chrono::duration<double>> share =
         options.time_limit ? std::optional(*options.time_limit * 0.5) : std::nullopt;
-    heur = detail::hm_heuristic_plan(g, budget, options.heuristics, options.dtr, detail::call_deadline(start, share));
+    heur = detail::hm_start_plan(g, budget, options.heuristics, options.dtr, detail::call_deadline(start, share));
     heuristic_seconds = heur.stats.seconds;
     if (heur.status == solve_status::feasible) {
       heuristic_cost = heur.total_cost;
