@@ -182,7 +182,6 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const mocc
     plan_starts.emplace_back(std::move(*s), std::move(name));
   };
   for (std::size_t k = 0; k < options.start_plans.size(); ++k) offer(options.start_plans[k], "plan " + std::to_string(k), true);
-  for (const auto& [plan, name] : eviction_start_plans(g, order, budget, deadline)) offer(plan, name, false);
   moccasin_schedule no_remat;
   for (std::size_t k = 0; k < n; ++k) no_remat.emplace_back(moccasin_model::slot(k, k), order[k]);
   {
@@ -197,7 +196,9 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const mocc
       return finish(solve_status::no_solution);
     }
   }
-
+  // The greedy's plans need no interval beyond the counts, so the model's size does not wait for
+  // them (on a graph whose model is refused they would be O(n (n + m)) each for nothing).
+  for (const auto& [plan, name] : eviction_start_plans(g, order, budget, deadline)) offer(plan, name, false);
 
   // Phase 1: minimise max(peak, budget) from the input order without recomputation.
   options.solver.observer.on_phase(elapsed(), "phase 1: min peak");
