@@ -9,9 +9,11 @@
 //   the same with Checkmate's MILP per budget (20 s limit, started from the heuristic's plan),
 //   N_o = 8, one iteration.
 // - plan_shared/<file>/<pct>: hiremate_plan on gpt2_medium and gpt_96 training graphs at 20-50% of
-//   the no-remat peak; plan_gpt/<L>: GPT stacks (as above) at 30%. Counters: hier_overhead_pct
-//   and heur_overhead_pct (the start: best heuristic and DTR; -1: no plan), from_hierarchy (1
-//   when the returned plan is the hierarchy's), groups, problems (subgraph problems solved).
+//   the no-remat peak; plan_gpt/<L>: GPT stacks (as above) at 30%; plan_gpt_levels3/<L>: the same
+//   with hiremate_options::levels = 3. Counters: hier_overhead_pct and heur_overhead_pct (the
+//   start: best heuristic, DTR and the eviction greedy; -1: no plan), from_hierarchy (1 when the
+//   returned plan is the hierarchy's), groups, problems (subgraph problems solved), levels_won
+//   (stats.levels: 3 when the third level gave the hierarchy's plan).
 // - compare/<file>/<pct>/<method>: the comparison on gpt2_small, gpt2_medium, gpt_96,
 //   transformer_6_6 and resnet101 at 20-50% of the no-remat peak, one call each: hiremate (its
 //   defaults), best-heuristic, and (when built) the flat checkmate-milp (CBC) and moccasin (Gecode),
@@ -151,13 +153,13 @@ std::int64_t no_remat_peak(const memsched::memory_graph& g) {
   return memsched::simulate_order(g, std::vector<std::size_t>(topo.begin(), topo.end())).peak_bytes;
 }
 
-void plan_graph(benchmark::State& state, const memsched::memory_graph& g, int pct) {
+void plan_graph(benchmark::State& state, const memsched::memory_graph& g, int pct, std::size_t levels = 2) {
   const std::int64_t budget = no_remat_peak(g) * pct / 100;
   double base = 0;
   for (std::size_t v = 0; v < g.size(); ++v) base += g.cost(v);
   memsched::hiremate_plan_result r;
   for (auto _ : state) {
-    r = memsched::hiremate_plan_detailed(g, budget, memsched::hiremate_options{});
+    r = memsched::hiremate_plan_detailed(g, budget, memsched::hiremate_options{.levels = levels});
     benchmark::DoNotOptimize(r);
   }
   auto pct_of = [&](const std::optional<double>& c) { return c ? 100.0 * (*c / base - 1) : -1.0; };
@@ -167,6 +169,7 @@ void plan_graph(benchmark::State& state, const memsched::memory_graph& g, int pc
   state.counters["from_hierarchy"] = r.stats.source == "hierarchy" ? 1 : 0;
   state.counters["groups"] = static_cast<double>(r.stats.groups);
   state.counters["problems"] = static_cast<double>(r.stats.classes_solved);
+  state.counters["levels_won"] = static_cast<double>(r.stats.levels);
   state.counters["maxrss_mb"] = maxrss_mb();
 }
 
@@ -238,8 +241,10 @@ int main(int argc, char** argv) {
                                      [file, pct](benchmark::State& st) { plan_graph(st, memsched::make_memory_graph(memsched::read_json_graph(file)), pct); })
             ->Unit(benchmark::kMillisecond);
     for (std::size_t layers : {12u, 24u, 96u, 384u})
-      benchmark::RegisterBenchmark(("plan_gpt/" + std::to_string(layers)).c_str(), [layers](benchmark::State& st) { plan_graph(st, gpt_training(layers), 30); })
-          ->Unit(benchmark::kMillisecond);
+      for (std::size_t levels : {2u, 3u})
+        benchmark::RegisterBenchmark(((levels == 2 ? "plan_gpt/" : "plan_gpt_levels3/") + std::to_string(layers)).c_str(),
+                                     [layers, levels](benchmark::State& st) { plan_graph(st, gpt_training(layers), 30, levels); })
+            ->Unit(benchmark::kMillisecond);
     std::vector<std::string> methods{"hiremate", "best-heuristic"};
 #ifdef MEMSCHED_HAVE_CBC
     methods.emplace_back("checkmate-milp");

@@ -1,4 +1,4 @@
-// memsched remat GRAPH --budget B --algo hiremate [--max-lower M] [--max-top M] [--max-chain-stages N] [--options N] [--budgets K]
+// memsched remat GRAPH --budget B --algo hiremate [--levels L] [--max-lower M] [--max-top M] [--max-chain-stages N] [--options N] [--budgets K]
 //   [--resident-levels K] [--ladder-rungs N] [--merge-spans N] [--top-solver cbc|glpk|none] [--time-limit S] [--max-memory BYTES|N%] [--threads N] [--no-heuristic-start]
 //   [--no-dtr] [--no-carry-regen] [--progress]
 
@@ -17,16 +17,20 @@ namespace memsched_cli {
 namespace {
 
 const char* hiremate_usage =
-    "    HiRemate (Gusak et al. 2024), two levels: H-Partition of the forward graph, each distinct\n"
-    "    subgraph solved once for K budgets (best heuristic and DTR), one option per group chosen\n"
-    "    to fit the budget, or the groups checkpointed as a chain (Rotor/Rockmate), expanded and\n"
-    "    re-simulated (with --top-solver also the paper's H-ILP over the groups); the cheapest of\n"
-    "    these and the best heuristic's, DTR's and Checkmate's eviction greedy's plans.\n"
-    "    Extra JSON: hiremate {levels, subgraphs, distinct_subgraphs, largest_subgraph, top_nodes,\n"
-    "    groups, max_lower, partitions_tried, problems_solved, problems_reused, repair_rounds, source,\n"
-    "    start_method, top_method, seconds\n"
+    "    HiRemate (Gusak et al. 2024), two levels by default: H-Partition of the forward graph, each\n"
+    "    distinct subgraph solved once for K budgets (best heuristic and DTR; with --levels, by a\n"
+    "    hierarchy of one level less), one option per group chosen to fit the budget, or the groups\n"
+    "    checkpointed as a chain (Rotor/Rockmate), expanded and re-simulated (with --top-solver also\n"
+    "    the paper's H-ILP over the groups); the cheapest of these and the best heuristic's, DTR's\n"
+    "    and Checkmate's eviction greedy's plans.\n"
+    "    Extra JSON: hiremate {hierarchy_levels, levels (of the partition), subgraphs,\n"
+    "    distinct_subgraphs, largest_subgraph, top_nodes, groups, max_lower, partitions_tried,\n"
+    "    problems_solved, problems_reused, repair_rounds, source, start_method, top_method, seconds\n"
     "    per phase, costs, hilp_status, hilp_variables, hilp_constraints, hilp_budget_raised,\n"
     "    hilp_seconds}.\n"
+    "    --levels L              levels of the hierarchy, 2..4 (default 2: groups and top); L > 2:\n"
+    "                            groups of up to M^l^(L-1) nodes, each solved per budget by a\n"
+    "                            hierarchy of L - 1 levels (slower: about budgets x 4 times)\n"
     "    --max-lower M           nodes per group (M^l, default 20)\n"
     "    --max-top M             nodes of the top graph (M^t, default 30)\n"
     "    --max-chain-stages N    groups of the chain schedule at most: M^l is doubled until there are\n"
@@ -55,6 +59,7 @@ const char* hiremate_usage =
 
 memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::int64_t budget, const parsed_args& args, json& extra) {
   memsched::hiremate_options o;
+  o.levels = count_of(args, "levels", o.levels);
   o.partition.max_lower = count_of(args, "max-lower", o.partition.max_lower);
   o.partition.max_top = count_of(args, "max-top", o.partition.max_top);
   o.max_chain_stages = count_of(args, "max-chain-stages", o.max_chain_stages);
@@ -87,6 +92,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   const auto r = memsched::hiremate_plan_detailed(graph, budget, o);
   const auto& s = r.stats;
   json h;
+  h["hierarchy_levels"] = s.levels;
   h["levels"] = s.partition.levels;
   h["subgraphs"] = s.partition.subgraphs;
   h["distinct_subgraphs"] = s.partition.distinct_subgraphs;
@@ -126,7 +132,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
 const register_remat_algorithm hiremate_algorithm{remat_algorithm{
     .name = "hiremate",
     .usage = hiremate_usage,
-    .options = {{"max-lower", "max-top", "max-chain-stages", "partitions", "options", "budgets", "resident-levels", "ladder-rungs", "merge-spans", "top-solver", "time-limit", "max-memory", "threads"}, {"no-heuristic-start", "no-dtr", "no-carry-regen", "progress"}},
+    .options = {{"levels", "max-lower", "max-top", "max-chain-stages", "partitions", "options", "budgets", "resident-levels", "ladder-rungs", "merge-spans", "top-solver", "time-limit", "max-memory", "threads"}, {"no-heuristic-start", "no-dtr", "no-carry-regen", "progress"}},
     .run = run_hiremate,
 }};
 

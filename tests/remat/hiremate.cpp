@@ -287,6 +287,74 @@ TEST_CASE("hiremate: several partitions: never dearer than the first, the winner
   CHECK(reused >= 1);  // so the equal plans above cover problems taken from a finer partition
 }
 
+TEST_CASE("hiremate: more levels: valid plans, never dearer than two levels, the third level cheaper at some budgets") {
+  const memory_graph g = tiny_gpt(8);
+  // Small groups and a small top graph, so that the partition has a level above level 0.
+  const hiremate_partition_options partition{.max_lower = 6, .max_top = 4};
+  REQUIRE(hiremate_partition(g, partition).levels.size() >= 2);
+  const std::int64_t peak = no_remat_peak(g);
+  std::size_t third_won = 0, cheaper = 0, plans = 0;
+  for (int pct : {25, 35, 45, 55, 65, 75}) {
+    CAPTURE(pct);
+    const std::int64_t budget = peak * pct / 100;
+    std::size_t calls[2] = {0, 0};
+    auto options = [&](std::size_t levels) {
+      return hiremate_options{.partition = partition, .budgets = 4, .resident_levels = 1,
+                              .lower_solver = [&calls, levels](const memory_graph& sub, std::int64_t b, const hiremate_lower_limits&) {
+                                ++calls[levels - 2];  // only one thread runs
+                                return best_heuristic_plan(sub, b);
+                              },
+                              .partitions = 2, .levels = levels, .heuristic_start = false};
+    };
+    const auto two = hiremate_plan_detailed(g, budget, options(2));
+    const auto three = hiremate_plan_detailed(g, budget, options(3));
+    CHECK(two.stats.levels == 2);
+    // The third level solves groups of level 1 with hierarchies whose innermost solves are more
+    // calls of the same lower solver, beside the two-level solve of every grain.
+    CHECK(calls[1] > calls[0]);
+    CHECK(three.stats.partitions_tried > two.stats.partitions_tried);
+    if (!has_solution(two.result.status)) continue;
+    REQUIRE(has_solution(three.result.status));
+    ++plans;
+    check_result(g, three.result, budget);
+    CHECK(three.result.total_cost <= two.result.total_cost * (1 + 1e-12));
+    if (three.stats.levels == 3) {
+      ++third_won;
+      // Its groups are level 1's (or fewer: merge_spans merges groups a value spans).
+      CHECK(three.stats.groups <= hiremate_partition(g, hiremate_partition_options{.max_lower = three.stats.max_lower, .max_top = 4}).levels[1].groups.size());
+    }
+    cheaper += three.result.total_cost < two.result.total_cost * (1 - 1e-9);
+    MESSAGE(pct << "%: two levels " << two.result.overhead << ", three " << three.result.overhead << " (" << three.stats.levels
+                << " levels won)");
+  }
+  CHECK(plans >= 4);
+  CHECK(third_won >= 1);
+  CHECK(cheaper >= 1);
+}
+
+TEST_CASE("hiremate: more levels solve the groups of level 1 and do not depend on the thread count") {
+  const memory_graph g = tiny_gpt(6);
+  const std::int64_t budget = no_remat_peak(g) * 2 / 5;
+  const hiremate_partition_options partition{.max_lower = 6, .max_top = 4};
+  auto options = [&](unsigned threads) {
+    return hiremate_options{.threads = threads, .partition = partition, .budgets = 4, .resident_levels = 1, .merge_spans = 0,
+                            .partitions = 1, .levels = 3, .heuristic_start = false};
+  };
+  const auto one = hiremate_plan_detailed(g, budget, options(1));
+  const auto two = hiremate_plan_detailed(g, budget, options(2));
+  REQUIRE(has_solution(one.result.status));
+  check_result(g, one.result, budget);
+  CHECK(one.result.plan == two.result.plan);
+  CHECK(one.stats.levels == two.stats.levels);
+  if (one.stats.levels == 3) {
+    const auto part = hiremate_partition(g, partition);
+    REQUIRE(part.levels.size() >= 2);
+    CHECK(one.stats.groups == part.levels[1].groups.size());
+  } else {
+    CHECK(one.stats.groups == level0_groups(g, partition));
+  }
+}
+
 TEST_CASE("hiremate: the result does not depend on the thread count") {
   const memory_graph g = tiny_gpt(6);
   const std::int64_t budget = no_remat_peak(g) / 2;
@@ -395,6 +463,8 @@ TEST_CASE("hiremate: bad input") {
   CHECK_THROWS_AS((void)hiremate_plan(g, 100, hiremate_options{.max_options = 0}), std::invalid_argument);
   CHECK_THROWS_AS((void)hiremate_plan(g, 100, hiremate_options{.partitions = 0}), option_error);
   CHECK_THROWS_AS((void)hiremate_plan(g, 100, hiremate_options{.partitions = 17}), option_error);
+  CHECK_THROWS_AS((void)hiremate_plan(g, 100, hiremate_options{.levels = 1}), option_error);
+  CHECK_THROWS_AS((void)hiremate_plan(g, 100, hiremate_options{.levels = 5}), option_error);
   CHECK_THROWS_AS((void)hiremate_plan(g, 100, hiremate_options{.budget_units = 3}), std::invalid_argument);
   CHECK_THROWS_AS((void)hiremate_plan(g, 100, hiremate_options{.max_chain_stages = 29}), option_error);  // below max_top (30)
   CHECK_NOTHROW((void)hiremate_plan(g, 100, hiremate_options{.max_chain_stages = 0}));

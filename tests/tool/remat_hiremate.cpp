@@ -104,6 +104,30 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
     CHECK(plan == capped.result.plan);
     CHECK(simulate_plan(g, plan).peak_bytes <= budget);
   }
+  // --levels reaches the library: the third level's plan (level 1's groups, each solved by a
+  // two-level hierarchy), the same as the library's (measured: at 50% the third level wins; at
+  // 40% and 60-90% the two-level solve of the same grain does).
+  {
+    const std::int64_t budget = peak * 50 / 100;
+    const tool_run r = run_tool("remat " + path.string() + " --budget " + std::to_string(budget) +
+                                    " --algo hiremate --levels 3 --max-lower 6 --max-top 4 --budgets 4 --resident-levels 1 --partitions 1"
+                                    " --merge-spans 0 --no-heuristic-start --json",
+                                dir);
+    const auto lib = hiremate_plan_detailed(df, budget, hiremate_options{.partition = {.max_lower = 6, .max_top = 4}, .budgets = 4, .resident_levels = 1,
+                                                                         .merge_spans = 0, .partitions = 1, .levels = 3, .heuristic_start = false});
+    REQUIRE(has_solution(lib.result.status));
+    CHECK(lib.stats.levels == 3);  // otherwise this case could not tell the flag was read
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    const json doc = json::parse(r.out);
+    CHECK(doc.at("hiremate").at("hierarchy_levels") == lib.stats.levels);
+    CHECK(doc.at("hiremate").at("groups") == lib.stats.groups);
+    const execution_plan plan = plan_from_json(doc, ids, "tool output");
+    CHECK(plan == lib.result.plan);
+    CHECK(simulate_plan(g, plan).peak_bytes <= budget);
+  }
+  const tool_run levels = run_tool("remat " + path.string() + " --budget 50% --algo hiremate --levels 5", dir);
+  CHECK(levels.exit_code == 2);
+  CHECK(levels.err.find("--levels must be in 2..4") != std::string::npos);
   const tool_run memory = run_tool("remat " + path.string() + " --budget 50% --algo hiremate --max-memory 0", dir);
   CHECK(memory.exit_code == 2);
   CHECK(memory.err.find("--max-memory must be a whole number of bytes > 0") != std::string::npos);

@@ -58,6 +58,9 @@ struct hiremate_lower_limits {
   std::optional<std::int64_t> max_bytes;                    ///< Memory for this solve's model (nullopt: none).
 };
 
+/// Solves one subgraph problem for one budget within the limits given (hiremate_options::lower_solver).
+using hiremate_lower_solver = std::function<remat_result(const memory_graph&, std::int64_t, const hiremate_lower_limits&)>;
+
 /// Options of hiremate_plan.
 struct hiremate_options {
   /// Whole hierarchy: the start may use half of it (its DTR runs stop there), each lowest-level
@@ -93,7 +96,7 @@ struct hiremate_options {
   bool dtr = true;
   /// Solves one subgraph problem for one budget within the limits given (e.g. Checkmate's MILP
   /// with solver.time_limit and max_bytes set from them); empty: the heuristics (and DTR).
-  std::function<remat_result(const memory_graph&, std::int64_t, const hiremate_lower_limits&)> lower_solver = {};
+  hiremate_lower_solver lower_solver = {};
   std::size_t budget_units = 4096;               ///< Resolution of the top-level table (>= 16).
   /// Resolution of the chain schedule's table (groups^2 / 2 x units floats, within max_bytes or
   /// 256 MiB); 0: no chain schedule (one option per group only). 0 or >= 16.
@@ -123,6 +126,16 @@ struct hiremate_options {
   /// Costs about the sum of the partitions' times. 1..16; 1: one partition (the paper's). Later
   /// partitions start only within half the time limit.
   std::size_t partitions = 4;
+  /// Levels of the hierarchy (the paper's H-Solver recursion; 2..4). 2: level 0 of the partition
+  /// (each class solved per budget) and the top level over its groups. L > 2: the groups of
+  /// partition level L - 2 (the highest level the partition has, when fewer; level 0 gives the
+  /// two-level solve), each solved per budget by a hierarchy of L - 1 levels (hiremate_plan on
+  /// the group's subgraph problem: one thread, the solve's share of time_limit and max_bytes, the
+  /// heuristic start included, so an option is the cheaper of the group's own hierarchy and the
+  /// heuristics'); lower_solver, when set, solves the innermost level. stats.levels says how many
+  /// were solved. Costs about budgets x (1 + resident_levels) two-level solves per class
+  /// (docs/hiremate.md, "More levels").
+  std::size_t levels = 2;
   std::size_t repair_rounds = 12;                ///< Tighter top-level budgets tried after a simulated overshoot.
   /// H-ILP (appendix B) as a third top level: the groups' MILP (detail/hiremate_hilp.hpp, any DAG of
   /// groups, a group recomputed from the outputs of several others) solved by this call, e.g.
@@ -143,6 +156,7 @@ struct hiremate_options {
 /// What the hierarchy did (beside the remat_result).
 struct hiremate_stats {
   hiremate_partition_stats partition;  ///< The H-Partition's own statistics (levels, subgraphs, classes, top nodes).
+  std::size_t levels = 0;          ///< Levels of the hierarchy solved (options.levels, fewer when the partition has fewer).
   std::size_t max_lower = 0;       ///< The M^l of that partition (options.partition.max_lower, doubled for max_chain_stages).
   std::size_t groups = 0;          ///< Groups of the level solved (level 0), singletons included.
   std::size_t classes_solved = 0;  ///< Subgraph problems solved (one per class, plus groups whose problem differs).
@@ -468,13 +482,14 @@ inline std::vector<hiremate_option> hm_cheap_options(const hiremate_subgraph& su
 
 /// Checks hiremate_options (and its partition options) without solving anything, so a front end
 /// can report a bad option before any work. O(1).
-/// Throws: option_error naming the field for budgets, max_options, budget_units, chain_units or
-/// max_chain_stages out of range,
+/// Throws: option_error naming the field for budgets, partitions, levels, max_options,
+/// budget_units, chain_units or max_chain_stages out of range,
 /// and what hiremate_partition throws for its options (option_error too).
 inline void check_hiremate_options(const hiremate_options& options) {
   auto fail = [](const char* option, const char* requirement) { throw option_error("hiremate_plan", option, requirement); };
   if (options.budgets == 0) fail("budgets", "must be >= 1");
   if (options.partitions == 0 || options.partitions > 16) fail("partitions", "must be in 1..16");
+  if (options.levels < 2 || options.levels > 4) fail("levels", "must be in 2..4");
   if (options.max_options == 0 || options.max_options > 254) fail("max_options", "must be in 1..254");
   if (options.budget_units < 16) fail("budget_units", "must be >= 16");
   if (options.chain_units != 0 && options.chain_units < 16) fail("chain_units", "must be 0 or >= 16");

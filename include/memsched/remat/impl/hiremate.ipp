@@ -23,14 +23,18 @@ struct hm_solved_problem {
 using hm_solved_problems = std::unordered_multimap<std::uint64_t, hm_solved_problem>;
 
 // The hierarchy over one partition (hiremate_plan_on's partitions): partition, lowest level, top
-// levels. nullopt when merging leaves the groups of `previous_groups` (a finer partition's).
+// levels. nullopt when merging leaves the groups of `previous_groups` (a finer partition's), and
+// with `nested` when the partition has only level 0 (the two-level solve covers it).
 struct hm_partition_outcome {
   remat_result plan;  // status feasible when within the budget
   hiremate_stats stats;
   std::string why;    // why there is no plan
   std::vector<std::vector<std::size_t>> groups;
 };
+// `nested` (options.levels > 2): the solver of the groups of level options.levels - 2 of the
+// partition (its highest level when it has fewer), a hierarchy of one level less.
 MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const memory_graph& g, std::int64_t budget, const hiremate_options& options,
+                                                                    const hiremate_lower_solver& nested,
                                                                     hiremate_partition_options partition, const call_deadline& deadline,
                                                                     const std::vector<std::vector<std::size_t>>& previous_groups,
                                                                     hm_solved_problems& solved, std::optional<double>& best_reported) {
@@ -41,24 +45,32 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
   hm_partition_outcome out;
   hiremate_stats& st = out.stats;
 
-  // H-Partition; the level solved is level 0 (or the whole forward graph as one group).
+  // H-Partition; the level solved is level 0, or with `nested` level options.levels - 2 when the
+  // partition has it (else its highest), or the whole forward graph as one group.
   options.observer.on_phase(elapsed(), "partition");
   hiremate_partition_result part = hm_partition_on(g, partition);
+  auto level_solved = [&] { return nested && !part.levels.empty() ? std::min(options.levels - 2, part.levels.size() - 1) : std::size_t{0}; };
   // A long stack of blocks gives a long chain: coarser groups keep its cubic table small.
   // (part.stats.vertices: the forward vertices, the most one group can hold.)
   double partition_seconds = part.stats.seconds;
   while (options.chain_units > 0 && options.max_chain_stages > 0 && !part.levels.empty() &&
-         part.levels[0].groups.size() > options.max_chain_stages && partition.max_lower < part.stats.vertices) {
+         part.levels[level_solved()].groups.size() > options.max_chain_stages && partition.max_lower < part.stats.vertices) {
     partition.max_lower *= 2;
     part = hm_partition_on(g, partition);
     partition_seconds += part.stats.seconds;
   }
   part.stats.seconds = partition_seconds;
   st.max_lower = partition.max_lower;
+  const std::size_t level = level_solved();
+  if (nested && level == 0) return std::nullopt;  // the two-level solve of the same grain (hiremate_plan_on's mode 0)
+  st.levels = level + 2;
+  // The largest group the level may have: M^l^(level + 1) vertices (for merge_spans).
+  std::size_t level_grain = partition.max_lower;
+  for (std::size_t l = 0; l < level; ++l) level_grain = std::min(level_grain * partition.max_lower, part.stats.vertices);
   std::vector<std::vector<std::size_t>> groups;  // forward vertices, canonical order
   std::vector<std::size_t> group_class;
   if (!part.levels.empty()) {
-    for (auto& grp : part.levels[0].groups) groups.push_back(std::move(grp.vertices)), group_class.push_back(grp.subgraph_class);
+    for (auto& grp : part.levels[level].groups) groups.push_back(std::move(grp.vertices)), group_class.push_back(grp.subgraph_class);
   } else {
     std::vector<std::size_t> all;
     for (auto v : g.topological_order())
@@ -67,7 +79,7 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
     group_class.push_back(0);
   }
   detail::hm_merged_spans merged{.num_classes = part.classes.size(), .parts = {}};
-  if (options.merge_spans > 0) merged = detail::hm_merge_spans(g, groups, group_class, merged.num_classes, options.merge_spans * partition.max_lower);
+  if (options.merge_spans > 0) merged = detail::hm_merge_spans(g, groups, group_class, merged.num_classes, options.merge_spans * level_grain);
   const std::size_t num_classes = merged.num_classes;
   if (groups == previous_groups) return std::nullopt;  // the same problem as the finer partition's
   st.partition = std::move(part.stats);
@@ -122,6 +134,7 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
       if (lower_deadline) class_cfg.time_limit = std::chrono::duration<double>(std::max(0.0, *lower_deadline - elapsed()));
       auto solve = [&](const memory_graph& sg, std::int64_t b) {
         --solves_left;
+        if (level > 0) return nested(sg, b, limits_now());
         if (options.lower_solver) return options.lower_solver(sg, b, limits_now());
         return detail::hm_heuristic_plan(sg, b, options.heuristics, options.dtr, lower_call_deadline);
       };
@@ -405,6 +418,22 @@ MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::
   const call_deadline deadline(start, options.time_limit);
   auto elapsed = [&] { return deadline.elapsed(); };
   hiremate_plan_result out;
+  // More than two levels: the groups of a higher partition level are solved per budget by
+  // hierarchies of one level less (the paper's recursion; the innermost uses lower_solver).
+  hiremate_lower_solver nested;
+  if (options.levels > 2) {
+    hiremate_options inner = options;
+    inner.levels = options.levels - 1;
+    inner.threads = 1;  // the classes are already solved in parallel
+    inner.observer = {};
+    inner.partition.ops.clear();  // indexed by the vertices of `g`, not of a subgraph problem
+    nested = [inner = std::move(inner)](const memory_graph& sub, std::int64_t sub_budget, const hiremate_lower_limits& limits) {
+      hiremate_options one = inner;
+      one.time_limit = limits.time_limit;
+      one.max_bytes = limits.max_bytes;
+      return hiremate_plan_on(sub, sub_budget, one, one.partition, std::chrono::steady_clock::now()).result;
+    };
+  }
   hiremate_stats& st = out.stats;
 
   // The start: the best heuristic, DTR and the eviction greedy on the whole graph.
@@ -430,38 +459,44 @@ MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::
   // the hierarchy's, with the statistics of its partition. A grain the max_chain_stages cap
   // already coarsened past is skipped, as is a partition whose groups are the previous one's.
   // Later partitions start only within half the time limit, and take the options of the problems
-  // earlier ones solved.
+  // earlier ones solved. With more than two levels each grain is solved both ways (mode 0: two
+  // levels, mode 1: `nested` over a higher partition level), so that more levels never lose a
+  // plan the two-level solve finds; each mode keeps its own solved problems and grains.
   remat_result hier;
   std::string why;
   std::optional<double> best_reported = heuristic_cost;
-  std::vector<std::vector<std::size_t>> previous_groups;
-  hm_solved_problems solved;
+  const std::size_t modes = nested ? 2 : 1;
+  std::array<std::vector<std::vector<std::size_t>>, 2> previous_groups;
+  std::array<hm_solved_problems, 2> solved;
+  std::array<std::size_t, 2> solved_max_lower{0, 0};  // the coarsest M^l solved so far
   const std::size_t base_max_lower = partition.max_lower;
   const auto forward_vertices = static_cast<std::size_t>(std::ranges::count_if(g.topological_order(), [&](auto v) { return g.is_forward(v); }));
-  std::size_t solved_max_lower = 0;  // the coarsest M^l solved so far
   std::size_t tried = 0;
   double hierarchy_seconds = 0;
   for (std::size_t k = 0; k < options.partitions; ++k) {
     partition.max_lower = base_max_lower << k;
-    if (k > 0) {
-      if (partition.max_lower <= solved_max_lower) continue;
-      if (solved_max_lower >= forward_vertices) break;  // one group could hold the whole forward graph
-      if (deadline.limited() && elapsed() >= 0.5 * deadline.limit()) break;
+    if (k > 0 && deadline.limited() && elapsed() >= 0.5 * deadline.limit()) break;
+    for (std::size_t mode = 0; mode < modes; ++mode) {
+      if (k > 0) {
+        if (partition.max_lower <= solved_max_lower[mode]) continue;
+        if (solved_max_lower[mode] >= forward_vertices) continue;  // one group could hold the whole forward graph
+      }
+      const double partition_start = elapsed();
+      auto one = detail::hm_plan_over_partition(g, budget, options, mode == 1 ? nested : hiremate_lower_solver{}, partition, deadline,
+                                                previous_groups[mode], solved[mode], best_reported);
+      hierarchy_seconds += elapsed() - partition_start;
+      if (!one) continue;  // the previous partition's groups, or a partition without the level: nothing new to solve
+      ++tried;
+      solved_max_lower[mode] = one->stats.max_lower;  // raised for max_chain_stages
+      const bool cheaper = one->plan.status == solve_status::feasible &&
+                           (hier.status != solve_status::feasible || one->plan.total_cost < hier.total_cost);
+      if (tried == 1 || cheaper) {
+        st = std::move(one->stats);
+        hier = std::move(one->plan);
+        why = std::move(one->why);
+      }
+      previous_groups[mode] = std::move(one->groups);
     }
-    const double partition_start = elapsed();
-    auto one = detail::hm_plan_over_partition(g, budget, options, partition, deadline, previous_groups, solved, best_reported);
-    hierarchy_seconds += elapsed() - partition_start;
-    if (!one) continue;  // merged into the previous partition's groups: nothing new to solve
-    ++tried;
-    solved_max_lower = one->stats.max_lower;  // raised for max_chain_stages
-    const bool cheaper = one->plan.status == solve_status::feasible &&
-                         (hier.status != solve_status::feasible || one->plan.total_cost < hier.total_cost);
-    if (k == 0 || cheaper) {
-      st = std::move(one->stats);
-      hier = std::move(one->plan);
-      why = std::move(one->why);
-    }
-    previous_groups = std::move(one->groups);
   }
   st.heuristic_cost = heuristic_cost;
   st.heuristic_seconds = heuristic_seconds;
