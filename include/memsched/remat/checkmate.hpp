@@ -12,6 +12,7 @@
 #include <memsched/remat/detail/call_deadline.hpp>
 #include <memsched/remat/detail/checkmate_greedy.hpp>
 #include <memsched/remat/detail/checkmate_staging.hpp>
+#include <memsched/remat/detail/simulated_result.hpp>
 #include <memsched/remat/detail/solver_glue.hpp>
 #include <memsched/remat/input_order.hpp>
 #include <memsched/remat/remat_result.hpp>
@@ -189,9 +190,7 @@ class checkmate_solver {
     }
     res.plan = decode_checkmate_solution(g_, cm, *best_);
     const plan_simulation sim = simulate_plan(g_, res.plan);
-    res.peak_bytes = sim.peak_bytes;
-    res.total_cost = sim.total_cost;
-    res.overhead = sim.overhead;
+    detail::take_simulated_figures(res, sim);
     res.stats.seconds_to_best = best_seconds_;
     const bool proven = full.status == solve_status::optimal && full.objective >= best_objective_ - 1e-9 * std::max(1.0, std::abs(best_objective_));
     res.status = proven ? solve_status::optimal : solve_status::feasible;

@@ -11,6 +11,7 @@
 #include <memsched/remat/checkmate_model.hpp>
 #include <memsched/remat/detail/call_deadline.hpp>
 #include <memsched/remat/detail/checkmate_staging.hpp>
+#include <memsched/remat/detail/simulated_result.hpp>
 #include <memsched/remat/detail/solver_glue.hpp>
 #include <memsched/remat/remat_result.hpp>
 #include <memsched/sim/simulate_plan.hpp>
@@ -180,9 +181,7 @@ remat_result checkmate_lp_on(const memory_graph& g, std::int64_t budget, const c
         &deadline);
   }
   if (best_sim) {
-    res.peak_bytes = best_sim->peak_bytes;
-    res.total_cost = best_sim->total_cost;
-    res.overhead = best_sim->overhead;
+    detail::take_simulated_figures(res, *best_sim);
     return finish(solve_status::feasible, stopped || deadline.passed() ? "stopped at the time limit" : "");
   }
   if (!any_lp)

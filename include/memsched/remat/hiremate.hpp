@@ -22,6 +22,7 @@
 #include <memsched/order/detail/task_pool.hpp>
 #include <memsched/remat/best_heuristic.hpp>
 #include <memsched/remat/checkpoint_plan.hpp>
+#include <memsched/remat/detail/simulated_result.hpp>
 #include <memsched/remat/dtr.hpp>
 #include <memsched/remat/detail/call_deadline.hpp>
 #include <memsched/remat/detail/checkmate_greedy.hpp>
@@ -225,9 +226,7 @@ namespace detail {
     best = remat_result{};
     best.status = solve_status::feasible;
     best.plan = std::move(plan);
-    best.peak_bytes = sim.peak_bytes;
-    best.total_cost = sim.total_cost;
-    best.overhead = sim.overhead;
+    take_simulated_figures(best, sim);
     best.stats.method = std::move(name);
   }
   best.stats.seconds = deadline.elapsed();

@@ -10,6 +10,7 @@
 #include <memsched/remat/detail/checkmate_greedy.hpp>
 #include <memsched/remat/detail/moccasin_model.hpp>
 #include <memsched/remat/detail/plan_builder.hpp>
+#include <memsched/remat/detail/simulated_result.hpp>
 #include <memsched/remat/detail/solver_glue.hpp>
 #include <memsched/remat/moccasin_model.hpp>
 #include <memsched/remat/remat_result.hpp>
@@ -116,9 +117,7 @@ inline remat_result return_fallback(remat_result& result, moccasin_fallback&& fa
   result.plan = std::move(fallback.plan);
   result.status = solve_status::feasible;
   result.cost_bound.reset();
-  result.peak_bytes = fallback.sim.peak_bytes;
-  result.total_cost = fallback.sim.total_cost;
-  result.overhead = fallback.sim.overhead;
+  take_simulated_figures(result, fallback.sim);
   result.stats.start_source = std::move(fallback.source);
   result.stats.start_cost = fallback.sim.total_cost;
   result.stats.seconds_to_best = fallback.found_at;
@@ -306,9 +305,7 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const mocc
   const auto computes = schedule_computes(decode_moccasin(m2, values));
   result.plan = plan_from_computes(g, std::span<const std::size_t>(computes));
   const plan_simulation sim = simulate_plan(g, result.plan);
-  result.peak_bytes = sim.peak_bytes;
-  result.total_cost = sim.total_cost;
-  result.overhead = sim.overhead;
+  detail::take_simulated_figures(result, sim);
   if (sim.peak_bytes > budget) {
     result.status = solve_status::error;
     result.message += "decoded plan exceeds the budget (model error)\n";

@@ -16,6 +16,7 @@
 #include <memsched/remat/detail/call_deadline.hpp>
 #include <memsched/remat/detail/checkmate_staging.hpp>
 #include <memsched/remat/detail/plan_builder.hpp>
+#include <memsched/remat/detail/simulated_result.hpp>
 #include <memsched/remat/dtr.hpp>
 #include <memsched/remat/free_order.hpp>
 #include <memsched/remat/hiremate.hpp>
@@ -173,9 +174,7 @@ class remat_portfolio {
     if (found_ && !(sim.total_cost < best_.total_cost - 1e-9 * std::max(1.0, std::abs(best_.total_cost)))) return;
     found_ = true;
     best_ = r;
-    best_.peak_bytes = sim.peak_bytes;
-    best_.total_cost = sim.total_cost;
-    best_.overhead = sim.overhead;
+    take_simulated_figures(best_, sim);
     method_ = std::move(method);
     best_seconds_ = deadline_.elapsed();
     // (Checkmate's incumbents reach the observer through remat_plan_forwarder, in its own cost.)

@@ -8,6 +8,7 @@
 #include <memsched/core/status.hpp>
 #include <memsched/graph/memory_graph.hpp>
 #include <memsched/remat/detail/max_tree.hpp>
+#include <memsched/remat/detail/simulated_result.hpp>
 #include <memsched/remat/remat_result.hpp>
 #include <memsched/sim/execution_plan.hpp>
 #include <memsched/sim/memory_model.hpp>
@@ -240,9 +241,7 @@ inline remat_result finish_plan(const memory_graph& g, std::span<const std::size
   remat_result r;
   r.plan = plan_from_computes(g, seq);
   const plan_simulation sim = simulate_plan(g, r.plan);
-  r.peak_bytes = sim.peak_bytes;
-  r.total_cost = sim.total_cost;
-  r.overhead = sim.overhead;
+  take_simulated_figures(r, sim);
   r.status = solve_status::feasible;
   if (sim.peak_bytes > budget) mark_over_budget(g, budget, r);
   r.stats.seconds = seconds_since(start);
