@@ -5,7 +5,10 @@
 
 #include <memsched/remat/hiremate.hpp>
 
+#include <array>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <unordered_map>
 
 namespace memsched::detail {
@@ -22,6 +25,16 @@ struct hm_solved_problem {
 };
 using hm_solved_problems = std::unordered_multimap<std::uint64_t, hm_solved_problem>;
 
+// The problems solved by every nested hierarchy of one call with options.levels > 2, per mode
+// (see hm_plan_levels): the budgets of one class are solved by one hierarchy each, on the same
+// subgraph problem, and their inner classes' options do not depend on the budget, so each is
+// solved once. Classes are solved in parallel: lookups and insertions hold the mutex (entries
+// never change once inserted, and the multimap's nodes stay put).
+struct hm_problem_cache {
+  std::mutex mutex;
+  std::array<hm_solved_problems, 2> problems;
+};
+
 // The hierarchy over one partition (hiremate_plan_on's partitions): partition, lowest level, top
 // levels. nullopt when merging leaves the groups of `previous_groups` (a finer partition's), and
 // with `nested` when the partition has only level 0 (the two-level solve covers it).
@@ -37,7 +50,9 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
                                                                     const hiremate_lower_solver& nested,
                                                                     hiremate_partition_options partition, const call_deadline& deadline,
                                                                     const std::vector<std::vector<std::size_t>>& previous_groups,
-                                                                    hm_solved_problems& solved, std::optional<double>& best_reported) {
+                                                                    hm_solved_problems& solved, std::mutex* solved_mutex,
+                                                                    std::optional<double>& best_reported) {
+  auto lock_solved = [&] { return solved_mutex ? std::unique_lock<std::mutex>(*solved_mutex) : std::unique_lock<std::mutex>(); };
   using clock = std::chrono::steady_clock;
   const auto start = deadline.start();
   auto elapsed = [&] { return deadline.elapsed(); };
@@ -163,6 +178,7 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
   std::vector<const hm_solved_problem*> reused(groups.size(), nullptr);
   std::vector<std::vector<std::size_t>> reuse_map(groups.size());
   std::vector<std::size_t> to_solve;
+  auto lookup_lock = lock_solved();
   for (const std::size_t r : reps) {
     const auto hash = class_hash(group_class[r]);
     if (hash && solved.count(*hash) > 0) {
@@ -180,6 +196,7 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
     }
     if (!reused[r]) to_solve.push_back(r);
   }
+  if (lookup_lock.owns_lock()) lookup_lock.unlock();
   solve_all(to_solve);
   // Options of every group, in original vertices (a class's plans mapped to each member).
   std::vector<std::vector<detail::hm_group_choice>> choices(groups.size());
@@ -213,10 +230,13 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
   for (const std::size_t r : reps) st.classes_cut += reused[r] ? reused[r]->cut : solve_cut[r] != 0;
   for (const std::size_t i : unshared) st.classes_cut += solve_cut[i] != 0;
   // For the next partitions (the entries `reused` points to stay where they are).
-  for (const auto& just_solved : {std::cref(to_solve), std::cref(unshared)})
-    for (const std::size_t i : just_solved.get())
-      if (const auto hash = class_hash(group_class[i]))
-        solved.emplace(*hash, hm_solved_problem{groups[i], std::move(subs[i]), std::move(class_options[i]), solve_cut[i] != 0});
+  {
+    const auto insert_lock = lock_solved();
+    for (const auto& just_solved : {std::cref(to_solve), std::cref(unshared)})
+      for (const std::size_t i : just_solved.get())
+        if (const auto hash = class_hash(group_class[i]))
+          solved.emplace(*hash, hm_solved_problem{groups[i], std::move(subs[i]), std::move(class_options[i]), solve_cut[i] != 0});
+  }
   st.lower_seconds = detail::seconds_since(lower_start);
 
   // Top level: choose, expand, simulate; tighten on overshoot.
@@ -411,9 +431,11 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
   return out;
 }
 
-MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::int64_t budget, const hiremate_options& options,
-                                                hiremate_partition_options partition,
-                                                std::chrono::steady_clock::time_point start) {
+// hiremate_plan_on with the problems solved so far shared through `cache` (nullptr: none; the
+// nested hierarchies of one call share one).
+MEMSCHED_DECL hiremate_plan_result hm_plan_levels(const memory_graph& g, std::int64_t budget, const hiremate_options& options,
+                                              hiremate_partition_options partition, std::chrono::steady_clock::time_point start,
+                                              hm_problem_cache* cache) {
   if (!g.has_training_roles()) throw std::invalid_argument("hiremate_plan: the graph has no training roles (make_training_graph first)");
   const call_deadline deadline(start, options.time_limit);
   auto elapsed = [&] { return deadline.elapsed(); };
@@ -427,11 +449,12 @@ MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::
     inner.threads = 1;  // the classes are already solved in parallel
     inner.observer = {};
     inner.partition.ops.clear();  // indexed by the vertices of `g`, not of a subgraph problem
-    nested = [inner = std::move(inner)](const memory_graph& sub, std::int64_t sub_budget, const hiremate_lower_limits& limits) {
+    nested = [inner = std::move(inner), shared = std::make_shared<hm_problem_cache>()](
+                 const memory_graph& sub, std::int64_t sub_budget, const hiremate_lower_limits& limits) {
       hiremate_options one = inner;
       one.time_limit = limits.time_limit;
       one.max_bytes = limits.max_bytes;
-      return hiremate_plan_on(sub, sub_budget, one, one.partition, std::chrono::steady_clock::now()).result;
+      return hm_plan_levels(sub, sub_budget, one, one.partition, std::chrono::steady_clock::now(), shared.get()).result;
     };
   }
   hiremate_stats& st = out.stats;
@@ -459,7 +482,8 @@ MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::
   // the hierarchy's, with the statistics of its partition. A grain the max_chain_stages cap
   // already coarsened past is skipped, as is a partition whose groups are the previous one's.
   // Later partitions start only within half the time limit, and take the options of the problems
-  // earlier ones solved. With more than two levels each grain is solved both ways (mode 0: two
+  // earlier ones solved (in a nested hierarchy also those the other budgets' hierarchies solved:
+  // `cache`). With more than two levels each grain is solved both ways (mode 0: two
   // levels, mode 1: `nested` over a higher partition level), so that more levels never lose a
   // plan the two-level solve finds; each mode keeps its own solved problems and grains.
   remat_result hier;
@@ -467,7 +491,8 @@ MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::
   std::optional<double> best_reported = heuristic_cost;
   const std::size_t modes = nested ? 2 : 1;
   std::array<std::vector<std::vector<std::size_t>>, 2> previous_groups;
-  std::array<hm_solved_problems, 2> solved;
+  std::array<hm_solved_problems, 2> own_solved;
+  std::array<hm_solved_problems, 2>& solved = cache ? cache->problems : own_solved;
   std::array<std::size_t, 2> solved_max_lower{0, 0};  // the coarsest M^l solved so far
   const std::size_t base_max_lower = partition.max_lower;
   const auto forward_vertices = static_cast<std::size_t>(std::ranges::count_if(g.topological_order(), [&](auto v) { return g.is_forward(v); }));
@@ -483,7 +508,7 @@ MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::
       }
       const double partition_start = elapsed();
       auto one = detail::hm_plan_over_partition(g, budget, options, mode == 1 ? nested : hiremate_lower_solver{}, partition, deadline,
-                                                previous_groups[mode], solved[mode], best_reported);
+                                                previous_groups[mode], solved[mode], cache ? &cache->mutex : nullptr, best_reported);
       hierarchy_seconds += elapsed() - partition_start;
       if (!one) continue;  // the previous partition's groups, or a partition without the level: nothing new to solve
       ++tried;
@@ -528,6 +553,12 @@ MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::
   if (!hier_ok && !why.empty()) msg += "; hierarchy: " + why;
   out.result.message = msg;
   return out;
+}
+
+MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::int64_t budget, const hiremate_options& options,
+                                                hiremate_partition_options partition,
+                                                std::chrono::steady_clock::time_point start) {
+  return hm_plan_levels(g, budget, options, std::move(partition), start, nullptr);
 }
 
 }  // namespace memsched::detail
