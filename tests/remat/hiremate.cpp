@@ -356,6 +356,35 @@ TEST_CASE("hiremate: more levels solve the groups of level 1 and do not depend o
   } else {
     CHECK(one.stats.groups == level0_groups(g, partition));
   }
+  // The limits reach the innermost solves through the nested hierarchies: a share of the time
+  // limit (within 80% of each enclosing share) and the memory cap.
+  std::vector<hiremate_lower_limits> seen;
+  hiremate_options limited = options(1);
+  limited.time_limit = std::chrono::duration<double>(1e6);
+  limited.max_bytes = 1 << 30;
+  limited.lower_solver = [&](const memory_graph& sub, std::int64_t b, const hiremate_lower_limits& l) {
+    seen.push_back(l);
+    return best_heuristic_plan(sub, b);
+  };
+  const auto with_limits = hiremate_plan_detailed(g, budget, limited);
+  REQUIRE(!seen.empty());
+  for (const auto& l : seen) {
+    CHECK(l.max_bytes == std::optional<std::int64_t>(1 << 30));
+    REQUIRE(l.time_limit.has_value());
+    CHECK(l.time_limit->count() > 0);
+    CHECK(l.time_limit->count() <= 0.8e6);
+  }
+  CHECK(with_limits.result.plan == hiremate_plan(g, budget, [&] { auto o = options(1); o.lower_solver = limited.lower_solver; return o; }()).plan);
+  // A limit of zero: no class is solved (no nested hierarchy runs), the cheap options give a plan
+  // at the no-remat peak.
+  const std::int64_t peak = no_remat_peak(g);
+  seen.clear();
+  limited.time_limit = std::chrono::duration<double>(0);
+  const auto zero = hiremate_plan_detailed(g, peak, limited);
+  REQUIRE(zero.result.status == solve_status::feasible);
+  check_result(g, zero.result, peak);
+  CHECK(zero.stats.classes_cut == zero.stats.classes_solved);
+  CHECK(seen.empty());
 }
 
 TEST_CASE("hiremate: the result does not depend on the thread count") {
