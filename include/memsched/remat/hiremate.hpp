@@ -1,5 +1,6 @@
 #pragma once
-// HiRemate's H-Solver (Gusak et al. 2024, section 3.2), two-level version: the forward graph is
+// HiRemate's H-Solver (Gusak et al. 2024, section 3.2), two levels by default (options.levels: a
+// higher level's groups solved by nested hierarchies): the forward graph is
 // partitioned (hiremate_partition), every distinct class of the lowest level is solved once for a
 // range of budgets (hiremate_subgraph_options), and one option per group is chosen so that the
 // whole schedule fits the budget at least extra cost. The choice is a native dynamic program over
@@ -159,7 +160,7 @@ struct hiremate_stats {
   hiremate_partition_stats partition;  ///< The H-Partition's own statistics (levels, subgraphs, classes, top nodes).
   std::size_t levels = 0;          ///< Levels of the hierarchy solved (options.levels, fewer when the partition has fewer).
   std::size_t max_lower = 0;       ///< The M^l of that partition (options.partition.max_lower, doubled for max_chain_stages).
-  std::size_t groups = 0;          ///< Groups of the level solved (level 0), singletons included.
+  std::size_t groups = 0;          ///< Groups of the level solved (level levels - 2), singletons included.
   std::size_t classes_solved = 0;  ///< Subgraph problems solved (one per class, plus groups whose problem differs).
   std::size_t classes_reused = 0;  ///< Classes that took the options of a problem an earlier (finer) partition solved.
   /// Of the problems solved or reused, how many had their solve cut short by the time limit (cheap
