@@ -1,11 +1,12 @@
 // memsched remat GRAPH --budget B --algo hiremate [--levels L] [--max-lower M] [--max-top M] [--max-chain-stages N] [--options N] [--budgets K]
-//   [--resident-levels K] [--ladder-rungs N] [--merge-spans N] [--top-solver cbc|glpk|none] [--time-limit S] [--max-memory BYTES|N%] [--threads N] [--no-heuristic-start]
+//   [--resident-levels K] [--ladder-rungs N] [--merge-spans N] [--top-solver cbc|glpk|none] [--lower-solver cbc|glpk|none] [--time-limit S] [--max-memory BYTES|N%] [--threads N] [--no-heuristic-start]
 //   [--no-dtr] [--no-carry-regen] [--progress]
 
 #include "cli.hpp"
 #include "remat_order.hpp"
 
 #include <memsched/remat/hiremate.hpp>
+#include <memsched/remat/hiremate_milp_lower.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -45,6 +46,9 @@ const char* hiremate_usage =
     "    --budgets K             budgets solved per subgraph (default 8)\n"
     "    --top-solver cbc|glpk|none  MILP backend of the H-ILP top level (appendix B), started from\n"
     "                            the other two; 20 s per solve (default: none)\n"
+    "    --lower-solver cbc|glpk|none  also Checkmate's MILP through that backend at the lowest level,\n"
+    "                            on subgraph problems of at most 80 vertices, started from the\n"
+    "                            heuristics' plan, 1 s per solve (default: none; much slower)\n"
     "    --time-limit S          seconds for the whole hierarchy (default: none)\n"
     "    --max-memory BYTES|N%   cap on the top-level tables and each lower solve's share (default:\n"
     "                            256 MiB for the chain table, none elsewhere)\n"
@@ -89,6 +93,14 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   if (top == "glpk") o.top_solver = memsched::milp_solve_function(memsched::glpk_backend{});
 #endif
   if (top != "none" && !o.top_solver) throw usage_error("--top-solver '" + top + "' is not available (built: " + built + ")");
+  const std::string lower = args.get_or("lower-solver", "none");
+#ifdef MEMSCHED_HAVE_CBC
+  if (lower == "cbc") o.lower_solver = memsched::hiremate_milp_lower_solver(memsched::hiremate_milp_lower_options<memsched::cbc_backend>{.heuristics = o.heuristics, .dtr = o.dtr});
+#endif
+#ifdef MEMSCHED_HAVE_GLPK
+  if (lower == "glpk") o.lower_solver = memsched::hiremate_milp_lower_solver(memsched::hiremate_milp_lower_options<memsched::glpk_backend>{.heuristics = o.heuristics, .dtr = o.dtr});
+#endif
+  if (lower != "none" && !o.lower_solver) throw usage_error("--lower-solver '" + lower + "' is not available (built: " + built + ")");
   const auto r = memsched::hiremate_plan_detailed(graph, budget, o);
   const auto& s = r.stats;
   json h;
@@ -132,7 +144,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
 const register_remat_algorithm hiremate_algorithm{remat_algorithm{
     .name = "hiremate",
     .usage = hiremate_usage,
-    .options = {{"levels", "max-lower", "max-top", "max-chain-stages", "partitions", "options", "budgets", "resident-levels", "ladder-rungs", "merge-spans", "top-solver", "time-limit", "max-memory", "threads"}, {"no-heuristic-start", "no-dtr", "no-carry-regen", "progress"}},
+    .options = {{"levels", "max-lower", "max-top", "max-chain-stages", "partitions", "options", "budgets", "resident-levels", "ladder-rungs", "merge-spans", "top-solver", "lower-solver", "time-limit", "max-memory", "threads"}, {"no-heuristic-start", "no-dtr", "no-carry-regen", "progress"}},
     .run = run_hiremate,
 }};
 
