@@ -3,6 +3,7 @@
 #include <memsched/order/dfs.hpp>
 #include <memsched/order/greedy.hpp>
 #include <memsched/order/kahn.hpp>
+#include <memsched/order/serenity.hpp>
 #include <memsched/remat/best_heuristic.hpp>
 #include <memsched/remat/input_order.hpp>
 #include <memsched/sim/simulate_order.hpp>
@@ -97,6 +98,25 @@ TEST_CASE("input_order_within: Serenity gets half the limit, at most 30 s, and t
     CHECK(a.peak_bytes <= remat_input_order(t, {.source = input_order_source::best}).peak_bytes);
     CHECK(a.peak_bytes == simulate_order(t, a.order).peak_bytes);
   }
+  // Where the counted cap stops Serenity before it proves the order (a cap of 40 states here, as
+  // input_order_serenity_max_states does on large graphs), the order still does not depend on
+  // the time limit: the cap, not the clock, ends the search.
+  int capped = 0;
+  for (unsigned seed = 1; seed <= 40 && capped < 3; ++seed) {
+    const dataflow_graph t = random_training_graph(40, 0.25, seed);
+    constexpr std::uint64_t cap = 40;
+    if (serenity_order(t, serenity_options{.max_states = cap}).status == solve_status::optimal) continue;
+    ++capped;
+    auto within = [&](std::chrono::duration<double> limit) {
+      input_order_options o = input_order_within(limit);
+      o.serenity_max_states = cap;
+      return remat_input_order(t, o);
+    };
+    const auto a = within(std::chrono::seconds(20));
+    CHECK(a.order == within(std::chrono::minutes(30)).order);
+    CHECK(a.peak_bytes == simulate_order(t, a.order).peak_bytes);
+  }
+  CHECK(capped == 3);  // graphs where the cap decided, or the loop above showed nothing
 }
 
 TEST_CASE("remat_input_order: a bad own order throws") {
