@@ -313,7 +313,8 @@ TEST_CASE("moccasin: a start plan at the budget that rounding pushes over it is 
 TEST_CASE("moccasin is never dearer than the eviction greedy along its order, sizes rounded or not") {
   // Random DAGs at budgets equal to a greedy plan's own peak (the hardest case for rounded sizes:
   // the plan fits exactly), with sizes in bytes (the model is exact) and x 1e10 + small odd parts
-  // (rounded): a plan within the budget, never dearer than the cheapest greedy start.
+  // (rounded): a plan within the budget, never dearer than the cheapest greedy start, never
+  // cheaper than the staged brute-force optimum along the order.
   const gecode_backend lns{{.search = gecode_search::lns, .lns_iterations = 50}};
   int checked = 0, returned_start = 0;
   for (std::uint64_t seed = 0; seed < 16; ++seed)
@@ -343,6 +344,9 @@ TEST_CASE("moccasin is never dearer than the eviction greedy along its order, si
           CHECK(sim.peak_bytes <= budget);
           CHECK(sim.total_cost == doctest::Approx(r.total_cost));
           CHECK(r.total_cost <= cheapest * (1 + 1e-12));
+          // And never below the optimum of its plan space (independent of the greedy): the staged
+          // brute force along the same order.
+          CHECK(r.total_cost >= testing::brute_force_min_cost_staged_plan(g, order, budget).cost * (1 - 1e-12));
           returned_start += r.message.find("is returned") != std::string::npos;
           ++checked;
         }
