@@ -15,6 +15,8 @@
 #include <memsched/solver/backends/cbc.hpp>
 #endif
 
+#include "../support/no_remat_peak.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -32,16 +34,12 @@
 #include <vector>
 
 using namespace memsched;
+using testing::no_remat_peak;
 
 namespace {
 
 memory_graph tiny_gpt(std::size_t layers) {
   return make_memory_graph(make_training_graph(make_gpt({.layers = layers, .hidden = 32, .heads = 2, .sequence = 16, .vocab = 50})));
-}
-
-std::int64_t no_remat_peak(const memory_graph& g) {
-  const auto& topo = g.topological_order();
-  return simulate_order(g, std::vector<std::size_t>(topo.begin(), topo.end())).peak_bytes;
 }
 
 // The simulator re-checks everything the result claims (a valid plan computes every vertex), and

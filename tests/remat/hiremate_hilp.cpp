@@ -10,6 +10,8 @@
 #include <memsched/sim/simulate_plan.hpp>
 #include <memsched/solver/backends/cbc.hpp>
 
+#include "../support/no_remat_peak.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -19,13 +21,9 @@
 #include <vector>
 
 using namespace memsched;
+using testing::no_remat_peak;
 
 namespace {
-
-std::int64_t no_remat_peak(const memory_graph& g) {
-  const auto& topo = g.topological_order();
-  return simulate_order(g, std::vector<std::size_t>(topo.begin(), topo.end())).peak_bytes;
-}
 
 hiremate_options with_hilp(std::uint64_t nodes) {
   // One partition: the H-ILP is solved once per partition, and these tests are about the H-ILP.

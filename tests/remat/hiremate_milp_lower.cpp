@@ -14,6 +14,7 @@
 #include <memsched/solver/backends/cbc.hpp>
 
 #include "../support/brute_force_plans.hpp"
+#include "../support/no_remat_peak.hpp"
 #include "../support/random_dag.hpp"
 
 #include <doctest/doctest.h>
@@ -26,13 +27,9 @@
 #include <vector>
 
 using namespace memsched;
+using testing::no_remat_peak;
 
 namespace {
-
-std::int64_t no_remat_peak(const memory_graph& g) {
-  const auto& topo = g.topological_order();
-  return simulate_order(g, std::vector<std::size_t>(topo.begin(), topo.end())).peak_bytes;
-}
 
 // No time limit: CBC proves each tiny model optimal, so the answer is the same on every machine.
 hiremate_milp_lower_options<cbc_backend> exact_options() { return {.solver = {}}; }
