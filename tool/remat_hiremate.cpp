@@ -95,10 +95,10 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   if (top != "none" && !o.top_solver) throw usage_error("--top-solver '" + top + "' is not available (built: " + built + ")");
   const std::string lower = args.get_or("lower-solver", "none");
 #ifdef MEMSCHED_HAVE_CBC
-  if (lower == "cbc") o.lower_solver = memsched::hiremate_milp_lower_solver(memsched::hiremate_milp_lower_options<memsched::cbc_backend>{.heuristics = o.heuristics, .dtr = o.dtr});
+  if (lower == "cbc") o.lower_solver = memsched::hiremate_milp_lower_solver(memsched::hiremate_milp_lower_options<memsched::cbc_backend>{});
 #endif
 #ifdef MEMSCHED_HAVE_GLPK
-  if (lower == "glpk") o.lower_solver = memsched::hiremate_milp_lower_solver(memsched::hiremate_milp_lower_options<memsched::glpk_backend>{.heuristics = o.heuristics, .dtr = o.dtr});
+  if (lower == "glpk") o.lower_solver = memsched::hiremate_milp_lower_solver(memsched::hiremate_milp_lower_options<memsched::glpk_backend>{});
 #endif
   if (lower != "none" && !o.lower_solver) throw usage_error("--lower-solver '" + lower + "' is not available (built: " + built + ")");
   const auto r = memsched::hiremate_plan_detailed(graph, budget, o);
@@ -117,6 +117,10 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   h["problems_reused"] = s.classes_reused;
   h["repair_rounds"] = s.repair_rounds;
   h["source"] = s.source;
+  if (o.lower_solver) {
+    h["lower_solver_calls"] = s.lower_solver_calls;
+    h["lower_solver_cheaper"] = s.lower_solver_cheaper;
+  }
   if (!r.result.stats.start_source.empty()) h["start_method"] = r.result.stats.start_source;
   h["partition_seconds"] = s.partition.seconds;
   h["lower_seconds"] = s.lower_seconds;

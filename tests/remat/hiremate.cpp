@@ -487,6 +487,48 @@ TEST_CASE("hiremate: limits reach every lower solve; a limit already spent still
   if (has_solution(started.result.status)) check_result(g, started.result, tight);
 }
 
+TEST_CASE("hiremate: a lower solver gets the default lowest level's plan; the stats count its calls and cheaper plans") {
+  const memory_graph g = tiny_gpt(2);
+  const std::int64_t budget = no_remat_peak(g) / 2;
+  hiremate_options o{.threads = 1, .partitions = 1, .heuristic_start = false};
+  o.dtr = false;  // default_plan follows hiremate_options: the heuristics alone
+  o.heuristics.greedy_budgets = 6;  // not the default: the default plan must use these
+  auto expected_default = [&](const memory_graph& sub, std::int64_t b) {
+    return detail::hm_heuristic_plan(sub, b, o.heuristics, false, detail::call_deadline(std::chrono::steady_clock::now(), std::nullopt));
+  };
+  // A solver that asks for the default plan and claims a cheaper cost: every call with a plan counts.
+  std::size_t calls = 0, claimed = 0, not_default = 0;
+  hiremate_options asking = o;
+  asking.lower_solver = [&](const memory_graph& sub, std::int64_t b, const hiremate_lower_limits& l) {
+    ++calls;
+    REQUIRE(l.default_plan);
+    remat_result r = l.default_plan();
+    if (r.plan != expected_default(sub, b).plan) ++not_default;
+    if (has_solution(r.status)) ++claimed, r.total_cost -= 1;
+    return r;
+  };
+  const auto a = hiremate_plan_detailed(g, budget, asking);
+  CHECK(calls >= 4);
+  CHECK(not_default == 0);
+  CHECK(claimed >= 1);
+  CHECK(a.stats.lower_solver_calls == calls);
+  CHECK(a.stats.lower_solver_cheaper == claimed);
+  // A solver that never asks: nothing to be cheaper than; its plans are the default's, so the
+  // hierarchy's plan is the default hierarchy's.
+  calls = 0;
+  hiremate_options own = o;
+  own.lower_solver = [&](const memory_graph& sub, std::int64_t b, const hiremate_lower_limits&) {
+    ++calls;
+    return expected_default(sub, b);
+  };
+  const auto b = hiremate_plan_detailed(g, budget, own);
+  CHECK(b.stats.lower_solver_calls == calls);
+  CHECK(b.stats.lower_solver_cheaper == 0);
+  const auto plain = hiremate_plan_detailed(g, budget, o);
+  CHECK(b.result.plan == plain.result.plan);
+  CHECK(plain.stats.lower_solver_calls == 0);
+}
+
 TEST_CASE("hiremate: bad input") {
   const memory_graph g = tiny_gpt(2);
   CHECK_THROWS_AS((void)hiremate_plan(g, 100, hiremate_options{.budgets = 0}), std::invalid_argument);

@@ -47,6 +47,7 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
     CHECK(h.at("partitions_tried") == lib.stats.partitions_tried);
     CHECK(h.at("problems_solved") == lib.stats.classes_solved);
     CHECK(h.at("problems_reused") == lib.stats.classes_reused);
+    CHECK(!h.contains("lower_solver_calls"));  // no --lower-solver: the default lowest level
     if (!has_solution(lib.result.status)) continue;
     const execution_plan plan = plan_from_json(doc, ids, "tool output");
     CHECK(plan == lib.result.plan);
@@ -176,6 +177,9 @@ TEST_CASE("memsched remat --algo hiremate --lower-solver cbc: Checkmate's MILP a
   const json doc = json::parse(r.out);
   REQUIRE(doc.at("status") == "feasible");
   CHECK(doc.at("hiremate").at("source") == "hierarchy");
+  // The flag reached the library: every lowest-level solve went through the MILP's solver.
+  CHECK(doc.at("hiremate").at("lower_solver_calls").get<int>() >= 2);
+  CHECK(doc.at("hiremate").at("lower_solver_cheaper").get<int>() <= doc.at("hiremate").at("lower_solver_calls").get<int>());
   CHECK(simulate_plan(g, plan_from_json(doc, ids, "tool output")).peak_bytes <= budget);
 }
 #endif

@@ -58,6 +58,10 @@ namespace memsched {
 struct hiremate_lower_limits {
   std::optional<std::chrono::duration<double>> time_limit;  ///< Wall clock for this solve (nullopt: none).
   std::optional<std::int64_t> max_bytes;                    ///< Memory for this solve's model (nullopt: none).
+  /// hiremate_plan's default lowest level on this problem and budget (hiremate_options::heuristics
+  /// and dtr, within the lowest level's deadline), for a solver that refines that plan rather than
+  /// replacing it; empty when the solver is called outside hiremate_plan.
+  std::function<remat_result()> default_plan;
 };
 
 /// Solves one subgraph problem for one budget within the limits given (hiremate_options::lower_solver).
@@ -180,6 +184,9 @@ struct hiremate_stats {
   std::size_t hilp_variables = 0, hilp_constraints = 0;
   std::int64_t hilp_budget_raised = 0;  ///< Bytes the model's budget was raised by (its measured memory excess on the starts).
   double hilp_seconds = 0;
+  /// Calls of hiremate_options::lower_solver, and of these, how many returned a plan cheaper than
+  /// the default lowest level's plan it asked for (hiremate_lower_limits::default_plan).
+  std::size_t lower_solver_calls = 0, lower_solver_cheaper = 0;
   std::string source;  ///< "hierarchy" or "heuristic": which plan was returned.
 };
 

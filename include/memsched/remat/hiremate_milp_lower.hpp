@@ -34,12 +34,12 @@ struct hiremate_milp_lower_options {
   /// nullopt: the share only. node_limit (per backend solve) gives the same answer on every
   /// machine; threads is the backend's (hiremate_options::threads runs solves in parallel).
   solver_options solver = {.time_limit = std::chrono::duration<double>(1.0)};
-  best_heuristic_options heuristics = {};  ///< The start's heuristics (as hiremate_options::heuristics).
-  bool dtr = true;                         ///< The start includes DTR's plans (as hiremate_options::dtr).
 };
 
-/// A lowest-level solver for hiremate_options::lower_solver: the cheapest of the heuristics' and
-/// DTR's plans (hiremate_plan's default), and, on problems of at most `max_vertices` vertices,
+/// A lowest-level solver for hiremate_options::lower_solver: hiremate_plan's default lowest level
+/// (hiremate_lower_limits::default_plan: the heuristics and DTR as hiremate_options says; called
+/// alone, the default options' within the solve's time share), and, on problems of at most
+/// `max_vertices` vertices,
 /// checkmate_milp_plan's plan along that plan's first computations, started from it, within
 /// the solve's time and memory share. The result is never dearer than the heuristics' plan;
 /// stats.method is "checkmate-milp" where the MILP's plan is cheaper. Each call costs the
@@ -53,7 +53,8 @@ template <milp_backend Backend>
 [[nodiscard]] hiremate_lower_solver hiremate_milp_lower_solver(hiremate_milp_lower_options<Backend> options = {}) {
   return [options = std::move(options)](const memory_graph& g, std::int64_t budget, const hiremate_lower_limits& limits) {
     const auto start = std::chrono::steady_clock::now();
-    remat_result best = detail::hm_heuristic_plan(g, budget, options.heuristics, options.dtr, detail::call_deadline(start, limits.time_limit));
+    remat_result best = limits.default_plan ? limits.default_plan()
+                                            : detail::hm_heuristic_plan(g, budget, {}, true, detail::call_deadline(start, limits.time_limit));
     if (g.size() > options.max_vertices) return best;
     // The heuristics' plan is the start: no LP rounding (its own solves, unbounded without a time limit).
     checkmate_options<Backend> milp{.backend = options.backend, .solver = options.solver, .lp_rounding_start = false};
@@ -69,7 +70,8 @@ template <milp_backend Backend>
       milp.start_plans.push_back(best.plan);
     }
     remat_result exact = checkmate_milp_plan(g, budget, milp);
-    if (has_solution(exact.status) && exact.peak_bytes <= budget && (!has_solution(best.status) || exact.total_cost < best.total_cost)) {
+    // A plan of checkmate_milp_plan is re-simulated within the budget (else its status is error).
+    if (has_solution(exact.status) && (!has_solution(best.status) || exact.total_cost < best.total_cost)) {
       best = std::move(exact);
       best.status = solve_status::feasible;  // optimal along one input order only
       best.stats.method = "checkmate-milp";

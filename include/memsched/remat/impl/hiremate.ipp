@@ -120,6 +120,7 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
   const detail::call_deadline lower_call_deadline(
       start, lower_deadline ? std::optional(std::chrono::duration<double>(*lower_deadline)) : std::nullopt);
   std::atomic<std::size_t> solves_left{0};
+  std::atomic<std::size_t> lower_calls{0}, lower_cheaper{0};  // hiremate_stats::lower_solver_calls, _cheaper
   unsigned threads = 1;  // of the current solve_all: run_tasks' count (at most one per task)
   hiremate_lower_limits base_limits;
   // Each solve gets the time left to the lowest level's deadline divided among the solves still to
@@ -150,8 +151,19 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
       auto solve = [&](const memory_graph& sg, std::int64_t b) {
         --solves_left;
         if (level > 0) return nested(sg, b, limits_now());
-        if (options.lower_solver) return options.lower_solver(sg, b, limits_now());
-        return detail::hm_heuristic_plan(sg, b, options.heuristics, options.dtr, lower_call_deadline);
+        auto default_plan = [&] { return detail::hm_heuristic_plan(sg, b, options.heuristics, options.dtr, lower_call_deadline); };
+        if (!options.lower_solver) return default_plan();
+        std::optional<double> default_cost;  // of the default plan, when the solver asked for it and it has one
+        hiremate_lower_limits limits = limits_now();
+        limits.default_plan = [&] {
+          remat_result r = default_plan();
+          if (has_solution(r.status)) default_cost = r.total_cost;
+          return r;
+        };
+        remat_result r = options.lower_solver(sg, b, limits);
+        ++lower_calls;
+        if (has_solution(r.status) && default_cost && r.total_cost < *default_cost) ++lower_cheaper;
+        return r;
       };
       hiremate_subgraph_result r = hiremate_subgraph_options(g, groups[i], class_cfg, solve);
       // Equal budgets solved once and budgets the time limit left out: no longer to run.
@@ -238,6 +250,8 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
           solved.emplace(*hash, hm_solved_problem{groups[i], std::move(subs[i]), std::move(class_options[i]), solve_cut[i] != 0});
   }
   st.lower_seconds = detail::seconds_since(lower_start);
+  st.lower_solver_calls = lower_calls.load();
+  st.lower_solver_cheaper = lower_cheaper.load();
 
   // Top level: choose, expand, simulate; tighten on overshoot.
   const auto top_start = clock::now();
