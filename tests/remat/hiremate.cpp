@@ -366,6 +366,7 @@ TEST_CASE("hiremate: more levels solve the groups of level 1 and do not depend o
   };
   const auto with_limits = hiremate_plan_detailed(g, budget, limited);
   REQUIRE(!seen.empty());
+  CHECK(with_limits.stats.lower_solver_calls == seen.size());  // the nested hierarchies' calls counted too
   for (const auto& l : seen) {
     CHECK(l.max_bytes == std::optional<std::int64_t>(1 << 30));
     REQUIRE(l.time_limit.has_value());

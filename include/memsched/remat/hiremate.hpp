@@ -184,8 +184,9 @@ struct hiremate_stats {
   std::size_t hilp_variables = 0, hilp_constraints = 0;
   std::int64_t hilp_budget_raised = 0;  ///< Bytes the model's budget was raised by (its measured memory excess on the starts).
   double hilp_seconds = 0;
-  /// Calls of hiremate_options::lower_solver, and of these, how many returned a plan cheaper than
-  /// the default lowest level's plan it asked for (hiremate_lower_limits::default_plan).
+  /// Calls of hiremate_options::lower_solver in the whole call (every partition tried, nested
+  /// hierarchies included), and of these, how many returned a plan cheaper than the default lowest
+  /// level's plan they asked for (hiremate_lower_limits::default_plan).
   std::size_t lower_solver_calls = 0, lower_solver_cheaper = 0;
   std::string source;  ///< "hierarchy" or "heuristic": which plan was returned.
 };

@@ -457,18 +457,23 @@ MEMSCHED_DECL hiremate_plan_result hm_plan_levels(const memory_graph& g, std::in
   // More than two levels: the groups of a higher partition level are solved per budget by
   // hierarchies of one level less (the paper's recursion; the innermost uses lower_solver).
   hiremate_lower_solver nested;
+  // The lower solver's calls and cheaper plans inside the nested hierarchies (hiremate_stats).
+  const auto nested_counts = std::make_shared<std::array<std::atomic<std::size_t>, 2>>();
   if (options.levels > 2) {
     hiremate_options inner = options;
     inner.levels = options.levels - 1;
     inner.threads = 1;  // the classes are already solved in parallel
     inner.observer = {};
     inner.partition.ops.clear();  // indexed by the vertices of `g`, not of a subgraph problem
-    nested = [inner = std::move(inner), shared = std::make_shared<hm_problem_cache>()](
+    nested = [inner = std::move(inner), shared = std::make_shared<hm_problem_cache>(), nested_counts](
                  const memory_graph& sub, std::int64_t sub_budget, const hiremate_lower_limits& limits) {
       hiremate_options one = inner;
       one.time_limit = limits.time_limit;
       one.max_bytes = limits.max_bytes;
-      return hm_plan_levels(sub, sub_budget, one, one.partition, std::chrono::steady_clock::now(), shared.get()).result;
+      hiremate_plan_result r = hm_plan_levels(sub, sub_budget, one, one.partition, std::chrono::steady_clock::now(), shared.get());
+      (*nested_counts)[0] += r.stats.lower_solver_calls;
+      (*nested_counts)[1] += r.stats.lower_solver_cheaper;
+      return std::move(r.result);
     };
   }
   hiremate_stats& st = out.stats;
@@ -512,6 +517,7 @@ MEMSCHED_DECL hiremate_plan_result hm_plan_levels(const memory_graph& g, std::in
   const auto forward_vertices = static_cast<std::size_t>(std::ranges::count_if(g.topological_order(), [&](auto v) { return g.is_forward(v); }));
   std::size_t tried = 0;
   double hierarchy_seconds = 0;
+  std::size_t lower_calls = 0, lower_cheaper = 0;  // over every partition tried
   for (std::size_t k = 0; k < options.partitions; ++k) {
     partition.max_lower = base_max_lower << k;
     if (k > 0 && deadline.limited() && elapsed() >= 0.5 * deadline.limit()) break;
@@ -526,6 +532,8 @@ MEMSCHED_DECL hiremate_plan_result hm_plan_levels(const memory_graph& g, std::in
       hierarchy_seconds += elapsed() - partition_start;
       if (!one) continue;  // the previous partition's groups, or a partition without the level: nothing new to solve
       ++tried;
+      lower_calls += one->stats.lower_solver_calls;
+      lower_cheaper += one->stats.lower_solver_cheaper;
       solved_max_lower[mode] = one->stats.max_lower;  // raised for max_chain_stages
       const bool cheaper = one->plan.status == solve_status::feasible &&
                            (hier.status != solve_status::feasible || one->plan.total_cost < hier.total_cost);
@@ -541,6 +549,8 @@ MEMSCHED_DECL hiremate_plan_result hm_plan_levels(const memory_graph& g, std::in
   st.heuristic_seconds = heuristic_seconds;
   st.partitions_tried = tried;
   st.hierarchy_seconds = hierarchy_seconds;
+  st.lower_solver_calls = lower_calls + (*nested_counts)[0];
+  st.lower_solver_cheaper = lower_cheaper + (*nested_counts)[1];
 
   const bool hier_ok = hier.status == solve_status::feasible;
   const bool heur_ok = heur.status == solve_status::feasible;
