@@ -11,13 +11,13 @@
 #
 # Environment: JOBS (harnesses built and run at once; default: the cores), MEMSCHED_FUZZ_BUILD
 # (default <repo>/build-fuzz: binaries, the growing corpus,
-# artifacts), CXX_FUZZ (default clang++).
+# artifacts), CXX_FUZZ (default clang++-19, which `scripts/setup.sh --fuzz` installs).
 # The corpus persists in $BUILD/corpus/<harness>, so repeated runs continue where they stopped.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${MEMSCHED_FUZZ_BUILD:-$ROOT/build-fuzz}
-CXX_FUZZ=${CXX_FUZZ:-clang++}
+CXX_FUZZ=${CXX_FUZZ:-clang++-19}
 SECONDS_EACH=${1:-45}
 shift || true
 HARNESSES=("$@")

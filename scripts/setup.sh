@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages memsched needs to build, test and benchmark. Idempotent: when
 # everything is present it only checks (well under a second). Run as root (or with sudo available).
-#   bash scripts/setup.sh [--glpk] [--fuzz] [--onnx] [--plots] [--torch]
+#   bash scripts/setup.sh [--glpk] [--clang] [--fuzz] [--onnx] [--plots] [--torch]
 # --glpk also installs libglpk-dev, for the opt-in GLPK backend (-DMEMSCHED_WITH_GLPK=ON). GLPK is
-# GPL-3+: it is installed, and linked, only when asked for. --fuzz installs clang and libFuzzer (fuzz/run.sh).
+# GPL-3+: it is installed, and linked, only when asked for. --clang installs Clang 19 with its
+# sanitizer runtimes and libFuzzer (CI's sanitizer phase and fuzz/run.sh use it); --fuzz is the same.
 # --onnx installs ONNX 1.12 with its protobuf headers, for the ONNX reader (memsched::onnx, found at
 # configure time), and python3-onnx (to inspect models); --plots installs python3-matplotlib for
 # scripts/plot.py. --torch installs python3-torch and python3-torchvision for scripts/torch_export.py
@@ -19,11 +20,11 @@ packages=(
 for arg in "$@"; do
   case "$arg" in
     --glpk) packages+=(libglpk-dev) ;;
-    --fuzz) packages+=(clang libclang-rt-14-dev) ;;
+    --clang | --fuzz) packages+=(clang-19 libclang-rt-19-dev) ;;
     --onnx) packages+=(libonnx-dev libprotobuf-dev python3-onnx) ;;
     --plots) packages+=(python3-matplotlib) ;;
     --torch) packages+=(python3-torch python3-torchvision) ;;
-    *) echo "setup: unknown argument '$arg' (usage: setup.sh [--glpk] [--fuzz] [--onnx] [--plots] [--torch])" >&2; exit 2 ;;
+    *) echo "setup: unknown argument '$arg' (usage: setup.sh [--glpk] [--clang] [--fuzz] [--onnx] [--plots] [--torch])" >&2; exit 2 ;;
   esac
 done
 
