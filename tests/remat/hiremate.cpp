@@ -416,7 +416,9 @@ TEST_CASE("hiremate: a training graph of the test data at several budgets") {
   }
 }
 
-TEST_CASE("hiremate: the start takes Checkmate's eviction greedy where it is the cheapest") {
+// Which start wins on four real graphs (a cost comparison: Release phase only; the start's code
+// runs under the sanitizers in the limit and tiny-stack cases).
+TEST_CASE("hiremate: the start takes Checkmate's eviction greedy where it is the cheapest" * doctest::skip(MEMSCHED_TEST_UNDER_SANITIZERS)) {
   // Budgets where one of the eviction greedy's plans along the topological order is cheaper than
   // the heuristics' and DTR's (found with the tool): the start, hence the answer, is never dearer.
   int greedy_won = 0;
