@@ -28,8 +28,10 @@ declare -A SOURCE=([json]=json_graph [graphml]=graphml_graph [dot]=dot_graph [pl
 # ONNX models are binary and the bundled ones are 12-47 KB: a longer limit than the text formats.
 declare -A MAX_LEN=([json]=8192 [graphml]=8192 [dot]=8192 [plan]=8192 [onnx]=65536)
 have_onnx() { [ -f /usr/include/onnx/onnx_pb.h ] && [ -f /usr/include/google/protobuf/message.h ]; }
+# -Wno-deprecated-declarations: libstdc++ 12's std::stable_sort calls std::get_temporary_buffer,
+# which it declares deprecated and silences for GCC only.
 FLAGS=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-       -I "$ROOT/include")
+       -Wno-deprecated-declarations -I "$ROOT/include")
 mkdir -p "$BUILD/artifacts"
 
 build() {  # rebuilds a harness when it is missing or older than any header or harness source

@@ -3,7 +3,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
-# Only the tool: the tests, benchmarks and examples are test.sh's business.
+# Only the tool: the tests and examples are test.sh's business, the benchmarks build.sh's.
 bash "$root/scripts/build.sh" -DMEMSCHED_BUILD_TOOL=ON memsched_tool
 tool="$build/tool/memsched"
 graph="$root/tests/data/torch/randwire_ws_stage.inference.json"
