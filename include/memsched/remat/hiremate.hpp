@@ -60,7 +60,8 @@ struct hiremate_lower_limits {
   std::optional<std::int64_t> max_bytes;                    ///< Memory for this solve's model (nullopt: none).
   /// hiremate_plan's default lowest level on this problem and budget (hiremate_options::heuristics
   /// and dtr, within the lowest level's deadline), for a solver that refines that plan rather than
-  /// replacing it; empty when the solver is called outside hiremate_plan.
+  /// replacing it; empty when the solver is called outside hiremate_plan. It refers to the state
+  /// of the hiremate_plan call: call it only during the lower solver's own call, never later.
   std::function<remat_result()> default_plan;
 };
 

@@ -53,8 +53,10 @@ template <milp_backend Backend>
 [[nodiscard]] hiremate_lower_solver hiremate_milp_lower_solver(hiremate_milp_lower_options<Backend> options = {}) {
   return [options = std::move(options)](const memory_graph& g, std::int64_t budget, const hiremate_lower_limits& limits) {
     const auto start = std::chrono::steady_clock::now();
+    const hiremate_options defaults{};  // what hiremate_plan's default lowest level uses when no options are given
     remat_result best = limits.default_plan ? limits.default_plan()
-                                            : detail::hm_heuristic_plan(g, budget, {}, true, detail::call_deadline(start, limits.time_limit));
+                                            : detail::hm_heuristic_plan(g, budget, defaults.heuristics, defaults.dtr,
+                                                                        detail::call_deadline(start, limits.time_limit));
     if (g.size() > options.max_vertices) return best;
     // The heuristics' plan is the start: no LP rounding (its own solves, unbounded without a time limit).
     checkmate_options<Backend> milp{.backend = options.backend, .solver = options.solver, .lp_rounding_start = false};

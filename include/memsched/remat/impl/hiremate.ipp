@@ -6,6 +6,7 @@
 #include <memsched/remat/hiremate.hpp>
 
 #include <array>
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -35,6 +36,13 @@ struct hm_problem_cache {
   std::array<hm_solved_problems, 2> problems;
 };
 
+// hiremate_stats::lower_solver_calls and lower_solver_cheaper of one hiremate_plan call: one pair,
+// created by the outermost hm_plan_levels and counted into by every partition it tries and every
+// nested hierarchy (from several threads).
+struct hm_lower_counts {
+  std::atomic<std::size_t> calls{0}, cheaper{0};
+};
+
 // The hierarchy over one partition (hiremate_plan_on's partitions): partition, lowest level, top
 // levels. nullopt when merging leaves the groups of `previous_groups` (a finer partition's), and
 // with `nested` when the partition has only level 0 (the two-level solve covers it).
@@ -51,7 +59,7 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
                                                                     hiremate_partition_options partition, const call_deadline& deadline,
                                                                     const std::vector<std::vector<std::size_t>>& previous_groups,
                                                                     hm_solved_problems& solved, std::mutex* solved_mutex,
-                                                                    std::optional<double>& best_reported) {
+                                                                    std::optional<double>& best_reported, hm_lower_counts& lower_counts) {
   auto lock_solved = [&] { return solved_mutex ? std::unique_lock<std::mutex>(*solved_mutex) : std::unique_lock<std::mutex>(); };
   using clock = std::chrono::steady_clock;
   const auto start = deadline.start();
@@ -120,7 +128,6 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
   const detail::call_deadline lower_call_deadline(
       start, lower_deadline ? std::optional(std::chrono::duration<double>(*lower_deadline)) : std::nullopt);
   std::atomic<std::size_t> solves_left{0};
-  std::atomic<std::size_t> lower_calls{0}, lower_cheaper{0};  // hiremate_stats::lower_solver_calls, _cheaper
   unsigned threads = 1;  // of the current solve_all: run_tasks' count (at most one per task)
   hiremate_lower_limits base_limits;
   // Each solve gets the time left to the lowest level's deadline divided among the solves still to
@@ -161,8 +168,8 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
           return r;
         };
         remat_result r = options.lower_solver(sg, b, limits);
-        ++lower_calls;
-        if (has_solution(r.status) && default_cost && r.total_cost < *default_cost) ++lower_cheaper;
+        ++lower_counts.calls;
+        if (has_solution(r.status) && default_cost && r.total_cost < *default_cost) ++lower_counts.cheaper;
         return r;
       };
       hiremate_subgraph_result r = hiremate_subgraph_options(g, groups[i], class_cfg, solve);
@@ -250,8 +257,6 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
           solved.emplace(*hash, hm_solved_problem{groups[i], std::move(subs[i]), std::move(class_options[i]), solve_cut[i] != 0});
   }
   st.lower_seconds = detail::seconds_since(lower_start);
-  st.lower_solver_calls = lower_calls.load();
-  st.lower_solver_cheaper = lower_cheaper.load();
 
   // Top level: choose, expand, simulate; tighten on overshoot.
   const auto top_start = clock::now();
@@ -446,10 +451,11 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
 }
 
 // hiremate_plan_on with the problems solved so far shared through `cache` (nullptr: none; the
-// nested hierarchies of one call share one).
+// nested hierarchies of one call share one), counting the lower solver's calls into
+// `outer_counts` (nullptr: the outermost call, whose stats report them).
 MEMSCHED_DECL hiremate_plan_result hm_plan_levels(const memory_graph& g, std::int64_t budget, const hiremate_options& options,
                                               hiremate_partition_options partition, std::chrono::steady_clock::time_point start,
-                                              hm_problem_cache* cache) {
+                                              hm_problem_cache* cache, hm_lower_counts* outer_counts) {
   if (!g.has_training_roles()) throw std::invalid_argument("hiremate_plan: the graph has no training roles (make_training_graph first)");
   const call_deadline deadline(start, options.time_limit);
   auto elapsed = [&] { return deadline.elapsed(); };
@@ -457,23 +463,21 @@ MEMSCHED_DECL hiremate_plan_result hm_plan_levels(const memory_graph& g, std::in
   // More than two levels: the groups of a higher partition level are solved per budget by
   // hierarchies of one level less (the paper's recursion; the innermost uses lower_solver).
   hiremate_lower_solver nested;
-  // The lower solver's calls and cheaper plans inside the nested hierarchies (hiremate_stats).
-  const auto nested_counts = std::make_shared<std::array<std::atomic<std::size_t>, 2>>();
+  hm_lower_counts own_counts;
+  hm_lower_counts& lower_counts = outer_counts ? *outer_counts : own_counts;
   if (options.levels > 2) {
     hiremate_options inner = options;
     inner.levels = options.levels - 1;
     inner.threads = 1;  // the classes are already solved in parallel
     inner.observer = {};
     inner.partition.ops.clear();  // indexed by the vertices of `g`, not of a subgraph problem
-    nested = [inner = std::move(inner), shared = std::make_shared<hm_problem_cache>(), nested_counts](
+    // Called only within this call (hm_plan_over_partition), so it may refer to lower_counts.
+    nested = [inner = std::move(inner), shared = std::make_shared<hm_problem_cache>(), counts = &lower_counts](
                  const memory_graph& sub, std::int64_t sub_budget, const hiremate_lower_limits& limits) {
       hiremate_options one = inner;
       one.time_limit = limits.time_limit;
       one.max_bytes = limits.max_bytes;
-      hiremate_plan_result r = hm_plan_levels(sub, sub_budget, one, one.partition, std::chrono::steady_clock::now(), shared.get());
-      (*nested_counts)[0] += r.stats.lower_solver_calls;
-      (*nested_counts)[1] += r.stats.lower_solver_cheaper;
-      return std::move(r.result);
+      return hm_plan_levels(sub, sub_budget, one, one.partition, std::chrono::steady_clock::now(), shared.get(), counts).result;
     };
   }
   hiremate_stats& st = out.stats;
@@ -517,7 +521,6 @@ MEMSCHED_DECL hiremate_plan_result hm_plan_levels(const memory_graph& g, std::in
   const auto forward_vertices = static_cast<std::size_t>(std::ranges::count_if(g.topological_order(), [&](auto v) { return g.is_forward(v); }));
   std::size_t tried = 0;
   double hierarchy_seconds = 0;
-  std::size_t lower_calls = 0, lower_cheaper = 0;  // over every partition tried
   for (std::size_t k = 0; k < options.partitions; ++k) {
     partition.max_lower = base_max_lower << k;
     if (k > 0 && deadline.limited() && elapsed() >= 0.5 * deadline.limit()) break;
@@ -528,12 +531,11 @@ MEMSCHED_DECL hiremate_plan_result hm_plan_levels(const memory_graph& g, std::in
       }
       const double partition_start = elapsed();
       auto one = detail::hm_plan_over_partition(g, budget, options, mode == 1 ? nested : hiremate_lower_solver{}, partition, deadline,
-                                                previous_groups[mode], solved[mode], cache ? &cache->mutex : nullptr, best_reported);
+                                                previous_groups[mode], solved[mode], cache ? &cache->mutex : nullptr, best_reported,
+                                                lower_counts);
       hierarchy_seconds += elapsed() - partition_start;
       if (!one) continue;  // the previous partition's groups, or a partition without the level: nothing new to solve
       ++tried;
-      lower_calls += one->stats.lower_solver_calls;
-      lower_cheaper += one->stats.lower_solver_cheaper;
       solved_max_lower[mode] = one->stats.max_lower;  // raised for max_chain_stages
       const bool cheaper = one->plan.status == solve_status::feasible &&
                            (hier.status != solve_status::feasible || one->plan.total_cost < hier.total_cost);
@@ -549,8 +551,8 @@ MEMSCHED_DECL hiremate_plan_result hm_plan_levels(const memory_graph& g, std::in
   st.heuristic_seconds = heuristic_seconds;
   st.partitions_tried = tried;
   st.hierarchy_seconds = hierarchy_seconds;
-  st.lower_solver_calls = lower_calls + (*nested_counts)[0];
-  st.lower_solver_cheaper = lower_cheaper + (*nested_counts)[1];
+  st.lower_solver_calls = lower_counts.calls.load();
+  st.lower_solver_cheaper = lower_counts.cheaper.load();
 
   const bool hier_ok = hier.status == solve_status::feasible;
   const bool heur_ok = heur.status == solve_status::feasible;
@@ -582,7 +584,7 @@ MEMSCHED_DECL hiremate_plan_result hm_plan_levels(const memory_graph& g, std::in
 MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::int64_t budget, const hiremate_options& options,
                                                 hiremate_partition_options partition,
                                                 std::chrono::steady_clock::time_point start) {
-  return hm_plan_levels(g, budget, options, std::move(partition), start, nullptr);
+  return hm_plan_levels(g, budget, options, std::move(partition), start, nullptr, nullptr);
 }
 
 }  // namespace memsched::detail
