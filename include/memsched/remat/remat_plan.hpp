@@ -14,6 +14,7 @@
 #include <memsched/remat/checkpoint_plan.hpp>
 #include <memsched/remat/cost_lower_bound.hpp>
 #include <memsched/remat/detail/call_deadline.hpp>
+#include <memsched/remat/detail/checkmate_greedy.hpp>
 #include <memsched/remat/detail/checkmate_staging.hpp>
 #include <memsched/remat/detail/plan_builder.hpp>
 #include <memsched/remat/detail/simulated_result.hpp>
@@ -63,7 +64,7 @@ struct remat_plan_options {
   Backend backend{};
   /// time_limit: wall clock for the whole call (every stage); the MILP gets what the other stages
   /// leave. relative_gap, threads, verbosity, node_limit: for the backend (threads also for
-  /// HiRemate's classes). observer: on_phase ("heuristics", "dtr", "lifetime-search", "hiremate",
+  /// HiRemate's classes). observer: on_phase ("heuristics", "dtr", "eviction-greedy", "lifetime-search", "hiremate",
   /// "checkmate-milp"),
   /// on_incumbent(seconds, total cost, bound) for each better plan, on_bound for the MILP's bound.
   solver_options solver;
@@ -84,6 +85,10 @@ struct remat_plan_options {
   /// Counted limit of each DTR run (dtr_options::max_computations); 0: 8 n + 64, so that a score
   /// that thrashes gives up after a few passes over the graph.
   std::size_t dtr_max_computations = 0;
+  /// Checkmate's eviction greedy along the order (recomputation on demand, one plan per eviction
+  /// policy; milliseconds on graphs of thousands of vertices), after DTR: the cheapest plan on
+  /// some graphs (resnet101 training at 30% of the peak), and a start for the stages after it.
+  bool eviction_greedy = true;
   /// lifetime_search_plan along the order (the native engine that does not thrash where DTR does),
   /// with at most this many search rounds (0: the stage is skipped). It starts from the cheapest
   /// of its own repair and the earlier stages' valid plans that follow the order (start_plans).
@@ -140,6 +145,7 @@ class remat_portfolio {
   remat_result run() {
     heuristics();
     dtr();
+    eviction();
     lifetime();
     hiremate();
     if constexpr (milp_backend<Backend>) milp();
@@ -208,6 +214,17 @@ class remat_portfolio {
       if (r.status == solve_status::time_limit) stopped_ = true;
       offer(r, "dtr:" + std::string(to_string(h)));
     });
+  }
+
+  void eviction() {
+    if (!o_.eviction_greedy || out_of_time()) return;
+    o_.solver.observer.on_phase(deadline_.elapsed(), "eviction-greedy");
+    for (auto& [plan, name] : eviction_start_plans(g_, order_, budget_, deadline_)) {
+      remat_result r;
+      r.status = solve_status::feasible;  // offer() simulates it: valid and within the budget by construction
+      r.plan = std::move(plan);
+      offer(r, name);
+    }
   }
 
   void lifetime() {
@@ -435,12 +452,13 @@ remat_result remat_over_orders(const memory_graph& g, std::int64_t budget, const
 /// order (options.order, else the lowest-peak order of Kahn, DFS and greedy), in this order:
 /// (1) every heuristic (best_heuristic_plan's), (2) dtr_plan along the order with each score
 /// (options.dtr_heuristics, each at most options.dtr_max_computations computations), (3)
-/// lifetime_search_plan along the order (options.lifetime_rounds rounds), (4) on graphs with
-/// training roles hiremate_plan, (5) with a milp_backend, checkmate_milp_plan along the order
-/// started from every valid plan of (1)-(4) whose first computations follow the order, for the
+/// Checkmate's eviction greedy along the order (options.eviction_greedy), (4)
+/// lifetime_search_plan along the order (options.lifetime_rounds rounds), (5) on graphs with
+/// training roles hiremate_plan, (6) with a milp_backend, checkmate_milp_plan along the order
+/// started from every valid plan of (1)-(5) whose first computations follow the order, for the
 /// time left. The cheapest plan the simulator accepts (peak <= budget) is returned (ties: the earlier
-/// one); stats.method names it ("heuristic:<name>", "dtr:<name>", "lifetime-search", "hiremate",
-/// "checkmate-milp").
+/// one); stats.method names it ("heuristic:<name>", "dtr:<name>", "eviction greedy <policy>",
+/// "lifetime-search", "hiremate", "checkmate-milp").
 /// Status: `optimal` when the plan recomputes nothing, or when Checkmate proved its plan optimal
 /// and the returned plan is no dearer (no plan along the input order is cheaper); `feasible`
 /// otherwise; `infeasible` when the budget is below what every plan needs (a vertex with its
