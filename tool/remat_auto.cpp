@@ -19,9 +19,10 @@ namespace memsched_cli {
 namespace {
 
 const std::string auto_usage = std::string(
-    "    The library's best plan: every heuristic, DTR (each cheap score), HiRemate on training\n"
-    "    graphs, then Checkmate's MILP started from every plan that follows the input order, for\n"
-    "    the time left (remat_plan). Extra fields: method (which one won), cost_bound (a proven\n"
+    "    The library's best plan: every heuristic, DTR (each cheap score), Checkmate's eviction\n"
+    "    greedy, the lifetime search, HiRemate on training graphs, then Checkmate's MILP started\n"
+    "    from every plan that follows the input order, for the time left (remat_plan; stages in\n"
+    "    docs/remat_auto.md). Extra fields: method (which one won), cost_bound (a proven\n"
     "    lower bound along the order; null when none), backend, order_source, seconds_to_best,\n"
     "    message.\n"
     "    --backend cbc|glpk|none MILP solver (default: cbc when built); none: no MILP stage\n") + remat_order_usage +
