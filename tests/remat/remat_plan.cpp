@@ -178,6 +178,12 @@ TEST_CASE("remat_plan: random DAGs and training graphs, three budgets, no dearer
         CHECK(*r.cost_bound == doctest::Approx(met ? r.total_cost : native));
       }
       if (met && r.overhead > 1e-12) ++proven_by_bound;
+      if (m.rfind("eviction greedy ", 0) == 0) {
+        // eviction_greedy = false skips the stage: its plan is not returned.
+        const remat_result without = remat_plan(g, budget, remat_plan_options{.eviction_greedy = false});
+        check_plan_of(g, without, budget);
+        CHECK(without.stats.method.rfind("eviction greedy ", 0) != 0);
+      }
       // The unrestricted optimum is a floor for every plan.
       if (g.size() <= 10) CHECK(brute_force_min_cost_plan(g, budget).cost <= r.total_cost + 1e-9);
       // The same plan from a dataflow_graph and from an adjacency_list<listS> with maps.
@@ -337,6 +343,9 @@ TEST_CASE("remat_plan: a time limit of zero returns at once without a plan; the 
   for (std::size_t k = 1; k < rec.values.size(); ++k) CHECK(rec.values[k] < rec.values[k - 1]);
   CHECK(rec.values.back() == doctest::Approx(r.total_cost));
   CHECK(rec.phases == std::vector<std::string>{"heuristics", "dtr", "eviction-greedy", "lifetime-search", "hiremate"});
+  recorder without_greedy;
+  (void)remat_plan(g, budget, remat_plan_options{.solver = {.observer = without_greedy}, .eviction_greedy = false});
+  CHECK(without_greedy.phases == std::vector<std::string>{"heuristics", "dtr", "lifetime-search", "hiremate"});
   // A generous limit changes nothing on a small graph.
   const remat_result limited = remat_plan(g, budget, remat_plan_options{.solver = {.time_limit = std::chrono::duration<double>(600)}});
   CHECK(limited.plan == r.plan);
