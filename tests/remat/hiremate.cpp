@@ -1,11 +1,9 @@
 #include <memsched/graph/gpt.hpp>
 #include <memsched/graph/json_io.hpp>
 #include <memsched/remat/best_heuristic.hpp>
-#include <memsched/remat/detail/checkmate_greedy.hpp>
 #include <memsched/remat/dtr.hpp>
 #include <memsched/remat/hiremate.hpp>
 #include <memsched/remat/training_graph.hpp>
-#include <memsched/sim/plan_from_computes.hpp>
 #include <memsched/sim/simulate_order.hpp>
 #include <memsched/sim/simulate_plan.hpp>
 #include <memsched/order/peak_lower_bound.hpp>
@@ -15,6 +13,7 @@
 #include <memsched/solver/backends/cbc.hpp>
 #endif
 
+#include "../support/eviction_greedy_plans.hpp"
 #include "../support/no_remat_peak.hpp"
 
 #include <doctest/doctest.h>
@@ -34,6 +33,7 @@
 #include <vector>
 
 using namespace memsched;
+using testing::eviction_greedy_plans;
 using testing::no_remat_peak;
 
 namespace {
@@ -70,15 +70,10 @@ remat_result heuristic_start(const memory_graph& g, std::int64_t budget) {
   for (auto h : {dtr_heuristic::dtr_eq, dtr_heuristic::local, dtr_heuristic::lru, dtr_heuristic::size, dtr_heuristic::dtr})
     offer(dtr_plan(g, budget, dtr_options{.heuristic = h, .max_computations = 8 * g.size() + 64}), "dtr:" + std::string(to_string(h)));
   const std::vector<std::size_t> topo(g.topological_order().begin(), g.topological_order().end());
-  for (auto policy : memsched::detail::all_eviction_policies)
-    if (const auto computes = memsched::detail::staged_eviction_computes(g, topo, budget, policy)) {
-      remat_result r;
-      r.plan = plan_from_computes(g, std::span<const std::size_t>(*computes));
-      const plan_simulation sim = simulate_plan(g, r.plan);
-      r.status = sim.peak_bytes <= budget ? solve_status::feasible : solve_status::no_solution;
-      r.total_cost = sim.total_cost;
-      offer(std::move(r), "eviction greedy " + std::to_string(static_cast<int>(policy)));
-    }
+  for (remat_result& r : eviction_greedy_plans(g, topo, budget)) {
+    std::string name = r.stats.method;
+    offer(std::move(r), std::move(name));
+  }
   best.stats.method = method;
   return best;
 }
