@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <limits>
 #include <iterator>
+#include <sstream>
 
 namespace memsched_cli {
 
@@ -121,6 +122,15 @@ void progress_printer::on_bound(double seconds, double bound) {
 
 void progress_printer::on_phase(double seconds, std::string_view phase) {
   if (print_) print_progress_line(seconds + offset_, ("phase=" + std::string(phase)).c_str());
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
 }
 
 std::size_t count_of(const parsed_args& args, const std::string& name, std::size_t fallback) {

@@ -137,6 +137,9 @@ class progress_printer {
 /// or non-integer value.
 [[nodiscard]] std::size_t count_of(const parsed_args& args, const std::string& name, std::size_t fallback);
 
+/// The items of a comma-separated flag value ("a,b,,c" -> a, b, c; empty items dropped).
+[[nodiscard]] std::vector<std::string> split_list(const std::string& text);
+
 /// --time-limit S (seconds, > 0) of `args`: nullopt when absent or too large to matter (beyond
 /// 1e9 s, about 30 years: no limit), else the limit. One rule for every subcommand. Throws
 /// usage_error naming the flag on NaN, zero, a negative value or text.

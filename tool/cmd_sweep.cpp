@@ -20,15 +20,6 @@ std::string sweep_usage() {
          "--csv writes budget,algorithm,status,peak_bytes,total_cost,overhead,seconds rows.\n";
 }
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 /// More budgets than a plot or a table can show: a typo, not a request (each costs a run of every heuristic).
 constexpr long long max_num_budgets = 10000;
 

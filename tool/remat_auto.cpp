@@ -1,5 +1,5 @@
 // memsched remat GRAPH --budget B --algo auto [--order ORDER.json | --order-from graph|kahn|best|heuristic|free]
-//   [--lifetime-rounds N] [--time-limit S] [--backend cbc|glpk|none] [--threads N] [--gap G] [--progress] [--max-memory BYTES|N%]
+//   [--lifetime-rounds N] [--skip STAGES] [--time-limit S] [--backend cbc|glpk|none] [--threads N] [--gap G] [--progress] [--max-memory BYTES|N%]
 // The library's best method for the graph and budget: memsched::remat_plan (remat/remat_plan.hpp).
 
 #include "cli.hpp"
@@ -35,13 +35,28 @@ const std::string auto_usage = std::string(
     "                            along the order, over every plan for free-order); cost_bound is\n"
     "                            then over every plan\n" +
     "    --lifetime-rounds N     the lifetime search's rounds (default 200; 0: skip the stage)\n"
+    "    --skip STAGES           comma-separated stages not to run: eviction-greedy,\n"
+    "                            lifetime-search, hiremate\n"
     "    --time-limit S          wall clock for the whole run (default 60)\n"
     "    --threads N             solver and HiRemate threads\n"
     "    --gap G                 the MILP's relative gap (default 1e-6)\n"
     "    --progress              print each better plan to stderr\n"
     "    --max-memory BYTES|N%   cap on the MILP model's estimated memory (default: half the RAM)\n";
 
-const option_spec auto_spec{{"backend", "order", "order-from", "lifetime-rounds", "time-limit", "threads", "gap", "max-memory"}, {"progress"}};
+const option_spec auto_spec{{"backend", "order", "order-from", "lifetime-rounds", "skip", "time-limit", "threads", "gap", "max-memory"}, {"progress"}};
+
+/// Applies --skip: each named stage is switched off in `o`; a usage_error names any other item.
+template <class Options>
+void skip_stages(const parsed_args& args, Options& o) {
+  const auto list = args.get("skip");
+  if (!list) return;
+  for (const std::string& stage : split_list(*list)) {
+    if (stage == "eviction-greedy") o.eviction_greedy = false;
+    else if (stage == "lifetime-search") o.lifetime_rounds = 0;
+    else if (stage == "hiremate") o.hiremate = false;
+    else throw usage_error("--skip: unknown stage '" + stage + "' (stages: eviction-greedy, lifetime-search, hiremate)");
+  }
+}
 
 memsched::remat_result run_auto(const memsched::dataflow_graph& graph, std::int64_t budget, const parsed_args& args, json& extra) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -71,6 +86,7 @@ memsched::remat_result run_auto(const memsched::dataflow_graph& graph, std::int6
   return with_milp_backend(args, "auto", /*allow_none=*/std::true_type{}, [&](const auto& backend) -> memsched::remat_result {
     memsched::remat_plan_options o{.backend = backend};
     o.lifetime_rounds = count_of(args, "lifetime-rounds", o.lifetime_rounds);
+    skip_stages(args, o);
     o.order = in.order;
     for (std::size_t k = 1; k < orders.size(); ++k) o.more_orders.push_back(orders[k].order);
     o.free_order = free_order;

@@ -53,7 +53,7 @@ TEST_CASE("memsched remat --algo auto: the library's plan along Kahn's order on 
   const std::vector<std::int64_t> ids = ids_of(g);
   const std::int64_t peak = checkpoint_all_plan(g, unlimited_budget).peak_bytes;
   const std::vector<std::size_t> kahn = remat_input_order(df, input_order_options{.source = input_order_source::kahn}).order;
-  std::size_t plans = 0;
+  std::size_t plans = 0, skipped_methods = 0;
   for (int pct : {50, 70, 90}) {
     CAPTURE(pct);
     const std::int64_t budget = peak * pct / 100;
@@ -80,11 +80,25 @@ TEST_CASE("memsched remat --algo auto: the library's plan along Kahn's order on 
     CHECK(doc.at("peak_bytes") == sim.peak_bytes);
     CHECK(doc.at("total_cost").get<double>() == doctest::Approx(sim.total_cost));
     CHECK(doc.at("total_cost").get<double>() == doctest::Approx(lib.total_cost));
+    // --skip: the library's plan without those stages.
+    const tool_run skipped = run_tool("remat " + path.string() + " --budget " + std::to_string(budget) +
+                                          " --algo auto --backend none --order-from kahn --lifetime-rounds 10 --skip eviction-greedy,hiremate --time-limit 1e12 --json",
+                                      dir);
+    const remat_result lib_skipped =
+        remat_plan(df, budget, remat_plan_options{.order = kahn, .eviction_greedy = false, .lifetime_rounds = 10, .hiremate = false});
+    REQUIRE(has_solution(lib_skipped.status));
+    CHECK(skipped.exit_code == 0);
+    const json skipped_doc = json::parse(skipped.out);
+    CHECK(skipped_doc.at("method") == lib_skipped.stats.method);
+    CHECK(skipped_doc.at("method") != "hiremate");
+    CHECK(plan_from_json(skipped_doc, ids, "tool output") == lib_skipped.plan);
+    skipped_methods += lib_skipped.stats.method != lib.stats.method;
   }
   CHECK(plans == 3);
+  MESSAGE(skipped_methods << " of 3 budgets return another method with --skip eviction-greedy,hiremate");
   // Usage errors: exit 2, nothing on standard output, the flag named.
   const std::string base = "remat " + path.string() + " --budget 70% --algo auto";
-  for (const std::string bad : {" --order-from anywhere", " --lifetime-rounds -1", " --backend nope", " --dtr-heuristic lru", " --time-limit 0", " --threads -1"}) {
+  for (const std::string bad : {" --order-from anywhere", " --lifetime-rounds -1", " --skip milp", " --backend nope", " --dtr-heuristic lru", " --time-limit 0", " --threads -1"}) {
     CAPTURE(bad);
     const tool_run r = run_tool(base + bad, dir);
     CHECK(r.exit_code == 2);
