@@ -11,6 +11,7 @@
 
 #include "../support/brute_force_plans.hpp"
 #include "../support/random_dag.hpp"
+#include "../support/random_cases.hpp"
 #include "../support/training_chain.hpp"
 
 #include <doctest/doctest.h>
@@ -194,7 +195,7 @@ namespace {
 template <class Backend>
 void check_milp_against_brute_force(const Backend& backend, std::uint64_t seeds) {
   int feasible = 0, infeasible = 0;
-  for (std::uint64_t seed = 0; seed < seeds; ++seed) {
+  for (std::uint64_t seed = 0; seed < random_cases(seeds); ++seed) {
     const std::size_t n = 3 + seed % 5;  // 3..7
     auto d = random_dag(n, 0.4, seed + 1000, 100, seed % 4 == 1);
     if (seed % 6 == 5) d.outputs = std::vector<std::size_t>{0, n - 1};
@@ -223,8 +224,8 @@ void check_milp_against_brute_force(const Backend& backend, std::uint64_t seeds)
       CHECK(*r.cost_bound == r.total_cost);  // a proven optimum is its own bound
     }
   }
-  CHECK(feasible > 20);
-  CHECK(infeasible > 3);
+  CHECK(feasible > static_cast<int>(random_cases(20)));
+  CHECK(infeasible > static_cast<int>(random_cases(3)));
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "../support/brute_force_plans.hpp"
 #include "../support/random_dag.hpp"
+#include "../support/random_cases.hpp"
 
 #include <doctest/doctest.h>
 
@@ -72,7 +73,7 @@ namespace {
 template <class Backend>
 void check_rounding(const Backend& backend) {
   int feasible = 0, infeasible = 0;
-  for (std::uint64_t seed = 0; seed < 24; ++seed) {
+  for (std::uint64_t seed = 0; seed < random_cases(24); ++seed) {
     const std::size_t n = 3 + seed % 5;  // 3..7
     const memory_graph g(random_dag(n, 0.4, seed + 3000, 100, seed % 4 == 2));
     const auto order = topo(g);
@@ -105,8 +106,8 @@ void check_rounding(const Backend& backend) {
       if (b >= g.total_bytes()) CHECK(r.total_cost == doctest::Approx(g.total_cost()));  // nothing to recompute
     }
   }
-  CHECK(feasible > 30);
-  CHECK(infeasible > 3);
+  CHECK(feasible > static_cast<int>(random_cases(30)));
+  CHECK(infeasible > static_cast<int>(random_cases(3)));
 }
 
 }  // namespace

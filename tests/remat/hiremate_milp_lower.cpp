@@ -16,6 +16,7 @@
 #include "../support/brute_force_plans.hpp"
 #include "../support/no_remat_peak.hpp"
 #include "../support/random_dag.hpp"
+#include "../support/random_cases.hpp"
 
 #include <doctest/doctest.h>
 
@@ -43,7 +44,7 @@ remat_result heuristics_only(const memory_graph& g, std::int64_t budget) {
 TEST_CASE("hiremate_milp_lower_solver: the cheaper of the heuristics and the staged optimum along their order (brute force)") {
   const hiremate_lower_solver solve = hiremate_milp_lower_solver(exact_options());
   int compared = 0, milp_cheaper = 0;
-  for (std::uint64_t seed = 1; seed <= 24; ++seed) {
+  for (std::uint64_t seed = 1; seed <= testing::random_cases(24); ++seed) {
     const memory_graph g(testing::random_training_dag(4 + seed % 3, 0.4, seed));
     REQUIRE(g.size() <= 13);
     const std::int64_t peak = no_remat_peak(g), floor = peak_lower_bound(g);
@@ -71,7 +72,7 @@ TEST_CASE("hiremate_milp_lower_solver: the cheaper of the heuristics and the sta
       ++compared;
     }
   }
-  CHECK(compared >= 30);
+  CHECK(compared >= static_cast<int>(testing::random_cases(30)));
   CHECK(milp_cheaper >= 1);  // the MILP matters on some of them, or this test shows nothing
   MESSAGE(compared << " budgets compared with brute force; the MILP's plan cheaper at " << milp_cheaper);
 }
