@@ -15,16 +15,21 @@
 //               same nodes of other groups read, as Rockmate's data nodes);
 //   P[t][j][o]  group j's phantom of option o (resident bytes beyond its outputs) is held at the
 //               start of stage t (options with a phantom, stages up to B_j's);
+//   F[t][d][k]  (with free_values) data d is freed after node k's slot in stage t (k writes or
+//               reads d there, no later node of the stage reads it, and it is not held into stage
+//               t + 1): the paper's FREE variables, kept to the slots that can be a data's last use;
 //   U[t][k]     memory after node k's slot in stage t (continuous).
 // Constraints: one option for the frontier; a node's inputs computed earlier in the stage or held;
 // B_j with option o needs o's phantom held or F_j run with o earlier in the stage; S and P carried
-// only from a computation or an earlier stage; U[t][-1] = constant + sum S + sum P, U[t][k] =
-// U[t][k-1] + (data + phantom) of what runs at k; U[t][k-1] + (peak extra of k's option) <= budget.
-// Simplification against the paper's model: nothing is freed inside a stage (values and phantoms
-// held at a stage's start count until its end, values computed in it from their slot on), so the
-// model overestimates memory (no correction terms either: a node's inputs count through its
-// peak). hm_solve_hilp raises the model's budget by the excess it measures on the start
-// schedules; the caller re-simulates the expanded plan and lowers the budget on an overshoot.
+// only from a computation or an earlier stage; F only where it may free; U[t][-1] = constant +
+// sum S + sum P, U[t][k] = U[t][k-1] + (data + phantom) of what runs at k - (data freed after k);
+// U[t][k-1] + (peak extra of k's option) <= budget. Freeing only lowers U, so F needs no lower
+// bounds: a solver sets it wherever it is allowed and helps.
+// Simplification against the paper's model: phantoms held at a stage's start count until its end
+// (and, without free_values, every data too), and there are no correction terms (a node's inputs
+// count through its peak), so the model overestimates memory. hm_solve_hilp raises the model's
+// budget by the excess it measures on the start schedules; the caller re-simulates the expanded
+// plan and lowers the budget on an overshoot.
 
 #include <memsched/core/status.hpp>
 #include <memsched/graph/memory_graph.hpp>
@@ -202,6 +207,8 @@ struct hm_hilp_model {
   std::vector<std::vector<std::vector<std::size_t>>> R;  ///< R[t][k][o], k <= t (none where a node cannot run).
   std::vector<std::vector<std::size_t>> S;               ///< S[t][d] (none unless d's producer < t).
   std::vector<std::vector<std::vector<std::size_t>>> P;  ///< P[t][j][o] (none where not held).
+  /// F[t][d]: (k, variable) for each slot k of stage t after which d may be freed, k ascending.
+  std::vector<std::vector<std::vector<std::pair<std::size_t, std::size_t>>>> F;
   /// The rows defining the memory variables, in order: (row, the variable it defines, its coefficient there).
   std::vector<std::tuple<std::size_t, std::size_t, double>> memory_rows;
   std::vector<std::size_t> budget_rows;  ///< The rows U[t][k-1] + extra <= budget (in units).
@@ -210,8 +217,9 @@ struct hm_hilp_model {
 };
 
 /// Builds the MILP. nullopt when the budget leaves nothing after the constant part. O(K^2 x
-/// (variants + deps)) variables and terms, K = 2 x groups.
-inline std::optional<hm_hilp_model> hm_build_hilp(const hm_hilp_problem& p, std::int64_t budget) {
+/// (variants + deps) + K x (D + sum over data of readers^2 x variants)) variables and terms, K = 2 x
+/// groups, D data (the second part with `free_values` only).
+inline std::optional<hm_hilp_model> hm_build_hilp(const hm_hilp_problem& p, std::int64_t budget, bool free_values) {
   const std::size_t N = p.groups, K = 2 * N, D = p.producer.size();
   constexpr std::size_t none = hm_hilp_model::none;
   hm_hilp_model hm;
@@ -231,6 +239,13 @@ inline std::optional<hm_hilp_model> hm_build_hilp(const hm_hilp_problem& p, std:
   hm.R.assign(K, {});
   hm.S.assign(K, {});
   hm.P.assign(K, {});
+  hm.F.assign(K, std::vector<std::vector<std::pair<std::size_t, std::size_t>>>(D));
+  // Per data: the nodes with a variant reading it, ascending (all after its producer).
+  std::vector<std::vector<std::size_t>> readers(D);
+  for (std::size_t k = 0; k < K; ++k)
+    for (const auto& v : p.variants[k])
+      for (auto d : v.deps)
+        if (readers[d].empty() || readers[d].back() != k) readers[d].push_back(k);
   auto has_phantom = [&](std::size_t j, std::size_t o) { return o + 1 < p.variants[j].size() && p.variants[j][o].phantom > 0; };
   // Constant memory of stage t: values no group owns, and graph outputs of nodes up to t.
   std::vector<double> constant(K, units(p.constant));
@@ -262,6 +277,47 @@ inline std::optional<hm_hilp_model> hm_build_hilp(const hm_hilp_problem& p, std:
       if (x != none) terms.push_back({x, 1});
     return terms;
   };
+  auto reads = [&](std::size_t t, std::size_t k, std::size_t d, double coefficient) {  // sum of R[t][k][o] over the o reading d
+    std::vector<linear_term> terms;
+    for (std::size_t o = 0; o < p.variants[k].size(); ++o) {
+      const auto& deps = p.variants[k][o].deps;
+      if (hm.R[t][k][o] != none && std::find(deps.begin(), deps.end(), d) != deps.end()) terms.push_back({hm.R[t][k][o], coefficient});
+    }
+    return terms;
+  };
+  // FREE: d may be freed after slot k of stage t when k writes or reads d there, no later node of
+  // the stage reads it, and it is not held into stage t + 1.
+  for (std::size_t t = 0; free_values && t < K; ++t)
+    for (std::size_t d = 0; d < D; ++d) {
+      if (p.producer[d] > t) continue;
+      std::vector<std::size_t> slots{p.producer[d]};
+      for (auto k : readers[d])
+        if (k <= t) slots.push_back(k);
+      for (std::size_t i = 0; i < slots.size(); ++i) {
+        const std::size_t k = slots[i];
+        auto at_k = i == 0 ? runs(t, k) : reads(t, k, d, 1.0);  // the producer frees what it writes in any variant
+        if (at_k.empty()) continue;
+        for (auto& term : at_k) term.coefficient = -1.0;
+        const std::size_t f = m.add_binary();
+        hm.F[t][d].emplace_back(k, f);
+        at_k.push_back({f, 1});
+        m.add_less_equal(std::move(at_k), 0, "free where used");
+        if (t + 1 < K) m.add_less_equal({{f, 1}, {hm.S[t + 1][d], 1}}, 1, "free unless held");
+        // One row for all later reads: L f + (later reads) <= L, L = how many nodes may read d later.
+        std::vector<linear_term> later_reads;
+        double readers_after = 0;
+        for (std::size_t later = i + 1; later < slots.size(); ++later) {
+          auto r = reads(t, slots[later], d, 1.0);
+          if (r.empty()) continue;
+          readers_after += 1;
+          later_reads.insert(later_reads.end(), r.begin(), r.end());
+        }
+        if (readers_after > 0) {
+          later_reads.push_back({f, readers_after});
+          m.add_less_equal(std::move(later_reads), readers_after, "free after the last read");
+        }
+      }
+    }
   for (std::size_t t = 0; t < K; ++t) {
     m.add_equal(runs(t, t), 1, "frontier");
     for (std::size_t k = 0; k < t; ++k) {  // at most one variant of a node per stage
@@ -334,6 +390,10 @@ inline std::optional<hm_hilp_model> hm_build_hilp(const hm_hilp_problem& p, std:
         if (grows > 0) after.push_back({x, grows});
       }
       if (!any) continue;
+      // Freed: whole units only (what was added was rounded up), so the model never undercounts.
+      for (std::size_t d = 0; d < D; ++d)
+        for (const auto& [slot, f] : hm.F[t][d])
+          if (slot == k && p.data_bytes[d] / hm.unit > 0) after.push_back({f, -static_cast<double>(p.data_bytes[d] / hm.unit)});
       hm.budget_rows.push_back(m.add_less_equal(std::move(peak), cap, "budget"));
       const std::size_t u = m.add_continuous(0, infinity);
       after.push_back({u, -1});
@@ -355,7 +415,8 @@ inline hm_hilp_schedule hm_decode_hilp(const hm_hilp_model& hm, const std::vecto
 }
 
 /// The assignment of the model for a schedule (each stage's pairs in node order, node t last),
-/// holding a value or phantom exactly while a later step still reads it; nullopt when the
+/// holding a value or phantom exactly while a later step still reads it and freeing each data
+/// after its last use in a stage unless it is held into the next; nullopt when the
 /// schedule has no such shape or a variant it uses does not exist in the model. The budget rows
 /// are not checked (hm_hilp_peak gives their largest left side). O(K^2 x variants).
 inline std::optional<std::vector<double>> hm_assign_hilp(const hm_hilp_problem& p, const hm_hilp_model& hm, const hm_hilp_schedule& s) {
@@ -400,6 +461,19 @@ inline std::optional<std::vector<double>> hm_assign_hilp(const hm_hilp_problem& 
       }
     }
   }
+  // Each data freed after its last use in a stage unless held into the next.
+  for (std::size_t t = 0; t < K; ++t)
+    for (std::size_t d = 0; d < p.producer.size(); ++d) {
+      if (hm.F[t][d].empty() || (t + 1 < K && x[hm.S[t + 1][d]] > 0.5)) continue;
+      std::optional<std::size_t> last;
+      for (const auto& [k, o] : s[t]) {
+        const auto& deps = p.variants[k][o].deps;
+        if (k == p.producer[d] || std::find(deps.begin(), deps.end(), d) != deps.end()) last = k;
+      }
+      if (!last) continue;
+      for (const auto& [k, f] : hm.F[t][d])
+        if (k == *last) x[f] = 1;
+    }
   // The memory chain, row by row: defined = (rhs - the other terms) / its coefficient.
   for (const auto& [row, defined, coefficient] : hm.memory_rows) {
     const auto& c = hm.model.constraints()[row];
@@ -479,8 +553,8 @@ struct hm_hilp_outcome {
 };
 
 /// Builds the model of `p` for `target`, gives `solve` the cheapest of `starts` that fits it as its
-/// start, and decodes the answer. The model counts more memory than the expanded plan uses (nothing
-/// freed inside a stage, a schedule's inputs held through its peak), so its budget is raised by the
+/// start, and decodes the answer. The model counts more memory than the expanded plan uses (phantoms
+/// held to their stage's end, a schedule's inputs held through its peak), so its budget is raised by the
 /// smallest excess of the model's peak over `real_peaks` (the simulated peaks of the starts'
 /// expanded plans, -1 when unknown): a start whose plan fits `target` then fits the model when its
 /// excess is the smallest (always with one start); a larger raise lets the backend pick schedules
@@ -491,9 +565,9 @@ struct hm_hilp_outcome {
 template <class Solve>
 hm_hilp_outcome hm_solve_hilp(const hm_hilp_problem& p, std::int64_t target, const std::vector<hm_hilp_schedule>& starts,
                               const std::vector<std::int64_t>& real_peaks, const Solve& solve, const solver_options& options,
-                              std::uint64_t max_bytes) {
+                              std::uint64_t max_bytes, bool free_values) {
   hm_hilp_outcome out;
-  auto hm = hm_build_hilp(p, target);
+  auto hm = hm_build_hilp(p, target, free_values);
   if (!hm) return out;
   out.variables = hm->model.num_variables();
   out.constraints = hm->model.num_constraints();

@@ -420,7 +420,8 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
                 real_peaks.push_back(seq ? detail::sequence_peak_cost(g, *seq).first : -1);
               }
               const auto outcome = detail::hm_solve_hilp(*problem, target, starts, real_peaks, options.top_solver, so,
-                                                        options.max_bytes ? static_cast<std::uint64_t>(*options.max_bytes) : default_max_bytes());
+                                                        options.max_bytes ? static_cast<std::uint64_t>(*options.max_bytes) : default_max_bytes(),
+                                                        options.hilp_free_values);
               if (!outcome.message.empty()) why = why.empty() ? outcome.message : why + "; " + outcome.message;
               st.hilp_status = std::string(to_string(outcome.status));
               st.hilp_variables = outcome.variables, st.hilp_constraints = outcome.constraints;
