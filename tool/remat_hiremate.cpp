@@ -1,5 +1,5 @@
 // memsched remat GRAPH --budget B --algo hiremate [--levels L] [--max-lower M] [--max-top M] [--max-chain-stages N] [--options N] [--budgets K]
-//   [--resident-levels K] [--ladder-rungs N] [--merge-spans N] [--top-solver cbc|glpk|none] [--lower-solver cbc|glpk|none] [--time-limit S] [--max-memory BYTES|N%] [--threads N] [--no-heuristic-start]
+//   [--resident-levels K] [--ladder-rungs N] [--merge-spans N] [--top-solver cbc|glpk|none] [--hilp-free] [--lower-solver cbc|glpk|none] [--time-limit S] [--max-memory BYTES|N%] [--threads N] [--no-heuristic-start]
 //   [--no-dtr] [--no-carry-regen] [--progress]
 
 #include "cli.hpp"
@@ -46,6 +46,8 @@ const char* hiremate_usage =
     "    --budgets K             budgets solved per subgraph (default 8)\n"
     "    --top-solver cbc|glpk|none  MILP backend of the H-ILP top level (appendix B), started from\n"
     "                            the other two; 20 s per solve (default: none)\n"
+    "    --hilp-free             the paper's FREE variables in the H-ILP: data freed after their last\n"
+    "                            use inside a stage (a larger model; needs --top-solver)\n"
     "    --lower-solver cbc|glpk|none  also Checkmate's MILP through that backend at the lowest level,\n"
     "                            on subgraph problems of at most 80 vertices, started from the\n"
     "                            heuristics' plan, 1 s per solve (default: none; much slower)\n"
@@ -93,6 +95,8 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   if (top == "glpk") o.top_solver = memsched::milp_solve_function(memsched::glpk_backend{});
 #endif
   if (top != "none" && !o.top_solver) throw usage_error("--top-solver '" + top + "' is not available (built: " + built + ")");
+  o.hilp_free_values = args.has("hilp-free");
+  if (o.hilp_free_values && top == "none") throw usage_error("--hilp-free needs --top-solver (it changes the H-ILP's model)");
   const std::string lower = args.get_or("lower-solver", "none");
 #ifdef MEMSCHED_HAVE_CBC
   if (lower == "cbc") o.lower_solver = memsched::hiremate_milp_lower_solver(memsched::hiremate_milp_lower_options<memsched::cbc_backend>{});
@@ -148,7 +152,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
 const register_remat_algorithm hiremate_algorithm{remat_algorithm{
     .name = "hiremate",
     .usage = hiremate_usage,
-    .options = {{"levels", "max-lower", "max-top", "max-chain-stages", "partitions", "options", "budgets", "resident-levels", "ladder-rungs", "merge-spans", "top-solver", "lower-solver", "time-limit", "max-memory", "threads"}, {"no-heuristic-start", "no-dtr", "no-carry-regen", "progress"}},
+    .options = {{"levels", "max-lower", "max-top", "max-chain-stages", "partitions", "options", "budgets", "resident-levels", "ladder-rungs", "merge-spans", "top-solver", "lower-solver", "time-limit", "max-memory", "threads"}, {"no-heuristic-start", "no-dtr", "no-carry-regen", "hilp-free", "progress"}},
     .run = run_hiremate,
 }};
 

@@ -154,12 +154,40 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
   const tool_run top = run_tool("remat " + path.string() + " --budget 50% --algo hiremate --top-solver simplex", dir);
   CHECK(top.exit_code == 2);
   CHECK(top.err.find("--top-solver 'simplex' is not available (built: none") != std::string::npos);
+  const tool_run free_alone = run_tool("remat " + path.string() + " --budget 50% --algo hiremate --hilp-free", dir);
+  CHECK(free_alone.exit_code == 2);
+  CHECK(free_alone.err.find("--hilp-free needs --top-solver") != std::string::npos);
   const tool_run lower_solver = run_tool("remat " + path.string() + " --budget 50% --algo hiremate --lower-solver simplex", dir);
   CHECK(lower_solver.exit_code == 2);
   CHECK(lower_solver.err.find("--lower-solver 'simplex' is not available (built: none") != std::string::npos);
 }
 
 #ifdef MEMSCHED_HAVE_CBC
+TEST_CASE("memsched remat --algo hiremate --top-solver cbc --hilp-free: the FREE variables reach the H-ILP") {
+  const temp_dir dir;
+  const std::filesystem::path path = std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "torch" / "resnet18.training.json";
+  const memory_graph g = make_memory_graph(read_json_graph(path));
+  std::vector<std::int64_t> ids;
+  for (std::size_t v = 0; v < g.size(); ++v) ids.push_back(static_cast<std::int64_t>(g.id(v)));
+  const auto& topo = g.topological_order();
+  const std::int64_t budget = simulate_order(g, std::vector<std::size_t>(topo.begin(), topo.end())).peak_bytes / 2;
+  // The models' sizes do not depend on how far CBC gets, so a short time limit keeps this cheap.
+  std::size_t variables[2] = {0, 0};
+  for (const bool free_values : {false, true}) {
+    const tool_run r = run_tool("remat " + path.string() + " --budget " + std::to_string(budget) +
+                                    " --algo hiremate --top-solver cbc --partitions 1 --time-limit 4 --json" + (free_values ? " --hilp-free" : ""),
+                                dir);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    const json doc = json::parse(r.out);
+    REQUIRE(doc.at("status") == "feasible");
+    variables[free_values] = doc.at("hiremate").at("hilp_variables").get<std::size_t>();
+    CHECK(simulate_plan(g, plan_from_json(doc, ids, "tool output")).peak_bytes <= budget);
+  }
+  MESSAGE("H-ILP variables: " << variables[0] << " without FREE, " << variables[1] << " with");
+  CHECK(variables[0] > 0);
+  CHECK(variables[1] > variables[0]);
+}
+
 TEST_CASE("memsched remat --algo hiremate --lower-solver cbc: Checkmate's MILP at the lowest level, a plan within the budget") {
   const temp_dir dir;
   const std::filesystem::path path = std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "torch" / "resnet18.training.json";
