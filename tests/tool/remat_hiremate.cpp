@@ -7,6 +7,7 @@
 #include <memsched/sim/simulate_order.hpp>
 #include <memsched/sim/simulate_plan.hpp>
 
+#include "../support/no_remat_peak.hpp"
 #include "../support/run_tool.hpp"
 
 #include <doctest/doctest.h>
@@ -14,6 +15,7 @@
 
 #include <filesystem>
 #include <string>
+#include <tuple>
 #include <vector>
 
 using namespace memsched;
@@ -163,14 +165,24 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
 }
 
 #ifdef MEMSCHED_HAVE_CBC
+namespace {
+// resnet18's training graph and its vertex ids (to read the tool's plan back).
+struct resnet18_training {
+  std::filesystem::path path = std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "torch" / "resnet18.training.json";
+  memory_graph graph = make_memory_graph(read_json_graph(path));
+  std::vector<std::int64_t> ids = [this] {
+    std::vector<std::int64_t> out;
+    for (std::size_t v = 0; v < graph.size(); ++v) out.push_back(static_cast<std::int64_t>(graph.id(v)));
+    return out;
+  }();
+};
+}  // namespace
+
 TEST_CASE("memsched remat --algo hiremate --top-solver cbc --hilp-free: the FREE variables reach the H-ILP") {
   const temp_dir dir;
-  const std::filesystem::path path = std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "torch" / "resnet18.training.json";
-  const memory_graph g = make_memory_graph(read_json_graph(path));
-  std::vector<std::int64_t> ids;
-  for (std::size_t v = 0; v < g.size(); ++v) ids.push_back(static_cast<std::int64_t>(g.id(v)));
-  const auto& topo = g.topological_order();
-  const std::int64_t budget = simulate_order(g, std::vector<std::size_t>(topo.begin(), topo.end())).peak_bytes / 2;
+  const resnet18_training t;
+  const auto& [path, g, ids] = std::tie(t.path, t.graph, t.ids);
+  const std::int64_t budget = no_remat_peak(g) / 2;
   // The models' sizes do not depend on how far CBC gets, so a short time limit keeps this cheap.
   std::size_t variables[2] = {0, 0};
   for (const bool free_values : {false, true}) {
@@ -190,12 +202,9 @@ TEST_CASE("memsched remat --algo hiremate --top-solver cbc --hilp-free: the FREE
 
 TEST_CASE("memsched remat --algo hiremate --lower-solver cbc: Checkmate's MILP at the lowest level, a plan within the budget") {
   const temp_dir dir;
-  const std::filesystem::path path = std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "torch" / "resnet18.training.json";
-  const memory_graph g = make_memory_graph(read_json_graph(path));
-  std::vector<std::int64_t> ids;
-  for (std::size_t v = 0; v < g.size(); ++v) ids.push_back(static_cast<std::int64_t>(g.id(v)));
-  const auto& topo = g.topological_order();
-  const std::int64_t budget = simulate_order(g, std::vector<std::size_t>(topo.begin(), topo.end())).peak_bytes * 6 / 10;
+  const resnet18_training t;
+  const auto& [path, g, ids] = std::tie(t.path, t.graph, t.ids);
+  const std::int64_t budget = no_remat_peak(g) * 6 / 10;
   // Two budgets per class (each MILP may take its 1 s; the larger budget needs no recomputation,
   // which the MILP proves without a search): the flag's path, not the plan's quality.
   const tool_run r = run_tool("remat " + path.string() + " --budget " + std::to_string(budget) +
