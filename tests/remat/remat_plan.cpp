@@ -166,8 +166,8 @@ TEST_CASE("remat_plan: random DAGs and training graphs, three budgets, no dearer
       CHECK(r.total_cost >= g.total_cost() - 1e-9);
       if (r.overhead > 0) ++recomputing;
       if (r.total_cost < alone.heuristic - 1e-9) ++beats_heuristics;
-      const std::string& m = r.stats.method;
-      ++winners[stage_of(m)];
+      const std::string stage = stage_of(r.stats.method);
+      ++winners[stage];
       // The status (no solver here): optimal exactly when nothing is recomputed or the native
       // bound along the order meets the plan; the bound is that one whenever it is not above the
       // plan's cost (a plan off the order may be cheaper).
@@ -179,7 +179,7 @@ TEST_CASE("remat_plan: random DAGs and training graphs, three budgets, no dearer
         CHECK(*r.cost_bound == doctest::Approx(met ? r.total_cost : native));
       }
       if (met && r.overhead > 1e-12) ++proven_by_bound;
-      if (stage_of(m) == "eviction greedy") {
+      if (stage == "eviction greedy") {
         // eviction_greedy = false skips the stage: its plan is not returned.
         const remat_result without = remat_plan(g, budget, remat_plan_options{.eviction_greedy = false});
         check_plan_of(g, without, budget);
