@@ -15,7 +15,6 @@
 
 #include <filesystem>
 #include <string>
-#include <tuple>
 #include <vector>
 
 using namespace memsched;
@@ -181,7 +180,9 @@ struct resnet18_training {
 TEST_CASE("memsched remat --algo hiremate --top-solver cbc --hilp-free: the FREE variables reach the H-ILP") {
   const temp_dir dir;
   const resnet18_training t;
-  const auto& [path, g, ids] = std::tie(t.path, t.graph, t.ids);
+  const auto& path = t.path;
+  const auto& g = t.graph;
+  const auto& ids = t.ids;
   const std::int64_t budget = no_remat_peak(g) / 2;
   // The models' sizes do not depend on how far CBC gets, so a short time limit keeps this cheap.
   std::size_t variables[2] = {0, 0};
@@ -203,7 +204,9 @@ TEST_CASE("memsched remat --algo hiremate --top-solver cbc --hilp-free: the FREE
 TEST_CASE("memsched remat --algo hiremate --lower-solver cbc: Checkmate's MILP at the lowest level, a plan within the budget") {
   const temp_dir dir;
   const resnet18_training t;
-  const auto& [path, g, ids] = std::tie(t.path, t.graph, t.ids);
+  const auto& path = t.path;
+  const auto& g = t.graph;
+  const auto& ids = t.ids;
   const std::int64_t budget = no_remat_peak(g) * 6 / 10;
   // Two budgets per class (each MILP may take its 1 s; the larger budget needs no recomputation,
   // which the MILP proves without a search): the flag's path, not the plan's quality.

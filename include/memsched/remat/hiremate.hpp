@@ -155,9 +155,10 @@ struct hiremate_options {
   /// Levels of more groups skip the H-ILP (its model has about 2 x groups^2 x options binaries).
   std::size_t hilp_max_groups = 40;
   /// The paper's FREE variables in the H-ILP: a data freed after its last use inside a stage (else
-  /// held to the stage's end). The model's memory is closer to the plan's (its excess on gpt2_small
-  /// at 50%: 4.7 MB instead of 7.9 MB) but about a third larger, and CBC did worse on it under a
-  /// node limit (docs/hiremate.md, "FREE variables"), hence off by default.
+  /// held to the stage's end). The model's memory is closer to the plan's on some graphs (its excess
+  /// on gpt2_small at 50%: 4.7 MB instead of 7.9 MB; unchanged on gpt2_medium, resnet101 and
+  /// transformer_6_6), the model is larger, and CBC did worse on it under a node limit
+  /// (docs/hiremate.md, "FREE variables"), hence off by default.
   bool hilp_free_values = false;
   /// Also run the heuristics (and DTR, see `dtr`) and Checkmate's eviction greedy along the
   /// topological order on the whole graph and return the cheaper plan (the warm start).

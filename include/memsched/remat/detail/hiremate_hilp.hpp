@@ -240,9 +240,9 @@ inline std::optional<hm_hilp_model> hm_build_hilp(const hm_hilp_problem& p, std:
   hm.S.assign(K, {});
   hm.P.assign(K, {});
   hm.F.assign(K, std::vector<std::vector<std::pair<std::size_t, std::size_t>>>(D));
-  // Per data: the nodes with a variant reading it, ascending (all after its producer).
-  std::vector<std::vector<std::size_t>> readers(D);
-  for (std::size_t k = 0; k < K; ++k)
+  // Per data: the nodes with a variant reading it, ascending (all after its producer); FREE only.
+  std::vector<std::vector<std::size_t>> readers(free_values ? D : 0);
+  for (std::size_t k = 0; free_values && k < K; ++k)
     for (const auto& v : p.variants[k])
       for (auto d : v.deps)
         if (readers[d].empty() || readers[d].back() != k) readers[d].push_back(k);
@@ -365,7 +365,12 @@ inline std::optional<hm_hilp_model> hm_build_hilp(const hm_hilp_problem& p, std:
         m.add_less_equal(std::move(terms), 0, "phantom");
       }
     }
-    // Memory.
+    // Memory. freed_after[k]: the FREE terms of slot k (whole units only: what was added was
+    // rounded up, so the model never undercounts).
+    std::vector<std::vector<linear_term>> freed_after(t + 1);
+    for (std::size_t d = 0; d < D; ++d)
+      for (const auto& [slot, f] : hm.F[t][d])
+        if (p.data_bytes[d] / hm.unit > 0) freed_after[slot].push_back({f, -static_cast<double>(p.data_bytes[d] / hm.unit)});
     std::size_t before = m.add_continuous(0, infinity);
     {
       std::vector<linear_term> terms{{before, 1}};
@@ -390,10 +395,7 @@ inline std::optional<hm_hilp_model> hm_build_hilp(const hm_hilp_problem& p, std:
         if (grows > 0) after.push_back({x, grows});
       }
       if (!any) continue;
-      // Freed: whole units only (what was added was rounded up), so the model never undercounts.
-      for (std::size_t d = 0; d < D; ++d)
-        for (const auto& [slot, f] : hm.F[t][d])
-          if (slot == k && p.data_bytes[d] / hm.unit > 0) after.push_back({f, -static_cast<double>(p.data_bytes[d] / hm.unit)});
+      after.insert(after.end(), freed_after[k].begin(), freed_after[k].end());
       hm.budget_rows.push_back(m.add_less_equal(std::move(peak), cap, "budget"));
       const std::size_t u = m.add_continuous(0, infinity);
       after.push_back({u, -1});
