@@ -154,11 +154,13 @@ struct hiremate_options {
   solver_options top_solver_options = {.time_limit = std::chrono::seconds(20)};
   /// Levels of more groups skip the H-ILP (its model has about 2 x groups^2 x options binaries).
   std::size_t hilp_max_groups = 40;
-  /// The paper's FREE variables in the H-ILP: a data freed after its last use inside a stage (else
-  /// held to the stage's end). The model's memory is closer to the plan's on some graphs (its excess
-  /// on gpt2_small at 50%: 4.7 MB instead of 7.9 MB; unchanged on gpt2_medium, resnet101 and
-  /// transformer_6_6), the model is larger, and CBC did worse on it under a node limit
-  /// (docs/hiremate.md, "FREE variables"), hence off by default.
+  /// The paper's FREE variables and correction terms in the H-ILP: a data freed after its last use
+  /// inside a stage (else held to the stage's end), and left out of the later peaks of the node
+  /// that read it last (else counted through the node's whole run). The model's memory is much
+  /// closer to the plan's (its excess on gpt2_small at 50%: 0.8 MB instead of 7.9 MB; on
+  /// transformer_6_6 at 50%: 316 bytes instead of 12 MB; unchanged on resnet101), but the model is
+  /// larger and CBC did worse on a small GPT under a node limit (docs/hiremate.md, "FREE variables"
+  /// and "Correction terms"), hence off by default.
   bool hilp_free_values = false;
   /// Also run the heuristics (and DTR, see `dtr`) and Checkmate's eviction greedy along the
   /// topological order on the whole graph and return the cheaper plan (the warm start).
@@ -403,13 +405,31 @@ inline hm_group_choice hm_choice_of(const hiremate_option& o, const hiremate_sub
   hm_group_choice c;
   c.forward_peak = o.forward_peak, c.backward_peak = o.backward_peak, c.resident = o.resident_bytes, c.cost = o.cost;
   c.forward_cost = o.forward_cost, c.backward_cost = o.backward_cost;
+  // A left-out step (the barrier, an interface value) reads no data: its memory goes to the next
+  // vertex of its part, which has read the same data (the part's last vertex when none follows),
+  // so that each profile's maximum is its part's peak.
+  std::int64_t pending = 0;
+  bool backward = false;
   for (std::size_t s = 0; s < o.plan.steps.size(); ++s) {
     const auto& step = o.plan.steps[s];
     if (step.op != plan_op::compute) continue;
+    if (!backward && s >= o.barrier_step) {
+      if (!c.forward_profile.empty()) c.forward_profile.back() = std::max(c.forward_profile.back(), pending);
+      pending = 0;
+      backward = true;
+    }
+    const std::int64_t running = s < o.transient.size() ? o.transient[s] : 0;
     const std::size_t local = map ? (*map)[step.node] : step.node;
-    if (local == sub.barrier || sub.interface[local]) continue;
-    (s < o.barrier_step ? c.forward : c.backward).push_back(sub.original[local]);
+    if (local == sub.barrier || sub.interface[local]) {
+      pending = std::max(pending, running);
+      continue;
+    }
+    (backward ? c.backward : c.forward).push_back(sub.original[local]);
+    (backward ? c.backward_profile : c.forward_profile).push_back(std::max(running, pending));
+    pending = 0;
   }
+  if (!c.backward_profile.empty()) c.backward_profile.back() = std::max(c.backward_profile.back(), pending);
+  if (o.transient.empty()) c.forward_profile.clear(), c.backward_profile.clear();
   for (auto v : o.resident) {
     const std::size_t local = map ? (*map)[v] : v;
     if (local != sub.barrier && !sub.interface[local]) c.resident_vertices.push_back(sub.original[local]);

@@ -216,6 +216,7 @@ struct hiremate_option {
   std::int64_t resident_bytes = 0;  ///< Kept between the forward and the backward part (the paper's phantoms and outputs).
   std::vector<std::size_t> resident;  ///< Those values (subgraph indices).
   execution_plan plan;
+  std::vector<std::int64_t> transient;  ///< Simulated bytes in use during each step of `plan` (plan_simulation::transient).
   std::size_t barrier_step = 0;     ///< Index of the barrier's compute step: the forward schedule is before it.
 };
 
@@ -287,6 +288,7 @@ inline hiremate_option hm_make_option(const hiremate_subgraph& sub, execution_pl
   o.peak_bytes = sim.peak_bytes;
   o.cost = sim.total_cost;
   o.plan = std::move(plan);
+  o.transient = sim.transient;
   std::vector<char> live(g.size(), 0);
   bool after = false;
   for (std::size_t s = 0; s < o.plan.steps.size(); ++s) {

@@ -74,6 +74,9 @@ struct hm_group_choice {
   /// right before that group's backward part (hm_add_regen); its cost. nullopt: not offered.
   std::vector<std::size_t> regen;
   std::optional<double> regen_cost;
+  /// Bytes in use while each vertex of `forward` / `backward` runs (their maxima are the peaks;
+  /// empty when unknown). The H-ILP's correction terms read them.
+  std::vector<std::int64_t> forward_profile, backward_profile;
 };
 
 /// No group owns the vertex (hm_group_owner).
@@ -99,12 +102,13 @@ struct hm_chain_step {
 };
 
 /// Group j's forward vertices run once in list order: each value freed after its last reader in
-/// the group unless keep(v), counted(v) bytes per value. Returns (cost, peak). `readers` is
-/// scratch of g.size() zeros, left zero. O(the group's vertices and edges).
+/// the group unless keep(v), counted(v) bytes per value. Returns (cost, peak); `profile`, when
+/// given, gets the bytes in use while each vertex runs. `readers` is scratch of g.size() zeros,
+/// left zero. O(the group's vertices and edges).
 template <class Keep, class Counted>
 std::pair<double, std::int64_t> hm_forward_once(const memory_graph& g, const std::vector<std::size_t>& group, std::size_t j,
                                                 const std::vector<std::size_t>& owner, std::vector<std::size_t>& readers,
-                                                const Keep& keep, const Counted& counted) {
+                                                const Keep& keep, const Counted& counted, std::vector<std::int64_t>* profile = nullptr) {
   auto in_group = [&](std::size_t w) { return owner[w] == j && g.is_forward(w); };
   for (auto v : group)
     for (auto w : g.successors(v)) readers[v] += in_group(w);
@@ -112,7 +116,9 @@ std::pair<double, std::int64_t> hm_forward_once(const memory_graph& g, const std
   std::int64_t live = 0, peak = 0;
   for (auto v : group) {
     cost += g.cost(v);
-    peak = std::max(peak, live + counted(v) + g.workspace(v));
+    const std::int64_t running = live + counted(v) + g.workspace(v);
+    if (profile) profile->push_back(running);
+    peak = std::max(peak, running);
     live += counted(v);
     for (auto u : g.predecessors(v))
       if (in_group(u) && --readers[u] == 0 && !keep(u)) live -= counted(u);

@@ -24,12 +24,15 @@
 // only from a computation or an earlier stage; F only where it may free; U[t][-1] = constant +
 // sum S + sum P, U[t][k] = U[t][k-1] + (data + phantom) of what runs at k - (data freed after k);
 // U[t][k-1] + (peak extra of k's option) <= budget. Freeing only lowers U, so F needs no lower
-// bounds: a solver sets it wherever it is allowed and helps.
+// bounds: a solver sets it wherever it is allowed and helps. With free_values also the paper's
+// correction terms: a variant peaking again after reading some data for the last time (its
+// points, from the memory profile of its run) has a budget row per later peak that leaves out
+// those data when F frees them after its slot.
 // Simplification against the paper's model: phantoms held at a stage's start count until its end
-// (and, without free_values, every data too), and there are no correction terms (a node's inputs
-// count through its peak), so the model overestimates memory. hm_solve_hilp raises the model's
-// budget by the excess it measures on the start schedules; the caller re-simulates the expanded
-// plan and lowers the budget on an overshoot.
+// (and, without free_values, every data too, and a node's inputs count through its peak), so the
+// model overestimates memory. hm_solve_hilp raises the model's budget by the excess it measures on
+// the start schedules; the caller re-simulates the expanded plan and lowers the budget on an
+// overshoot.
 
 #include <memsched/core/status.hpp>
 #include <memsched/graph/memory_graph.hpp>
@@ -52,6 +55,14 @@
 
 namespace memsched::detail {
 
+/// A moment of a variant's run where its memory peaks, for the correction terms: the bytes in use
+/// above what the model holds when it starts, and the data of its `deps` it has read for the last
+/// time before then (not resident then when the model frees them after the node).
+struct hm_hilp_point {
+  std::int64_t extra = 0;
+  std::vector<std::size_t> released;
+};
+
 /// One way to run an H-ILP node: costs and memory in bytes, and the vertices it computes.
 struct hm_hilp_variant {
   double cost = 0;
@@ -59,7 +70,34 @@ struct hm_hilp_variant {
   std::int64_t phantom = 0;  ///< Bytes it keeps for the backward part beyond the node's data (forward nodes).
   std::vector<std::size_t> deps;  ///< Data it reads (all produced by nodes before it in node order).
   const std::vector<std::size_t>* vertices = nullptr;
+  /// Its peaks as data are released (hm_hilp_points): `released` grows, `extra` rises, the last
+  /// one's is `extra`; the first releases nothing. Empty: one peak, `extra`, nothing released.
+  std::vector<hm_hilp_point> points;
 };
+
+/// The points of a run whose memory above what the model holds is profile[i] while its i-th vertex
+/// runs, and which reads data d for the last time at its last_read[d]-th vertex (deps only): per
+/// set of released data (those whose last read came before) the largest memory, keeping only
+/// those above every point releasing less. O(profile + deps log deps).
+inline std::vector<hm_hilp_point> hm_hilp_points(const std::vector<std::int64_t>& profile, std::vector<std::pair<std::size_t, std::size_t>> last_read) {
+  std::vector<hm_hilp_point> points;
+  if (profile.empty()) return points;
+  std::sort(last_read.begin(), last_read.end());  // (position, data)
+  std::size_t next = 0;
+  std::vector<std::size_t> released;
+  std::int64_t highest = std::numeric_limits<std::int64_t>::min();
+  for (std::size_t i = 0; i < profile.size(); ++i) {
+    for (; next < last_read.size() && last_read[next].first < i; ++next) released.push_back(last_read[next].second);
+    if (profile[i] <= highest) continue;
+    highest = profile[i];
+    if (!points.empty() && points.back().released.size() == released.size())
+      points.back().extra = profile[i];
+    else
+      points.push_back({profile[i], released});
+  }
+  for (auto& pt : points) std::sort(pt.released.begin(), pt.released.end());
+  return points;
+}
 
 /// The H-ILP problem of one level: node k < N is group k's forward part, node N + i group
 /// N - 1 - i's backward part.
@@ -140,11 +178,18 @@ inline std::optional<hm_hilp_problem> hm_make_hilp(const memory_graph& g, const 
   std::vector<std::size_t> mark(g.size(), 0);
   std::size_t stamp = 0;
   std::int64_t own_outputs = 0;  // of the last deps_of call: bytes of the group's own outputs a backward schedule reads
+  // Of the last deps_of call: (position in the list, data) of the last read of each data of another
+  // group (never marked, so every read is seen). The group's own outputs a backward schedule reads
+  // are left out: their bytes are in the option's own profile already (freed there after their
+  // last read), so releasing them again would count them twice.
+  std::vector<std::pair<std::size_t, std::size_t>> last_read;
   auto deps_of = [&](std::size_t k, const std::vector<std::size_t>& list) -> std::optional<std::vector<std::size_t>> {
     ++stamp;
     own_outputs = 0;
     std::vector<std::size_t> d;
-    for (auto v : list) {
+    std::vector<std::pair<std::size_t, std::size_t>> reads;  // (data, position)
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::size_t v = list[i];
       for (auto u : g.predecessors(v)) {
         if (mark[u] == stamp) continue;
         if (owner[u] == hm_no_group) {
@@ -156,7 +201,7 @@ inline std::optional<hm_hilp_problem> hm_make_hilp(const memory_graph& g, const 
           }
           mark[u] = stamp;  // counted once (a resident value otherwise: the phantom's)
         } else if (node_of(u) != k) {
-          if (data_of[u] != hm_no_group) d.push_back(data_of[u]);  // else held to the end from its first run
+          if (data_of[u] != hm_no_group) d.push_back(data_of[u]), reads.emplace_back(data_of[u], i);  // else held to the end from its first run
         }
       }
       mark[v] = stamp;
@@ -165,7 +210,18 @@ inline std::optional<hm_hilp_problem> hm_make_hilp(const memory_graph& g, const 
     d.erase(std::unique(d.begin(), d.end()), d.end());
     for (auto m : d)
       if (p.producer[m] >= k) return std::nullopt;
+    std::sort(reads.begin(), reads.end());
+    last_read.clear();
+    for (std::size_t i = 0; i < reads.size(); ++i)
+      if (i + 1 == reads.size() || reads[i + 1].first != reads[i].first) last_read.emplace_back(reads[i].second, reads[i].first);
     return d;
+  };
+  // The points of a run (hm_hilp_points) when its profile matches its peak, less `shift`.
+  auto points_of = [&](const std::vector<std::int64_t>& profile, std::size_t length, std::int64_t peak, std::int64_t shift) {
+    if (profile.size() != length || profile.empty() || *std::max_element(profile.begin(), profile.end()) != peak) return std::vector<hm_hilp_point>{};
+    std::vector<std::int64_t> shifted(profile);
+    for (auto& b : shifted) b -= shift;
+    return hm_hilp_points(shifted, last_read);
   };
   p.forward_lists = groups;
   std::vector<std::size_t> forward_readers(g.size(), 0);  // hm_forward_once's scratch
@@ -176,22 +232,27 @@ inline std::optional<hm_hilp_problem> hm_make_hilp(const memory_graph& g, const 
       // for the barrier), at least 0.
       const std::int64_t phantom = std::max<std::int64_t>(0, c.resident - p.output[j] - p.held_from[j]);
       auto fd = deps_of(j, c.forward);
+      if (!fd) return std::nullopt;
+      p.variants[j].push_back({c.forward_cost, c.forward_peak, phantom, std::move(*fd), &c.forward,
+                               points_of(c.forward_profile, c.forward.size(), c.forward_peak, 0)});
       auto bd = deps_of(b, c.backward);
-      if (!fd || !bd) return std::nullopt;
-      p.variants[j].push_back({c.forward_cost, c.forward_peak, phantom, std::move(*fd), &c.forward});
+      if (!bd) return std::nullopt;
       // The backward peak holds the phantom and the group's outputs it reads, both already counted
       // (held, or run earlier in the stage: its input rows make sure of it).
-      p.variants[b].push_back({c.backward_cost, std::max<std::int64_t>(0, c.backward_peak - phantom - own_outputs), phantom, std::move(*bd), &c.backward});
+      p.variants[b].push_back({c.backward_cost, std::max<std::int64_t>(0, c.backward_peak - phantom - own_outputs), phantom, std::move(*bd),
+                               &c.backward, points_of(c.backward_profile, c.backward.size(), c.backward_peak, phantom + own_outputs)});
     }
     // Forward only: the group's vertices once, freeing what no other node reads.
     hm_hilp_variant fo;
     fo.vertices = &p.forward_lists[j];
+    std::vector<std::int64_t> profile;
     std::tie(fo.cost, fo.extra) = hm_forward_once(
         g, groups[j], j, owner, forward_readers, [&](std::size_t v) { return outward[v] || g.is_output(v); },
-        [&](std::size_t v) { return g.bytes(v); });
+        [&](std::size_t v) { return g.bytes(v); }, &profile);
     auto fd = deps_of(j, groups[j]);
     if (!fd) return std::nullopt;
     fo.deps = std::move(*fd);
+    fo.points = points_of(profile, groups[j].size(), fo.extra, 0);
     p.variants[j].push_back(std::move(fo));
   }
   return p;
@@ -217,8 +278,9 @@ struct hm_hilp_model {
 };
 
 /// Builds the MILP. nullopt when the budget leaves nothing after the constant part. O(K^2 x
-/// (variants + deps) + K x (D + sum over data of readers^2 x variants)) variables and terms, K = 2 x
-/// groups, D data (the second part with `free_values` only).
+/// (variants + deps) + K x (D + sum over data of readers^2 x variants + sum over variants of
+/// points x released)) variables and terms, K = 2 x groups, D data (the second part with
+/// `free_values` only).
 inline std::optional<hm_hilp_model> hm_build_hilp(const hm_hilp_problem& p, std::int64_t budget, bool free_values) {
   const std::size_t N = p.groups, K = 2 * N, D = p.producer.size();
   constexpr std::size_t none = hm_hilp_model::none;
@@ -390,13 +452,27 @@ inline std::optional<hm_hilp_model> hm_build_hilp(const hm_hilp_problem& p, std:
         if (x == none) continue;
         any = true;
         const auto& v = p.variants[k][o];
-        peak.push_back({x, units(v.extra)});
+        peak.push_back({x, units(free_values && !v.points.empty() ? v.points.front().extra : v.extra)});
         const double grows = units(p.output[k]) + (k < N && o + 1 < p.variants[k].size() ? units(v.phantom) : 0.0);
         if (grows > 0) after.push_back({x, grows});
       }
       if (!any) continue;
       after.insert(after.end(), freed_after[k].begin(), freed_after[k].end());
       hm.budget_rows.push_back(m.add_less_equal(std::move(peak), cap, "budget"));
+      // Correction terms: a later peak of a variant, without the data it has read for the last
+      // time when they are freed after this slot (whole units, as above).
+      for (std::size_t o = 0; free_values && o < p.variants[k].size(); ++o) {
+        const std::size_t x = hm.R[t][k][o];
+        if (x == none) continue;
+        const auto& points = p.variants[k][o].points;
+        for (std::size_t i = 1; i < points.size(); ++i) {
+          std::vector<linear_term> corrected{{before, 1}, {x, units(points[i].extra)}};
+          for (auto d : points[i].released)
+            for (const auto& [slot, f] : hm.F[t][d])
+              if (slot == k && p.data_bytes[d] / hm.unit > 0) corrected.push_back({f, -static_cast<double>(p.data_bytes[d] / hm.unit)});
+          hm.budget_rows.push_back(m.add_less_equal(std::move(corrected), cap, "budget, corrected"));
+        }
+      }
       const std::size_t u = m.add_continuous(0, infinity);
       after.push_back({u, -1});
       hm.memory_rows.emplace_back(m.add_equal(std::move(after), 0, "usage"), u, -1.0);
@@ -556,7 +632,8 @@ struct hm_hilp_outcome {
 
 /// Builds the model of `p` for `target`, gives `solve` the cheapest of `starts` that fits it as its
 /// start, and decodes the answer. The model counts more memory than the expanded plan uses (phantoms
-/// held to their stage's end, a schedule's inputs held through its peak), so its budget is raised by the
+/// held to their stage's end; without free_values also a schedule's inputs held through its peak and
+/// data to the stage's end), so its budget is raised by the
 /// smallest excess of the model's peak over `real_peaks` (the simulated peaks of the starts'
 /// expanded plans, -1 when unknown): a start whose plan fits `target` then fits the model when its
 /// excess is the smallest (always with one start); a larger raise lets the backend pick schedules
