@@ -361,3 +361,61 @@ TEST_CASE("hiremate H-ILP: the same plan on every run under a node limit") {
   CHECK(a.result.plan == b.result.plan);
   CHECK(a.stats.hilp_cost == b.stats.hilp_cost);
 }
+
+TEST_CASE("hiremate H-ILP: options' profiles follow their simulations, and a real level's variants get points from them") {
+  const dataflow_graph f = make_gpt({.layers = 3, .hidden = 32, .heads = 2, .sequence = 16, .vocab = 50});
+  const memory_graph t = make_memory_graph(make_training_graph(f));
+  const auto part = hiremate_partition(f, {.max_lower = 20, .max_top = 4});
+  REQUIRE(!part.levels.empty());
+  std::vector<std::vector<std::size_t>> groups;
+  for (const auto& grp : part.levels[0].groups) groups.push_back(grp.vertices);
+  const std::vector<std::size_t> owner = detail::hm_group_owner(t, groups);
+  std::vector<std::vector<detail::hm_group_choice>> choices(groups.size());
+  std::size_t options = 0;
+  for (std::size_t j = 0; j < groups.size(); ++j) {
+    const auto r = hiremate_subgraph_options(t, groups[j], {.budgets = 4, .max_options = 3});
+    REQUIRE(r.status == solve_status::feasible);
+    for (const auto& o : r.options) {
+      CHECK(o.transient == simulate_plan(r.sub.graph, o.plan).transient);
+      const auto c = detail::hm_choice_of(o, r.sub, nullptr);
+      // One entry per vertex of each schedule, at least the simulator's memory while it runs, and
+      // the part's peak as the largest.
+      REQUIRE(c.forward_profile.size() == c.forward.size());
+      REQUIRE(c.backward_profile.size() == c.backward.size());
+      std::size_t i = 0;
+      for (std::size_t s = 0; s < o.plan.steps.size(); ++s) {
+        const auto& step = o.plan.steps[s];
+        if (step.op != plan_op::compute || step.node == r.sub.barrier || r.sub.interface[step.node]) continue;
+        const std::int64_t entry = i < c.forward.size() ? c.forward_profile[i] : c.backward_profile[i - c.forward.size()];
+        CHECK(entry >= o.transient[s]);
+        ++i;
+      }
+      CHECK(i == c.forward.size() + c.backward.size());
+      if (!c.forward.empty()) CHECK(*std::max_element(c.forward_profile.begin(), c.forward_profile.end()) == o.forward_peak);
+      if (!c.backward.empty()) CHECK(*std::max_element(c.backward_profile.begin(), c.backward_profile.end()) == o.backward_peak);
+      choices[j].push_back(c);
+      ++options;
+    }
+  }
+  const auto p = detail::hm_make_hilp(t, groups, owner, choices);
+  REQUIRE(p);
+  std::size_t corrected = 0;
+  for (const auto& vs : p->variants)
+    for (const auto& v : vs) {
+      if (v.points.empty()) continue;
+      // The first point releases nothing, then the released data grow (all read by the variant)
+      // and the peaks rise to the variant's.
+      CHECK(v.points.front().released.empty());
+      for (std::size_t i = 1; i < v.points.size(); ++i) {
+        CHECK(v.points[i].extra > v.points[i - 1].extra);
+        CHECK(v.points[i].released.size() > v.points[i - 1].released.size());
+        CHECK(std::includes(v.points[i].released.begin(), v.points[i].released.end(), v.points[i - 1].released.begin(),
+                            v.points[i - 1].released.end()));
+        CHECK(std::includes(v.deps.begin(), v.deps.end(), v.points[i].released.begin(), v.points[i].released.end()));
+      }
+      CHECK(std::max<std::int64_t>(0, v.points.back().extra) == v.extra);
+      corrected += v.points.size() > 1;
+    }
+  MESSAGE(groups.size() << " groups, " << options << " options, " << corrected << " variants with correction terms");
+  CHECK(corrected >= groups.size());  // most groups read data before their peak
+}
