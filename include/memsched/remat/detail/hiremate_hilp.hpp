@@ -268,7 +268,8 @@ struct hm_hilp_model {
   std::vector<std::vector<std::vector<std::size_t>>> R;  ///< R[t][k][o], k <= t (none where a node cannot run).
   std::vector<std::vector<std::size_t>> S;               ///< S[t][d] (none unless d's producer < t).
   std::vector<std::vector<std::vector<std::size_t>>> P;  ///< P[t][j][o] (none where not held).
-  /// F[t][d]: (k, variable) for each slot k of stage t after which d may be freed, k ascending.
+  /// F[t][d]: (k, variable) for each slot k of stage t after which d may be freed, k ascending
+  /// (empty without free_values).
   std::vector<std::vector<std::vector<std::pair<std::size_t, std::size_t>>>> F;
   /// The rows defining the memory variables, in order: (row, the variable it defines, its coefficient there).
   std::vector<std::tuple<std::size_t, std::size_t, double>> memory_rows;
@@ -301,7 +302,7 @@ inline std::optional<hm_hilp_model> hm_build_hilp(const hm_hilp_problem& p, std:
   hm.R.assign(K, {});
   hm.S.assign(K, {});
   hm.P.assign(K, {});
-  hm.F.assign(K, std::vector<std::vector<std::pair<std::size_t, std::size_t>>>(D));
+  if (free_values) hm.F.assign(K, std::vector<std::vector<std::pair<std::size_t, std::size_t>>>(D));
   // Per data: the nodes with a variant reading it, ascending (all after its producer); FREE only.
   std::vector<std::vector<std::size_t>> readers(free_values ? D : 0);
   for (std::size_t k = 0; free_values && k < K; ++k)
@@ -430,7 +431,7 @@ inline std::optional<hm_hilp_model> hm_build_hilp(const hm_hilp_problem& p, std:
     // Memory. freed_after[k]: the FREE terms of slot k (whole units only: what was added was
     // rounded up, so the model never undercounts).
     std::vector<std::vector<linear_term>> freed_after(t + 1);
-    for (std::size_t d = 0; d < D; ++d)
+    for (std::size_t d = 0; free_values && d < D; ++d)
       for (const auto& [slot, f] : hm.F[t][d])
         if (p.data_bytes[d] / hm.unit > 0) freed_after[slot].push_back({f, -static_cast<double>(p.data_bytes[d] / hm.unit)});
     std::size_t before = m.add_continuous(0, infinity);
@@ -540,7 +541,7 @@ inline std::optional<std::vector<double>> hm_assign_hilp(const hm_hilp_problem& 
     }
   }
   // Each data freed after its last use in a stage unless held into the next.
-  for (std::size_t t = 0; t < K; ++t)
+  for (std::size_t t = 0; t < hm.F.size(); ++t)
     for (std::size_t d = 0; d < p.producer.size(); ++d) {
       if (hm.F[t][d].empty() || (t + 1 < K && x[hm.S[t + 1][d]] > 0.5)) continue;
       std::optional<std::size_t> last;
