@@ -408,6 +408,8 @@ inline hm_group_choice hm_choice_of(const hiremate_option& o, const hiremate_sub
   // A left-out step (the barrier, an interface value) reads no data: its memory goes to the next
   // vertex of its part, which has read the same data (the part's last vertex when none follows),
   // so that each profile's maximum is its part's peak.
+  // Profiles only from an option that carries its simulation.
+  const bool profiled = o.transient.size() == o.plan.steps.size();
   std::int64_t pending = 0;
   bool backward = false;
   for (std::size_t s = 0; s < o.plan.steps.size(); ++s) {
@@ -418,18 +420,17 @@ inline hm_group_choice hm_choice_of(const hiremate_option& o, const hiremate_sub
       pending = 0;
       backward = true;
     }
-    const std::int64_t running = s < o.transient.size() ? o.transient[s] : 0;
+    const std::int64_t running = profiled ? o.transient[s] : 0;
     const std::size_t local = map ? (*map)[step.node] : step.node;
     if (local == sub.barrier || sub.interface[local]) {
       pending = std::max(pending, running);
       continue;
     }
     (backward ? c.backward : c.forward).push_back(sub.original[local]);
-    (backward ? c.backward_profile : c.forward_profile).push_back(std::max(running, pending));
+    if (profiled) (backward ? c.backward_profile : c.forward_profile).push_back(std::max(running, pending));
     pending = 0;
   }
   if (!c.backward_profile.empty()) c.backward_profile.back() = std::max(c.backward_profile.back(), pending);
-  if (o.transient.empty()) c.forward_profile.clear(), c.backward_profile.clear();
   for (auto v : o.resident) {
     const std::size_t local = map ? (*map)[v] : v;
     if (local != sub.barrier && !sub.interface[local]) c.resident_vertices.push_back(sub.original[local]);

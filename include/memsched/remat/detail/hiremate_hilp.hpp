@@ -60,7 +60,7 @@ namespace memsched::detail {
 /// time before then (not resident then when the model frees them after the node).
 struct hm_hilp_point {
   std::int64_t extra = 0;
-  std::vector<std::size_t> released;
+  std::vector<std::size_t> released;  ///< Ascending.
 };
 
 /// One way to run an H-ILP node: costs and memory in bytes, and the vertices it computes.
@@ -428,12 +428,12 @@ inline std::optional<hm_hilp_model> hm_build_hilp(const hm_hilp_problem& p, std:
         m.add_less_equal(std::move(terms), 0, "phantom");
       }
     }
-    // Memory. freed_after[k]: the FREE terms of slot k (whole units only: what was added was
-    // rounded up, so the model never undercounts).
-    std::vector<std::vector<linear_term>> freed_after(t + 1);
+    // Memory. freed_after[k]: (data, its FREE term) of slot k (whole units only: what was added
+    // was rounded up, so the model never undercounts); the usage and correction rows take them.
+    std::vector<std::vector<std::pair<std::size_t, linear_term>>> freed_after(t + 1);
     for (std::size_t d = 0; free_values && d < D; ++d)
       for (const auto& [slot, f] : hm.F[t][d])
-        if (p.data_bytes[d] / hm.unit > 0) freed_after[slot].push_back({f, -static_cast<double>(p.data_bytes[d] / hm.unit)});
+        if (p.data_bytes[d] / hm.unit > 0) freed_after[slot].emplace_back(d, linear_term{f, -static_cast<double>(p.data_bytes[d] / hm.unit)});
     std::size_t before = m.add_continuous(0, infinity);
     {
       std::vector<linear_term> terms{{before, 1}};
@@ -458,7 +458,7 @@ inline std::optional<hm_hilp_model> hm_build_hilp(const hm_hilp_problem& p, std:
         if (grows > 0) after.push_back({x, grows});
       }
       if (!any) continue;
-      after.insert(after.end(), freed_after[k].begin(), freed_after[k].end());
+      for (const auto& [d, term] : freed_after[k]) after.push_back(term);
       hm.budget_rows.push_back(m.add_less_equal(std::move(peak), cap, "budget"));
       // Correction terms: a later peak of a variant, without the data it has read for the last
       // time when they are freed after this slot (whole units, as above).
@@ -468,9 +468,8 @@ inline std::optional<hm_hilp_model> hm_build_hilp(const hm_hilp_problem& p, std:
         const auto& points = p.variants[k][o].points;
         for (std::size_t i = 1; i < points.size(); ++i) {
           std::vector<linear_term> corrected{{before, 1}, {x, units(points[i].extra)}};
-          for (auto d : points[i].released)
-            for (const auto& [slot, f] : hm.F[t][d])
-              if (slot == k && p.data_bytes[d] / hm.unit > 0) corrected.push_back({f, -static_cast<double>(p.data_bytes[d] / hm.unit)});
+          for (const auto& [d, term] : freed_after[k])
+            if (std::binary_search(points[i].released.begin(), points[i].released.end(), d)) corrected.push_back(term);
           hm.budget_rows.push_back(m.add_less_equal(std::move(corrected), cap, "budget, corrected"));
         }
       }
