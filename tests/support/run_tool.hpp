@@ -4,6 +4,7 @@
 #include "temp_dir.hpp"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <sys/wait.h>
 
@@ -36,6 +37,17 @@ inline tool_run run_tool(const std::string& args, const temp_dir& scratch) {
   std::ifstream in(err_file);
   r.err.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   return r;
+}
+
+/// Runs `memsched ARGS`, REQUIREs that it exits with 0 and returns its standard output parsed as JSON.
+/// A failure names the command and shows its standard error (or the start of its output, if that is not
+/// JSON), so it reads as a failed check rather than an exception thrown out of the test.
+inline nlohmann::json run_tool_json(const std::string& args, const temp_dir& scratch) {
+  const tool_run r = run_tool(args, scratch);
+  REQUIRE_MESSAGE(r.exit_code == 0, "memsched " << args << " exited with " << r.exit_code << ": " << r.err);
+  nlohmann::json doc = nlohmann::json::parse(r.out, nullptr, false);
+  if (doc.is_discarded()) FAIL("memsched " << args << " did not print JSON: " << r.out.substr(0, 200));
+  return doc;
 }
 
 }  // namespace memsched::testing

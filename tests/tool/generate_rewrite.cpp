@@ -15,21 +15,12 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include <sys/wait.h>
-
-#include <cstdio>
 #include <fstream>
-#include <iterator>
 #include <string>
 
 using namespace memsched;
 using namespace memsched::testing;
 using nlohmann::json;
-
-namespace {
-
-
-}  // namespace
 
 TEST_CASE("memsched generate writes the library's graphs") {
   const temp_dir dir;
@@ -45,9 +36,7 @@ TEST_CASE("memsched generate writes the library's graphs") {
   };
   for (const auto& it : items) {
     const auto out = dir / "g.json";
-    const tool_run r = run_tool("generate " + it.args + " --out " + out.string() + " --json", dir);
-    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-    const json doc = json::parse(r.out);
+    const json doc = run_tool_json("generate " + it.args + " --out " + out.string() + " --json", dir);
     CHECK(doc.at("nodes") == num_vertices(it.expected));
     CHECK(doc.at("edges") == num_edges(it.expected));
     CHECK(to_json(read_json_graph(out)) == to_json(it.expected));
@@ -66,9 +55,7 @@ TEST_CASE("memsched rewrite reports the rewrites and the Kahn peaks before and a
   const temp_dir dir;
   const std::string path = std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/unet.inference.json";
   const auto out = dir / "unet_rw.json";
-  const tool_run r = run_tool("rewrite " + path + " --out " + out.string() + " --json", dir);
-  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  const json doc = json::parse(r.out);
+  const json doc = run_tool_json("rewrite " + path + " --out " + out.string() + " --json", dir);
   const dataflow_graph g = read_json_graph(path);
   const auto lib = rewrite_identities(g);
   CHECK(doc.at("concat_conv_rewrites") == 4);
@@ -80,7 +67,6 @@ TEST_CASE("memsched rewrite reports the rewrites and the Kahn peaks before and a
   REQUIRE(doc.at("original").size() == num_vertices(lib.graph));
   for (std::size_t v = 0; v < num_vertices(lib.graph); ++v) CHECK(doc["original"][v] == g[lib.original[v]].id);
   // --no-channel-wise: nothing applies to U-Net.
-  const tool_run none = run_tool("rewrite " + path + " --no-channel-wise --out " + out.string() + " --json", dir);
-  REQUIRE(none.exit_code == 0);
-  CHECK(json::parse(none.out).at("concats_removed") == 0);
+  const json none = run_tool_json("rewrite " + path + " --no-channel-wise --out " + out.string() + " --json", dir);
+  CHECK(none.at("concats_removed") == 0);
 }

@@ -53,24 +53,20 @@ TEST_CASE("convert writes every format and each reads back as the ONNX reader's 
 TEST_CASE("convert --alias-views and --no-fold give the reader's options; order and info read .onnx") {
   temp_dir dir;
   const auto path = model("resnet18.onnx");
-  const tool_run merged = run_tool("convert " + path.string() + " --alias-views --out " + (dir / "a.json").string() + " --json", dir);
-  REQUIRE(merged.exit_code == 0);
-  CHECK(json::parse(merged.out)["merged_views"] == 1);
+  const json merged =
+      run_tool_json("convert " + path.string() + " --alias-views --out " + (dir / "a.json").string() + " --json", dir);
+  CHECK(merged["merged_views"] == 1);
   CHECK(canonical(read_graph(dir / "a.json")) == canonical(read_onnx_graph(path, {.alias_views = true})));
   const tool_run literal = run_tool("convert " + path.string() + " --no-fold --out " + (dir / "n.json").string(), dir);
   REQUIRE(literal.exit_code == 0);
   CHECK(canonical(read_graph(dir / "n.json")) == canonical(read_onnx_graph(path, {.fold_constants = false})));
 
-  const tool_run order = run_tool("order " + path.string() + " --algo serenity --json", dir);
-  REQUIRE(order.exit_code == 0);
-  const json o = json::parse(order.out);
+  const json o = run_tool_json("order " + path.string() + " --algo serenity --json", dir);
   const dataflow_graph g = read_onnx_graph(path);
   const auto best = serenity_order(g);
   CHECK(o["status"] == "optimal");
   CHECK(o["peak_bytes"] == best.peak_bytes);
-  const tool_run info = run_tool("info " + path.string() + " --json", dir);
-  REQUIRE(info.exit_code == 0);
-  const json i = json::parse(info.out);
+  const json i = run_tool_json("info " + path.string() + " --json", dir);
   CHECK(i["nodes"] == num_vertices(g));
   // What the reader left out is reported: weights are not vertices.
   const auto read = read_onnx_model(path);
@@ -104,9 +100,9 @@ TEST_CASE("convert binds symbolic dimensions with --dim and reports its mistakes
   const auto path = dir / "sym.onnx";
   std::ofstream(path, std::ios::binary) << m.SerializeAsString();
 
-  const tool_run two = run_tool("convert " + path.string() + " --dim batch=2 --out " + (dir / "s.json").string() + " --json", dir);
-  REQUIRE(two.exit_code == 0);
-  CHECK(json::parse(two.out)["total_bytes"] == 2 * (2 * 4 * 4));
+  const json two =
+      run_tool_json("convert " + path.string() + " --dim batch=2 --out " + (dir / "s.json").string() + " --json", dir);
+  CHECK(two["total_bytes"] == 2 * (2 * 4 * 4));
   const tool_run unbound = run_tool("convert " + path.string() + " --out " + (dir / "s.json").string(), dir);
   CHECK(unbound.exit_code == 1);
   CHECK(contains(unbound.err, path.string() + ": tensor 'x' (graph input): dimension 0 is symbolic ('batch')"));
@@ -124,16 +120,15 @@ TEST_CASE("convert binds symbolic dimensions with --dim and reports its mistakes
 TEST_CASE("convert --no-inplace: ONNX in-place outputs are on by default, off with the flag; Serenity's optimum with and without") {
   temp_dir dir;
   const auto path = model("resnet18.onnx");
-  const tool_run on = run_tool("convert " + path.string() + " --out " + (dir / "on.json").string() + " --json", dir);
-  const tool_run off = run_tool("convert " + path.string() + " --no-inplace --out " + (dir / "off.json").string() + " --json", dir);
-  REQUIRE(on.exit_code == 0);
-  REQUIRE(off.exit_code == 0);
-  CHECK(json::parse(off.out)["inplace_nodes"] == 0);
+  const json on = run_tool_json("convert " + path.string() + " --out " + (dir / "on.json").string() + " --json", dir);
+  const json off =
+      run_tool_json("convert " + path.string() + " --no-inplace --out " + (dir / "off.json").string() + " --json", dir);
+  CHECK(off["inplace_nodes"] == 0);
   const onnx_read_result read_on = read_onnx_model(path);
   const dataflow_graph& with = read_on.graph;
   const dataflow_graph without = read_onnx_graph(path, {.inplace = false});
   CHECK(read_on.inplace_nodes > 0);
-  CHECK(json::parse(on.out)["inplace_nodes"] == read_on.inplace_nodes);
+  CHECK(on["inplace_nodes"] == read_on.inplace_nodes);
   // One independent count of the marked vertices, against the reader's.
   std::size_t marked = 0;
   for (std::size_t v = 0; v < num_vertices(with); ++v) marked += with[v].inplace;
@@ -143,9 +138,7 @@ TEST_CASE("convert --no-inplace: ONNX in-place outputs are on by default, off wi
   // Serenity proves its optimum both ways; in place is never worse, and here strictly better (the
   // stem's Relu writes over the Conv's 3.2 MB output).
   auto optimum = [&](const std::string& file) {
-    const tool_run r = run_tool("order " + (dir / file).string() + " --algo serenity --json", dir);
-    REQUIRE(r.exit_code == 0);
-    const json o = json::parse(r.out);
+    const json o = run_tool_json("order " + (dir / file).string() + " --algo serenity --json", dir);
     CHECK(o["status"] == "optimal");
     return o["peak_bytes"].get<std::int64_t>();
   };

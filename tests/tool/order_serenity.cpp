@@ -14,10 +14,13 @@ namespace {
 using namespace memsched::testing;
 using json = nlohmann::json;
 
-tool_run run(const std::string& args) {
-  static const temp_dir stderr_dir;
-  return run_tool(args, stderr_dir);
+// One scratch directory holds the standard error of every run.
+const temp_dir& stderr_dir() {
+  static const temp_dir dir;
+  return dir;
 }
+tool_run run(const std::string& args) { return run_tool(args, stderr_dir()); }
+json run_json(const std::string& args) { return run_tool_json(args, stderr_dir()); }
 
 const std::string n250 = std::string(MEMSCHED_TEST_DATA_DIR) + "/moccasin/random_layered_n250.json";
 
@@ -26,34 +29,26 @@ const std::string n250 = std::string(MEMSCHED_TEST_DATA_DIR) + "/moccasin/random
 TEST_CASE("memsched order --algo serenity proves random_layered_n250 optimal; simulate agrees") {
   const temp_dir s;
   const std::string order = (s / "order.json").string();
-  const tool_run r = run("order " + n250 + " --algo serenity --out " + order + " --json");
-  REQUIRE(r.exit_code == 0);
-  const json doc = json::parse(r.out);
+  const json doc = run_json("order " + n250 + " --algo serenity --out " + order + " --json");
   CHECK(doc["status"] == "optimal");
   CHECK(doc["peak_bytes"] == 105170);
   CHECK(doc["lower_bound"] == 105170);
   CHECK(doc["stats"]["states_expanded"].get<std::int64_t>() > 0);
-  const tool_run sim = run("simulate " + n250 + " --order " + order + " --json");
-  REQUIRE(sim.exit_code == 0);
-  CHECK(json::parse(sim.out)["peak_bytes"] == 105170);
+  const json sim = run_json("simulate " + n250 + " --order " + order + " --json");
+  CHECK(sim["peak_bytes"] == 105170);
   // Kahn's order of the same graph, for the reduction the docs quote.
-  const tool_run kahn = run("order " + n250 + " --algo kahn --json");
-  REQUIRE(kahn.exit_code == 0);
-  CHECK(json::parse(kahn.out)["peak_bytes"] == 135910);
+  const json kahn = run_json("order " + n250 + " --algo kahn --json");
+  CHECK(kahn["peak_bytes"] == 135910);
 }
 
 TEST_CASE("memsched order --algo serenity: budget, limits and the layered search alone") {
   // A budget one byte below the optimum: status infeasible (exit code 0: the order command reports
   // the status), with a lower bound that proves the budget impossible.
-  const tool_run below = run("order " + n250 + " --algo serenity --budget 105169 --json");
-  REQUIRE(below.exit_code == 0);
-  const json b = json::parse(below.out);
+  const json b = run_json("order " + n250 + " --algo serenity --budget 105169 --json");
   CHECK(b["status"] == "infeasible");
   CHECK(b["lower_bound"].get<std::int64_t>() >= 105170);
   // The layered DP alone, stopped after a few states: a valid order marked feasible.
-  const tool_run capped = run("order " + n250 + " --algo serenity --decision-budget 0 --max-states 1000 --json");
-  REQUIRE(capped.exit_code == 0);
-  const json c = json::parse(capped.out);
+  const json c = run_json("order " + n250 + " --algo serenity --decision-budget 0 --max-states 1000 --json");
   CHECK(c["status"] == "feasible");
   CHECK(c["peak_bytes"].get<std::int64_t>() >= 105170);
   CHECK(c["lower_bound"].get<std::int64_t>() <= 105170);
@@ -61,13 +56,10 @@ TEST_CASE("memsched order --algo serenity: budget, limits and the layered search
   // local search lowers the peak of the same capped run without it), and its answer is still a
   // valid order of the graph.
   const std::string no_beam = "order " + n250 + " --algo serenity --decision-budget 0 --max-states 1000 --beam-width 0 ";
-  const tool_run local = run(no_beam + "--reorder-window 32 --reorder-attempts 200 --json");
-  const tool_run plain = run(no_beam + "--json");
-  REQUIRE(local.exit_code == 0);
-  REQUIRE(plain.exit_code == 0);
-  const json l = json::parse(local.out);
+  const json l = run_json(no_beam + "--reorder-window 32 --reorder-attempts 200 --json");
+  const json plain = run_json(no_beam + "--json");
   CHECK(l["peak_bytes"].get<std::int64_t>() >= 105170);
-  CHECK(l["peak_bytes"].get<std::int64_t>() < json::parse(plain.out)["peak_bytes"].get<std::int64_t>());
+  CHECK(l["peak_bytes"].get<std::int64_t>() < plain["peak_bytes"].get<std::int64_t>());
 }
 
 TEST_CASE("memsched order --algo serenity rejects bad option values") {
@@ -122,12 +114,11 @@ TEST_CASE("memsched order --algo serenity --rewrite lists every original node on
   const std::string unet = std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/unet.inference.json";
   const temp_dir s;
   const std::string order = (s / "order.json").string();
-  const tool_run r = run("order " + unet + " --algo serenity --rewrite --out " + order + " --json");
-  REQUIRE(r.exit_code == 0);
-  const json doc = json::parse(r.out);
+  const json doc = run_json("order " + unet + " --algo serenity --rewrite --out " + order + " --json");
   CHECK(doc["status"] == "optimal");
   // The order is one of the original graph: simulate accepts it.
   const tool_run sim = run("simulate " + unet + " --order " + order + " --json");
   CHECK(sim.exit_code == 0);
-  CHECK(json::parse(r.out)["order"].size() == json::parse(run("info " + unet + " --json").out)["nodes"].get<std::size_t>());
+  const json info = run_json("info " + unet + " --json");
+  CHECK(doc["order"].size() == info["nodes"].get<std::size_t>());
 }

@@ -13,13 +13,8 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <set>
 #include <string>
 
@@ -28,7 +23,6 @@ using namespace memsched::testing;
 using nlohmann::json;
 
 namespace {
-
 
 const std::filesystem::path data_dir(MEMSCHED_TEST_DATA_DIR);
 
@@ -104,9 +98,9 @@ TEST_CASE("memsched remat: JSON, plans the simulator accepts, infeasible -> exit
   }
   // checkpoint-all at the no-remat peak: overhead exactly 0; one byte less: no plan (not a proof:
   // no_solution, with a message), exit 2; below what one vertex needs with its inputs: infeasible.
-  const tool_run ok = run_tool("remat " + path.string() + " --budget " + std::to_string(peak) + " --algo checkpoint-all --json", dir);
-  CHECK(ok.exit_code == 0);
-  CHECK(json::parse(ok.out).at("overhead") == 0.0);
+  const json ok =
+      run_tool_json("remat " + path.string() + " --budget " + std::to_string(peak) + " --algo checkpoint-all --json", dir);
+  CHECK(ok.at("overhead") == 0.0);
   const tool_run no = run_tool("remat " + path.string() + " --budget " + std::to_string(peak - 1) + " --algo checkpoint-all --json", dir);
   CHECK(no.exit_code == 2);
   CHECK(json::parse(no.out).at("status") == "no_solution");
@@ -125,9 +119,7 @@ TEST_CASE("memsched remat: JSON, plans the simulator accepts, infeasible -> exit
 
 TEST_CASE("memsched revolve prints the schedule and t(l, s)") {
   const temp_dir dir;
-  const tool_run r = run_tool("revolve --steps 100 --snaps 5 --json", dir);
-  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  const json doc = json::parse(r.out);
+  const json doc = run_tool_json("revolve --steps 100 --snaps 5 --json", dir);
   CHECK(doc.at("forward_steps") == 316);
   const revolve_schedule sched = revolve_actions(100, 5);
   REQUIRE(doc.at("actions").size() == sched.actions.size());
@@ -147,9 +139,7 @@ TEST_CASE("memsched sweep: table, JSON and CSV") {
   const temp_dir dir;
   const auto path = data_dir / "torch" / "vgg16.training.json";
   const auto csv = dir / "sweep.csv";
-  const tool_run r = run_tool("sweep " + path.string() + " --budgets 90%,80%,70% --json --csv " + csv.string(), dir);
-  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  const json doc = json::parse(r.out);
+  const json doc = run_tool_json("sweep " + path.string() + " --budgets 90%,80%,70% --json --csv " + csv.string(), dir);
   REQUIRE(doc.at("rows").size() == 3);
   const dataflow_graph g = read_json_graph(path);
   CHECK(doc.at("no_remat_peak") == checkpoint_all_plan(g, unlimited_budget).peak_bytes);
@@ -181,9 +171,9 @@ TEST_CASE("memsched remat: checkmate and moccasin choose the input order the sam
   const auto expected = remat_input_order(g, {.source = input_order_source::graph});
   for (const char* algo : {"checkmate-lp", "moccasin"}) {
     CAPTURE(algo);
-    const tool_run r = run_tool("remat " + path.string() + " --budget 100% --algo " + algo + " --order-from graph --time-limit 5 --json", dir);
-    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-    CHECK(json::parse(r.out).at("order_source") == expected.source);
+    const json doc = run_tool_json(
+        "remat " + path.string() + " --budget 100% --algo " + algo + " --order-from graph --time-limit 5 --json", dir);
+    CHECK(doc.at("order_source") == expected.source);
   }
   CHECK(run_tool("remat " + path.string() + " --budget 100% --algo moccasin --order-from nope", dir).exit_code == 2);
 }

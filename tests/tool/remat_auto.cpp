@@ -81,14 +81,13 @@ TEST_CASE("memsched remat --algo auto: the library's plan along Kahn's order on 
     CHECK(doc.at("total_cost").get<double>() == doctest::Approx(sim.total_cost));
     CHECK(doc.at("total_cost").get<double>() == doctest::Approx(lib.total_cost));
     // --skip: the library's plan without those stages.
-    const tool_run skipped = run_tool("remat " + path.string() + " --budget " + std::to_string(budget) +
-                                          " --algo auto --backend none --order-from kahn --lifetime-rounds 10 --skip eviction-greedy,hiremate --time-limit 1e12 --json",
-                                      dir);
+    const json skipped_doc = run_tool_json("remat " + path.string() + " --budget " + std::to_string(budget) +
+                                               " --algo auto --backend none --order-from kahn --lifetime-rounds 10"
+                                               " --skip eviction-greedy,hiremate --time-limit 1e12 --json",
+                                           dir);
     const remat_result lib_skipped =
         remat_plan(df, budget, remat_plan_options{.order = kahn, .eviction_greedy = false, .lifetime_rounds = 10, .hiremate = false});
     REQUIRE(has_solution(lib_skipped.status));
-    CHECK(skipped.exit_code == 0);
-    const json skipped_doc = json::parse(skipped.out);
     CHECK(skipped_doc.at("method") == lib_skipped.stats.method);
     CHECK(skipped_doc.at("method") != "hiremate");
     CHECK(plan_from_json(skipped_doc, ids, "tool output") == lib_skipped.plan);
@@ -126,11 +125,10 @@ TEST_CASE("memsched remat --algo auto --order-from free: the file's order and th
   const input_order_result file_order = remat_input_order(df, input_order_options{.source = input_order_source::graph});
   const input_order_result best = remat_input_order(df, input_order_options{.source = input_order_source::best, .serenity_time_limit = std::chrono::duration<double>(30), .serenity_max_states = 100'000});
   REQUIRE(best.peak_bytes < file_order.peak_bytes);  // the file's order does not fit at the best order's peak
-  const tool_run r = run_tool("remat " + path.string() + " --budget " + std::to_string(best.peak_bytes) +
-                                  " --algo auto --backend none --order-from free --lifetime-rounds 10 --time-limit 1e12 --json",
-                              dir);
-  REQUIRE(r.exit_code == 0);
-  const json doc = json::parse(r.out);
+  const json doc = run_tool_json("remat " + path.string() + " --budget " + std::to_string(best.peak_bytes) +
+                                     " --algo auto --backend none --order-from free --lifetime-rounds 10 --time-limit 1e12"
+                                     " --json",
+                                 dir);
   CHECK(doc.at("status") == "optimal");
   CHECK(doc.at("overhead").get<double>() == doctest::Approx(0));
   CHECK(doc.at("order_source") == "free");
@@ -164,9 +162,8 @@ TEST_CASE("memsched remat --algo auto --backend none: the native bound proves a 
   // The chain of the CBC case: at 40 bytes x0 or x1 must go while x2's gradient runs, so every
   // plan costs at least 8 (remat_cost_lower_bound), and one recomputation reaches it.
   const auto path = write_training_chain(dir);
-  const tool_run none = run_tool("remat " + path.string() + " --budget 40 --algo auto --backend none --order-from kahn --json", dir);
-  CHECK(none.exit_code == 0);
-  const json d2 = json::parse(none.out);
+  const json d2 =
+      run_tool_json("remat " + path.string() + " --budget 40 --algo auto --backend none --order-from kahn --json", dir);
   CHECK(d2.at("status") == "optimal");
   REQUIRE(d2.at("cost_bound").is_number());
   CHECK(d2.at("cost_bound").get<double>() == doctest::Approx(8.0));
@@ -186,9 +183,8 @@ TEST_CASE("memsched remat --algo auto --backend cbc: a training chain proven opt
   const dataflow_graph df = read_json_graph(path);
   const memory_graph g = make_memory_graph(df);
   REQUIRE(g.has_training_roles());
-  const tool_run r = run_tool("remat " + path.string() + " --budget 40 --algo auto --backend cbc --order-from kahn --time-limit 1e12 --json", dir);
-  CHECK(r.exit_code == 0);
-  const json doc = json::parse(r.out);
+  const json doc = run_tool_json(
+      "remat " + path.string() + " --budget 40 --algo auto --backend cbc --order-from kahn --time-limit 1e12 --json", dir);
   CHECK(doc.at("status") == "optimal");
   CHECK(doc.at("backend") == "cbc");
   CHECK(doc.at("total_cost") == 8.0);

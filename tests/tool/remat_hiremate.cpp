@@ -33,9 +33,8 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
   for (int pct : {60, 80, 100}) {
     CAPTURE(pct);
     const std::int64_t budget = peak * pct / 100;
-    const tool_run r = run_tool("remat " + path.string() + " --budget " + std::to_string(budget) + " --algo hiremate --threads 2 --json", dir);
-    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-    const json doc = json::parse(r.out);
+    const json doc = run_tool_json(
+        "remat " + path.string() + " --budget " + std::to_string(budget) + " --algo hiremate --threads 2 --json", dir);
     const auto lib = hiremate_plan_detailed(df, budget, hiremate_options{.threads = 1});
     REQUIRE(doc.at("status") == std::string(to_string(lib.result.status)));
     const auto& h = doc.at("hiremate");
@@ -59,12 +58,11 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
   // The previous defaults through the flags: the library's plan with the same options.
   {
     const std::int64_t budget = peak * 90 / 100;
-    const tool_run r = run_tool("remat " + path.string() + " --budget " + std::to_string(budget) +
-                                    " --algo hiremate --options 4 --resident-levels 0 --no-heuristic-start --no-dtr --json", dir);
+    const json doc = run_tool_json("remat " + path.string() + " --budget " + std::to_string(budget) +
+                                       " --algo hiremate --options 4 --resident-levels 0 --no-heuristic-start --no-dtr --json",
+                                   dir);
     const auto lib = hiremate_plan_detailed(df, budget, hiremate_options{.max_options = 4, .resident_levels = 0, .dtr = false, .heuristic_start = false});
     REQUIRE(has_solution(lib.result.status));  // measured: the hierarchy plans resnet18 at 90% (+0.13%)
-    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-    const json doc = json::parse(r.out);
     REQUIRE(doc.at("status") == std::string(to_string(lib.result.status)));
     CHECK(plan_from_json(doc, ids, "tool output") == lib.result.plan);
   }
@@ -72,14 +70,14 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
   // the partition stops wrapping at M^t nodes).
   {
     const std::int64_t budget = peak * 80 / 100;
-    const tool_run r = run_tool("remat " + path.string() + " --budget " + std::to_string(budget) +
-                                    " --algo hiremate --max-lower 4 --max-top 4 --max-chain-stages 8 --no-heuristic-start --json", dir);
+    const json doc = run_tool_json("remat " + path.string() + " --budget " + std::to_string(budget) +
+                                       " --algo hiremate --max-lower 4 --max-top 4 --max-chain-stages 8 --no-heuristic-start"
+                                       " --json",
+                                   dir);
     const auto lib =
         hiremate_plan_detailed(df, budget, hiremate_options{.partition = {.max_lower = 4, .max_top = 4}, .max_chain_stages = 8, .heuristic_start = false});
     CHECK(lib.stats.max_lower > 4);
     CHECK(lib.stats.groups <= 8);
-    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-    const json doc = json::parse(r.out);
     CHECK(doc.at("hiremate").at("max_lower") == lib.stats.max_lower);
     CHECK(doc.at("hiremate").at("groups") == lib.stats.groups);
     REQUIRE(doc.at("status") == std::string(to_string(lib.result.status)));
@@ -91,16 +89,16 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
   // tables are too small for the cap to change the plan; --partitions 1 keeps that grain.
   {
     const std::int64_t budget = peak * 80 / 100;
-    const tool_run r = run_tool("remat " + path.string() + " --budget " + std::to_string(budget) +
-                                    " --algo hiremate --max-memory 65536 --merge-spans 0 --partitions 1 --no-heuristic-start --json", dir);
+    const json doc = run_tool_json("remat " + path.string() + " --budget " + std::to_string(budget) +
+                                       " --algo hiremate --max-memory 65536 --merge-spans 0 --partitions 1"
+                                       " --no-heuristic-start --json",
+                                   dir);
     const auto capped =
         hiremate_plan_detailed(df, budget, hiremate_options{.max_bytes = 65536, .merge_spans = 0, .partitions = 1, .heuristic_start = false});
     const auto uncapped = hiremate_plan_detailed(df, budget, hiremate_options{.merge_spans = 0, .partitions = 1, .heuristic_start = false});
     REQUIRE(has_solution(capped.result.status));
     REQUIRE(has_solution(uncapped.result.status));
     CHECK(capped.result.plan != uncapped.result.plan);  // otherwise this case could not tell the flag was read
-    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-    const json doc = json::parse(r.out);
     CHECK(doc.at("hiremate").at("partitions_tried") == 1);
     const execution_plan plan = plan_from_json(doc, ids, "tool output");
     CHECK(plan == capped.result.plan);
@@ -111,16 +109,14 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
   // 40% and 60-90% the two-level solve of the same grain does).
   {
     const std::int64_t budget = peak * 50 / 100;
-    const tool_run r = run_tool("remat " + path.string() + " --budget " + std::to_string(budget) +
-                                    " --algo hiremate --levels 3 --max-lower 6 --max-top 4 --budgets 4 --resident-levels 1 --partitions 1"
-                                    " --merge-spans 0 --no-heuristic-start --json",
-                                dir);
+    const json doc = run_tool_json("remat " + path.string() + " --budget " + std::to_string(budget) +
+                                       " --algo hiremate --levels 3 --max-lower 6 --max-top 4 --budgets 4 --resident-levels 1"
+                                       " --partitions 1 --merge-spans 0 --no-heuristic-start --json",
+                                   dir);
     const auto lib = hiremate_plan_detailed(df, budget, hiremate_options{.partition = {.max_lower = 6, .max_top = 4}, .budgets = 4, .resident_levels = 1,
                                                                          .merge_spans = 0, .partitions = 1, .levels = 3, .heuristic_start = false});
     REQUIRE(has_solution(lib.result.status));
     CHECK(lib.stats.levels == 3);  // otherwise this case could not tell the flag was read
-    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-    const json doc = json::parse(r.out);
     CHECK(doc.at("hiremate").at("hierarchy_levels") == lib.stats.levels);
     CHECK(doc.at("hiremate").at("groups") == lib.stats.groups);
     const execution_plan plan = plan_from_json(doc, ids, "tool output");
@@ -187,11 +183,10 @@ TEST_CASE("memsched remat --algo hiremate --top-solver cbc --hilp-free: the FREE
   // The models' sizes do not depend on how far CBC gets, so a short time limit keeps this cheap.
   std::size_t variables[2] = {0, 0};
   for (const bool free_values : {false, true}) {
-    const tool_run r = run_tool("remat " + path.string() + " --budget " + std::to_string(budget) +
-                                    " --algo hiremate --top-solver cbc --partitions 1 --time-limit 4 --json" + (free_values ? " --hilp-free" : ""),
-                                dir);
-    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-    const json doc = json::parse(r.out);
+    const json doc = run_tool_json("remat " + path.string() + " --budget " + std::to_string(budget) +
+                                       " --algo hiremate --top-solver cbc --partitions 1 --time-limit 4 --json" +
+                                       (free_values ? " --hilp-free" : ""),
+                                   dir);
     REQUIRE(doc.at("status") == "feasible");
     variables[free_values] = doc.at("hiremate").at("hilp_variables").get<std::size_t>();
     CHECK(simulate_plan(g, plan_from_json(doc, ids, "tool output")).peak_bytes <= budget);
@@ -210,11 +205,10 @@ TEST_CASE("memsched remat --algo hiremate --lower-solver cbc: Checkmate's MILP a
   const std::int64_t budget = no_remat_peak(g) * 6 / 10;
   // Two budgets per class (each MILP may take its 1 s; the larger budget needs no recomputation,
   // which the MILP proves without a search): the flag's path, not the plan's quality.
-  const tool_run r = run_tool("remat " + path.string() + " --budget " + std::to_string(budget) +
-                                  " --algo hiremate --lower-solver cbc --budgets 2 --resident-levels 0 --partitions 1 --no-heuristic-start --json",
-                              dir);
-  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  const json doc = json::parse(r.out);
+  const json doc = run_tool_json("remat " + path.string() + " --budget " + std::to_string(budget) +
+                                     " --algo hiremate --lower-solver cbc --budgets 2 --resident-levels 0 --partitions 1"
+                                     " --no-heuristic-start --json",
+                                 dir);
   REQUIRE(doc.at("status") == "feasible");
   CHECK(doc.at("hiremate").at("source") == "hierarchy");
   // The flag reached the library: with one partition, two budgets and no squeezed solves, each

@@ -88,14 +88,13 @@ TEST_CASE("memsched remat --algo free-order: the library's plan on n100 below ev
   std::vector<std::int64_t> ids;
   for (std::size_t v = 0; v < g.size(); ++v) ids.push_back(static_cast<std::int64_t>(g.id(v)));
   const std::int64_t budget = 30'000;  // every order peaks at 36,790 or more
-  const tool_run r = run_tool("remat " + path.string() + " --budget " + std::to_string(budget) +
-                                  " --algo free-order --max-evaluations 300 --max-copy-depth 0 --max-rounds 20 --seed 1 --json",
-                              dir);
+  const json doc = run_tool_json("remat " + path.string() + " --budget " + std::to_string(budget) +
+                                     " --algo free-order --max-evaluations 300 --max-copy-depth 0 --max-rounds 20 --seed 1"
+                                     " --json",
+                                 dir);
   const remat_result lib =
       free_order_plan(df, budget, free_order_options{.max_evaluations = 300, .max_copy_depth = 0, .lifetime_rounds = 20, .seed = 1});
   REQUIRE(has_solution(lib.status));
-  REQUIRE(r.exit_code == 0);
-  const json doc = json::parse(r.out);
   CHECK(doc.at("status") == std::string(to_string(lib.status)));
   CHECK(doc.at("algorithm") == "free-order");
   CHECK(doc.at("max_evaluations") == 300);

@@ -20,11 +20,14 @@ using namespace memsched::testing;
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
-// Standard error is not checked here; one scratch directory holds it for every run.
-tool_run run(const std::string& args) {
-  static const temp_dir stderr_dir;
-  return run_tool(args, stderr_dir);
+// Standard error is not checked here (run_json shows it when a run fails); one scratch directory
+// holds it for every run.
+const temp_dir& stderr_dir() {
+  static const temp_dir dir;
+  return dir;
 }
+tool_run run(const std::string& args) { return run_tool(args, stderr_dir()); }
+json run_json(const std::string& args) { return run_tool_json(args, stderr_dir()); }
 
 
 // 0 (10) -> {1, 2} -> 3 (5); bytes 10 20 30 5, cost 1 2 3 4: the diamond of tests/order/kahn.cpp,
@@ -40,9 +43,7 @@ TEST_CASE("memsched simulate --order: a valid order, by hand") {
   const temp_dir s;
   const std::string graph = s.write("g.json", diamond);
   const std::string order = s.write("o.json", R"({"order": [100, 102, 101, 103]})");
-  const tool_run r = run("simulate " + graph + " --order " + order + " --json");
-  REQUIRE(r.exit_code == 0);
-  const json doc = json::parse(r.out);
+  const json doc = run_json("simulate " + graph + " --order " + order + " --json");
   CHECK(doc["valid"] == true);
   // 100: 10 | 102: 40 | 101: 60, frees 100 -> 50 | 103: 55 -> 5.
   CHECK(doc["peak_bytes"] == 60);
@@ -60,17 +61,13 @@ TEST_CASE("memsched simulate --order: a valid order, by hand") {
   CHECK(doc["timeline"][3]["live_after"] == 5);
   // A bare array is accepted; first-fit and an on-chip capacity that forces traffic.
   const std::string bare = s.write("bare.json", "[100, 101, 102, 103]");
-  const tool_run ff = run("simulate " + graph + " --order " + bare + " --arena first-fit --onchip 55 --json");
-  REQUIRE(ff.exit_code == 0);
-  const json d2 = json::parse(ff.out);
+  const json d2 = run_json("simulate " + graph + " --order " + bare + " --arena first-fit --onchip 55 --json");
   CHECK(d2["arena"] == "first-fit");
   // 100 101 102 103 with 55 bytes: running 102 (10 + 20 + 30 = 60) must evict 101 (100 is its
   // input, so pinned): write 20; 103 reads it back: 20.
   CHECK(d2["offchip_bytes"] == 40);
   CHECK(d2["offchip"]["bytes_written"] == 20);
-  const tool_run tiny = run("simulate " + graph + " --order " + bare + " --onchip 10 --json");
-  REQUIRE(tiny.exit_code == 0);
-  const json d3 = json::parse(tiny.out);
+  const json d3 = run_json("simulate " + graph + " --order " + bare + " --onchip 10 --json");
   CHECK(d3["offchip_bytes"].is_null());
   CHECK(d3["offchip"]["status"] == "infeasible");
 }
@@ -81,12 +78,8 @@ TEST_CASE("memsched simulate accepts the output of memsched order, for every bas
   for (const char* algo : {"kahn", "dfs", "greedy"}) {
     CAPTURE(algo);
     const std::string order = (s / (std::string(algo) + ".json")).string();
-    const tool_run o = run("order " + graph + " --algo " + algo + " --out " + order + " --json");
-    REQUIRE(o.exit_code == 0);
-    const json ordered = json::parse(o.out);
-    const tool_run r = run("simulate " + graph + " --order " + order + " --json");
-    REQUIRE(r.exit_code == 0);
-    const json doc = json::parse(r.out);
+    const json ordered = run_json("order " + graph + " --algo " + algo + " --out " + order + " --json");
+    const json doc = run_json("simulate " + graph + " --order " + order + " --json");
     CHECK(doc["valid"] == true);
     CHECK(doc["peak_bytes"] == ordered["peak_bytes"]);
     CHECK(doc["arena_bytes"].get<std::int64_t>() >= doc["peak_bytes"].get<std::int64_t>());
@@ -139,9 +132,7 @@ TEST_CASE("memsched simulate --plan: recomputation, cost and overhead") {
     {"op": "compute", "node": 100}, {"op": "compute", "node": 101}, {"op": "free", "node": 100},
     {"op": "compute", "node": 100}, {"op": "compute", "node": 102}, {"op": "free", "node": 100},
     {"op": "compute", "node": 103}, {"op": "free", "node": 101}, {"op": "free", "node": 102}]})");
-  const tool_run r = run("simulate " + graph + " --plan " + plan + " --json");
-  REQUIRE(r.exit_code == 0);
-  const json doc = json::parse(r.out);
+  const json doc = run_json("simulate " + graph + " --plan " + plan + " --json");
   CHECK(doc["valid"] == true);
   CHECK(doc["kind"] == "plan");
   // 10 | 30 -> 20 | 30 | 60 -> 50 | 55 -> 25 -> 5: peak 60 at step 4.
@@ -177,11 +168,10 @@ TEST_CASE("memsched simulate: the streamed timeline is the JSON print_json write
     CHECK(line.out == doc.dump() + "\n");
     CHECK(pretty.out == doc.dump(2) + "\n");
     CHECK(doc.contains("timeline"));
-    const tool_run none = run("simulate " + graph + " " + what + " --json --no-timeline");
-    REQUIRE(none.exit_code == 0);
+    const json none = run_json("simulate " + graph + " " + what + " --json --no-timeline");
     json without = doc;
     without.erase("timeline");
-    CHECK(json::parse(none.out) == without);
+    CHECK(none == without);
   }
   // --csv: the rows of the timeline (a free's transient is its live_before).
   const std::string csv = (s.path() / "t.csv").string();
@@ -224,9 +214,8 @@ TEST_CASE("memsched simulate --plan: a 200,000-step plan (a 1,000-vertex chain c
   }
   p += "]}";
   REQUIRE(steps == 199999);
-  const tool_run r = run("simulate " + s.write("chain.json", g).string() + " --plan " + s.write("plan.json", p).string() + " --json --no-timeline");
-  REQUIRE(r.exit_code == 0);
-  const json doc = json::parse(r.out);
+  const json doc = run_json("simulate " + s.write("chain.json", g).string() + " --plan " + s.write("plan.json", p).string() +
+                            " --json --no-timeline");
   CHECK(doc["valid"] == true);
   CHECK(doc["computes"] == 100000);
   CHECK(doc["total_cost"] == 100000.0);
