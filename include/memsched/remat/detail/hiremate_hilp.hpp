@@ -12,17 +12,21 @@
 // Variables:
 //   R[t][k][o]  node k runs with option o in stage t (k <= t; forward nodes only for k < N);
 //   S[t][d]     data d is held at the start of stage t (a data: the values of one node that the
-//               same nodes of other groups read, as Rockmate's data nodes);
-//   P[t][j][o]  group j's phantom of option o (resident bytes beyond its outputs) is held at the
-//               start of stage t (options with a phantom, stages up to B_j's);
+//               same nodes of other groups read, as Rockmate's data nodes, and that the same
+//               options of the group's backward part compute again when a later backward part
+//               reads them: such a backward variant provides d, which need not be held until then);
+//   P[t][j][o]  group j's phantom of option o (its resident values that are neither data nor
+//               held to the end) is held at the start of stage t (options with a phantom, stages
+//               up to B_j's);
 //   F[t][d][k]  (with free_values) data d is freed after node k's slot in stage t (k writes or
 //               reads d there, no later node of the stage reads it, and it is not held into stage
 //               t + 1): the paper's FREE variables, kept to the slots that can be a data's last use;
 //   U[t][k]     memory after node k's slot in stage t (continuous).
 // Constraints: one option for the frontier; a node's inputs computed earlier in the stage or held;
 // B_j with option o needs o's phantom held or F_j run with o earlier in the stage; S and P carried
-// only from a computation or an earlier stage; F only where it may free; U[t][-1] = constant +
-// sum S + sum P, U[t][k] = U[t][k-1] + (data + phantom) of what runs at k - (data freed after k);
+// only from a computation (of d: its producer, or a backward variant providing it) or an earlier
+// stage; F only where it may free; U[t][-1] = constant + sum S + sum P, U[t][k] = U[t][k-1] +
+// (data + phantom + provided data) of what runs at k - (data freed after k);
 // U[t][k-1] + (peak extra of k's option) <= budget. Freeing only lowers U, so F needs no lower
 // bounds: a solver sets it wherever it is allowed and helps. With free_values also the paper's
 // correction terms: a variant peaking again after reading some data for the last time (its
@@ -73,7 +77,13 @@ struct hm_hilp_variant {
   /// Its peaks as data are released (hm_hilp_points): `released` grows, `extra` rises, the last
   /// one's is `extra`; the first releases nothing. Empty: one peak, `extra`, nothing released.
   std::vector<hm_hilp_point> points;
+  /// (Backward nodes) data of its group's forward part that it computes again and leaves resident
+  /// for the backward parts after it that read them, ascending: those need not be held until then.
+  std::vector<std::size_t> provides;
 };
+
+inline bool hm_hilp_reads(const hm_hilp_variant& v, std::size_t d) { return std::find(v.deps.begin(), v.deps.end(), d) != v.deps.end(); }
+inline bool hm_hilp_provides(const hm_hilp_variant& v, std::size_t d) { return std::binary_search(v.provides.begin(), v.provides.end(), d); }
 
 /// The points of a run whose memory above what the model holds is profile[i] while its i-th vertex
 /// runs, and which reads data d for the last time at its last_read[d]-th vertex (deps only): per
@@ -117,8 +127,10 @@ inline std::size_t hm_hilp_backward(std::size_t groups, std::size_t j) { return 
 
 /// The problem for `groups` (forward vertices, topological within each group, groups in a
 /// topological order of the level), `owner` from hm_group_owner and the groups' options; nullopt
-/// when the level is not such a graph (a value read before the node writing it). O(vertices +
-/// edges + options x their lengths).
+/// when the level is not such a graph (a value read before the node writing it). A phantom is
+/// the bytes of the option's resident values that are neither data nor held to the end; a
+/// backward variant's peak and profile count what it provides as resident from its last read in
+/// the schedule on. O(vertices + edges + options x (their lengths and in-edges) + data x log).
 inline std::optional<hm_hilp_problem> hm_make_hilp(const memory_graph& g, const std::vector<std::vector<std::size_t>>& groups,
                                                    const std::vector<std::size_t>& owner,
                                                    const std::vector<std::vector<hm_group_choice>>& choices) {
@@ -141,9 +153,18 @@ inline std::optional<hm_hilp_problem> hm_make_hilp(const memory_graph& g, const 
   // runs the loss right before the first backward part that needs it, just after the forward
   // pass, and the loss's inputs are freed then. What a group's backward part reads of its forward
   // part is the options' own business (their resident bytes).
-  std::vector<char> outward(g.size(), 0);
+  std::vector<char> outward(g.size(), 0), held_to_end(g.size(), 0);
   std::vector<std::size_t> data_of(g.size(), hm_no_group);
-  std::map<std::pair<std::size_t, std::vector<std::size_t>>, std::size_t> data_index;  // (producer, reader nodes) -> data
+  // Per forward vertex: the options of its group whose backward schedule computes it again
+  // (ascending); kept only for a data's vertex that a later backward part reads (that schedule
+  // then provides it). Part of the data's key, so that a variant provides all of a data or none.
+  std::vector<std::vector<std::size_t>> recomputed_by(g.size());
+  for (std::size_t j = 0; j < N; ++j)
+    for (std::size_t o = 0; o < choices[j].size(); ++o)
+      for (auto v : choices[j][o].backward)
+        if (g.is_forward(v) && owner[v] == j && (recomputed_by[v].empty() || recomputed_by[v].back() != o)) recomputed_by[v].push_back(o);
+  // (producer, reader nodes [, hm_no_group, recomputing options]) -> data
+  std::map<std::pair<std::size_t, std::vector<std::size_t>>, std::size_t> data_index;
   std::vector<std::size_t> readers;
   for (std::size_t v = 0; v < g.size(); ++v) {
     const std::size_t k = node_of(v);
@@ -158,6 +179,7 @@ inline std::optional<hm_hilp_problem> hm_make_hilp(const memory_graph& g, const 
         readers.push_back(node_of(w));
       }
     }
+    held_to_end[v] = held;
     if (held) {
       p.held_from[k] += g.bytes(v);
     } else if (outward[v]) {
@@ -167,11 +189,18 @@ inline std::optional<hm_hilp_problem> hm_make_hilp(const memory_graph& g, const 
         if (owner[w] == owner[v] && node_of(w) != k) readers.push_back(node_of(w));
       std::sort(readers.begin(), readers.end());
       readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
+      if (k < N && !recomputed_by[v].empty() && readers.back() > hm_hilp_backward(N, k)) {
+        readers.push_back(hm_no_group);
+        readers.insert(readers.end(), recomputed_by[v].begin(), recomputed_by[v].end());
+      } else {
+        recomputed_by[v].clear();
+      }
       auto [it, fresh] = data_index.try_emplace({k, readers}, p.producer.size());
       if (fresh) p.producer.push_back(k), p.data_bytes.push_back(0);
       data_of[v] = it->second;
       p.data_bytes[it->second] += g.bytes(v);
     }
+    if (data_of[v] == hm_no_group) recomputed_by[v].clear();
   }
   // What a list of vertices run as node k reads from other nodes: every predecessor it does not
   // compute itself before reading it.
@@ -225,22 +254,54 @@ inline std::optional<hm_hilp_problem> hm_make_hilp(const memory_graph& g, const 
   };
   p.forward_lists = groups;
   std::vector<std::size_t> forward_readers(g.size(), 0);  // hm_forward_once's scratch
+  constexpr std::size_t unseen = std::numeric_limits<std::size_t>::max();
+  std::vector<std::size_t> kept_from(g.size(), unseen);  // position after which a provided value stays (scratch, reset after use)
   for (std::size_t j = 0; j < N; ++j) {
     const std::size_t b = hm_hilp_backward(N, j);
-    for (const auto& c : choices[j]) {
-      // The phantom: resident bytes beyond the group's outputs (the subgraph problem keeps those
-      // for the barrier), at least 0.
-      const std::int64_t phantom = std::max<std::int64_t>(0, c.resident - p.output[j] - p.held_from[j]);
+    for (std::size_t o = 0; o < choices[j].size(); ++o) {
+      const hm_group_choice& c = choices[j][o];
+      // The phantom: the resident values that are neither data nor held to the end (those are
+      // counted as such).
+      std::int64_t phantom = 0;
+      for (auto v : c.resident_vertices)
+        if (data_of[v] == hm_no_group && !held_to_end[v]) phantom += g.bytes(v);
       auto fd = deps_of(j, c.forward);
       if (!fd) return std::nullopt;
       p.variants[j].push_back({c.forward_cost, c.forward_peak, phantom, std::move(*fd), &c.forward,
                                points_of(c.forward_profile, c.forward.size(), c.forward_peak, 0)});
       auto bd = deps_of(b, c.backward);
       if (!bd) return std::nullopt;
+      // The data the schedule provides: its profile (a problem without their later readers) frees
+      // them after their last read here; they stay from then on (from their computation when
+      // nothing here reads them again).
+      std::vector<std::size_t> provides, provided_vertices;
+      for (std::size_t i = 0; i < c.backward.size(); ++i) {
+        const std::size_t v = c.backward[i];
+        for (auto u : g.predecessors(v))
+          if (kept_from[u] != unseen) kept_from[u] = i;
+        if (std::binary_search(recomputed_by[v].begin(), recomputed_by[v].end(), o)) {
+          if (kept_from[v] == unseen) provided_vertices.push_back(v), provides.push_back(data_of[v]);
+          kept_from[v] = i;
+        }
+      }
+      std::sort(provides.begin(), provides.end());
+      provides.erase(std::unique(provides.begin(), provides.end()), provides.end());
+      std::vector<std::int64_t> profile = c.backward_profile;
+      std::int64_t peak = c.backward_peak;
+      const bool profiled = profile.size() == c.backward.size() && !profile.empty() && *std::max_element(profile.begin(), profile.end()) == peak;
+      for (auto v : provided_vertices) {
+        if (profiled)
+          for (std::size_t i = kept_from[v] + 1; i < profile.size(); ++i) profile[i] += g.bytes(v);
+        else
+          peak += g.bytes(v);
+        kept_from[v] = unseen;
+      }
+      if (profiled) peak = *std::max_element(profile.begin(), profile.end());
       // The backward peak holds the phantom and the group's outputs it reads, both already counted
       // (held, or run earlier in the stage: its input rows make sure of it).
-      p.variants[b].push_back({c.backward_cost, std::max<std::int64_t>(0, c.backward_peak - phantom - own_outputs), phantom, std::move(*bd),
-                               &c.backward, points_of(c.backward_profile, c.backward.size(), c.backward_peak, phantom + own_outputs)});
+      hm_hilp_variant backward{c.backward_cost, std::max<std::int64_t>(0, peak - phantom - own_outputs), phantom, std::move(*bd),
+                               &c.backward, points_of(profile, c.backward.size(), peak, phantom + own_outputs), std::move(provides)};
+      p.variants[b].push_back(std::move(backward));
     }
     // Forward only: the group's vertices once, freeing what no other node reads.
     hm_hilp_variant fo;
@@ -303,12 +364,14 @@ inline std::optional<hm_hilp_model> hm_build_hilp(const hm_hilp_problem& p, std:
   hm.S.assign(K, {});
   hm.P.assign(K, {});
   if (free_values) hm.F.assign(K, std::vector<std::vector<std::pair<std::size_t, std::size_t>>>(D));
-  // Per data: the nodes with a variant reading it, ascending (all after its producer); FREE only.
-  std::vector<std::vector<std::size_t>> readers(free_values ? D : 0);
+  // Per data: the nodes with a variant reading or providing it, ascending (all after its
+  // producer); FREE only.
+  std::vector<std::vector<std::size_t>> users(free_values ? D : 0);
   for (std::size_t k = 0; free_values && k < K; ++k)
     for (const auto& v : p.variants[k])
-      for (auto d : v.deps)
-        if (readers[d].empty() || readers[d].back() != k) readers[d].push_back(k);
+      for (const auto* list : {&v.deps, &v.provides})
+        for (auto d : *list)
+          if (users[d].empty() || users[d].back() != k) users[d].push_back(k);
   auto has_phantom = [&](std::size_t j, std::size_t o) { return o + 1 < p.variants[j].size() && p.variants[j][o].phantom > 0; };
   // Constant memory of stage t: values no group owns, and graph outputs of nodes up to t.
   std::vector<double> constant(K, units(p.constant));
@@ -340,25 +403,26 @@ inline std::optional<hm_hilp_model> hm_build_hilp(const hm_hilp_problem& p, std:
       if (x != none) terms.push_back({x, 1});
     return terms;
   };
-  auto reads = [&](std::size_t t, std::size_t k, std::size_t d, double coefficient) {  // sum of R[t][k][o] over the o reading d
+  // sum of R[t][k][o] over the o reading d (and with `providing` also those providing it)
+  auto reads = [&](std::size_t t, std::size_t k, std::size_t d, bool providing) {
     std::vector<linear_term> terms;
     for (std::size_t o = 0; o < p.variants[k].size(); ++o) {
-      const auto& deps = p.variants[k][o].deps;
-      if (hm.R[t][k][o] != none && std::find(deps.begin(), deps.end(), d) != deps.end()) terms.push_back({hm.R[t][k][o], coefficient});
+      const auto& v = p.variants[k][o];
+      if (hm.R[t][k][o] != none && (hm_hilp_reads(v, d) || (providing && hm_hilp_provides(v, d)))) terms.push_back({hm.R[t][k][o], 1.0});
     }
     return terms;
   };
-  // FREE: d may be freed after slot k of stage t when k writes or reads d there, no later node of
-  // the stage reads it, and it is not held into stage t + 1.
+  // FREE: d may be freed after slot k of stage t when k writes, reads or provides d there, no later
+  // node of the stage reads it, and it is not held into stage t + 1.
   for (std::size_t t = 0; free_values && t < K; ++t)
     for (std::size_t d = 0; d < D; ++d) {
       if (p.producer[d] > t) continue;
       std::vector<std::size_t> slots{p.producer[d]};
-      for (auto k : readers[d])
+      for (auto k : users[d])
         if (k <= t) slots.push_back(k);
       for (std::size_t i = 0; i < slots.size(); ++i) {
         const std::size_t k = slots[i];
-        auto at_k = i == 0 ? runs(t, k) : reads(t, k, d, 1.0);  // the producer frees what it writes in any variant
+        auto at_k = i == 0 ? runs(t, k) : reads(t, k, d, true);  // the producer frees what it writes in any variant
         if (at_k.empty()) continue;
         for (auto& term : at_k) term.coefficient = -1.0;
         const std::size_t f = m.add_binary();
@@ -370,7 +434,7 @@ inline std::optional<hm_hilp_model> hm_build_hilp(const hm_hilp_problem& p, std:
         std::vector<linear_term> later_reads;
         double readers_after = 0;
         for (std::size_t later = i + 1; later < slots.size(); ++later) {
-          auto r = reads(t, slots[later], d, 1.0);
+          auto r = reads(t, slots[later], d, false);
           if (r.empty()) continue;
           readers_after += 1;
           later_reads.insert(later_reads.end(), r.begin(), r.end());
@@ -406,6 +470,8 @@ inline std::optional<hm_hilp_model> hm_build_hilp(const hm_hilp_problem& p, std:
       std::vector<linear_term> terms{{hm.S[t][d], 1}, {hm.S[t - 1][d], -1}};
       for (auto y : hm.R[t - 1][p.producer[d]])
         if (y != none) terms.push_back({y, -1});
+      for (std::size_t o = 0; o < p.variants[t - 1].size(); ++o)  // the frontier of stage t - 1 providing it
+        if (hm.R[t - 1][t - 1][o] != none && hm_hilp_provides(p.variants[t - 1][o], d)) terms.push_back({hm.R[t - 1][t - 1][o], -1});
       m.add_less_equal(std::move(terms), 0, "carry");
     }
     for (std::size_t j = 0; j < N; ++j)
@@ -454,7 +520,8 @@ inline std::optional<hm_hilp_model> hm_build_hilp(const hm_hilp_problem& p, std:
         any = true;
         const auto& v = p.variants[k][o];
         peak.push_back({x, units(free_values && !v.points.empty() ? v.points.front().extra : v.extra)});
-        const double grows = units(p.output[k]) + (k < N && o + 1 < p.variants[k].size() ? units(v.phantom) : 0.0);
+        double grows = units(p.output[k]) + (k < N && o + 1 < p.variants[k].size() ? units(v.phantom) : 0.0);
+        for (auto d : v.provides) grows += units(p.data_bytes[d]);
         if (grows > 0) after.push_back({x, grows});
       }
       if (!any) continue;
@@ -516,9 +583,8 @@ inline std::optional<std::vector<double>> hm_assign_hilp(const hm_hilp_problem& 
     for (std::size_t t = K; t-- > p.producer[d] + 1;) {
       bool read_first = false, computed = false;
       for (const auto& [k, o] : s[t]) {
-        if (k == p.producer[d]) { computed = true; break; }
-        const auto& deps = p.variants[k][o].deps;
-        if (std::find(deps.begin(), deps.end(), d) != deps.end()) { read_first = true; break; }
+        if (hm_hilp_reads(p.variants[k][o], d)) { read_first = true; break; }
+        if (k == p.producer[d] || hm_hilp_provides(p.variants[k][o], d)) { computed = true; break; }
       }
       need = read_first || (!computed && need);
       if (need) x[hm.S[t][d]] = 1;
@@ -539,18 +605,21 @@ inline std::optional<std::vector<double>> hm_assign_hilp(const hm_hilp_problem& 
       }
     }
   }
-  // Each data freed after its last use in a stage unless held into the next.
+  // Each data freed after every slot of a stage that writes, reads or provides it when no later
+  // slot reads it, unless it is held into the next stage.
   for (std::size_t t = 0; t < hm.F.size(); ++t)
     for (std::size_t d = 0; d < p.producer.size(); ++d) {
       if (hm.F[t][d].empty() || (t + 1 < K && x[hm.S[t + 1][d]] > 0.5)) continue;
-      std::optional<std::size_t> last;
-      for (const auto& [k, o] : s[t]) {
-        const auto& deps = p.variants[k][o].deps;
-        if (k == p.producer[d] || std::find(deps.begin(), deps.end(), d) != deps.end()) last = k;
+      for (std::size_t i = 0; i < s[t].size(); ++i) {
+        const auto [k, o] = s[t][i];
+        const auto& v = p.variants[k][o];
+        if (k != p.producer[d] && !hm_hilp_reads(v, d) && !hm_hilp_provides(v, d)) continue;
+        const bool read_later = std::any_of(s[t].begin() + static_cast<std::ptrdiff_t>(i) + 1, s[t].end(),
+                                            [&](const auto& step) { return hm_hilp_reads(p.variants[step.first][step.second], d); });
+        if (read_later) continue;
+        for (const auto& [slot, f] : hm.F[t][d])
+          if (slot == k) x[f] = 1;
       }
-      if (!last) continue;
-      for (const auto& [k, f] : hm.F[t][d])
-        if (k == *last) x[f] = 1;
     }
   // The memory chain, row by row: defined = (rhs - the other terms) / its coefficient.
   for (const auto& [row, defined, coefficient] : hm.memory_rows) {
