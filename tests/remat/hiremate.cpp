@@ -547,7 +547,9 @@ TEST_CASE("hiremate: bad input") {
 }
 
 #ifdef MEMSCHED_HAVE_CBC
-TEST_CASE("hiremate: never below Checkmate's optimum on a small chain") {
+// A comparison of costs (Release phase only: 22.5 s of CBC solves under the sanitizers, whose
+// memory checks the other cases' hiremate and CBC calls cover).
+TEST_CASE("hiremate: never below Checkmate's optimum on a small chain" * doctest::skip(MEMSCHED_TEST_UNDER_SANITIZERS)) {
   // Six forward nodes of unequal sizes and costs: Checkmate's staged space covers every plan of a chain.
   dataflow_graph f(6);
   const std::int64_t bytes[] = {8, 32, 16, 48, 8, 24};
