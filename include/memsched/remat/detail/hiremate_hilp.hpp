@@ -246,8 +246,12 @@ inline std::optional<hm_hilp_problem> hm_make_hilp(const memory_graph& g, const 
     return d;
   };
   // The points of a run (hm_hilp_points) when its profile matches its peak, less `shift`.
+  // Whether a profile of a run of `length` vertices is that run's (its maximum the run's peak).
+  auto matches = [](const std::vector<std::int64_t>& profile, std::size_t length, std::int64_t peak) {
+    return profile.size() == length && !profile.empty() && *std::max_element(profile.begin(), profile.end()) == peak;
+  };
   auto points_of = [&](const std::vector<std::int64_t>& profile, std::size_t length, std::int64_t peak, std::int64_t shift) {
-    if (profile.size() != length || profile.empty() || *std::max_element(profile.begin(), profile.end()) != peak) return std::vector<hm_hilp_point>{};
+    if (!matches(profile, length, peak)) return std::vector<hm_hilp_point>{};
     std::vector<std::int64_t> shifted(profile);
     for (auto& b : shifted) b -= shift;
     return hm_hilp_points(shifted, last_read);
@@ -288,7 +292,7 @@ inline std::optional<hm_hilp_problem> hm_make_hilp(const memory_graph& g, const 
       provides.erase(std::unique(provides.begin(), provides.end()), provides.end());
       std::vector<std::int64_t> profile = c.backward_profile;
       std::int64_t peak = c.backward_peak;
-      const bool profiled = profile.size() == c.backward.size() && !profile.empty() && *std::max_element(profile.begin(), profile.end()) == peak;
+      const bool profiled = matches(profile, c.backward.size(), peak);
       for (auto v : provided_vertices) {
         if (profiled)
           for (std::size_t i = kept_from[v] + 1; i < profile.size(); ++i) profile[i] += g.bytes(v);
@@ -610,13 +614,13 @@ inline std::optional<std::vector<double>> hm_assign_hilp(const hm_hilp_problem& 
   for (std::size_t t = 0; t < hm.F.size(); ++t)
     for (std::size_t d = 0; d < p.producer.size(); ++d) {
       if (hm.F[t][d].empty() || (t + 1 < K && x[hm.S[t + 1][d]] > 0.5)) continue;
-      for (std::size_t i = 0; i < s[t].size(); ++i) {
+      std::size_t last_read = 0;  // slots before it are read after
+      for (std::size_t i = 0; i < s[t].size(); ++i)
+        if (hm_hilp_reads(p.variants[s[t][i].first][s[t][i].second], d)) last_read = i;
+      for (std::size_t i = last_read; i < s[t].size(); ++i) {
         const auto [k, o] = s[t][i];
         const auto& v = p.variants[k][o];
         if (k != p.producer[d] && !hm_hilp_reads(v, d) && !hm_hilp_provides(v, d)) continue;
-        const bool read_later = std::any_of(s[t].begin() + static_cast<std::ptrdiff_t>(i) + 1, s[t].end(),
-                                            [&](const auto& step) { return hm_hilp_reads(p.variants[step.first][step.second], d); });
-        if (read_later) continue;
         for (const auto& [slot, f] : hm.F[t][d])
           if (slot == k) x[f] = 1;
       }
