@@ -1,6 +1,6 @@
 // memsched order GRAPH --algo serenity [--budget BYTES] [--soft-budget paper|bounded|off] [--no-divide]
 //   [--rewrite] [--time-limit S] [--attempt-time-limit S] [--max-states N] [--max-memory BYTES|N%] [--threads N]
-//   [--decision-budget N] [--beam-width N] [--reorder-window N] [--reorder-attempts N] [--progress]
+//   [--decision-budget N] [--decisions-on-training] [--beam-width N] [--reorder-window N] [--reorder-attempts N] [--progress]
 
 #include "cli.hpp"
 
@@ -27,6 +27,7 @@ memsched::serenity_options serenity_options_of(const parsed_args& args) {
   // The same memory cap flag, and rule, as the solver-based remat algorithms.
   if (auto cap = max_memory_of(args, "max-memory")) o.max_bytes = *cap;
   o.decision_budget = count_of(args, "decision-budget", o.decision_budget);
+  o.decisions_on_training = args.has("decisions-on-training");
   o.beam_width = count_of(args, "beam-width", o.beam_width);
   o.reorder_window = count_of(args, "reorder-window", o.reorder_window);
   o.reorder_attempts = count_of(args, "reorder-attempts", o.reorder_attempts);
@@ -68,6 +69,8 @@ const register_order_algorithm serenity{
      "      --decision-budget N       first slice (expanded signatures) of the decision searches and\n"
      "                                the layered DP, which take turns on each segment in doubling\n"
      "                                slices (default 524288; 0: layered DP only)\n"
+     "      --decisions-on-training   let them take turns on training segments (backward or loss\n"
+     "                                vertices) too; by default the layered DP runs alone there\n"
      "      --beam-width N            width of the beam search that seeds the upper bound (default\n"
      "                                64; 0: none)\n"
      "      --reorder-window N        local search over orders after the beam: windows of up to N\n"
@@ -76,7 +79,7 @@ const register_order_algorithm serenity{
      "                                (default 4096)\n",
      {{"budget", "soft-budget", "time-limit", "attempt-time-limit", "max-states", "max-memory", "threads",
        "decision-budget", "beam-width", "reorder-window", "reorder-attempts"},
-      {"no-divide", "rewrite", "progress"}},
+      {"no-divide", "rewrite", "progress", "decisions-on-training"}},
      run_serenity}};
 
 }  // namespace

@@ -178,3 +178,54 @@ TEST_CASE("serenity_order equals brute force whatever the decision budget (slice
     }
   }
 }
+
+TEST_CASE("serenity_order runs the layered search alone on training segments unless decisions_on_training") {
+  // darts_v2_normal_cell.training is proven by search (no bound settles it): the default equals
+  // the layered search alone, state for state, and asking for the decisions there changes the
+  // search (more states) but not the peak.
+  const memory_graph g =
+      make_memory_graph(read_json_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/darts_v2_normal_cell.training.json"));
+  REQUIRE(g.has_training_roles());
+  const order_result by_default = serenity_order(g);
+  const order_result layered = serenity_order(g, serenity_options{.decision_budget = 0});
+  const order_result turns = serenity_order(g, serenity_options{.decisions_on_training = true});
+  for (const order_result* r : {&by_default, &layered, &turns}) {
+    CHECK(r->status == solve_status::optimal);
+    CHECK(r->peak_bytes == layered.peak_bytes);
+    CHECK(simulate_order(g, r->order).peak_bytes == r->peak_bytes);
+  }
+  CHECK(by_default.stats.states_expanded > 1000);
+  CHECK(by_default.stats.states_expanded == layered.stats.states_expanded);
+  CHECK(by_default.order == layered.order);
+  CHECK(turns.stats.states_expanded != layered.stats.states_expanded);
+  // The same graph without its roles is an inference-like graph to the solver: the turns again.
+  memory_graph_data d = g.data();
+  d.roles.clear();
+  d.grad_of.clear();
+  const memory_graph plain(std::move(d));
+  REQUIRE_FALSE(plain.has_training_roles());
+  const order_result without_roles = serenity_order(plain);
+  CHECK(without_roles.peak_bytes == layered.peak_bytes);
+  CHECK(without_roles.stats.states_expanded == turns.stats.states_expanded);
+}
+
+TEST_CASE("serenity_order equals brute force on random training graphs, with and without the decisions there") {
+  std::size_t searched = 0;
+  for (std::uint64_t seed = 0; seed < 40; ++seed) {
+    const memory_graph g(random_training_dag(3 + seed % 3, 0.5, seed * 7 + 1));
+    REQUIRE(g.size() <= 11);
+    const std::int64_t best = brute_force_peak(g);
+    CAPTURE(seed);
+    for (const bool decisions : {false, true}) {
+      // Small first slices, so that the turns alternate on these small graphs too.
+      const order_result r = serenity_order(
+          g, serenity_options{.divide = seed % 2 == 0, .beam_width = 0, .decision_budget = 3, .decisions_on_training = decisions});
+      CHECK(r.status == solve_status::optimal);
+      CHECK(r.peak_bytes == best);
+      CHECK(r.lower_bound == best);
+      CHECK(simulate_order(g, r.order).peak_bytes == best);
+      searched += r.stats.states_expanded > 0;
+    }
+  }
+  CHECK(searched >= 20);
+}

@@ -54,6 +54,10 @@ struct serenity_options {
   /// segment: the decision searches (forward and backward depth first, bisection over the peak)
   /// and the layered dynamic program; slices double after each turn of both (0: layered only).
   std::uint64_t decision_budget = std::uint64_t{1} << 19;
+  /// Let the decision searches take turns on training segments too (those holding a backward or
+  /// loss vertex). Off by default: there the layered DP runs alone, as it proved every training
+  /// graph measured faster than the two in turns (1-8x; docs/serenity.md, "Training segments").
+  bool decisions_on_training = false;
   /// Progress: on_incumbent(seconds, peak bytes, lower bound) for every better order of the whole
   /// graph and on_bound(seconds, lower bound) for every better lower bound, one call at a time
   /// (serialised when segments are solved in parallel). See docs/serenity.md ("Progress").

@@ -19,6 +19,7 @@ struct serenity_segment {
   std::vector<std::size_t> global;     // local index -> index in the whole graph
   bool has_lead = false;               // local vertex 0 is the previous cut, already run
   std::int64_t base = 0;               // outputs resident from earlier segments
+  bool training = false;               // holds a backward or loss vertex (of a graph with training roles)
 };
 
 /// Splits g at its single-node cuts (or returns one segment holding g).
@@ -61,6 +62,7 @@ inline std::vector<serenity_segment> serenity_segments(const memory_graph& g, bo
       d.cost[k] = g.cost(v);
       d.ids[k] = g.id(v);
       if (g.has_inplace()) d.inplace[k] = g.inplace(v) ? 1 : 0;
+      if (!g.is_forward(v) && (k > 0 || !s.has_lead)) s.training = true;
       if (g.is_output(v) || (end < n && k + 1 == d.num_nodes)) outs.push_back(k);
       for (auto w : g.successors(v))
         if (local[w] != std::numeric_limits<std::uint32_t>::max() && (k > 0 || !s.has_lead || local[w] > 0))

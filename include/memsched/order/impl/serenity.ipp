@@ -98,8 +98,12 @@ MEMSCHED_DECL order_result serenity_order_impl(const memory_graph& g, const sere
       answers[k].peak = detail::order_peak_unchecked(segs[k].graph, answers[k].order);
       answers[k].lower_bound = seg_lb[k];
     } else {
-      answers[k] = detail::serenity_solver(segs[k].graph, options, budget, deadline, pool, seg_lb[k], whole_lb - segs[k].base,
-                                           &progress, k)
+      // A training segment's peak lies between its forward and backward parts, far from either
+      // end where the decision searches start: the layered DP alone proves it faster.
+      serenity_options segment_options = options;
+      if (segs[k].training && !options.decisions_on_training) segment_options.decision_budget = 0;
+      answers[k] = detail::serenity_solver(segs[k].graph, segment_options, budget, deadline, pool, seg_lb[k],
+                                           whole_lb - segs[k].base, &progress, k)
                        .solve();
     }
     progress.update(k, answers[k].peak, std::min(answers[k].lower_bound, answers[k].peak));
