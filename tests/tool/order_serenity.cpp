@@ -62,6 +62,21 @@ TEST_CASE("memsched order --algo serenity: budget, limits and the layered search
   CHECK(l["peak_bytes"].get<std::int64_t>() < plain["peak_bytes"].get<std::int64_t>());
 }
 
+TEST_CASE("memsched order --algo serenity --decisions-on-training keeps the turns on a training graph") {
+  // darts_v2_normal_cell.training needs a search: by default the layered search alone (as
+  // --decision-budget 0), with the flag the turns (more states), the same optimal peak.
+  const std::string darts = std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/darts_v2_normal_cell.training.json";
+  const json by_default = run_json("order " + darts + " --algo serenity --json");
+  const json layered = run_json("order " + darts + " --algo serenity --decision-budget 0 --json");
+  const json turns = run_json("order " + darts + " --algo serenity --decisions-on-training --json");
+  for (const json* r : {&by_default, &layered, &turns}) {
+    CHECK((*r)["status"] == "optimal");
+    CHECK((*r)["peak_bytes"] == layered["peak_bytes"]);
+  }
+  CHECK(by_default["stats"]["states_expanded"] == layered["stats"]["states_expanded"]);
+  CHECK(turns["stats"]["states_expanded"].get<std::int64_t>() > layered["stats"]["states_expanded"].get<std::int64_t>());
+}
+
 TEST_CASE("memsched order --algo serenity rejects bad option values") {
   for (const char* bad : {"--decision-budget -1", "--decision-budget x", "--max-states 0", "--soft-budget sometimes",
                           "--beam-width -1", "--reorder-window 1", "--reorder-window 65", "--reorder-attempts x"}) {
