@@ -245,11 +245,11 @@ inline std::optional<hm_hilp_problem> hm_make_hilp(const memory_graph& g, const 
       if (i + 1 == reads.size() || reads[i + 1].first != reads[i].first) last_read.emplace_back(reads[i].second, reads[i].first);
     return d;
   };
-  // The points of a run (hm_hilp_points) when its profile matches its peak, less `shift`.
   // Whether a profile of a run of `length` vertices is that run's (its maximum the run's peak).
   auto matches = [](const std::vector<std::int64_t>& profile, std::size_t length, std::int64_t peak) {
     return profile.size() == length && !profile.empty() && *std::max_element(profile.begin(), profile.end()) == peak;
   };
+  // The points of a run (hm_hilp_points) when its profile matches its peak, less `shift`.
   auto points_of = [&](const std::vector<std::int64_t>& profile, std::size_t length, std::int64_t peak, std::int64_t shift) {
     if (!matches(profile, length, peak)) return std::vector<hm_hilp_point>{};
     std::vector<std::int64_t> shifted(profile);
