@@ -266,3 +266,39 @@ static_assert(!graph<memory_graph>);
 static_assert(!memory_graph_source<memory_graph, decltype(get(&node::bytes, std::declval<bundled_vecs&>()))>);
 static_assert(!memory_graph_source<int>);
 
+
+TEST_CASE("topological_order is the smallest-index-first order, numbered in order or not") {
+  // The reference: Kahn's algorithm taking the smallest ready vertex each time.
+  const auto smallest_first = [](const memory_graph& g) {
+    std::vector<std::size_t> indegree(g.size());
+    std::vector<memory_graph::vertex> order, ready;
+    for (std::size_t v = 0; v < g.size(); ++v)
+      if ((indegree[v] = g.in_degree(v)) == 0) ready.push_back(static_cast<memory_graph::vertex>(v));
+    while (!ready.empty()) {
+      const auto it = std::min_element(ready.begin(), ready.end());
+      const auto u = *it;
+      ready.erase(it);
+      order.push_back(u);
+      for (auto s : g.successors(u))
+        if (--indegree[s] == 0) ready.push_back(s);
+    }
+    return order;
+  };
+  std::size_t numbered_in_order = 0, not_in_order = 0;
+  for (std::uint64_t seed = 0; seed < 60; ++seed) {
+    const std::size_t n = 1 + seed % 17;
+    memory_graph_data d = testing::random_dag(n, 0.1 + 0.1 * static_cast<double>(seed % 5), seed);
+    if (seed % 2 == 0) d = testing::numbered_in_topological_order(std::move(d));
+    const memory_graph g(d);
+    const bool in_order = std::all_of(d.edges.begin(), d.edges.end(), [](auto e) { return e.first < e.second; });
+    (in_order ? numbered_in_order : not_in_order) += 1;
+    CHECK(g.topological_order() == smallest_first(g));
+    if (in_order) {
+      std::vector<memory_graph::vertex> identity(n);
+      for (std::size_t v = 0; v < n; ++v) identity[v] = static_cast<memory_graph::vertex>(v);
+      CHECK(g.topological_order() == identity);
+    }
+  }
+  CHECK(numbered_in_order >= 30);
+  CHECK(not_in_order >= 20);
+}

@@ -215,6 +215,31 @@ inline std::int64_t brute_force_peak(const memory_graph& g) {
   return best;
 }
 
+/// d with its vertices renumbered along its (smallest-index-first) topological order, so that
+/// every edge runs to a higher index; sizes, costs, workspaces, ids, outputs and in-place flags
+/// move with their vertices (d has no roles).
+inline memory_graph_data numbered_in_topological_order(memory_graph_data d) {
+  const std::size_t n = d.num_nodes;
+  const memory_graph g(d);
+  std::vector<std::size_t> position(n);
+  for (std::size_t i = 0; i < n; ++i) position[g.topological_order()[i]] = i;
+  for (auto& [u, v] : d.edges) u = position[u], v = position[v];
+  if (d.outputs)
+    for (auto& o : *d.outputs) o = position[o];
+  const auto move_with_vertices = [&](auto& values) {
+    if (values.empty()) return;
+    auto moved = values;
+    for (std::size_t v = 0; v < n; ++v) moved[position[v]] = values[v];
+    values = std::move(moved);
+  };
+  move_with_vertices(d.bytes);
+  move_with_vertices(d.cost);
+  move_with_vertices(d.workspace);
+  move_with_vertices(d.ids);
+  move_with_vertices(d.inplace);
+  return d;
+}
+
 /// d with random explicit outputs: some inner vertices become outputs, some sinks do not.
 inline memory_graph_data with_random_outputs(memory_graph_data d, std::uint64_t seed) {
   std::mt19937_64 rng(seed * 7919 + 1);

@@ -115,6 +115,19 @@ MEMSCHED_DECL void memory_graph::build_roles(memory_graph_data& d, const std::st
 
 MEMSCHED_DECL void memory_graph::compute_topological_order(const std::string& where) {
   const std::size_t n = size();
+  topo_.clear();
+  topo_.reserve(n);
+  // Numbered in topological order already (every edge to a higher index, as graph files, the
+  // generators and Serenity's segments mostly are): the smallest-index-first order below is
+  // 0, 1, ..., n - 1, since the smallest vertex not placed yet has all its predecessors placed.
+  // Predecessor lists are sorted, so each vertex's last one is its largest.
+  bool numbered_in_order = true;
+  for (std::size_t v = 0; v < n && numbered_in_order; ++v)
+    numbered_in_order = pred_offsets_[v] == pred_offsets_[v + 1] || pred_list_[pred_offsets_[v + 1] - 1] < v;
+  if (numbered_in_order) {
+    for (std::size_t v = 0; v < n; ++v) topo_.push_back(static_cast<vertex>(v));
+    return;
+  }
   std::vector<std::uint32_t> indegree(n);
   // A min-heap of ready vertices gives the smallest-index-first order, deterministic across graph types.
   std::vector<vertex> heap;
@@ -123,8 +136,6 @@ MEMSCHED_DECL void memory_graph::compute_topological_order(const std::string& wh
     if (indegree[v] == 0) heap.push_back(static_cast<vertex>(v));
   }
   std::make_heap(heap.begin(), heap.end(), std::greater<>());
-  topo_.clear();
-  topo_.reserve(n);
   while (!heap.empty()) {
     std::pop_heap(heap.begin(), heap.end(), std::greater<>());
     vertex u = heap.back();
