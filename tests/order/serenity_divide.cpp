@@ -1,3 +1,4 @@
+#include <memsched/order/detail/serenity_segments.hpp>
 #include <memsched/order/serenity.hpp>
 #include <memsched/order/single_node_cuts.hpp>
 #include <memsched/sim/simulate_order.hpp>
@@ -119,4 +120,56 @@ TEST_CASE("divide and conquer on a chain: every vertex is a cut") {
   CHECK(r.order == std::vector<std::size_t>{0, 1, 2, 3, 4});
   CHECK(r.peak_bytes == 12);  // 3 then 9
   CHECK(r.status == solve_status::optimal);
+}
+
+TEST_CASE("a graph numbered in topological order is its one segment: the same graph the segment build gives") {
+  // serenity_segments copies such a graph (without training roles) instead of building the
+  // segment; the copy must be exactly what the build gives, which a graph with training roles (the
+  // build's path, whose segment drops the roles) shows.
+  std::size_t compared = 0;
+  for (std::uint64_t seed = 0; seed < 40; ++seed) {
+    const std::size_t n = 2 + seed % 11;
+    memory_graph_data d = random_dag(n, 0.3 + 0.05 * static_cast<double>(seed % 6), seed, 100, seed % 3 == 0);
+    if (seed % 2 == 0) d = with_random_outputs(std::move(d), seed);
+    if (seed % 4 == 1) d = with_random_inplace(std::move(d), seed);
+    const memory_graph_data numbered = numbered_in_topological_order(d);
+    const memory_graph plain(numbered);
+    memory_graph_data with_roles_data = numbered;
+    with_roles_data.roles.assign(n, node_role::forward);
+    with_roles_data.roles[n - 1] = node_role::loss;  // the last vertex has no successor
+    const memory_graph with_roles(with_roles_data);
+    REQUIRE(plain.successors(n - 1).empty());
+    REQUIRE(with_roles.has_training_roles());
+
+    for (const bool divide : {false, true}) {
+      const auto copied = detail::serenity_segments(plain, divide);
+      const auto built = detail::serenity_segments(with_roles, divide);
+      REQUIRE(copied.size() == built.size());
+      if (copied.size() != 1) continue;
+      CHECK(copied[0].whole);
+      CHECK_FALSE(built[0].whole);
+      CHECK(built[0].training);
+      CHECK_FALSE(copied[0].training);
+      CHECK(copied[0].global == built[0].global);
+      CHECK(copied[0].has_lead == built[0].has_lead);
+      CHECK(copied[0].base == built[0].base);
+      const memory_graph_data a = copied[0].graph.data(), b = built[0].graph.data();
+      CHECK(a.edges == b.edges);
+      CHECK(a.bytes == b.bytes);
+      CHECK(a.cost == b.cost);
+      CHECK(a.workspace == b.workspace);
+      CHECK(a.outputs == b.outputs);
+      CHECK(a.ids == b.ids);
+      CHECK(a.inplace == b.inplace);
+      CHECK(b.roles.empty());
+      CHECK(copied[0].graph.topological_order() == built[0].graph.topological_order());
+      ++compared;
+    }
+    // The solve that starts from the whole graph's baselines gives the optimum.
+    const auto r = serenity_order(plain);
+    CHECK(r.status == solve_status::optimal);
+    CHECK(r.peak_bytes == brute_force_peak(plain));
+    CHECK(detail::order_peak_unchecked(plain, r.order) == r.peak_bytes);
+  }
+  CHECK(compared >= 40);
 }

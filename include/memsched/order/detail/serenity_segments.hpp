@@ -20,6 +20,7 @@ struct serenity_segment {
   bool has_lead = false;               // local vertex 0 is the previous cut, already run
   std::int64_t base = 0;               // outputs resident from earlier segments
   bool training = false;               // holds a backward or loss vertex (of a graph with training roles)
+  bool whole = false;                  // `graph` is a copy of the whole graph, numbered alike
 };
 
 /// Splits g at its single-node cuts (or returns one segment holding g).
@@ -33,6 +34,22 @@ inline std::vector<serenity_segment> serenity_segments(const memory_graph& g, bo
       if (c > 0) ends.push_back(c + 1);
   }
   if (ends.empty() || ends.back() != n) ends.push_back(n);
+  // One segment of a graph without training roles whose vertices are numbered in topological
+  // order: building the segment would give back the graph itself (the CSR lists are sorted), so
+  // it is copied. Small graphs spend a sizeable part of a solve on that build.
+  if (ends.size() == 1 && !g.has_training_roles()) {
+    bool numbered_in_order = true;
+    for (std::size_t i = 0; i < n && numbered_in_order; ++i) numbered_in_order = topo[i] == i;
+    if (numbered_in_order) {
+      serenity_segment s;
+      s.graph = g;
+      s.whole = true;
+      s.global.resize(n);
+      for (std::size_t i = 0; i < n; ++i) s.global[i] = i;
+      segs.push_back(std::move(s));
+      return segs;
+    }
+  }
   std::vector<std::uint32_t> local(n, std::numeric_limits<std::uint32_t>::max());
   // Outputs at positions before the lead cut stay resident through the segment.
   std::vector<std::int64_t> out_prefix(n + 1, 0);

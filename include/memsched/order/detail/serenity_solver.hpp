@@ -20,6 +20,7 @@
 #include <memsched/sim/simulate_order.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -43,6 +44,25 @@ struct serenity_segment_answer {
   order_stats stats;
 };
 
+/// The baseline orders every solve starts from (Kahn's, the greedy's, the DFS's, in that order)
+/// and their peaks; serenity_baselines::of computes them.
+struct serenity_baselines {
+  std::array<std::vector<std::size_t>, 3> orders;
+  std::array<std::int64_t, 3> peaks{};
+  /// The order functions, in the order of `orders`.
+  static constexpr std::array<std::vector<std::size_t> (*)(const memory_graph&), 3> order_of{
+      &kahn_order_of, &greedy_order_of, &dfs_order_of};
+
+  static serenity_baselines of(const memory_graph& g) {
+    serenity_baselines b;
+    for (std::size_t i = 0; i < order_of.size(); ++i) {
+      b.orders[i] = order_of[i](g);
+      b.peaks[i] = order_peak_unchecked(g, b.orders[i]);
+    }
+    return b;
+  }
+};
+
 inline void add_stats(order_stats& to, const order_stats& s) {
   to.states_expanded += s.states_expanded;
   to.states_stored += s.states_stored;
@@ -62,16 +82,19 @@ class serenity_solver {
       : g_(g), opt_(opt), budget_(budget), deadline_(deadline), pool_(pool), target_(target), lb_(lower_bound),
         progress_(progress && progress->active() ? progress : nullptr), segment_(segment) {}
 
+  /// Starts from these baselines (of this graph, as computed by solve()) instead of computing them.
+  serenity_solver& with_baselines(const serenity_baselines* baselines) {
+    baselines_ = baselines;
+    return *this;
+  }
+
   serenity_segment_answer solve() {
     serenity_segment_answer a;
     // Incumbents: Kahn (the paper's tau_max), greedy, DFS, and a narrow beam search.
-    const auto kahn = kahn_order_of(g_);
-    kahn_peak_ = order_peak_unchecked(g_, kahn);
-    consider(kahn, kahn_peak_);
-    const auto greedy = greedy_order_of(g_);
-    consider(greedy, order_peak_unchecked(g_, greedy));
-    const auto dfs = dfs_order_of(g_);
-    consider(dfs, order_peak_unchecked(g_, dfs));
+    const serenity_baselines computed = baselines_ ? serenity_baselines{} : serenity_baselines::of(g_);
+    const serenity_baselines& base = baselines_ ? *baselines_ : computed;
+    kahn_peak_ = base.peaks[0];
+    for (std::size_t i = 0; i < base.orders.size(); ++i) consider(base.orders[i], base.peaks[i]);
     if (opt_.beam_width > 0 && best_peak_ > lb_) {
       serenity_dp_request r = request(best_peak_ - 1, opt_.beam_width, true);
       auto ans = run_serenity_dp(g_, r);
@@ -400,6 +423,7 @@ class serenity_solver {
   std::int64_t lb_;
   serenity_progress* progress_;
   std::size_t segment_;
+  const serenity_baselines* baselines_ = nullptr;
   bool last_out_of_time_ = false;
   bool proven_ = false, infeasible_ = false;
 };

@@ -53,10 +53,16 @@ MEMSCHED_DECL order_result serenity_order_impl(const memory_graph& g, const sere
   }
   // The baselines first: when one meets the simple lower bound there is nothing to search.
   const std::int64_t lb = peak_lower_bound(g);
-  for (auto* baseline : {&detail::kahn_order_of, &detail::greedy_order_of, &detail::dfs_order_of}) {
+  // Kept for the segment solver when the whole graph is its one segment.
+  detail::serenity_baselines baselines;
+  std::size_t baselines_computed = 0;
+  for (; baselines_computed < baselines.orders.size(); ++baselines_computed) {
     if (options.budget && lb > *options.budget) break;
-    std::vector<std::size_t> base = baseline(g);
-    if (detail::order_peak_unchecked(g, base) == lb) {
+    std::vector<std::size_t> base = detail::serenity_baselines::order_of[baselines_computed](g);
+    baselines.peaks[baselines_computed] = detail::order_peak_unchecked(g, base);
+    if (baselines.peaks[baselines_computed] != lb) {
+      baselines.orders[baselines_computed] = std::move(base);
+    } else {
       result.order = std::move(base);
       result.peak_bytes = lb;
       result.lower_bound = lb;
@@ -104,6 +110,7 @@ MEMSCHED_DECL order_result serenity_order_impl(const memory_graph& g, const sere
       if (segs[k].training && !options.decisions_on_training) segment_options.decision_budget = 0;
       answers[k] = detail::serenity_solver(segs[k].graph, segment_options, budget, deadline, pool, seg_lb[k],
                                            whole_lb - segs[k].base, &progress, k)
+                       .with_baselines(segs[k].whole && baselines_computed == baselines.orders.size() ? &baselines : nullptr)
                        .solve();
     }
     progress.update(k, answers[k].peak, std::min(answers[k].lower_bound, answers[k].peak));
