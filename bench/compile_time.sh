@@ -8,11 +8,11 @@
 # -std=c++20 -c, as a user would) for every include directory given; the output lists every run,
 # the median, and the ratio of each median to the Boost TU's median of the same run: wall-clock
 # seconds (what a user waits) and user CPU seconds (steadier on a loaded machine).
-# `goal_sep` and `remat_sep` are those TUs with -DMEMSCHED_SEPARATE_COMPILATION (what a TU that
-# links memsched::compiled compiles; include directories older than core/config.hpp ignore the
-# macro and compile them header-only), and `library` is src/memsched.cpp, the one TU
-# memsched::compiled adds (every impl/*.ipp of the directory; compiled once per build, not per user
-# TU; listed where the directory has order/impl/serenity.ipp).
+# `goal_sep`, `umbrella_sep` and `remat_sep` are those TUs with -DMEMSCHED_SEPARATE_COMPILATION
+# (what a TU that links memsched::compiled compiles; include directories older than
+# core/config.hpp ignore the macro and compile them header-only), and `library` is
+# src/memsched.cpp, the one TU memsched::compiled adds (every impl/*.ipp of the directory; compiled
+# once per build, not per user TU; listed where the directory has order/impl/serenity.ipp).
 #
 #   bench/compile_time.sh [INCLUDE_DIR ...]        (default: this checkout's include/)
 #   RUNS=3 CXX=g++ CXXFLAGS="-O2 -std=c++20" bench/compile_time.sh /work/base/include include
@@ -85,8 +85,9 @@ CPP
 
 cp "$tmp/goal.cpp" "$tmp/goal_sep.cpp"
 cp "$tmp/remat.cpp" "$tmp/remat_sep.cpp"
+cp "$tmp/umbrella.cpp" "$tmp/umbrella_sep.cpp"
 tus() {  # the TUs measured for include directory $1
-  echo boost serenity goal umbrella remat goal_sep remat_sep
+  echo boost serenity goal umbrella remat goal_sep umbrella_sep remat_sep
   [ -f "$1/memsched/order/impl/serenity.ipp" ] && echo library
   return 0
 }
@@ -97,7 +98,7 @@ for ((r = 1; r <= runs; ++r)); do
   for dir in "$@"; do
     for tu in $(tus "$dir"); do
       extra=()
-      case $tu in goal_sep | remat_sep | library) extra=(-DMEMSCHED_SEPARATE_COMPILATION) ;; esac
+      case $tu in goal_sep | umbrella_sep | remat_sep | library) extra=(-DMEMSCHED_SEPARATE_COMPILATION) ;; esac
       # The library TU of this directory: every impl/*.ipp it has (what src/memsched.cpp includes).
       [ "$tu" = library ] && (cd "$dir" && find memsched -name '*.ipp' | sort | sed 's|.*|#include <&>|') >"$tmp/library.cpp"
       if ! /usr/bin/time -f "%e %U" -o "$tmp/t" "$cxx" "${flags[@]}" "${extra[@]}" -I"$dir" -c "$tmp/$tu.cpp" -o "$tmp/$tu.o" 2>"$tmp/err"; then

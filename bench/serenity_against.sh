@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# serenity_order's time on graph files, compiled against two include trees in the same run (issue
+# 9: "bench_serenity no more than 5% slower on any graph", against an older commit). A small driver
+# (below) reads a graph, builds its memory_graph, then calls serenity_order (one thread, no attempt
+# limit, 120 s time limit) until MIN_MS milliseconds have passed and prints the mean per call, the
+# states expanded, the peak and the status. It is compiled header-only (g++ -O3 -DNDEBUG) against
+# OLD_INCLUDE and NEW_INCLUDE; each graph runs RUNS times per binary, interleaved, so that a load
+# change on the machine hits both alike. Prints per graph the medians, their ratio (new / old),
+# both state counts, whether the peaks agree and both statuses, then the graphs above 1.05x.
+#
+#   bench/serenity_against.sh OLD_INCLUDE [NEW_INCLUDE] [GRAPH.json ...]
+#   RUNS=5 bench/serenity_against.sh /tmp/base/include include ../shared/graphs/torch/*.inference.json
+#
+# NEW_INCLUDE (a directory) defaults to this checkout's include/, the graphs to ../shared/graphs/*/*.json beside
+# the checkout (MEMSCHED_SHARED_GRAPHS overrides the directory). An old tree: `git archive COMMIT
+# include | tar -x -C DIR`.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+[ $# -ge 1 ] || { sed -n '2,16p' "$0" >&2; exit 2; }
+old=$(cd "$1" && pwd)
+shift
+new=$here/include
+if [ $# -ge 1 ] && [ -d "$1" ]; then
+  new=$(cd "$1" && pwd)
+  shift
+fi
+if [ $# -eq 0 ]; then
+  shared=${MEMSCHED_SHARED_GRAPHS:-$here/../shared/graphs}
+  set -- "$shared"/*/*.json
+fi
+runs=${RUNS:-3}
+min_ms=${MIN_MS:-300}
+cxx=${CXX:-g++}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+cat >"$tmp/driver.cpp" <<'CPP'
+#include <memsched/graph/json_io.hpp>
+#include <memsched/graph/memory_graph.hpp>
+#include <memsched/order/serenity.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+int main(int argc, char** argv) {
+  if (argc != 3) return 2;
+  const memsched::memory_graph g = memsched::make_memory_graph(memsched::read_json_graph(argv[1]));
+  memsched::serenity_options options;
+  options.attempt_time_limit = std::chrono::duration<double>(1e6);
+  options.time_limit = std::chrono::duration<double>(120);
+  options.threads = 1;
+  const auto min_time = std::chrono::milliseconds(std::stoi(argv[2]));
+  const auto start = std::chrono::steady_clock::now();
+  auto r = memsched::serenity_order(g, options);
+  long calls = 1;
+  while (std::chrono::steady_clock::now() - start < min_time) {
+    r = memsched::serenity_order(g, options);
+    ++calls;
+  }
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  std::printf("%.5f %llu %lld %d\n", ms / static_cast<double>(calls), static_cast<unsigned long long>(r.stats.states_expanded),
+              static_cast<long long>(r.peak_bytes), static_cast<int>(r.status));
+}
+CPP
+for side in old new; do
+  dir=$old
+  [ $side = new ] && dir=$new
+  "$cxx" -std=c++20 -O3 -DNDEBUG -pthread -I"$dir" "$tmp/driver.cpp" -o "$tmp/$side"
+done
+
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+echo "old $old, new $new; $cxx -O3, $runs interleaved runs of at least $min_ms ms, $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-48s %12s %12s %6s  %s\n' graph "old ms" "new ms" ratio "states old/new, peak, status old/new"
+slow=()
+for f in "$@"; do
+  name="$(basename "$(dirname "$f")")/$(basename "$f" .json)"
+  t_old="" t_new=""
+  for ((r = 1; r <= runs; ++r)); do
+    for side in old new; do
+      out=$("$tmp/$side" "$f" "$min_ms") || { echo "serenity_against.sh: $f: the $side driver failed" >&2; exit 1; }
+      read -r ms states peak status <<<"$out"
+      if [ $side = old ]; then
+        t_old="$t_old $ms" states_old=$states peak_old=$peak status_old=$status
+      else
+        t_new="$t_new $ms" states_new=$states peak_new=$peak status_new=$status
+      fi
+    done
+  done
+  m_old=$(echo "$t_old" | median)
+  m_new=$(echo "$t_new" | median)
+  ratio=$(echo "$m_new / $m_old" | bc -l)
+  peaks=same
+  [ "$peak_old" = "$peak_new" ] || peaks="DIFFERENT ($peak_old / $peak_new)"
+  printf '%-48s %12.4f %12.4f %5.2fx  %s/%s, peak %s, status %s/%s\n' "$name" "$m_old" "$m_new" "$ratio" \
+    "$states_old" "$states_new" "$peaks" "$status_old" "$status_new"
+  if [ "$(echo "$ratio > 1.05" | bc -l)" = 1 ]; then slow+=("$name"); fi
+done
+echo "above 1.05x: ${slow[*]:-none}"
