@@ -11,9 +11,9 @@
 #   bench/serenity_against.sh OLD_INCLUDE [NEW_INCLUDE] [GRAPH.json ...]
 #   RUNS=5 bench/serenity_against.sh /tmp/base/include include ../shared/graphs/torch/*.inference.json
 #
-# NEW_INCLUDE (a directory) defaults to this checkout's include/, the graphs to ../shared/graphs/*/*.json beside
-# the checkout (MEMSCHED_SHARED_GRAPHS overrides the directory). An old tree: `git archive COMMIT
-# include | tar -x -C DIR`.
+# NEW_INCLUDE (a directory) defaults to this checkout's include/, the graphs to
+# ../shared/graphs/*/*.json beside the checkout (MEMSCHED_SHARED_GRAPHS overrides the directory).
+# An old tree: `git archive COMMIT include | tar -x -C DIR`.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 [ $# -ge 1 ] || { sed -n '2,16p' "$0" >&2; exit 2; }

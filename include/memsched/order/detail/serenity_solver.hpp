@@ -53,12 +53,15 @@ struct serenity_baselines {
   static constexpr std::array<std::vector<std::size_t> (*)(const memory_graph&), 3> order_of{
       &kahn_order_of, &greedy_order_of, &dfs_order_of};
 
+  /// Computes baseline i of g and its peak. O(n + m) (greedy: O((n + m) log n)).
+  void compute(const memory_graph& g, std::size_t i) {
+    orders[i] = order_of[i](g);
+    peaks[i] = order_peak_unchecked(g, orders[i]);
+  }
+
   static serenity_baselines of(const memory_graph& g) {
     serenity_baselines b;
-    for (std::size_t i = 0; i < order_of.size(); ++i) {
-      b.orders[i] = order_of[i](g);
-      b.peaks[i] = order_peak_unchecked(g, b.orders[i]);
-    }
+    for (std::size_t i = 0; i < order_of.size(); ++i) b.compute(g, i);
     return b;
   }
 };

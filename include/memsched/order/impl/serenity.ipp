@@ -58,12 +58,9 @@ MEMSCHED_DECL order_result serenity_order_impl(const memory_graph& g, const sere
   std::size_t baselines_computed = 0;
   for (; baselines_computed < baselines.orders.size(); ++baselines_computed) {
     if (options.budget && lb > *options.budget) break;
-    std::vector<std::size_t> base = detail::serenity_baselines::order_of[baselines_computed](g);
-    baselines.peaks[baselines_computed] = detail::order_peak_unchecked(g, base);
-    if (baselines.peaks[baselines_computed] != lb) {
-      baselines.orders[baselines_computed] = std::move(base);
-    } else {
-      result.order = std::move(base);
+    baselines.compute(g, baselines_computed);
+    if (baselines.peaks[baselines_computed] == lb) {
+      result.order = std::move(baselines.orders[baselines_computed]);
       result.peak_bytes = lb;
       result.lower_bound = lb;
       result.status = solve_status::optimal;
