@@ -25,56 +25,100 @@ inline constexpr std::size_t bridge_bound_max_vertices = 14'000;
 /// max over v of min_running_bytes(g, v) (peak_lower_bound's term) + the bytes of the strict
 /// ancestors of v, other than v's inputs, that are graph outputs or have a reader among v's strict
 /// descendants. Valid for every order under the memory model (in-place rule included).
-/// O(m x n / 64 + S) time, where S <= n^2 is the number of (value, vertex it spans) pairs;
-/// n^2 / 4 bytes.
+/// O(m x n / 64 + S) time, where S <= n^2 / 2 is the number of (value, vertex) pairs such that the
+/// vertex lies between the value and its last reader in topological order and is spanned by the
+/// value or not, whichever is fewer; n^2 / 4 bytes.
 inline std::int64_t bridge_peak_lower_bound(const memory_graph& g) {
   const std::size_t n = g.size();
   std::int64_t bound = peak_lower_bound(g);
   if (n > bridge_bound_max_vertices) return bound;
-  const std::size_t words = (n + 63) / 64;
-  // ancestors[v] / descendants[v]: v's strict ancestors / descendants, bitsets of `words` words.
-  std::vector<std::uint64_t> ancestors(n * words, 0), descendants(n * words, 0);
-  const auto above = [&](std::size_t v) { return ancestors.data() + v * words; };
-  const auto below = [&](std::size_t v) { return descendants.data() + v * words; };
-  // One pass in an order where every neighbour comes first: a set is the union of its
-  // neighbours' sets and the neighbours themselves.
-  const auto close = [words](auto first, auto last, auto set_of, auto neighbours_of) {
-    for (; first != last; ++first) {
-      std::uint64_t* mine = set_of(*first);
-      for (auto u : neighbours_of(*first)) {
-        const std::uint64_t* theirs = set_of(u);
-        for (std::size_t w = 0; w < words; ++w) mine[w] |= theirs[w];
-        mine[u / 64] |= std::uint64_t{1} << (u % 64);
-      }
-    }
-  };
+  // Everything below is indexed by position in the topological order, so that what a value spans
+  // lies between its position and its last reader's: a range of words, and, on training graphs,
+  // most of that range (a forward value spans the rest of the forward pass and the backward pass up
+  // to its gradient), where counting the range and subtracting the gaps is the cheaper way.
   const auto& topo = g.topological_order();
-  close(topo.begin(), topo.end(), above, [&](std::size_t v) { return g.predecessors(v); });
-  close(topo.rbegin(), topo.rend(), below, [&](std::size_t v) { return g.successors(v); });
-  // extra[v]: the bytes of such ancestors of v. The vertices a value a spans are its strict
-  // descendants that are strict ancestors of one of its readers (every descendant when a is an
-  // output), less its readers (for them a is an input, counted already).
-  std::vector<std::int64_t> extra(n, 0);
-  std::vector<std::uint64_t> spanned(words);
-  for (std::size_t a = 0; a < n; ++a) {
-    if (g.bytes(a) <= 0 || memory_model::dies_unread(g, a)) continue;
-    const std::uint64_t* after = below(a);
-    if (g.is_output(a)) {
-      std::copy(after, after + words, spanned.begin());
-    } else {
-      std::fill(spanned.begin(), spanned.end(), 0);
-      for (auto s : g.successors(a)) {
-        const std::uint64_t* theirs = above(s);
-        for (std::size_t w = 0; w < words; ++w) spanned[w] |= theirs[w];
-      }
-      for (std::size_t w = 0; w < words; ++w) spanned[w] &= after[w];
+  std::vector<std::size_t> position(n);
+  for (std::size_t p = 0; p < n; ++p) position[topo[p]] = p;
+  const std::size_t words = (n + 63) / 64;
+  // ancestors[p] / descendants[p]: the positions of the strict ancestors / descendants of the
+  // vertex at position p, bitsets of `words` words (ancestors only below p, descendants only above).
+  std::vector<std::uint64_t> sets(2 * n * words + words, 0);  // then `spanned`, one value's
+  const auto above = [&](std::size_t p) { return sets.data() + p * words; };
+  const auto below = [&](std::size_t p) { return sets.data() + (n + p) * words; };
+  const auto set_bit = [](std::uint64_t* set, std::size_t p) { set[p / 64] |= std::uint64_t{1} << (p % 64); };
+  for (std::size_t p = 0; p < n; ++p) {
+    std::uint64_t* mine = above(p);
+    for (auto u : g.predecessors(topo[p])) {
+      const std::size_t q = position[u];
+      const std::uint64_t* theirs = above(q);
+      for (std::size_t w = 0; w <= q / 64; ++w) mine[w] |= theirs[w];
+      set_bit(mine, q);
     }
-    for (auto s : g.successors(a)) spanned[s / 64] &= ~(std::uint64_t{1} << (s % 64));
-    for (std::size_t w = 0; w < words; ++w)
-      for (std::uint64_t bits = spanned[w]; bits != 0; bits &= bits - 1)
-        extra[w * 64 + static_cast<std::size_t>(std::countr_zero(bits))] += g.bytes(a);
   }
-  for (std::size_t v = 0; v < n; ++v) bound = std::max(bound, memory_model::min_running_bytes(g, v) + extra[v]);
+  for (std::size_t p = n; p-- > 0;) {
+    std::uint64_t* mine = below(p);
+    for (auto s : g.successors(topo[p])) {
+      const std::size_t q = position[s];
+      const std::uint64_t* theirs = below(q);
+      for (std::size_t w = q / 64; w < words; ++w) mine[w] |= theirs[w];
+      set_bit(mine, q);
+    }
+  }
+  // extra[p]: the bytes of such ancestors of the vertex at position p; step[p]: what a range
+  // starting (ending) at p adds to (takes from) every position from p on. The positions a value
+  // at position pa spans are its strict descendants that are strict ancestors of one of its
+  // readers (every descendant when it is an output), less its readers (for them it is an input,
+  // counted already): all within [pa + 1, end), end = its last reader's position (n for outputs).
+  std::vector<std::int64_t> extra_and_step(2 * n + 1, 0);
+  std::int64_t* extra = extra_and_step.data();
+  std::int64_t* step = extra + n;
+  std::uint64_t* spanned = sets.data() + 2 * n * words;
+  for (std::size_t pa = 0; pa + 1 < n; ++pa) {
+    const std::size_t a = topo[pa];
+    if (g.bytes(a) <= 0 || memory_model::dies_unread(g, a)) continue;
+    const std::size_t lo = pa + 1;
+    std::size_t end = n;
+    if (!g.is_output(a)) {
+      end = 0;
+      for (auto s : g.successors(a)) end = std::max(end, position[s]);
+    }
+    const std::size_t first = lo / 64, last = (end - 1) / 64;  // the words of [lo, end)
+    const std::uint64_t* after = below(pa);
+    if (g.is_output(a)) {
+      std::copy(after + first, after + last + 1, spanned + first);
+    } else {
+      std::fill(spanned + first, spanned + last + 1, 0);
+      for (auto s : g.successors(a)) {
+        const std::uint64_t* theirs = above(position[s]);
+        for (std::size_t w = first; w <= position[s] / 64; ++w) spanned[w] |= theirs[w];
+      }
+      for (std::size_t w = first; w <= last; ++w) spanned[w] &= after[w];
+    }
+    for (auto s : g.successors(a)) spanned[position[s] / 64] &= ~(std::uint64_t{1} << (position[s] % 64));
+    std::size_t count = 0;
+    for (std::size_t w = first; w <= last; ++w) count += static_cast<std::size_t>(std::popcount(spanned[w]));
+    const bool dense = 2 * count > end - lo;
+    std::int64_t b = g.bytes(a);
+    if (dense) {  // add b over [lo, end), then take it back where the range has a gap
+      step[lo] += b;
+      step[end] -= b;
+      b = -b;
+    }
+    for (std::size_t w = first; w <= last; ++w) {
+      std::uint64_t bits = spanned[w];
+      if (dense) {
+        bits = ~bits;
+        if (w == first) bits &= ~std::uint64_t{0} << (lo % 64);
+        if (w == last && end % 64 != 0) bits &= (std::uint64_t{1} << (end % 64)) - 1;
+      }
+      for (; bits != 0; bits &= bits - 1) extra[w * 64 + static_cast<std::size_t>(std::countr_zero(bits))] += b;
+    }
+  }
+  std::int64_t running = 0;
+  for (std::size_t p = 0; p < n; ++p) {
+    running += step[p];
+    bound = std::max(bound, memory_model::min_running_bytes(g, topo[p]) + extra[p] + running);
+  }
   return bound;
 }
 
