@@ -331,6 +331,46 @@ TEST_CASE("hiremate: more levels: valid plans, never dearer than two levels, the
   CHECK(cheaper >= 1);
 }
 
+TEST_CASE("hiremate: nested_resident_levels sets the squeezed solves of the nested hierarchies only") {
+  const memory_graph g = tiny_gpt(6);
+  const std::int64_t budget = no_remat_peak(g) * 2 / 5;
+  const hiremate_partition_options partition{.max_lower = 6, .max_top = 4};
+  REQUIRE(hiremate_partition(g, partition).levels.size() >= 2);
+  auto run = [&](std::size_t levels, std::size_t nested) {
+    std::size_t calls = 0;  // innermost solves (one thread)
+    const hiremate_options options{.partition = partition, .budgets = 3, .resident_levels = 1,
+                                   .lower_solver = [&calls](const memory_graph& sub, std::int64_t b, const hiremate_lower_limits&) {
+                                     ++calls;
+                                     return best_heuristic_plan(sub, b);
+                                   },
+                                   .merge_spans = 0, .partitions = 1, .levels = levels, .nested_resident_levels = nested,
+                                   .heuristic_start = false};
+    auto r = hiremate_plan_detailed(g, budget, options);
+    return std::pair{std::move(r), calls};
+  };
+  // Two levels have no nested hierarchy: the option changes nothing.
+  const auto [two_none, two_none_calls] = run(2, 0);
+  const auto [two_more, two_more_calls] = run(2, 2);
+  CHECK(two_none_calls == two_more_calls);
+  CHECK(two_none.result.plan == two_more.result.plan);
+  CHECK(two_none.stats.nested_hierarchies == 0);
+  // Three levels: each budget of each level-1 class is solved by 1 + nested hierarchies (the
+  // innermost problems they solve are shared, so the lower solver's calls do not grow with them).
+  const auto [three_none, three_none_calls] = run(3, 0);
+  const auto [three_more, three_more_calls] = run(3, 2);
+  MESSAGE("nested hierarchies: " << three_none.stats.nested_hierarchies << " and " << three_more.stats.nested_hierarchies
+                                  << "; lower solver calls " << three_none_calls << " and " << three_more_calls);
+  CHECK(three_none.stats.nested_hierarchies > 0);
+  CHECK(three_more.stats.nested_hierarchies > three_none.stats.nested_hierarchies);
+  // 3 budgets x (1 + 2) per class against 3 x (1 + 0): at most three times as many.
+  CHECK(three_more.stats.nested_hierarchies <= 3 * three_none.stats.nested_hierarchies);
+  CHECK(three_none_calls > two_none_calls);
+  for (const auto* r : {&two_none, &three_none, &three_more}) {
+    REQUIRE(has_solution(r->result.status));
+    check_result(g, r->result, budget);
+  }
+}
+
 TEST_CASE("hiremate: more levels solve the groups of level 1 and do not depend on the thread count") {
   const memory_graph g = tiny_gpt(6);
   const std::int64_t budget = no_remat_peak(g) * 2 / 5;

@@ -140,9 +140,14 @@ struct hiremate_options {
   /// the group's subgraph problem: one thread, the solve's share of time_limit and max_bytes, the
   /// heuristic start included, so an option is the cheaper of the group's own hierarchy and the
   /// heuristics'); lower_solver, when set, solves the innermost level. stats.levels says how many
-  /// were solved. Costs about budgets x (1 + resident_levels) two-level solves per class
+  /// were solved. Costs about budgets x (1 + nested_resident_levels) two-level solves per class
   /// (docs/hiremate.md, "More levels").
   std::size_t levels = 2;
+  /// resident_levels for the groups that levels > 2 solves by nested hierarchies, where each
+  /// squeezed solve is a whole hierarchy. 1 instead of 3: `levels = 3` on a 384-layer GPT stack
+  /// in 0.4-0.5x the time, the same plan at 30% of the peak and +7.911% against +7.907% at 20%
+  /// (docs/hiremate.md, "More levels"; with 4 budgets instead of 8 the third level's gain was lost).
+  std::size_t nested_resident_levels = 1;
   std::size_t repair_rounds = 12;                ///< Tighter top-level budgets tried after a simulated overshoot.
   /// H-ILP (appendix B) as a third top level: the groups' MILP (detail/hiremate_hilp.hpp, any DAG of
   /// groups, a group recomputed from the outputs of several others) solved by this call, e.g.
@@ -197,6 +202,9 @@ struct hiremate_stats {
   /// hierarchies included), and of these, how many returned a plan cheaper than the default lowest
   /// level's plan they asked for (hiremate_lower_limits::default_plan).
   std::size_t lower_solver_calls = 0, lower_solver_cheaper = 0;
+  /// Nested hierarchies run for options.levels > 2 (every partition tried, deeper ones included):
+  /// about classes x budgets x (1 + nested_resident_levels) per level above the lowest.
+  std::size_t nested_hierarchies = 0;
   std::string source;  ///< "hierarchy" or "heuristic": which plan was returned.
 };
 

@@ -41,6 +41,7 @@ struct hm_problem_cache {
 // nested hierarchy (from several threads).
 struct hm_lower_counts {
   std::atomic<std::size_t> calls{0}, cheaper{0};
+  std::atomic<std::size_t> nested{0};  // nested hierarchies run (hiremate_stats::nested_hierarchies)
 };
 
 // The hierarchy over one partition (hiremate_plan_on's partitions): partition, lowest level, top
@@ -121,7 +122,9 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
       rep_of[i] = f;
     }
   }
-  const hiremate_subgraph_options_config cfg{.budgets = options.budgets, .max_options = options.max_options, .resident_levels = options.resident_levels,
+  // Above level 0 each squeezed solve is a whole nested hierarchy: nested_resident_levels of them.
+  const std::size_t resident_levels = level > 0 ? options.nested_resident_levels : options.resident_levels;
+  const hiremate_subgraph_options_config cfg{.budgets = options.budgets, .max_options = options.max_options, .resident_levels = resident_levels,
                                             .heuristics = options.heuristics};
   // The lowest level may use 80% of the time limit (the top level and the expansion are linear).
   const std::optional<double> lower_deadline = options.time_limit ? std::optional<double>(0.8 * options.time_limit->count()) : std::nullopt;
@@ -146,7 +149,7 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
   std::vector<std::vector<hiremate_option>> class_options(groups.size());
   std::vector<char> solve_cut(groups.size(), 0);  // per solved group: the time limit cut its solve short
   auto solve_all = [&](const std::vector<std::size_t>& which) {
-    const std::size_t per_class = options.budgets * (1 + options.resident_levels);
+    const std::size_t per_class = options.budgets * (1 + resident_levels);
     solves_left = which.size() * per_class;
     threads = detail::task_threads(options.threads, which.size());
     base_limits.max_bytes.reset();
@@ -475,6 +478,7 @@ MEMSCHED_DECL hiremate_plan_result hm_plan_levels(const memory_graph& g, std::in
     // Called only within this call (hm_plan_over_partition), so it may refer to lower_counts.
     nested = [inner = std::move(inner), shared = std::make_shared<hm_problem_cache>(), counts = &lower_counts](
                  const memory_graph& sub, std::int64_t sub_budget, const hiremate_lower_limits& limits) {
+      ++counts->nested;
       hiremate_options one = inner;
       one.time_limit = limits.time_limit;
       one.max_bytes = limits.max_bytes;
@@ -553,6 +557,7 @@ MEMSCHED_DECL hiremate_plan_result hm_plan_levels(const memory_graph& g, std::in
   st.partitions_tried = tried;
   st.hierarchy_seconds = hierarchy_seconds;
   st.lower_solver_calls = lower_counts.calls.load();
+  st.nested_hierarchies = lower_counts.nested.load();
   st.lower_solver_cheaper = lower_counts.cheaper.load();
 
   const bool hier_ok = hier.status == solve_status::feasible;
