@@ -104,42 +104,37 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
     CHECK(plan == capped.result.plan);
     CHECK(simulate_plan(g, plan).peak_bytes <= budget);
   }
-  // --levels reaches the library: the third level's plan (level 1's groups, each solved by a
-  // two-level hierarchy), the same as the library's (measured: at 50% the third level wins; at
-  // 40% and 60-90% the two-level solve of the same grain does).
-  {
+  // --levels and --nested-resident-levels reach the library: the third level's plan (level 1's
+  // groups, each solved by two-level hierarchies), the same as the library's (measured: at 50%
+  // the third level wins with the default 1 squeezed nested solve; at 40% and 60-90% the two-level
+  // solve of the same grain does), and as many nested hierarchies.
+  std::size_t nested_hierarchies[2] = {0, 0};
+  for (const std::size_t nested : {1, 0}) {
+    CAPTURE(nested);
     const std::int64_t budget = peak * 50 / 100;
     const json doc = run_tool_json("remat " + path.string() + " --budget " + std::to_string(budget) +
-                                       " --algo hiremate --levels 3 --max-lower 6 --max-top 4 --budgets 4 --resident-levels 1"
+                                       " --algo hiremate --levels 3 --max-lower 6 --max-top 4 --budgets 4 --resident-levels 1" +
+                                       (nested == 1 ? "" : " --nested-resident-levels 0") +
                                        " --partitions 1 --merge-spans 0 --no-heuristic-start --json",
                                    dir);
     const auto lib = hiremate_plan_detailed(df, budget, hiremate_options{.partition = {.max_lower = 6, .max_top = 4}, .budgets = 4, .resident_levels = 1,
-                                                                         .merge_spans = 0, .partitions = 1, .levels = 3, .heuristic_start = false});
+                                                                         .merge_spans = 0, .partitions = 1, .levels = 3,
+                                                                         .nested_resident_levels = nested, .heuristic_start = false});
     REQUIRE(has_solution(lib.result.status));
-    CHECK(lib.stats.levels == 3);  // otherwise this case could not tell the flag was read
+    if (nested == 1) CHECK(lib.stats.levels == 3);  // otherwise this case could not tell --levels was read
     CHECK(doc.at("hiremate").at("hierarchy_levels") == lib.stats.levels);
     CHECK(doc.at("hiremate").at("groups") == lib.stats.groups);
+    CHECK(doc.at("hiremate").at("nested_hierarchies") == lib.stats.nested_hierarchies);
+    nested_hierarchies[nested] = lib.stats.nested_hierarchies;
     const execution_plan plan = plan_from_json(doc, ids, "tool output");
     CHECK(plan == lib.result.plan);
     CHECK(simulate_plan(g, plan).peak_bytes <= budget);
   }
-  {  // --nested-resident-levels reaches the library (the same plan as the library's with it)
-    const std::int64_t budget = peak * 50 / 100;
-    const json doc = run_tool_json("remat " + path.string() + " --budget " + std::to_string(budget) +
-                                       " --algo hiremate --levels 3 --max-lower 6 --max-top 4 --budgets 4 --resident-levels 1"
-                                       " --nested-resident-levels 0 --partitions 1 --merge-spans 0 --no-heuristic-start --json",
-                                   dir);
-    const auto lib = hiremate_plan_detailed(df, budget, hiremate_options{.partition = {.max_lower = 6, .max_top = 4}, .budgets = 4, .resident_levels = 1,
-                                                                         .merge_spans = 0, .partitions = 1, .levels = 3,
-                                                                         .nested_resident_levels = 0, .heuristic_start = false});
-    REQUIRE(has_solution(lib.result.status));
-    CHECK(plan_from_json(doc, ids, "tool output") == lib.result.plan);
-    CHECK(doc.at("hiremate").at("nested_hierarchies") == lib.stats.nested_hierarchies);
-    CHECK(lib.stats.nested_hierarchies > 0);
-    const tool_run bad = run_tool("remat " + path.string() + " --budget 50% --algo hiremate --nested-resident-levels -1", dir);
-    CHECK(bad.exit_code == 2);
-    CHECK(bad.err.find("--nested-resident-levels") != std::string::npos);
-  }
+  CHECK(nested_hierarchies[0] > 0);
+  CHECK(nested_hierarchies[1] > nested_hierarchies[0]);  // otherwise this case could not tell the flag was read
+  const tool_run nested = run_tool("remat " + path.string() + " --budget 50% --algo hiremate --nested-resident-levels -1", dir);
+  CHECK(nested.exit_code == 2);
+  CHECK(nested.err.find("--nested-resident-levels") != std::string::npos);
   const tool_run levels = run_tool("remat " + path.string() + " --budget 50% --algo hiremate --levels 5", dir);
   CHECK(levels.exit_code == 2);
   CHECK(levels.err.find("--levels must be in 2..4") != std::string::npos);
