@@ -364,6 +364,7 @@ TEST_CASE("hiremate: nested_resident_levels sets the squeezed solves of the nest
   CHECK(three_more.stats.nested_hierarchies > three_none.stats.nested_hierarchies);
   // 3 budgets x (1 + 2) per class against 3 x (1 + 0): at most three times as many.
   CHECK(three_more.stats.nested_hierarchies <= 3 * three_none.stats.nested_hierarchies);
+  CHECK(three_more_calls == three_none_calls);
   CHECK(three_none_calls > two_none_calls);
   for (const auto* r : {&two_none, &three_none, &three_more}) {
     REQUIRE(has_solution(r->result.status));

@@ -7,6 +7,7 @@
 // U-Nets, DenseNets) this is much stronger than a vertex with its inputs alone.
 
 #include <memsched/graph/memory_graph.hpp>
+#include <memsched/order/detail/signature_tables.hpp>
 #include <memsched/order/peak_lower_bound.hpp>
 #include <memsched/sim/memory_model.hpp>
 
@@ -39,13 +40,12 @@ inline std::int64_t bridge_peak_lower_bound(const memory_graph& g) {
   const auto& topo = g.topological_order();
   std::vector<std::size_t> position(n);
   for (std::size_t p = 0; p < n; ++p) position[topo[p]] = p;
-  const std::size_t words = (n + 63) / 64;
+  const std::size_t words = signature_words(n);
   // ancestors[p] / descendants[p]: the positions of the strict ancestors / descendants of the
   // vertex at position p, bitsets of `words` words (ancestors only below p, descendants only above).
-  std::vector<std::uint64_t> sets(2 * n * words + words, 0);  // then `spanned`, one value's
-  const auto above = [&](std::size_t p) { return sets.data() + p * words; };
-  const auto below = [&](std::size_t p) { return sets.data() + (n + p) * words; };
-  const auto set_bit = [](std::uint64_t* set, std::size_t p) { set[p / 64] |= std::uint64_t{1} << (p % 64); };
+  std::vector<std::uint64_t> ancestors(n * words, 0), descendants(n * words, 0);
+  const auto above = [&](std::size_t p) { return ancestors.data() + p * words; };
+  const auto below = [&](std::size_t p) { return descendants.data() + p * words; };
   for (std::size_t p = 0; p < n; ++p) {
     std::uint64_t* mine = above(p);
     for (auto u : g.predecessors(topo[p])) {
@@ -69,10 +69,8 @@ inline std::int64_t bridge_peak_lower_bound(const memory_graph& g) {
   // at position pa spans are its strict descendants that are strict ancestors of one of its
   // readers (every descendant when it is an output), less its readers (for them it is an input,
   // counted already): all within [pa + 1, end), end = its last reader's position (n for outputs).
-  std::vector<std::int64_t> extra_and_step(2 * n + 1, 0);
-  std::int64_t* extra = extra_and_step.data();
-  std::int64_t* step = extra + n;
-  std::uint64_t* spanned = sets.data() + 2 * n * words;
+  std::vector<std::int64_t> extra(n, 0), step(n + 1, 0);
+  std::vector<std::uint64_t> spanned(words);
   for (std::size_t pa = 0; pa + 1 < n; ++pa) {
     const std::size_t a = topo[pa];
     if (g.bytes(a) <= 0 || memory_model::dies_unread(g, a)) continue;
@@ -85,16 +83,16 @@ inline std::int64_t bridge_peak_lower_bound(const memory_graph& g) {
     const std::size_t first = lo / 64, last = (end - 1) / 64;  // the words of [lo, end)
     const std::uint64_t* after = below(pa);
     if (g.is_output(a)) {
-      std::copy(after + first, after + last + 1, spanned + first);
+      std::copy(after + first, after + last + 1, spanned.begin() + first);
     } else {
-      std::fill(spanned + first, spanned + last + 1, 0);
+      std::fill(spanned.begin() + first, spanned.begin() + last + 1, 0);
       for (auto s : g.successors(a)) {
         const std::uint64_t* theirs = above(position[s]);
         for (std::size_t w = first; w <= position[s] / 64; ++w) spanned[w] |= theirs[w];
       }
       for (std::size_t w = first; w <= last; ++w) spanned[w] &= after[w];
     }
-    for (auto s : g.successors(a)) spanned[position[s] / 64] &= ~(std::uint64_t{1} << (position[s] % 64));
+    for (auto s : g.successors(a)) clear_bit(spanned.data(), position[s]);
     std::size_t count = 0;
     for (std::size_t w = first; w <= last; ++w) count += static_cast<std::size_t>(std::popcount(spanned[w]));
     const bool dense = 2 * count > end - lo;

@@ -36,12 +36,11 @@ struct hm_problem_cache {
   std::array<hm_solved_problems, 2> problems;
 };
 
-// hiremate_stats::lower_solver_calls and lower_solver_cheaper of one hiremate_plan call: one pair,
-// created by the outermost hm_plan_levels and counted into by every partition it tries and every
-// nested hierarchy (from several threads).
+// hiremate_stats::lower_solver_calls, lower_solver_cheaper and nested_hierarchies of one
+// hiremate_plan call: one set, created by the outermost hm_plan_levels and counted into by every
+// partition it tries and every nested hierarchy (from several threads).
 struct hm_lower_counts {
-  std::atomic<std::size_t> calls{0}, cheaper{0};
-  std::atomic<std::size_t> nested{0};  // nested hierarchies run (hiremate_stats::nested_hierarchies)
+  std::atomic<std::size_t> calls{0}, cheaper{0}, nested{0};
 };
 
 // The hierarchy over one partition (hiremate_plan_on's partitions): partition, lowest level, top
