@@ -6,10 +6,17 @@
 # states expanded, the peak and the status. It is compiled header-only (g++ -O3 -DNDEBUG) against
 # OLD_INCLUDE and NEW_INCLUDE; each graph runs RUNS times per binary, interleaved, so that a load
 # change on the machine hits both alike. Prints per graph the medians, their ratio (new / old),
-# both state counts, whether the peaks agree and both statuses, then the graphs above 1.05x.
+# the ratio of the fastest runs (noise on a shared machine only adds time, so the minimum is the
+# steadier estimate where the machine's speed jumps between runs), both state counts, whether the
+# peaks agree and both statuses, then the graphs above 1.05x by the medians and by the minima.
 #
 #   bench/serenity_against.sh OLD_INCLUDE [NEW_INCLUDE] [GRAPH.json ...]
 #   RUNS=5 bench/serenity_against.sh /tmp/base/include include ../shared/graphs/torch/*.inference.json
+#   MEASURE=instructions CALLS=3 bench/serenity_against.sh /tmp/base/include
+#
+# MEASURE=instructions counts instructions instead (valgrind's callgrind, which counts the same
+# total on every run whatever the machine does): a run with CALLS calls less a run with none,
+# divided by CALLS, per binary and graph; the ratio is new / old.
 #
 # NEW_INCLUDE (a directory) defaults to this checkout's include/, the graphs to
 # ../shared/graphs/*/*.json beside the checkout (MEMSCHED_SHARED_GRAPHS overrides the directory).
@@ -50,6 +57,12 @@ int main(int argc, char** argv) {
   options.attempt_time_limit = std::chrono::duration<double>(1e6);
   options.time_limit = std::chrono::duration<double>(120);
   options.threads = 1;
+#ifdef COUNT_CALLS  // argv[2] calls, for valgrind (MEASURE=instructions)
+  long sum = 0;
+  for (int k = 0; k < std::stoi(argv[2]); ++k) sum += memsched::serenity_order(g, options).peak_bytes;
+  std::printf("%ld\n", sum);
+  return 0;
+#endif
   const auto min_time = std::chrono::milliseconds(std::stoi(argv[2]));
   const auto start = std::chrono::steady_clock::now();
   auto r = memsched::serenity_order(g, options);
@@ -66,13 +79,36 @@ CPP
 for side in old new; do
   dir=$old
   [ $side = new ] && dir=$new
-  "$cxx" -std=c++20 -O3 -DNDEBUG -pthread -I"$dir" "$tmp/driver.cpp" -o "$tmp/$side"
+  count_calls=()
+  [ "${MEASURE:-time}" != instructions ] || count_calls=(-DCOUNT_CALLS)
+  "$cxx" -std=c++20 -O3 -DNDEBUG "${count_calls[@]}" -pthread -I"$dir" "$tmp/driver.cpp" -o "$tmp/$side"
 done
 
+if [ "${MEASURE:-time}" = instructions ]; then
+  command -v valgrind >/dev/null || { echo "serenity_against.sh: MEASURE=instructions needs valgrind (apt-get install -y valgrind)" >&2; exit 2; }
+  calls=${CALLS:-3}
+  # Instructions of one run of the driver with $2 calls of serenity_order.
+  refs() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$tmp/$1" "$3" "$2" 2>&1 | awk '/Collected/ {print $4}'; }
+  echo "old $old, new $new; $cxx -O3, instructions per serenity_order call (callgrind: $calls calls less none), $(date -u +%FT%TZ)"
+  printf '%-44s %14s %14s %7s\n' graph "old" "new" ratio
+  above=()
+  for f in "$@"; do
+    name="$(basename "$(dirname "$f")")/$(basename "$f" .json)"
+    per_call_old=$(( ($(refs old "$calls" "$f") - $(refs old 0 "$f")) / calls ))
+    per_call_new=$(( ($(refs new "$calls" "$f") - $(refs new 0 "$f")) / calls ))
+    ratio=$(echo "$per_call_new / $per_call_old" | bc -l)
+    printf '%-44s %14d %14d %6.3fx\n' "$name" "$per_call_old" "$per_call_new" "$ratio"
+    if [ "$(echo "$ratio > 1.05" | bc -l)" = 1 ]; then above+=("$name"); fi
+  done
+  echo "above 1.05x: ${above[*]:-none}"
+  exit 0
+fi
+
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+minimum() { tr ' ' '\n' | grep -v '^$' | sort -g | head -1; }
 echo "old $old, new $new; $cxx -O3, $runs interleaved runs of at least $min_ms ms, $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-48s %12s %12s %6s  %s\n' graph "old ms" "new ms" ratio "states old/new, peak, status old/new"
-slow=()
+printf '%-44s %10s %10s %6s %6s  %s\n' graph "old ms" "new ms" ratio "min" "states old/new, peak, status old/new"
+slow=() slow_min=()
 for f in "$@"; do
   name="$(basename "$(dirname "$f")")/$(basename "$f" .json)"
   t_old="" t_new=""
@@ -90,10 +126,13 @@ for f in "$@"; do
   m_old=$(echo "$t_old" | median)
   m_new=$(echo "$t_new" | median)
   ratio=$(echo "$m_new / $m_old" | bc -l)
+  ratio_min=$(echo "$(echo "$t_new" | minimum) / $(echo "$t_old" | minimum)" | bc -l)
   peaks=same
   [ "$peak_old" = "$peak_new" ] || peaks="DIFFERENT ($peak_old / $peak_new)"
-  printf '%-48s %12.4f %12.4f %5.2fx  %s/%s, peak %s, status %s/%s\n' "$name" "$m_old" "$m_new" "$ratio" \
+  printf '%-44s %10.4f %10.4f %5.2fx %5.2fx  %s/%s, peak %s, status %s/%s\n' "$name" "$m_old" "$m_new" "$ratio" "$ratio_min" \
     "$states_old" "$states_new" "$peaks" "$status_old" "$status_new"
   if [ "$(echo "$ratio > 1.05" | bc -l)" = 1 ]; then slow+=("$name"); fi
+  if [ "$(echo "$ratio_min > 1.05" | bc -l)" = 1 ]; then slow_min+=("$name"); fi
 done
-echo "above 1.05x: ${slow[*]:-none}"
+echo "above 1.05x (medians): ${slow[*]:-none}"
+echo "above 1.05x (fastest runs): ${slow_min[*]:-none}"
