@@ -2,6 +2,7 @@
 // runs it in turn with the decision searches: the same answer as one uninterrupted run, and a
 // limit lowered while paused prunes like a search started with it.
 #include <memsched/graph/json_io.hpp>
+#include <memsched/order/detail/serenity_decision.hpp>
 #include <memsched/order/detail/serenity_dp.hpp>
 #include <memsched/order/serenity.hpp>
 #include <memsched/sim/simulate_order.hpp>
@@ -10,7 +11,9 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <limits>
+#include <random>
 #include <string>
 
 using namespace memsched;
@@ -48,7 +51,69 @@ std::vector<memory_graph> random_graphs() {
   return graphs;
 }
 
+// A random DAG on n vertices whose antichains have at most 6 vertices (i -> i+3 and i -> i+4
+// always, so i precedes every j >= i+6; other edges of span <= 6 with probability 0.3), relabelled
+// at random: large graphs that every exact search finishes at once.
+memory_graph_data narrow_random_dag(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::size_t> label(n);
+  for (std::size_t i = 0; i < n; ++i) label[i] = i;
+  std::shuffle(label.begin(), label.end(), rng);
+  std::bernoulli_distribution extra(0.3);
+  std::uniform_int_distribution<std::int64_t> size(1, 100);
+  memory_graph_data d;
+  d.num_nodes = n;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = i + 1; j < n && j <= i + 6; ++j)
+      if (j == i + 3 || j == i + 4 || extra(rng)) d.edges.emplace_back(label[i], label[j]);
+  d.bytes.resize(n);
+  d.cost.assign(n, 1.0);
+  d.workspace.assign(n, 0);
+  for (auto& b : d.bytes) b = size(rng);
+  return d;
+}
+
 }  // namespace
+
+TEST_CASE("the layered search agrees with both decision searches at every bitset width") {
+  // 1, 2, 4 (3 padded), 5 and 7 words: the widths with_small_width instantiates and the run-time
+  // width. The two kinds of search share only the memory model's fast copy, which
+  // serenity_memory_model.cpp checks against memory_model.
+  int checked = 0;
+  for (std::size_t n : {50, 100, 150, 300, 420})
+    for (std::uint64_t seed = 0; seed < 6; ++seed) {
+      memory_graph_data d = narrow_random_dag(n, seed + 100 * n);
+      if (seed % 3 == 1) d = with_random_outputs(std::move(d), seed);
+      if (seed % 3 == 2) d = with_random_inplace(std::move(d), seed);
+      const memory_graph g(std::move(d));
+      CAPTURE(n);
+      CAPTURE(seed);
+      REQUIRE(detail::signature_tables(g).words == std::vector<std::size_t>{1, 2, 4, 5, 7}[checked / 6]);
+      detail::serenity_memory_pool pool;
+      std::int64_t best = -1;
+      for (bool free_moves : {false, true}) {
+        auto ans = detail::run_serenity_dp(g, request(pool, std::numeric_limits<std::int64_t>::max(), free_moves));
+        REQUIRE(ans.outcome == detail::serenity_dp_outcome::solved);
+        CHECK(simulate_order(g, ans.order).peak_bytes == ans.peak);
+        if (best < 0) best = ans.peak;
+        CHECK(ans.peak == best);
+      }
+      for (bool backward : {false, true}) {
+        CAPTURE(backward);
+        auto search = detail::make_serenity_dfs(backward, g, pool, std::numeric_limits<std::uint64_t>::max(),
+                                                std::chrono::steady_clock::time_point::max(), true);
+        REQUIRE(search != nullptr);
+        search->start(best, std::chrono::steady_clock::time_point::max());
+        REQUIRE(search->run(std::numeric_limits<std::uint64_t>::max()) == detail::serenity_decision::yes);
+        CHECK(simulate_order(g, search->order()).peak_bytes <= best);
+        search->start(best - 1, std::chrono::steady_clock::time_point::max());
+        CHECK(search->run(std::numeric_limits<std::uint64_t>::max()) == detail::serenity_decision::no);
+      }
+      CHECK(pool.used.load() == 0);
+      ++checked;
+    }
+  CHECK(checked == 30);
+}
 
 TEST_CASE("a layered search run in slices gives the answer of one uninterrupted run") {
   int pauses = 0, checked = 0;

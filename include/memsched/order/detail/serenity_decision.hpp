@@ -154,10 +154,10 @@ class serenity_dfs {
       clear_bit(kready, c.node);
       if (backward_) {
         for (auto x : g_.predecessors(c.node))
-          if (is_subset(t_.succ(x), ksig, nw)) set_bit(kready, x);
+          if (t_.successors_later<W>(x, ksig)) set_bit(kready, x);
       } else {
         for (auto x : g_.successors(c.node))
-          if (is_subset(t_.pred(x), ksig, nw)) set_bit(kready, x);
+          if (t_.predecessors_in<W>(x, ksig)) set_bit(kready, x);
       }
       work += push<W>(frame{khash, c.live, 0, 0, 0, c.node});
       --budget;
