@@ -84,21 +84,25 @@ for side in old new; do
   "$cxx" -std=c++20 -O3 -DNDEBUG "${count_calls[@]}" -pthread -I"$dir" "$tmp/driver.cpp" -o "$tmp/$side"
 done
 
+# Shared by both modes: a graph's name in the tables, and whether a ratio is above 1.05x.
+graph_name() { echo "$(basename "$(dirname "$1")")/$(basename "$1" .json)"; }
+above_margin() { [ "$(echo "$1 > 1.05" | bc -l)" = 1 ]; }
+
 if [ "${MEASURE:-time}" = instructions ]; then
   command -v valgrind >/dev/null || { echo "serenity_against.sh: MEASURE=instructions needs valgrind (apt-get install -y valgrind)" >&2; exit 2; }
   calls=${CALLS:-3}
-  # Instructions of one run of the driver with $2 calls of serenity_order.
-  refs() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$tmp/$1" "$3" "$2" 2>&1 | awk '/Collected/ {print $4}'; }
+  # Instructions of one run of the driver: refs SIDE GRAPH CALLS (the driver's own argument order).
+  refs() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$tmp/$1" "$2" "$3" 2>&1 | awk '/Collected/ {print $4}'; }
   echo "old $old, new $new; $cxx -O3, instructions per serenity_order call (callgrind: $calls calls less none), $(date -u +%FT%TZ)"
   printf '%-44s %14s %14s %7s\n' graph "old" "new" ratio
   above=()
   for f in "$@"; do
-    name="$(basename "$(dirname "$f")")/$(basename "$f" .json)"
-    per_call_old=$(( ($(refs old "$calls" "$f") - $(refs old 0 "$f")) / calls ))
-    per_call_new=$(( ($(refs new "$calls" "$f") - $(refs new 0 "$f")) / calls ))
+    name=$(graph_name "$f")
+    per_call_old=$(( ($(refs old "$f" "$calls") - $(refs old "$f" 0)) / calls ))
+    per_call_new=$(( ($(refs new "$f" "$calls") - $(refs new "$f" 0)) / calls ))
     ratio=$(echo "$per_call_new / $per_call_old" | bc -l)
     printf '%-44s %14d %14d %6.3fx\n' "$name" "$per_call_old" "$per_call_new" "$ratio"
-    if [ "$(echo "$ratio > 1.05" | bc -l)" = 1 ]; then above+=("$name"); fi
+    if above_margin "$ratio"; then above+=("$name"); fi
   done
   echo "above 1.05x: ${above[*]:-none}"
   exit 0
@@ -110,7 +114,7 @@ echo "old $old, new $new; $cxx -O3, $runs interleaved runs of at least $min_ms m
 printf '%-44s %10s %10s %6s %6s  %s\n' graph "old ms" "new ms" ratio "min" "states old/new, peak, status old/new"
 slow=() slow_min=()
 for f in "$@"; do
-  name="$(basename "$(dirname "$f")")/$(basename "$f" .json)"
+  name=$(graph_name "$f")
   t_old="" t_new=""
   for ((r = 1; r <= runs; ++r)); do
     for side in old new; do
@@ -131,8 +135,8 @@ for f in "$@"; do
   [ "$peak_old" = "$peak_new" ] || peaks="DIFFERENT ($peak_old / $peak_new)"
   printf '%-44s %10.4f %10.4f %5.2fx %5.2fx  %s/%s, peak %s, status %s/%s\n' "$name" "$m_old" "$m_new" "$ratio" "$ratio_min" \
     "$states_old" "$states_new" "$peaks" "$status_old" "$status_new"
-  if [ "$(echo "$ratio > 1.05" | bc -l)" = 1 ]; then slow+=("$name"); fi
-  if [ "$(echo "$ratio_min > 1.05" | bc -l)" = 1 ]; then slow_min+=("$name"); fi
+  if above_margin "$ratio"; then slow+=("$name"); fi
+  if above_margin "$ratio_min"; then slow_min+=("$name"); fi
 done
 echo "above 1.05x (medians): ${slow[*]:-none}"
 echo "above 1.05x (fastest runs): ${slow_min[*]:-none}"
