@@ -16,6 +16,7 @@
 #
 #   bench/compile_time.sh [INCLUDE_DIR ...]        (default: this checkout's include/)
 #   RUNS=3 CXX=g++ CXXFLAGS="-O2 -std=c++20" bench/compile_time.sh /work/base/include include
+#   TUS="goal umbrella" bench/compile_time.sh OLD/include include   (those TUs and boost only)
 #
 # Interleaves the include directories run by run, so a load change on the machine hits all alike.
 set -euo pipefail
@@ -86,7 +87,11 @@ CPP
 cp "$tmp/goal.cpp" "$tmp/goal_sep.cpp"
 cp "$tmp/remat.cpp" "$tmp/remat_sep.cpp"
 cp "$tmp/umbrella.cpp" "$tmp/umbrella_sep.cpp"
-tus() {  # the TUs measured for include directory $1
+tus() {  # the TUs measured for include directory $1 (TUS, when set, names them; boost always)
+  if [ -n "${TUS:-}" ]; then
+    echo boost "${TUS//boost/}"
+    return 0
+  fi
   echo boost serenity goal umbrella remat goal_sep umbrella_sep remat_sep
   [ -f "$1/memsched/order/impl/serenity.ipp" ] && echo library
   return 0

@@ -210,22 +210,25 @@ struct signature_tables {
   }
   [[nodiscard]] const std::uint64_t* succ(std::size_t v) const noexcept { return &succmask[v * words]; }
   [[nodiscard]] const std::uint64_t* pred(std::size_t v) const noexcept { return &predmask[v * words]; }
-  /// succ(v) ⊆ sig, for v with a successor. The bit test first pays from 4 words on (at 1 and 2
-  /// words the whole test is as cheap).
+  /// Whether the subset tests below check the one likeliest missing bit first at width W: from 4
+  /// words on and at the run-time width (at 1 and 2 words the whole test is as cheap).
+  template <std::size_t W>
+  static constexpr bool bit_first = W != 1 && W != 2;
+  /// succ(v) ⊆ sig, for v with a successor.
   template <std::size_t W = 0>
   [[nodiscard]] bool successors_in(std::size_t v, const std::uint64_t* sig) const noexcept {
-    return (W == 1 || W == 2 || has_bit(sig, last_succ[v])) && is_subset(succ(v), sig, W != 0 ? W : words);
+    return (!bit_first<W> || has_bit(sig, last_succ[v])) && is_subset(succ(v), sig, W != 0 ? W : words);
   }
   /// pred(v) ⊆ sig, for v with a predecessor.
   template <std::size_t W = 0>
   [[nodiscard]] bool predecessors_in(std::size_t v, const std::uint64_t* sig) const noexcept {
-    return (W == 1 || W == 2 || has_bit(sig, last_pred[v])) && is_subset(pred(v), sig, W != 0 ? W : words);
+    return (!bit_first<W> || has_bit(sig, last_pred[v])) && is_subset(pred(v), sig, W != 0 ? W : words);
   }
   /// succ(v) ⊆ later, for v with a successor (backward: the first successor is the likeliest
   /// missing from the vertices that run later).
   template <std::size_t W = 0>
   [[nodiscard]] bool successors_later(std::size_t v, const std::uint64_t* later) const noexcept {
-    return (W == 1 || W == 2 || has_bit(later, first_succ[v])) && is_subset(succ(v), later, W != 0 ? W : words);
+    return (!bit_first<W> || has_bit(later, first_succ[v])) && is_subset(succ(v), later, W != 0 ? W : words);
   }
   /// The inputs whose buffer v may take over, in predecessor order. Precondition: saving[v] != 0.
   [[nodiscard]] std::span<const std::uint32_t> reuse_inputs(std::size_t v) const noexcept {
