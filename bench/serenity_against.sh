@@ -3,12 +3,13 @@
 # 9: "bench_serenity no more than 5% slower on any graph", against an older commit). A small driver
 # (below) reads a graph, builds its memory_graph, then calls serenity_order (one thread, no attempt
 # limit, 120 s time limit) until MIN_MS milliseconds have passed and prints the mean per call, the
-# states expanded, the peak and the status. It is compiled header-only (g++ -O3 -DNDEBUG) against
+# states expanded, the peak, the status and a hash of the order. It is compiled header-only (g++ -O3 -DNDEBUG) against
 # OLD_INCLUDE and NEW_INCLUDE; each graph runs RUNS times per binary, interleaved, so that a load
 # change on the machine hits both alike. Prints per graph the medians, their ratio (new / old),
 # the ratio of the fastest runs (noise on a shared machine only adds time, so the minimum is the
 # steadier estimate where the machine's speed jumps between runs), both state counts, whether the
-# peaks agree and both statuses, then the graphs above 1.05x by the medians and by the minima.
+# peaks and the orders agree and both statuses, then the graphs above 1.05x by the medians and by
+# the minima, and the graphs whose orders differ.
 #
 #   bench/serenity_against.sh OLD_INCLUDE [NEW_INCLUDE] [GRAPH.json ...]
 #   RUNS=5 bench/serenity_against.sh /tmp/base/include include ../shared/graphs/torch/*.inference.json
@@ -47,6 +48,7 @@ cat >"$tmp/driver.cpp" <<'CPP'
 #include <memsched/order/serenity.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
@@ -72,8 +74,10 @@ int main(int argc, char** argv) {
     ++calls;
   }
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  std::printf("%.5f %llu %lld %d\n", ms / static_cast<double>(calls), static_cast<unsigned long long>(r.stats.states_expanded),
-              static_cast<long long>(r.peak_bytes), static_cast<int>(r.status));
+  std::uint64_t order_hash = 14695981039346656037ull;  // FNV-1a over the order's vertex indices
+  for (const auto v : r.order) order_hash = (order_hash ^ static_cast<std::uint64_t>(v)) * 1099511628211ull;
+  std::printf("%.5f %llu %lld %d %016llx\n", ms / static_cast<double>(calls), static_cast<unsigned long long>(r.stats.states_expanded),
+              static_cast<long long>(r.peak_bytes), static_cast<int>(r.status), static_cast<unsigned long long>(order_hash));
 }
 CPP
 for side in old new; do
@@ -111,19 +115,19 @@ fi
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 minimum() { tr ' ' '\n' | grep -v '^$' | sort -g | head -1; }
 echo "old $old, new $new; $cxx -O3, $runs interleaved runs of at least $min_ms ms, $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-44s %10s %10s %6s %6s  %s\n' graph "old ms" "new ms" ratio "min" "states old/new, peak, status old/new"
-slow=() slow_min=()
+printf '%-44s %10s %10s %6s %6s  %s\n' graph "old ms" "new ms" ratio "min" "states old/new, peak, order, status old/new"
+slow=() slow_min=() other_order=()
 for f in "$@"; do
   name=$(graph_name "$f")
   t_old="" t_new=""
   for ((r = 1; r <= runs; ++r)); do
     for side in old new; do
       out=$("$tmp/$side" "$f" "$min_ms") || { echo "serenity_against.sh: $f: the $side driver failed" >&2; exit 1; }
-      read -r ms states peak status <<<"$out"
+      read -r ms states peak status order <<<"$out"
       if [ $side = old ]; then
-        t_old="$t_old $ms" states_old=$states peak_old=$peak status_old=$status
+        t_old="$t_old $ms" states_old=$states peak_old=$peak status_old=$status order_old=$order
       else
-        t_new="$t_new $ms" states_new=$states peak_new=$peak status_new=$status
+        t_new="$t_new $ms" states_new=$states peak_new=$peak status_new=$status order_new=$order
       fi
     done
   done
@@ -133,10 +137,13 @@ for f in "$@"; do
   ratio_min=$(echo "$(echo "$t_new" | minimum) / $(echo "$t_old" | minimum)" | bc -l)
   peaks=same
   [ "$peak_old" = "$peak_new" ] || peaks="DIFFERENT ($peak_old / $peak_new)"
-  printf '%-44s %10.4f %10.4f %5.2fx %5.2fx  %s/%s, peak %s, status %s/%s\n' "$name" "$m_old" "$m_new" "$ratio" "$ratio_min" \
-    "$states_old" "$states_new" "$peaks" "$status_old" "$status_new"
+  orders=same
+  [ "$order_old" = "$order_new" ] || { orders=DIFFERENT; other_order+=("$name"); }
+  printf '%-44s %10.4f %10.4f %5.2fx %5.2fx  %s/%s, peak %s, order %s, status %s/%s\n' "$name" "$m_old" "$m_new" "$ratio" \
+    "$ratio_min" "$states_old" "$states_new" "$peaks" "$orders" "$status_old" "$status_new"
   if above_margin "$ratio"; then slow+=("$name"); fi
   if above_margin "$ratio_min"; then slow_min+=("$name"); fi
 done
 echo "above 1.05x (medians): ${slow[*]:-none}"
 echo "above 1.05x (fastest runs): ${slow_min[*]:-none}"
+echo "orders that differ: ${other_order[*]:-none}"

@@ -55,22 +55,10 @@ std::vector<memory_graph> random_graphs() {
 // always, so i precedes every j >= i+6; other edges of span <= 6 with probability 0.3), relabelled
 // at random: large graphs that every exact search finishes at once.
 memory_graph_data narrow_random_dag(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<std::size_t> label(n);
-  for (std::size_t i = 0; i < n; ++i) label[i] = i;
-  std::shuffle(label.begin(), label.end(), rng);
   std::bernoulli_distribution extra(0.3);
-  std::uniform_int_distribution<std::int64_t> size(1, 100);
-  memory_graph_data d;
-  d.num_nodes = n;
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = i + 1; j < n && j <= i + 6; ++j)
-      if (j == i + 3 || j == i + 4 || extra(rng)) d.edges.emplace_back(label[i], label[j]);
-  d.bytes.resize(n);
-  d.cost.assign(n, 1.0);
-  d.workspace.assign(n, 0);
-  for (auto& b : d.bytes) b = size(rng);
-  return d;
+  return random_dag_with(n, seed, [&](std::size_t i, std::size_t j, std::mt19937_64& rng) {
+    return j <= i + 6 && (j == i + 3 || j == i + 4 || extra(rng));
+  });
 }
 
 }  // namespace

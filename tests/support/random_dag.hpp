@@ -19,23 +19,24 @@
 
 namespace memsched::testing {
 
-/// A random DAG on n vertices: edge i -> j (i < j) with probability p, then vertices relabelled by
-/// a random permutation so that indices are not a topological order. Bytes in [1, max_bytes],
-/// cost in [1, 10], workspace 0 unless `with_workspace`. Deterministic for a seed.
-inline memory_graph_data random_dag(std::size_t n, double p, std::uint64_t seed, std::int64_t max_bytes = 100,
-                                    bool with_workspace = false) {
+/// A random DAG on n vertices whose edges are the pairs i < j for which edge_rule(i, j, rng) is
+/// true (asked in the order (0, 1), (0, 2), ..., (1, 2), ...), then vertices relabelled by a random
+/// permutation so that indices are not a topological order. Bytes in [1, max_bytes], cost in
+/// [1, 10], workspace 0 unless `with_workspace`. Deterministic for a seed.
+template <class EdgeRule>
+memory_graph_data random_dag_with(std::size_t n, std::uint64_t seed, EdgeRule edge_rule, std::int64_t max_bytes = 100,
+                                  bool with_workspace = false) {
   std::mt19937_64 rng(seed);
   std::vector<std::size_t> label(n);
   for (std::size_t i = 0; i < n; ++i) label[i] = i;
   std::shuffle(label.begin(), label.end(), rng);
-  std::bernoulli_distribution edge(p);
   std::uniform_int_distribution<std::int64_t> size(1, max_bytes), ws(0, max_bytes / 2);
   std::uniform_int_distribution<int> cost(1, 10);
   memory_graph_data d;
   d.num_nodes = n;
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = i + 1; j < n; ++j)
-      if (edge(rng)) d.edges.emplace_back(label[i], label[j]);
+      if (edge_rule(i, j, rng)) d.edges.emplace_back(label[i], label[j]);
   d.bytes.resize(n);
   d.cost.resize(n);
   d.workspace.assign(n, 0);
@@ -45,6 +46,14 @@ inline memory_graph_data random_dag(std::size_t n, double p, std::uint64_t seed,
     if (with_workspace) d.workspace[v] = ws(rng);
   }
   return d;
+}
+
+/// random_dag_with where every pair i < j is an edge with probability p.
+inline memory_graph_data random_dag(std::size_t n, double p, std::uint64_t seed, std::int64_t max_bytes = 100,
+                                    bool with_workspace = false) {
+  std::bernoulli_distribution edge(p);
+  return random_dag_with(n, seed, [&](std::size_t, std::size_t, std::mt19937_64& rng) { return edge(rng); }, max_bytes,
+                         with_workspace);
 }
 
 /// Calls f(order) for every topological order of g (as a vector of vertex indices). Exponential:
