@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# serenity_order's time on graph files, compiled against two include trees in the same run (issue
-# 9: "bench_serenity no more than 5% slower on any graph", against an older commit). A small driver
+# serenity_order's time on graph files, compiled against two include trees in the same run (issue 9:
+# "bench_serenity no more than 5% slower on any graph", against an older commit). A small driver
 # (below) reads a graph, builds its memory_graph, then calls serenity_order (one thread, no attempt
 # limit, 120 s time limit) until MIN_MS milliseconds have passed and prints the mean per call, the
-# states expanded, the peak, the status and a hash of the order. It is compiled header-only (g++ -O3 -DNDEBUG) against
-# OLD_INCLUDE and NEW_INCLUDE; each graph runs RUNS times per binary, interleaved, so that a load
-# change on the machine hits both alike. Prints per graph the medians, their ratio (new / old),
-# the ratio of the fastest runs (noise on a shared machine only adds time, so the minimum is the
-# steadier estimate where the machine's speed jumps between runs), both state counts, whether the
-# peaks and the orders agree and both statuses, then the graphs above 1.05x by the medians and by
-# the minima, and the graphs whose orders differ.
+# states expanded, the peak, the status and a hash of the order. It is compiled header-only (g++ -O3
+# -DNDEBUG) against OLD_INCLUDE and NEW_INCLUDE; each graph runs RUNS times per binary, interleaved,
+# so that a load change on the machine hits both alike. Prints per graph the medians, their ratio
+# (new / old), the ratio of the fastest runs (noise on a shared machine only adds time, so the
+# minimum is the steadier estimate where the machine's speed jumps between runs), both state counts,
+# whether the peaks and the orders agree and both statuses, then the graphs above 1.05x by the
+# medians and by the minima, and the graphs whose orders differ.
 #
 #   bench/serenity_against.sh OLD_INCLUDE [NEW_INCLUDE] [GRAPH.json ...]
 #   RUNS=5 bench/serenity_against.sh /tmp/base/include include ../shared/graphs/torch/*.inference.json
