@@ -38,14 +38,17 @@ enum class serenity_decision { yes, no, paused, stopped };
 /// One direction of the decision search (forward from the inputs or backward from the outputs).
 class serenity_dfs {
  public:
+  /// `tables` are g's (built here when null; the two directions of a decider share one).
   serenity_dfs(const memory_graph& g, bool backward, serenity_memory_pool& pool, std::uint64_t max_states,
-               std::chrono::steady_clock::time_point deadline, bool free_moves)
-      : g_(g), t_(g), w_(t_.words), backward_(backward), mem_(pool), max_states_(max_states), search_deadline_(deadline),
+               std::chrono::steady_clock::time_point deadline, bool free_moves, std::shared_ptr<const signature_tables> tables = nullptr)
+      : g_(g), tables_(tables ? std::move(tables) : std::make_shared<const signature_tables>(g)), t_(*tables_), w_(t_.words),
+        backward_(backward), mem_(pool), max_states_(max_states), search_deadline_(deadline),
         clock_(deadline), free_moves_(free_moves), n_(g.size()), kbits_(2 * w_), dead_(w_), with_(w_) {
     if (backward_)
       for (auto v : g.outputs()) root_live_ += g.bytes(v);
   }
   ~serenity_dfs() { release_memo(); }
+  [[nodiscard]] const std::shared_ptr<const signature_tables>& tables() const { return tables_; }
   serenity_dfs(const serenity_dfs&) = delete;
   serenity_dfs& operator=(const serenity_dfs&) = delete;
 
@@ -264,7 +267,8 @@ class serenity_dfs {
   }
 
   const memory_graph& g_;
-  signature_tables t_;
+  std::shared_ptr<const signature_tables> tables_;
+  const signature_tables& t_;
   std::size_t w_;
   bool backward_;
   pool_accountant mem_;
@@ -289,10 +293,10 @@ class serenity_dfs {
 
 /// One direction of the decision search, or null for a graph over max_signature_vertices.
 inline std::unique_ptr<serenity_dfs> make_serenity_dfs(bool backward, const memory_graph& g, serenity_memory_pool& pool,
-                                                       std::uint64_t max_states,
-                                                       std::chrono::steady_clock::time_point deadline, bool free_moves) {
+                                                       std::uint64_t max_states, std::chrono::steady_clock::time_point deadline,
+                                                       bool free_moves, std::shared_ptr<const signature_tables> tables = nullptr) {
   if (g.size() > max_signature_vertices) return nullptr;
-  return std::make_unique<serenity_dfs>(g, backward, pool, max_states, deadline, free_moves);
+  return std::make_unique<serenity_dfs>(g, backward, pool, max_states, deadline, free_moves, std::move(tables));
 }
 
 /// Decides tau with a forward and a backward search in alternating slices of doubling size (both
@@ -302,7 +306,7 @@ class serenity_decider {
   serenity_decider(const memory_graph& g, serenity_memory_pool& pool, std::uint64_t max_states,
                    std::chrono::steady_clock::time_point deadline, bool free_moves)
       : forward_(make_serenity_dfs(false, g, pool, max_states, deadline, free_moves)),
-        backward_(make_serenity_dfs(true, g, pool, max_states, deadline, free_moves)) {}
+        backward_(forward_ ? make_serenity_dfs(true, g, pool, max_states, deadline, free_moves, forward_->tables()) : nullptr) {}
 
   /// False when the graph is too large for the search (more than 4096 vertices).
   [[nodiscard]] bool usable() const { return forward_ != nullptr; }
