@@ -9,6 +9,7 @@
 #include <memsched/remat/hiremate_milp_lower.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
@@ -28,7 +29,8 @@ const char* hiremate_usage =
     "    distinct_subgraphs, largest_subgraph, top_nodes, groups, max_lower, partitions_tried,\n"
     "    problems_solved, problems_reused, repair_rounds, source, start_method, top_method, seconds\n"
     "    per phase, costs, hilp_status, hilp_variables, hilp_constraints, hilp_budget_raised,\n"
-    "    hilp_seconds}.\n"
+    "    hilp_start_objective, hilp_objective, hilp_bound (the backend's proven bound on the\n"
+    "    H-ILP model's optimum, when it gave one), hilp_seconds}.\n"
     "    --levels L              levels of the hierarchy, 2..4 (default 2: groups and top); L > 2:\n"
     "                            groups of up to M^l^(L-1) nodes, each solved per budget by a\n"
     "                            hierarchy of L - 1 levels (slower: about budgets x 4 times)\n"
@@ -149,6 +151,11 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
     h["hilp_variables"] = s.hilp_variables;
     h["hilp_constraints"] = s.hilp_constraints;
     h["hilp_budget_raised"] = s.hilp_budget_raised;
+    // Total costs in the graph's units: a bound below the start says how much cheaper a schedule
+    // of that model can be at most; absent when the backend reported none.
+    if (std::isfinite(s.hilp_start_objective)) h["hilp_start_objective"] = s.hilp_start_objective;
+    if (std::isfinite(s.hilp_objective)) h["hilp_objective"] = s.hilp_objective;
+    if (std::isfinite(s.hilp_bound)) h["hilp_bound"] = s.hilp_bound;
     h["hilp_seconds"] = s.hilp_seconds;
   }
   extra["hiremate"] = h;

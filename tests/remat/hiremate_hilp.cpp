@@ -262,7 +262,7 @@ TEST_CASE("hiremate H-ILP: the model's memory rows give the peak of each schedul
 TEST_CASE("hiremate H-ILP: the model's optimum is the cheapest of its schedules (brute force, 2 groups)") {
   std::mt19937_64 rng(7);
   const auto solve = milp_solve_function(cbc_backend{});
-  std::size_t compared = 0, infeasible = 0;
+  std::size_t compared = 0, infeasible = 0, with_start = 0;
   for (std::uint64_t instance = 0; instance < testing::random_cases(16); ++instance) {
     const detail::hm_hilp_problem p = random_problem(rng, instance % 2 == 0 ? 1 : 2);
     const auto schedules = all_schedules(p);
@@ -306,10 +306,33 @@ TEST_CASE("hiremate H-ILP: the model's optimum is the cheapest of its schedules 
       REQUIRE(x);
       CHECK_FALSE(hm->model.first_violation(*x));
       CHECK(hm->model.objective_value(*x) == doctest::Approx(cheapest).epsilon(1e-9));
+      // Through hm_solve_hilp with every 5th schedule as a start: the start it reports is the
+      // cheapest of those that fit the model, the answer and the proven bound are the optimum.
+      std::vector<detail::hm_hilp_schedule> starts;
+      double cheapest_start = std::numeric_limits<double>::infinity();
+      for (std::size_t k = 0; k < schedules.size(); k += 5) {
+        starts.push_back(schedules[k]);
+        const auto xs = detail::hm_assign_hilp(p, *hm, schedules[k]);
+        if (xs && !hm->model.first_violation(*xs)) cheapest_start = std::min(cheapest_start, hm->model.objective_value(*xs) / hm->cost_scale);
+      }
+      const auto outcome = detail::hm_solve_hilp(p, budget, starts, {}, solve, solver_options{}, std::uint64_t{1} << 40, free_values);
+      REQUIRE(outcome.status == solve_status::optimal);
+      if (std::isfinite(cheapest_start)) {
+        CHECK(outcome.start_objective == doctest::Approx(cheapest_start).epsilon(1e-9));
+        ++with_start;
+      } else {
+        CHECK(std::isnan(outcome.start_objective));
+      }
+      // (In the graph's cost units: the model's are scaled.)
+      CHECK(outcome.objective == doctest::Approx(cheapest / hm->cost_scale).epsilon(1e-9));
+      CHECK(outcome.bound <= cheapest / hm->cost_scale * (1 + 1e-9));
+      CHECK(outcome.bound == doctest::Approx(cheapest / hm->cost_scale).epsilon(1e-5));  // within the default relative gap (1e-6)
       ++compared;
     }
   }
-  MESSAGE(compared << " optima compared with brute force, " << infeasible << " budgets with no schedule");
+  MESSAGE(compared << " optima compared with brute force, " << infeasible << " budgets with no schedule, " << with_start
+                   << " solved from a start");
+  CHECK(with_start >= compared / 4);
   CHECK(compared >= testing::random_cases(40));
   CHECK(infeasible >= 1);
 }
@@ -342,6 +365,11 @@ TEST_CASE("hiremate H-ILP: valid plans within the budget, never costlier than th
         // the cheaper of them by more than what re-simulation changes (it is the same plan or a
         // cheaper one in the model).
         if (r.stats.top_method == "hilp") CHECK(*r.stats.hilp_cost <= plain.result.total_cost);
+        // Started from its cheapest fitting start, the backend answers no dearer within the
+        // model, and its bound is below its answer (equal when proven optimal).
+        if (std::isfinite(r.stats.hilp_start_objective)) CHECK(r.stats.hilp_objective <= r.stats.hilp_start_objective * (1 + 1e-9));
+        if (std::isfinite(r.stats.hilp_bound)) CHECK(r.stats.hilp_bound <= r.stats.hilp_objective * (1 + 1e-9));
+        if (r.stats.hilp_status == "optimal") CHECK(r.stats.hilp_bound == doctest::Approx(r.stats.hilp_objective).epsilon(1e-5));
       }
       MESSAGE(std::string(which) << " at " << pct << "%: " << r.stats.top_method << " " << r.result.overhead << " (without H-ILP "
                     << plain.result.overhead << "), H-ILP " << r.stats.hilp_status << " " << r.stats.hilp_variables << " variables");

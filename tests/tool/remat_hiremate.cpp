@@ -200,8 +200,15 @@ TEST_CASE("memsched remat --algo hiremate --top-solver cbc --hilp-free: the FREE
                                        (free_values ? " --hilp-free" : ""),
                                    dir);
     REQUIRE(doc.at("status") == "feasible");
-    variables[free_values] = doc.at("hiremate").at("hilp_variables").get<std::size_t>();
+    const json& h = doc.at("hiremate");
+    variables[free_values] = h.at("hilp_variables").get<std::size_t>();
     CHECK(simulate_plan(g, plan_from_json(doc, ids, "tool output")).peak_bytes <= budget);
+    // CBC starts from the cheapest start that fits the model: its answer is no dearer, and a bound
+    // it proves is no higher than its answer.
+    const double start = h.at("hilp_start_objective").get<double>(), answer = h.at("hilp_objective").get<double>();
+    CHECK(answer > 0);
+    CHECK(answer <= start * (1 + 1e-9));
+    if (h.contains("hilp_bound")) CHECK(h.at("hilp_bound").get<double>() <= answer * (1 + 1e-9));
   }
   MESSAGE("H-ILP variables: " << variables[0] << " without FREE, " << variables[1] << " with");
   CHECK(variables[0] > 0);

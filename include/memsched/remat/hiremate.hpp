@@ -197,6 +197,12 @@ struct hiremate_stats {
   std::string hilp_status;
   std::size_t hilp_variables = 0, hilp_constraints = 0;
   std::int64_t hilp_budget_raised = 0;  ///< Bytes the model's budget was raised by (its measured memory excess on the starts).
+  /// The last solve's model objective (total cost, the graph's units) at its start (the cheapest
+  /// start that fits the model), at the backend's answer, and the backend's proven lower bound on
+  /// the model's optimum: no schedule of that model is cheaper than the bound. NaN when none.
+  double hilp_start_objective = std::numeric_limits<double>::quiet_NaN();
+  double hilp_objective = std::numeric_limits<double>::quiet_NaN();
+  double hilp_bound = std::numeric_limits<double>::quiet_NaN();
   double hilp_seconds = 0;
   /// Calls of hiremate_options::lower_solver in the whole call (every partition tried, nested
   /// hierarchies included), and of these, how many returned a plan cheaper than the default lowest

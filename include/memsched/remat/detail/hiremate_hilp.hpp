@@ -700,7 +700,13 @@ struct hm_hilp_outcome {
   solve_status status = solve_status::no_solution;  ///< The backend's status (optimal: within the model).
   std::size_t variables = 0, constraints = 0;
   std::int64_t budget_raised = 0;  ///< Bytes added to the model's budget (the starts' smallest excess over their simulated peaks).
-  std::string message;             ///< Why the model was not solved, when it was not.
+  /// The model's objective, in the graph's cost units, at the start given to the backend (NaN: no
+  /// start fits the model), at the backend's answer, and the backend's proven lower bound on the
+  /// model's optimum (NaN: none).
+  double start_objective = std::numeric_limits<double>::quiet_NaN();
+  double objective = std::numeric_limits<double>::quiet_NaN();
+  double bound = std::numeric_limits<double>::quiet_NaN();
+  std::string message;  ///< Why the model was not solved, when it was not.
 };
 
 /// Builds the model of `p` for `target`, gives `solve` the cheapest of `starts` that fits it as its
@@ -748,8 +754,11 @@ hm_hilp_outcome hm_solve_hilp(const hm_hilp_problem& p, std::int64_t target, con
   for (auto& x : assigned)
     if (!hm->model.first_violation(x) && (!hm->model.start || hm->model.objective_value(x) < hm->model.objective_value(*hm->model.start)))
       hm->model.start = std::move(x);
+  // The objective in the graph's cost units (the model's costs are scaled by a power of two).
+  if (hm->model.start) out.start_objective = hm->model.objective_value(*hm->model.start) / hm->cost_scale;
   const solver_result r = solve(hm->model, options);
   out.status = r.status;
+  out.objective = r.objective / hm->cost_scale, out.bound = r.bound / hm->cost_scale;
   if ((r.status == solve_status::optimal || r.status == solve_status::feasible) && r.values.size() == hm->model.num_variables())
     out.schedule = hm_decode_hilp(*hm, r.values);
   return out;

@@ -428,6 +428,8 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
               st.hilp_status = std::string(to_string(outcome.status));
               st.hilp_variables = outcome.variables, st.hilp_constraints = outcome.constraints;
               st.hilp_budget_raised = outcome.budget_raised;
+              st.hilp_start_objective = outcome.start_objective;
+              st.hilp_objective = outcome.objective, st.hilp_bound = outcome.bound;
               // No answer although the backend ran (no start fits the model: their expanded plans
               // overshoot the budget): the first start, so that the simulator's overshoot lowers
               // the target as it does for the other top levels.
