@@ -74,6 +74,17 @@ using solver_clock = std::chrono::steady_clock;
 /// Wall-clock bookkeeping and incumbent reporting for one solve. Reports only strictly improving
 /// objectives; an exception thrown by the observer (hooks should not throw, but a user's may) is
 /// kept and rethrown by the backend after it has cleaned up (the search is stopped).
+/// `bound` when it lies on its side of `objective` (below it when minimising, above when
+/// maximising, within a relative 1e-6), else NaN: a search stopped or killed mid-way can report the
+/// value of an unfinished LP as its best possible objective, which proves nothing.
+[[nodiscard]] inline double consistent_bound(double bound, double objective, objective_sense sense) noexcept {
+  if (!std::isfinite(bound)) return std::numeric_limits<double>::quiet_NaN();
+  if (!std::isfinite(objective)) return bound;
+  const double slack = 1e-6 * std::max(1.0, std::abs(objective));
+  const bool beyond = sense == objective_sense::minimize ? bound > objective + slack : bound < objective - slack;
+  return beyond ? std::numeric_limits<double>::quiet_NaN() : bound;
+}
+
 class solve_session {
  public:
   solve_session(const milp_model& model, const solver_options& options)
@@ -109,7 +120,7 @@ class solve_session {
     last_ = objective;
     if (!options_.observer.wants_incumbents()) return true;
     try {
-      options_.observer.on_incumbent(seconds(), objective, std::isfinite(bound) ? bound : std::numeric_limits<double>::quiet_NaN());
+      options_.observer.on_incumbent(seconds(), objective, consistent_bound(bound, objective, model_.sense));
     } catch (...) {
       callback_error_ = std::current_exception();
       return false;
@@ -129,7 +140,8 @@ class solve_session {
   }
 
   /// Completes a MILP result: drops a solver assignment that violates the model, uses a valid
-  /// start when the backend has no solution or a worse one, sets seconds, and reports the final
+  /// start when the backend has no solution or a worse one, drops a bound beyond the objective
+  /// (consistent_bound; an optimum is its own bound), sets seconds, and reports the final
   /// incumbent. `result.values` must be empty or complete.
   void finish(solver_result& result) {
     // Never hand back an assignment that breaks the model (a solver stopped mid-way can).
@@ -150,7 +162,11 @@ class solve_session {
         result.objective = *start_obj;
       }
     }
-    if (has_solution(result.status)) report(result.objective, result.bound);
+    if (has_solution(result.status)) {
+      result.bound = consistent_bound(result.bound, result.objective, model_.sense);
+      if (result.status == solve_status::optimal && !std::isfinite(result.bound)) result.bound = result.objective;
+      report(result.objective, result.bound);
+    }
     result.seconds = seconds();
   }
 
