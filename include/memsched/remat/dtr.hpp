@@ -12,6 +12,7 @@
 #include <memsched/graph/memory_graph.hpp>
 #include <memsched/remat/detail/call_deadline.hpp>
 #include <memsched/remat/detail/plan_builder.hpp>
+#include <memsched/remat/detail/resident_set.hpp>
 #include <memsched/remat/remat_result.hpp>
 #include <memsched/sim/memory_model.hpp>
 #include <memsched/sim/simulate_order.hpp>
@@ -45,7 +46,7 @@ inline constexpr std::array<dtr_heuristic, 5> all_dtr_heuristics{dtr_heuristic::
                                                                  dtr_heuristic::lru, dtr_heuristic::size};
 
 /// Largest graph on which the portfolios (remat_plan, hiremate_plan) run the exact `dtr` score by
-/// default (its O(n (n + m)) per eviction: 0.3 s on gpt_96's 2,894 vertices at 20% of the peak).
+/// default (its O(R (n + m)) per eviction, R the resident values: 0.3 s on gpt_96's 2,894 vertices at 20% of the peak).
 inline constexpr std::size_t default_dtr_exact_max_vertices = 4096;
 
 /// "dtr", "dtr-eq", "local", "lru", "size". O(1), never throws.
@@ -92,7 +93,7 @@ class dtr_runner {
  public:
   dtr_runner(const memory_graph& g, std::int64_t budget, const dtr_options& o, const call_deadline& deadline)
       : deadline_(deadline),
-        g_(g), budget_(budget), heuristic_(o.heuristic), n_(g.size()), resident_(n_, 0), computed_(n_, 0), locked_(n_, 0),
+        g_(g), budget_(budget), heuristic_(o.heuristic), n_(g.size()), resident_(n_), computed_(n_, 0), locked_(n_, 0),
         pending_(n_), last_access_(n_, 0), node_of_(n_, no_node), exact_mark_(n_, 0) {
     for (std::size_t v = 0; v < n_; ++v) pending_[v] = static_cast<std::uint32_t>(g.out_degree(v));
     limit_ = o.max_computations ? o.max_computations : 64 * n_ + 64;
@@ -144,7 +145,7 @@ class dtr_runner {
   // union-find of released values: a fresh node per release, because union-find cannot split a
   // class when one of its values is recomputed (its cost is subtracted from the class instead).
   void release(std::size_t v) {
-    resident_[v] = 0;
+    resident_.erase(v);
     live_ -= g_.bytes(v);
     if (heuristic_ != dtr_heuristic::dtr_eq) return;
     const auto x = static_cast<std::uint32_t>(parent_.size());
@@ -219,10 +220,10 @@ class dtr_runner {
     while (live_ + need > budget_) {
       std::size_t best = n_;
       double best_h = 0;
-      for (std::size_t t = 0; t < n_; ++t) {
-        if (!resident_[t] || locked_[t] || g_.bytes(t) == 0) continue;
+      for (const std::size_t t : resident_.members()) {
+        if (locked_[t] || g_.bytes(t) == 0) continue;
         const double h = score(t);
-        if (best == n_ || h < best_h) {  // strict: ties go to the smaller vertex index
+        if (best == n_ || h < best_h || (h == best_h && t < best)) {  // ties: the smaller vertex
           best = t;
           best_h = h;
         }
@@ -241,7 +242,7 @@ class dtr_runner {
     if (sequence.size() > limit_) gave_up = true;
     if (deadline_.passed()) gave_up = timed_out = true;
     computed_[v] = 1;
-    resident_[v] = 1;
+    resident_.insert(v);
     live_ += g_.bytes(v);
     last_access_[v] = clock_;
     if (heuristic_ == dtr_heuristic::dtr_eq && node_of_[v] != no_node) {
@@ -307,7 +308,8 @@ class dtr_runner {
   std::int64_t budget_;
   dtr_heuristic heuristic_;
   std::size_t n_;
-  std::vector<char> resident_, computed_;
+  resident_set resident_;
+  std::vector<char> computed_;
   std::vector<std::uint32_t> locked_, pending_;
   std::vector<std::uint64_t> last_access_;
   static constexpr std::uint32_t no_node = std::numeric_limits<std::uint32_t>::max();
@@ -329,7 +331,7 @@ MEMSCHED_DECL remat_result dtr_on(const memory_graph& g, std::int64_t budget, co
                                   std::chrono::steady_clock::time_point start);
 
 /// The scores a portfolio of DTR runs tries by default (remat_plan, hiremate_plan): the cheap ones
-/// first and the exact neighbourhood (O(n (n + m)) per eviction) last, only on graphs of at most
+/// first and the exact neighbourhood (O(R (n + m)) per eviction, R the resident values) last, only on graphs of at most
 /// `exact_max_vertices`, so that a deadline cuts the dearest. O(1), never throws beyond bad_alloc.
 [[nodiscard]] inline std::vector<dtr_heuristic> dtr_portfolio_scores(std::size_t vertices, std::size_t exact_max_vertices) {
   std::vector<dtr_heuristic> scores{dtr_heuristic::dtr_eq, dtr_heuristic::local, dtr_heuristic::lru, dtr_heuristic::size};
@@ -368,7 +370,8 @@ void dtr_each_score(const memory_graph& g, std::int64_t budget, std::span<const 
 /// would return, empty plan) when the pinned values alone exceed the budget at some computation,
 /// or past options.max_computations; time_limit (no plan) past options.time_limit. stats.order is
 /// the order walked. Deterministic when no time limit stops it.
-/// Complexity: O(L * n) per eviction scan for a sequence of length L (dtr: O(L * n * (n + m))).
+/// Complexity: O(L * R) for a sequence of length L, R the most values resident at once (each
+/// eviction scans the resident values; dtr: O(L * R * (n + m))).
 /// Throws: invalid_order naming the entry when options.order is not a topological order of all
 /// vertices; what make_memory_graph throws.
 template <class G, class... Maps>

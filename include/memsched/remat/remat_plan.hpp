@@ -78,7 +78,7 @@ struct remat_plan_options {
   /// Options of the heuristics stage (its `heuristics` list: which ones; empty: all).
   best_heuristic_options heuristics;
   /// DTR's eviction scores tried, in this order, each run stopping at the time limit; empty:
-  /// dtr-eq, local, lru, size, then dtr (the exact neighbourhood, O(n (n + m)) per eviction) on
+  /// dtr-eq, local, lru, size, then dtr (the exact neighbourhood, O(R (n + m)) per eviction, R the resident values) on
   /// graphs of at most dtr_exact_max_vertices.
   std::vector<dtr_heuristic> dtr_heuristics;
   std::size_t dtr_exact_max_vertices = default_dtr_exact_max_vertices;

@@ -9,6 +9,7 @@
 #include <memsched/graph/memory_graph.hpp>
 #include <memsched/remat/detail/call_deadline.hpp>
 #include <memsched/remat/detail/checkmate_staging.hpp>
+#include <memsched/remat/detail/resident_set.hpp>
 #include <memsched/sim/execution_plan.hpp>
 #include <memsched/sim/plan_from_computes.hpp>
 
@@ -37,7 +38,7 @@ inline constexpr eviction_policy all_eviction_policies[] = {eviction_policy::fur
 
 /// The staged compute sequence of recomputation on demand for `order` within `budget`, or nullopt
 /// when the policy gets stuck (nothing evictable and the next computation does not fit).
-/// O(n (n + m) + evictions x n).
+/// O(n (n + m) + evictions x resident values x log(max out-degree)).
 inline std::optional<std::vector<std::size_t>> staged_eviction_computes(const memory_graph& g, std::span<const std::size_t> order,
                                                                         std::int64_t budget, eviction_policy policy) {
   const std::size_t n = order.size();
@@ -49,11 +50,18 @@ inline std::optional<std::vector<std::size_t>> staged_eviction_computes(const me
     for (auto s : g.successors(v)) users[v].push_back(pos[s]);
     std::sort(users[v].begin(), users[v].end());
   }
+  // The first consumer position after t. t never decreases, so a cached answer above t is still
+  // the answer (no use lies between the old t and it): the victim scans read one flat array.
+  std::vector<std::size_t> next_use_after(n, 0);
+  for (std::size_t v = 0; v < n; ++v) next_use_after[v] = users[v].empty() ? never : users[v].front();
   auto next_use = [&](std::size_t v, std::size_t t) {
+    std::size_t& cached = next_use_after[v];
+    if (cached > t) return cached;
     auto it = std::upper_bound(users[v].begin(), users[v].end(), t);
-    return it == users[v].end() ? never : *it;
+    return cached = it == users[v].end() ? never : *it;
   };
-  std::vector<char> resident(n, 0), in_x(n, 0);
+  resident_set resident(n);
+  std::vector<char> in_x(n, 0);
   std::vector<std::uint32_t> pins(n, 0);
   std::int64_t live = 0;
   std::vector<std::size_t> computes, x, stack;
@@ -89,8 +97,8 @@ inline std::optional<std::vector<std::size_t>> staged_eviction_computes(const me
         std::size_t victim = never;
         double best = -1;
         std::size_t best_next = 0;
-        for (std::size_t w = 0; w < n; ++w) {
-          if (!resident[w] || pins[w] != 0) continue;
+        for (const std::size_t w : resident.members()) {
+          if (pins[w] != 0) continue;
           const std::size_t nu = next_use(w, t);
           const double dist = nu == never ? 2.0 * static_cast<double>(n) : static_cast<double>(nu - t);
           const double bytes = static_cast<double>(g.bytes(w)), cost = g.cost(w) + 1e-9;
@@ -101,7 +109,8 @@ inline std::optional<std::vector<std::size_t>> staged_eviction_computes(const me
             case eviction_policy::largest: score = bytes + dist / (2.0 * n + 1); break;
             case eviction_policy::bytes_per_cost: score = bytes / cost; break;
           }
-          if (victim == never || score > best || (score == best && nu > best_next)) {
+          // Ties: read again later, then the smaller vertex (the members come in no fixed order).
+          if (victim == never || score > best || (score == best && (nu > best_next || (nu == best_next && w < victim)))) {
             victim = w;
             best = score;
             best_next = nu;
@@ -111,17 +120,17 @@ inline std::optional<std::vector<std::size_t>> staged_eviction_computes(const me
           for (std::size_t q : x) in_x[order[q]] = 0;
           return std::nullopt;
         }
-        resident[victim] = 0;
+        resident.erase(victim);
         live -= g.bytes(victim);
       }
-      resident[u] = 1;
+      resident.insert(u);
       in_x[u] = 0;
       live += g.bytes(u);
       computes.push_back(u);
       // Free what no later computation reads: inputs and u itself when dead (no consumer after t).
       auto maybe_free = [&](std::size_t q) {
         if (resident[q] && pins[q] == 0 && next_use(q, t) == never && !g.is_output(q)) {
-          resident[q] = 0;
+          resident.erase(q);
           live -= g.bytes(q);
         }
       };
