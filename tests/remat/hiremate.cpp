@@ -434,6 +434,40 @@ TEST_CASE("hiremate: the result does not depend on the thread count") {
   CHECK(one.plan == three.plan);
 }
 
+TEST_CASE("hiremate: the heuristic start beside the hierarchy (two threads) gives the same plan and reports in order") {
+  struct incumbents {
+    std::vector<double> values;
+    void on_incumbent(double, double value, double) { values.push_back(value); }
+  };
+  std::size_t from_start = 0, from_hierarchy = 0;
+  for (const char* name : {"resnet18", "gpt2_small", "transformer"})
+    for (int pct : {30, 50, 70}) {
+      const memory_graph g = make_memory_graph(read_json_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/" + name + ".training.json"));
+      const std::int64_t budget = no_remat_peak(g) * pct / 100;
+      INFO(name << " at " << pct << "%");
+      incumbents seen_one, seen_two;
+      const auto one = hiremate_plan_detailed(g, budget, hiremate_options{.threads = 1, .observer = seen_one});
+      const auto two = hiremate_plan_detailed(g, budget, hiremate_options{.threads = 2, .observer = seen_two});
+      REQUIRE(one.result.status == two.result.status);
+      if (!has_solution(one.result.status)) continue;
+      check_result(g, two.result, budget);
+      CHECK(one.result.plan == two.result.plan);
+      CHECK(one.stats.source == two.stats.source);
+      CHECK(one.result.stats.start_source == two.result.stats.start_source);
+      CHECK(one.stats.heuristic_cost == two.stats.heuristic_cost);
+      (one.stats.source == "heuristic" ? from_start : from_hierarchy) += 1;
+      // Each run reports strictly better values, the last one the returned plan's cost.
+      for (const auto* seen : {&seen_one, &seen_two}) {
+        REQUIRE(!seen->values.empty());
+        for (std::size_t i = 1; i < seen->values.size(); ++i) CHECK(seen->values[i] < seen->values[i - 1]);
+        CHECK(seen->values.back() == doctest::Approx(two.result.total_cost));
+      }
+    }
+  // Both sources occur, so both orders of taking the start were exercised.
+  CHECK(from_start >= 1);
+  CHECK(from_hierarchy >= 1);
+}
+
 TEST_CASE("hiremate: a training graph of the test data at several budgets") {
   for (const char* name : {"resnet18", "darts_v2_normal_cell"})
   for (int pct : {30, 50, 80, 100}) {

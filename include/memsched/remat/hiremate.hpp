@@ -80,7 +80,7 @@ struct hiremate_options {
   /// exceed it), passed to each lower solve (divided among the threads), and on the H-ILP's model
   /// and backend (estimated; default_max_bytes() when none).
   std::optional<std::int64_t> max_bytes;
-  unsigned threads = 1;                          ///< Classes solved in parallel (0: hardware); the result does not depend on it.
+  unsigned threads = 1;                          ///< Classes solved in parallel (0: hardware), the heuristic start beside them when >= 2; the result does not depend on it.
   hiremate_partition_options partition = {};     ///< M^l, M^t, alpha.
   std::size_t budgets = 8;                       ///< Budgets solved per class (>= 1).
   /// N_o: options kept per class (1..254). 8 with the squeezed options: on gpt2_medium at 40% of
