@@ -112,10 +112,10 @@ class dtr_runner {
     }
     // Outputs restored at the end must not be evicted to restore the next one.
     for (auto o : g_.outputs())
-      if (resident_[o]) ++locked_[o];
+      if (resident_.contains(o)) ++locked_[o];
     for (auto o : g_.outputs()) {
       if (gave_up) return;
-      if (!resident_[o]) {
+      if (!resident_.contains(o)) {
         materialize(o, false);
         ++locked_[o];
       }
@@ -154,7 +154,7 @@ class dtr_runner {
     mark_.push_back(0);
     node_of_[v] = x;
     auto join = [&](std::size_t u) {
-      if (resident_[u] || node_of_[u] == no_node) return;
+      if (resident_.contains(u) || node_of_[u] == no_node) return;
       const auto a = find(x), b = find(node_of_[u]);
       if (a == b) return;
       parent_[b] = a;
@@ -170,7 +170,7 @@ class dtr_runner {
     double sum = 0;
     stack_.clear();
     auto visit = [&](std::size_t u) {
-      if (resident_[u] || !computed_[u] || exact_mark_[u] == stamp_) return;
+      if (resident_.contains(u) || !computed_[u] || exact_mark_[u] == stamp_) return;
       exact_mark_[u] = stamp_;
       sum += g_.cost(u);
       stack_.push_back(static_cast<std::uint32_t>(u));
@@ -191,7 +191,7 @@ class dtr_runner {
     ++stamp_;
     double sum = 0;
     auto visit = [&](std::size_t u) {
-      if (resident_[u] || node_of_[u] == no_node) return;
+      if (resident_.contains(u) || node_of_[u] == no_node) return;
       const auto r = find(node_of_[u]);
       if (mark_[r] == stamp_) return;
       mark_[r] = stamp_;
@@ -254,7 +254,7 @@ class dtr_runner {
       last_access_[p] = clock_;
       if (f.first) --pending_[p];
       // Dead inputs go at once (the memory model); a recomputed input may be dead already.
-      if (resident_[p] && !locked_[p] && !needed(p)) release(p);
+      if (resident_.contains(p) && !locked_[p] && !needed(p)) release(p);
     }
     if (f.first && !needed(v)) release(v);
   }
@@ -266,7 +266,7 @@ class dtr_runner {
     const auto preds = g_.predecessors(v);
     const auto off = static_cast<std::uint32_t>(pinned_.size());
     for (auto p : preds) {
-      const bool pin = resident_[p] != 0;
+      const bool pin = resident_.contains(p);
       pinned_.push_back(pin ? 1 : 0);
       if (pin) {
         ++locked_[p];
@@ -287,7 +287,7 @@ class dtr_runner {
         const auto p = preds[f.next];
         if (pinned_[f.flags + f.next]) {
           ++f.next;
-        } else if (resident_[p]) {  // made resident meanwhile (by this frame or a sibling's recursion)
+        } else if (resident_.contains(p)) {  // made resident meanwhile (by this frame or a sibling's recursion)
           ++locked_[p];
           last_access_[p] = clock_;
           ++f.next;

@@ -71,7 +71,7 @@ inline std::optional<std::vector<std::size_t>> staged_eviction_computes(const me
     x.clear();
     stack.clear();
     auto want = [&](std::size_t v) {
-      if (!resident[v] && !in_x[v]) {
+      if (!resident.contains(v) && !in_x[v]) {
         in_x[v] = 1;
         x.push_back(pos[v]);
         stack.push_back(v);
@@ -129,7 +129,7 @@ inline std::optional<std::vector<std::size_t>> staged_eviction_computes(const me
       computes.push_back(u);
       // Free what no later computation reads: inputs and u itself when dead (no consumer after t).
       auto maybe_free = [&](std::size_t q) {
-        if (resident[q] && pins[q] == 0 && next_use(q, t) == never && !g.is_output(q)) {
+        if (resident.contains(q) && pins[q] == 0 && next_use(q, t) == never && !g.is_output(q)) {
           resident.erase(q);
           live -= g.bytes(q);
         }
