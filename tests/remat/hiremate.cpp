@@ -25,11 +25,13 @@
 #include <chrono>
 #include <initializer_list>
 #include <limits>
+#include <map>
 #include <random>
 #include <set>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -799,6 +801,107 @@ TEST_CASE("hiremate: the chain schedule drops a carry and recomputes it (regen) 
   // An option that offers no recomputation is never dropped so.
   opts[0][0].regen_cost.reset();
   CHECK(cost_of(*at(6, true)) == 230);
+}
+
+TEST_CASE("hiremate: the chain schedule equals its recurrence computed top down, with and without regen") {
+  // hm_chain_schedule fills its tables bottom up, row by row over every memory size; here the
+  // same recurrence (the comment above C and E in hiremate_chain.hpp) is evaluated top down by
+  // memoised recursion, only at the entries the answer reads, on random chains at every budget
+  // (integer costs: the float sums are exact). The schedules' costs must be the recursion's.
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  std::mt19937_64 rng(11);
+  std::size_t compared = 0, with_regen = 0, split = 0;
+  for (int inst = 0; inst < 200; ++inst) {
+    std::uniform_int_distribution<int> len(1, 6), nopt(1, 3), small(0, 3), peak(1, 7), cost(1, 20), coin(0, 1);
+    const std::size_t L = static_cast<std::size_t>(len(rng));
+    detail::hm_chain chain;
+    chain.pinned = small(rng);
+    std::vector<std::vector<detail::hm_group_choice>> opts(L);
+    for (std::size_t k = 0; k < L; ++k) {
+      detail::hm_stage st;
+      st.carry = k + 1 < L ? small(rng) : 0;
+      st.grad_in = k + 1 < L ? small(rng) : 0;
+      st.forward_peak = st.carry + small(rng);
+      st.forward_cost = cost(rng);
+      st.pinned_forward = small(rng) / 2;
+      st.pinned_backward = small(rng) / 2;
+      chain.stages.push_back(st);
+      for (int o = nopt(rng); o-- > 0;) {
+        detail::hm_group_choice c{.forward_peak = st.carry + peak(rng), .backward_peak = peak(rng), .resident = st.carry + small(rng),
+                                  .cost = static_cast<double>(cost(rng))};
+        if (coin(rng)) c.regen_cost = small(rng);
+        opts[k].push_back(c);
+      }
+    }
+    for (const bool regen : {false, true}) {
+      std::vector<std::int64_t> X(L), D(L), P(L);
+      for (std::size_t k = 0; k < L; ++k) {
+        X[k] = chain.stages[k].carry;
+        D[k] = chain.stages[k].grad_in;
+        P[k] = chain.stages[k].forward_peak + chain.stages[k].pinned_forward;
+      }
+      auto in_of = [&](std::size_t s) { return s == 0 ? std::int64_t{0} : X[s - 1]; };
+      auto regen_of = [&](std::size_t k, const detail::hm_group_choice& o) {
+        return regen && o.regen_cost && k + 1 < L ? *o.regen_cost : inf;
+      };
+      bool offered = false;
+      for (std::size_t k = 0; k + 1 < L; ++k)
+        for (const auto& o : opts[k]) offered = offered || (regen && o.regen_cost);
+      std::map<std::tuple<bool, std::size_t, std::size_t, std::int64_t>, double> memo;
+      // table(false, ...) is C, table(true, ...) is E.
+      auto table = [&](auto&& self, bool e, std::size_t s, std::size_t t, std::int64_t m) -> double {
+        if (m < 0) return inf;
+        const auto key = std::tuple(e, s, t, m);
+        if (auto it = memo.find(key); it != memo.end()) return it->second;
+        const std::int64_t in = in_of(s);
+        double best = inf;
+        if (m >= in + D[t] && !(e && (!offered || (s == 0 && t > 0)))) {
+          for (const auto& o : opts[s]) {
+            const std::int64_t fp = o.forward_peak + chain.stages[s].pinned_forward, bp = o.backward_peak + chain.stages[s].pinned_backward;
+            const std::int64_t extra = std::max<std::int64_t>(0, o.resident - X[s]);
+            if (s == t) {
+              if (m >= in + D[s] + std::max(fp, bp)) best = std::min(best, o.cost);
+              continue;
+            }
+            const std::int64_t shift = e ? extra : in + extra;
+            if (m < std::max({in + D[t] + fp, in + D[s] + bp, shift})) continue;
+            const double deeper = std::min(self(self, false, s + 1, t, m - shift), self(self, true, s + 1, t, m - shift) + regen_of(s, o));
+            best = std::min(best, deeper + o.cost);
+          }
+          std::int64_t q = 0;
+          double forward = 0;
+          for (std::size_t s2 = s + 1; s2 <= t && !e; ++s2) {
+            q = std::max(q, (s2 - 1 > s ? X[s2 - 2] : 0) + P[s2 - 1]);
+            forward += chain.stages[s2 - 1].forward_cost;
+            if (m < std::max(in + D[t] + q, in)) continue;
+            const double c = self(self, false, s2, t, m - in) + self(self, false, s, s2 - 1, m) + forward;
+            best = std::min(best, c);
+          }
+        }
+        return memo[key] = best;
+      };
+      for (std::int64_t budget = 1; budget <= 40; ++budget) {
+        CAPTURE(inst);
+        CAPTURE(regen);
+        CAPTURE(budget);
+        memo.clear();
+        const double expected = budget > chain.pinned ? table(table, false, 0, L - 1, budget - chain.pinned) : inf;
+        const auto s = detail::hm_chain_schedule(chain, opts, budget, static_cast<std::size_t>(budget), std::int64_t{1} << 30, [] { return false; }, regen);
+        REQUIRE(s.has_value() == (expected < inf));
+        if (!s) continue;
+        double got = schedule_cost(chain, opts, *s);
+        for (const auto& step : *s) {
+          if (step.what == chain_kind::regen) got += *opts[step.stage][step.option].regen_cost, ++with_regen;
+          split += step.what == chain_kind::forward_only;
+        }
+        CHECK(got == expected);
+        ++compared;
+      }
+    }
+  }
+  CHECK(compared > 4000);
+  CHECK(with_regen > 100);  // both the regen table and forward-only parts are exercised
+  CHECK(split > 100);
 }
 
 TEST_CASE("hiremate: hm_merge_spans merges the groups one value spans") {
