@@ -374,6 +374,42 @@ TEST_CASE("hiremate: nested_resident_levels sets the squeezed solves of the nest
   }
 }
 
+TEST_CASE("hiremate: nested_partitions sets the partitions of the nested hierarchies only") {
+  const memory_graph g = tiny_gpt(6);
+  const std::int64_t budget = no_remat_peak(g) * 2 / 5;
+  const hiremate_partition_options partition{.max_lower = 6, .max_top = 4};
+  REQUIRE(hiremate_partition(g, partition).levels.size() >= 2);
+  auto run = [&](std::size_t levels, std::size_t outer, std::size_t nested) {
+    const hiremate_options options{.partition = partition, .budgets = 3, .resident_levels = 1, .merge_spans = 0, .partitions = outer,
+                                   .levels = levels, .nested_partitions = nested, .heuristic_start = false};
+    return hiremate_plan_detailed(g, budget, options);
+  };
+  // Two levels have no nested hierarchy: the option changes nothing.
+  const auto two_one = run(2, 2, 1), two_three = run(2, 2, 3);
+  CHECK(two_one.result.plan == two_three.result.plan);
+  CHECK(two_one.stats.partitions_tried == two_three.stats.partitions_tried);
+  CHECK(two_one.stats.nested_partitions_tried == 0);
+  // Three levels: each nested hierarchy tries at most nested_partitions partitions (one each with
+  // 1), whatever the outer count; the outer partitions do not change with it.
+  for (const std::size_t outer : {1, 2}) {
+    CAPTURE(outer);
+    const auto one = run(3, outer, 1), three = run(3, outer, 3);
+    MESSAGE("nested hierarchies " << one.stats.nested_hierarchies << " and " << three.stats.nested_hierarchies << ", their partitions "
+                                  << one.stats.nested_partitions_tried << " and " << three.stats.nested_partitions_tried);
+    REQUIRE(one.stats.nested_hierarchies > 0);
+    CHECK(one.stats.nested_partitions_tried == one.stats.nested_hierarchies);
+    CHECK(three.stats.nested_partitions_tried > three.stats.nested_hierarchies);
+    CHECK(three.stats.nested_partitions_tried <= 3 * three.stats.nested_hierarchies);
+    CHECK(one.stats.partitions_tried == three.stats.partitions_tried);
+    for (const auto* r : {&one, &three}) {
+      REQUIRE(has_solution(r->result.status));
+      check_result(g, r->result, budget);
+    }
+  }
+  CHECK_THROWS_AS(run(3, 1, 0), option_error);
+  CHECK_THROWS_AS(run(3, 1, 17), option_error);
+}
+
 TEST_CASE("hiremate: more levels solve the groups of level 1 and do not depend on the thread count") {
   const memory_graph g = tiny_gpt(6);
   const std::int64_t budget = no_remat_peak(g) * 2 / 5;

@@ -132,6 +132,25 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
   }
   CHECK(nested_hierarchies[0] > 0);
   CHECK(nested_hierarchies[1] > nested_hierarchies[0]);  // otherwise this case could not tell the flag was read
+  // --nested-partitions reaches the library: as many partitions in the nested hierarchies.
+  {
+    const std::int64_t budget = peak * 50 / 100;
+    const json doc = run_tool_json("remat " + path.string() + " --budget " + std::to_string(budget) +
+                                       " --algo hiremate --levels 3 --max-lower 6 --max-top 4 --budgets 4 --resident-levels 1" +
+                                       " --nested-partitions 3 --partitions 1 --merge-spans 0 --no-heuristic-start --json",
+                                   dir);
+    const auto lib = hiremate_plan_detailed(df, budget, hiremate_options{.partition = {.max_lower = 6, .max_top = 4}, .budgets = 4, .resident_levels = 1,
+                                                                         .merge_spans = 0, .partitions = 1, .levels = 3,
+                                                                         .nested_partitions = 3, .heuristic_start = false});
+    REQUIRE(has_solution(lib.result.status));
+    // More than one per nested hierarchy: otherwise this case could not tell the flag was read.
+    CHECK(lib.stats.nested_partitions_tried > lib.stats.nested_hierarchies);
+    CHECK(doc.at("hiremate").at("nested_partitions_tried") == lib.stats.nested_partitions_tried);
+    CHECK(plan_from_json(doc, ids, "tool output") == lib.result.plan);
+  }
+  const tool_run bad_partitions = run_tool("remat " + path.string() + " --budget 50% --algo hiremate --nested-partitions 0", dir);
+  CHECK(bad_partitions.exit_code == 2);
+  CHECK(bad_partitions.err.find("--nested-partitions must be in 1..16") != std::string::npos);
   const tool_run nested = run_tool("remat " + path.string() + " --budget 50% --algo hiremate --nested-resident-levels -1", dir);
   CHECK(nested.exit_code == 2);
   CHECK(nested.err.find("--nested-resident-levels") != std::string::npos);

@@ -148,6 +148,12 @@ struct hiremate_options {
   /// in 0.4-0.5x the time, the same plan at 30% of the peak and +7.911% against +7.907% at 20%
   /// (docs/hiremate.md, "More levels"; with 4 budgets instead of 8 the third level's gain was lost).
   std::size_t nested_resident_levels = 1;
+  /// `partitions` for the nested hierarchies of levels > 2 (each solves one group's subgraph per
+  /// budget, and each partition it tries is one more top-level solve of it). 1 instead of 4:
+  /// `levels = 3` in 0.77-0.88x the time with the same plans on gpt_96, transformer_6_6 and a
+  /// 384-layer GPT stack at 20-50% of the peak (docs/hiremate.md, "One partition in the nested
+  /// hierarchies"). 1..16.
+  std::size_t nested_partitions = 1;
   std::size_t repair_rounds = 12;                ///< Tighter top-level budgets tried after a simulated overshoot.
   /// H-ILP (appendix B) as a third top level: the groups' MILP (detail/hiremate_hilp.hpp, any DAG of
   /// groups, a group recomputed from the outputs of several others) solved by this call, e.g.
@@ -211,6 +217,8 @@ struct hiremate_stats {
   /// Nested hierarchies run for options.levels > 2 (every partition tried, deeper ones included):
   /// about classes x budgets x (1 + nested_resident_levels) per level above the lowest.
   std::size_t nested_hierarchies = 0;
+  /// Partitions those nested hierarchies solved, in all (each at most options.nested_partitions).
+  std::size_t nested_partitions_tried = 0;
   std::string source;  ///< "hierarchy" or "heuristic": which plan was returned.
 };
 
@@ -532,13 +540,14 @@ inline std::vector<hiremate_option> hm_cheap_options(const hiremate_subgraph& su
 
 /// Checks hiremate_options (and its partition options) without solving anything, so a front end
 /// can report a bad option before any work. O(1).
-/// Throws: option_error naming the field for budgets, partitions, levels, max_options,
+/// Throws: option_error naming the field for budgets, partitions, nested_partitions, levels, max_options,
 /// budget_units, chain_units or max_chain_stages out of range,
 /// and what hiremate_partition throws for its options (option_error too).
 inline void check_hiremate_options(const hiremate_options& options) {
   auto fail = [](const char* option, const char* requirement) { throw option_error("hiremate_plan", option, requirement); };
   if (options.budgets == 0) fail("budgets", "must be >= 1");
   if (options.partitions == 0 || options.partitions > 16) fail("partitions", "must be in 1..16");
+  if (options.nested_partitions == 0 || options.nested_partitions > 16) fail("nested_partitions", "must be in 1..16");
   if (options.levels < 2 || options.levels > 4) fail("levels", "must be in 2..4");
   if (options.max_options == 0 || options.max_options > 254) fail("max_options", "must be in 1..254");
   if (options.budget_units < 16) fail("budget_units", "must be >= 16");

@@ -38,11 +38,12 @@ struct hm_problem_cache {
   std::array<hm_solved_problems, 2> problems;
 };
 
-// hiremate_stats::lower_solver_calls, lower_solver_cheaper and nested_hierarchies of one
-// hiremate_plan call: one set, created by the outermost hm_plan_levels and counted into by every
-// partition it tries and every nested hierarchy (from several threads).
+// hiremate_stats::lower_solver_calls, lower_solver_cheaper, nested_hierarchies and
+// nested_partitions_tried of one hiremate_plan call: one set, created by the outermost
+// hm_plan_levels and counted into by every partition it tries and every nested hierarchy (from
+// several threads).
 struct hm_lower_counts {
-  std::atomic<std::size_t> calls{0}, cheaper{0}, nested{0};
+  std::atomic<std::size_t> calls{0}, cheaper{0}, nested{0}, nested_partitions{0};
 };
 
 // The hierarchy over one partition (hiremate_plan_on's partitions): partition, lowest level, top
@@ -475,6 +476,7 @@ MEMSCHED_DECL hiremate_plan_result hm_plan_levels(const memory_graph& g, std::in
   if (options.levels > 2) {
     hiremate_options inner = options;
     inner.levels = options.levels - 1;
+    inner.partitions = options.nested_partitions;
     inner.threads = 1;  // the classes are already solved in parallel
     inner.observer = {};
     inner.partition.ops.clear();  // indexed by the vertices of `g`, not of a subgraph problem
@@ -485,7 +487,9 @@ MEMSCHED_DECL hiremate_plan_result hm_plan_levels(const memory_graph& g, std::in
       hiremate_options one = inner;
       one.time_limit = limits.time_limit;
       one.max_bytes = limits.max_bytes;
-      return hm_plan_levels(sub, sub_budget, one, one.partition, std::chrono::steady_clock::now(), shared.get(), counts).result;
+      hiremate_plan_result r = hm_plan_levels(sub, sub_budget, one, one.partition, std::chrono::steady_clock::now(), shared.get(), counts);
+      counts->nested_partitions += r.stats.partitions_tried;
+      return std::move(r.result);
     };
   }
   hiremate_stats& st = out.stats;
@@ -586,6 +590,7 @@ MEMSCHED_DECL hiremate_plan_result hm_plan_levels(const memory_graph& g, std::in
   st.hierarchy_seconds = hierarchy_seconds;
   st.lower_solver_calls = lower_counts.calls.load();
   st.nested_hierarchies = lower_counts.nested.load();
+  st.nested_partitions_tried = lower_counts.nested_partitions.load();
   st.lower_solver_cheaper = lower_counts.cheaper.load();
 
   const bool hier_ok = hier.status == solve_status::feasible;
