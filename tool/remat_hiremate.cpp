@@ -131,8 +131,10 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   h["problems_solved"] = s.classes_solved;
   h["problems_reused"] = s.classes_reused;
   h["repair_rounds"] = s.repair_rounds;
-  if (o.levels > 2) h["nested_hierarchies"] = s.nested_hierarchies;
-  if (o.levels > 2) h["nested_partitions_tried"] = s.nested_partitions_tried;
+  if (o.levels > 2) {
+    h["nested_hierarchies"] = s.nested_hierarchies;
+    h["nested_partitions_tried"] = s.nested_partitions_tried;
+  }
   h["source"] = s.source;
   if (o.lower_solver) {
     h["lower_solver_calls"] = s.lower_solver_calls;

@@ -709,6 +709,43 @@ double schedule_cost(const detail::hm_chain& chain, const std::vector<std::vecto
   return cost;
 }
 
+// A random chain (1..max_stages stages, 1-3 options each, small integer bytes and costs) and its
+// options: what the chain-table tests search. Integer costs keep the float sums exact.
+struct random_chain_shape {
+  int max_stages = 6, max_small = 3, max_peak = 7;
+  double forward_cost = 0;  // every stage's forward-only cost; 0: random in 1..20
+  bool pinned = false;      // random bytes pinned through the whole chain
+  bool regen = false;       // about half the options can recompute their carry, at a random cost
+};
+struct random_chain {
+  detail::hm_chain chain;
+  std::vector<std::vector<detail::hm_group_choice>> opts;
+};
+random_chain make_random_chain(std::mt19937_64& rng, const random_chain_shape& shape) {
+  std::uniform_int_distribution<int> len(1, shape.max_stages), nopt(1, 3), small(0, shape.max_small), peak(1, shape.max_peak), cost(1, 20), coin(0, 1);
+  const auto L = static_cast<std::size_t>(len(rng));
+  random_chain r;
+  if (shape.pinned) r.chain.pinned = small(rng);
+  r.opts.resize(L);
+  for (std::size_t k = 0; k < L; ++k) {
+    detail::hm_stage st;
+    st.carry = k + 1 < L ? small(rng) : 0;
+    st.grad_in = k + 1 < L ? small(rng) : 0;
+    st.forward_peak = st.carry + small(rng);
+    st.forward_cost = shape.forward_cost > 0 ? shape.forward_cost : cost(rng);
+    st.pinned_forward = small(rng) / 2;
+    st.pinned_backward = small(rng) / 2;
+    r.chain.stages.push_back(st);
+    for (int o = nopt(rng); o-- > 0;) {
+      detail::hm_group_choice c{.forward_peak = st.carry + peak(rng), .backward_peak = peak(rng), .resident = st.carry + small(rng),
+                                .cost = static_cast<double>(cost(rng))};
+      if (shape.regen && coin(rng)) c.regen_cost = small(rng);
+      r.opts[k].push_back(c);
+    }
+  }
+  return r;
+}
+
 // What every chain schedule is: each stage's backward part once, last stage first, right after a
 // forward part of that stage with the same option or after later stages' work; a stage's forward
 // part only when its input exists (the stage before ran forward since that stage's last backward
@@ -848,27 +885,10 @@ TEST_CASE("hiremate: the chain schedule equals its recurrence computed top down,
   std::mt19937_64 rng(11);
   std::size_t compared = 0, with_regen = 0, split = 0;
   for (int inst = 0; inst < 200; ++inst) {
-    std::uniform_int_distribution<int> len(1, 6), nopt(1, 3), small(0, 3), peak(1, 7), cost(1, 20), coin(0, 1);
-    const std::size_t L = static_cast<std::size_t>(len(rng));
-    detail::hm_chain chain;
-    chain.pinned = small(rng);
-    std::vector<std::vector<detail::hm_group_choice>> opts(L);
-    for (std::size_t k = 0; k < L; ++k) {
-      detail::hm_stage st;
-      st.carry = k + 1 < L ? small(rng) : 0;
-      st.grad_in = k + 1 < L ? small(rng) : 0;
-      st.forward_peak = st.carry + small(rng);
-      st.forward_cost = cost(rng);
-      st.pinned_forward = small(rng) / 2;
-      st.pinned_backward = small(rng) / 2;
-      chain.stages.push_back(st);
-      for (int o = nopt(rng); o-- > 0;) {
-        detail::hm_group_choice c{.forward_peak = st.carry + peak(rng), .backward_peak = peak(rng), .resident = st.carry + small(rng),
-                                  .cost = static_cast<double>(cost(rng))};
-        if (coin(rng)) c.regen_cost = small(rng);
-        opts[k].push_back(c);
-      }
-    }
+    const random_chain rc = make_random_chain(rng, {.pinned = true, .regen = true});
+    const detail::hm_chain& chain = rc.chain;
+    const auto& opts = rc.opts;
+    const std::size_t L = chain.stages.size();
     for (const bool regen : {false, true}) {
       std::vector<std::int64_t> X(L), D(L), P(L);
       for (std::size_t k = 0; k < L; ++k) {
@@ -931,6 +951,7 @@ TEST_CASE("hiremate: the chain schedule equals its recurrence computed top down,
           split += step.what == chain_kind::forward_only;
         }
         CHECK(got == expected);
+        check_schedule_shape(L, *s);
         ++compared;
       }
     }
@@ -1113,24 +1134,11 @@ TEST_CASE("hiremate: the chain schedule against brute force over one option per 
   std::mt19937_64 rng(7);
   std::size_t compared = 0, cheaper = 0;
   for (int inst = 0; inst < 300; ++inst) {
-    std::uniform_int_distribution<int> len(1, 4), nopt(1, 3), small(0, 4), peak(1, 9), cost(1, 20);
-    const std::size_t L = static_cast<std::size_t>(len(rng));
-    detail::hm_chain chain;
-    std::vector<std::vector<detail::hm_group_choice>> opts(L);
-    for (std::size_t k = 0; k < L; ++k) {
-      detail::hm_stage st;
-      st.carry = k + 1 < L ? small(rng) : 0;
-      st.grad_in = k + 1 < L ? small(rng) : 0;
-      st.forward_peak = st.carry + small(rng);
-      st.forward_cost = 1e6;
-      st.pinned_forward = small(rng) / 2;
-      st.pinned_backward = small(rng) / 2;
-      chain.stages.push_back(st);
-      for (int o = nopt(rng); o-- > 0;) {
-        const std::int64_t fp = st.carry + peak(rng), bp = peak(rng) + small(rng);
-        opts[k].push_back({.forward_peak = fp, .backward_peak = bp, .resident = st.carry + small(rng), .cost = static_cast<double>(cost(rng))});
-      }
-    }
+    // Forward-only parts dearer than any schedule of options (see above); no pinned bytes.
+    const random_chain rc = make_random_chain(rng, {.max_stages = 4, .max_small = 4, .max_peak = 9, .forward_cost = 1e6});
+    const detail::hm_chain& chain = rc.chain;
+    const auto& opts = rc.opts;
+    const std::size_t L = chain.stages.size();
     auto in_of = [&](std::size_t s) { return s == 0 ? std::int64_t{0} : chain.stages[s - 1].carry; };
     auto brute = [&](std::int64_t budget) {
       double best = std::numeric_limits<double>::infinity();

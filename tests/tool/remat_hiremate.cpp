@@ -104,50 +104,44 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
     CHECK(plan == capped.result.plan);
     CHECK(simulate_plan(g, plan).peak_bytes <= budget);
   }
-  // --levels and --nested-resident-levels reach the library: the third level's plan (level 1's
-  // groups, each solved by two-level hierarchies), the same as the library's (measured: at 50%
-  // the third level wins with the default 1 squeezed nested solve; at 40% and 60-90% the two-level
-  // solve of the same grain does), and as many nested hierarchies.
-  std::size_t nested_hierarchies[2] = {0, 0};
-  for (const std::size_t nested : {1, 0}) {
-    CAPTURE(nested);
+  // --levels, --nested-resident-levels and --nested-partitions reach the library: the third
+  // level's plan (level 1's groups, each solved by two-level hierarchies), the same as the
+  // library's (measured: at 50% the third level wins with the default 1 squeezed nested solve; at
+  // 40% and 60-90% the two-level solve of the same grain does), as many nested hierarchies and as
+  // many partitions tried in them.
+  struct nested_case {
+    std::string flags;
+    std::size_t resident_levels, partitions;
+  };
+  const nested_case cases[] = {{"", 1, 1}, {" --nested-resident-levels 0", 0, 1}, {" --nested-partitions 3", 1, 3}};
+  std::vector<hiremate_stats> nested_stats;
+  for (const nested_case& c : cases) {
+    CAPTURE(c.flags);
     const std::int64_t budget = peak * 50 / 100;
     const json doc = run_tool_json("remat " + path.string() + " --budget " + std::to_string(budget) +
-                                       " --algo hiremate --levels 3 --max-lower 6 --max-top 4 --budgets 4 --resident-levels 1" +
-                                       (nested == 1 ? "" : " --nested-resident-levels 0") +
+                                       " --algo hiremate --levels 3 --max-lower 6 --max-top 4 --budgets 4 --resident-levels 1" + c.flags +
                                        " --partitions 1 --merge-spans 0 --no-heuristic-start --json",
                                    dir);
     const auto lib = hiremate_plan_detailed(df, budget, hiremate_options{.partition = {.max_lower = 6, .max_top = 4}, .budgets = 4, .resident_levels = 1,
                                                                          .merge_spans = 0, .partitions = 1, .levels = 3,
-                                                                         .nested_resident_levels = nested, .heuristic_start = false});
+                                                                         .nested_resident_levels = c.resident_levels,
+                                                                         .nested_partitions = c.partitions, .heuristic_start = false});
     REQUIRE(has_solution(lib.result.status));
-    if (nested == 1) CHECK(lib.stats.levels == 3);  // otherwise this case could not tell --levels was read
     CHECK(doc.at("hiremate").at("hierarchy_levels") == lib.stats.levels);
     CHECK(doc.at("hiremate").at("groups") == lib.stats.groups);
     CHECK(doc.at("hiremate").at("nested_hierarchies") == lib.stats.nested_hierarchies);
-    nested_hierarchies[nested] = lib.stats.nested_hierarchies;
+    CHECK(doc.at("hiremate").at("nested_partitions_tried") == lib.stats.nested_partitions_tried);
     const execution_plan plan = plan_from_json(doc, ids, "tool output");
     CHECK(plan == lib.result.plan);
     CHECK(simulate_plan(g, plan).peak_bytes <= budget);
+    nested_stats.push_back(lib.stats);
   }
-  CHECK(nested_hierarchies[0] > 0);
-  CHECK(nested_hierarchies[1] > nested_hierarchies[0]);  // otherwise this case could not tell the flag was read
-  // --nested-partitions reaches the library: as many partitions in the nested hierarchies.
-  {
-    const std::int64_t budget = peak * 50 / 100;
-    const json doc = run_tool_json("remat " + path.string() + " --budget " + std::to_string(budget) +
-                                       " --algo hiremate --levels 3 --max-lower 6 --max-top 4 --budgets 4 --resident-levels 1" +
-                                       " --nested-partitions 3 --partitions 1 --merge-spans 0 --no-heuristic-start --json",
-                                   dir);
-    const auto lib = hiremate_plan_detailed(df, budget, hiremate_options{.partition = {.max_lower = 6, .max_top = 4}, .budgets = 4, .resident_levels = 1,
-                                                                         .merge_spans = 0, .partitions = 1, .levels = 3,
-                                                                         .nested_partitions = 3, .heuristic_start = false});
-    REQUIRE(has_solution(lib.result.status));
-    // More than one per nested hierarchy: otherwise this case could not tell the flag was read.
-    CHECK(lib.stats.nested_partitions_tried > lib.stats.nested_hierarchies);
-    CHECK(doc.at("hiremate").at("nested_partitions_tried") == lib.stats.nested_partitions_tried);
-    CHECK(plan_from_json(doc, ids, "tool output") == lib.result.plan);
-  }
+  // Otherwise this test could not tell that each flag was read.
+  CHECK(nested_stats[0].levels == 3);
+  CHECK(nested_stats[1].nested_hierarchies > 0);
+  CHECK(nested_stats[0].nested_hierarchies > nested_stats[1].nested_hierarchies);
+  CHECK(nested_stats[0].nested_partitions_tried == nested_stats[0].nested_hierarchies);
+  CHECK(nested_stats[2].nested_partitions_tried > nested_stats[2].nested_hierarchies);
   const tool_run bad_partitions = run_tool("remat " + path.string() + " --budget 50% --algo hiremate --nested-partitions 0", dir);
   CHECK(bad_partitions.exit_code == 2);
   CHECK(bad_partitions.err.find("--nested-partitions must be in 1..16") != std::string::npos);
