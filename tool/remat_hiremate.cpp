@@ -1,5 +1,5 @@
 // memsched remat GRAPH --budget B --algo hiremate [--levels L] [--max-lower M] [--max-top M] [--max-chain-stages N] [--options N] [--budgets K]
-//   [--resident-levels K] [--nested-resident-levels K] [--nested-partitions N] [--ladder-rungs N] [--merge-spans N] [--top-solver cbc|glpk|none] [--hilp-free] [--lower-solver cbc|glpk|none] [--time-limit S] [--max-memory BYTES|N%] [--threads N] [--no-heuristic-start]
+//   [--resident-levels K] [--nested-resident-levels K] [--nested-partitions N] [--nested-chain-units N] [--ladder-rungs N] [--merge-spans N] [--top-solver cbc|glpk|none] [--hilp-free] [--lower-solver cbc|glpk|none] [--time-limit S] [--max-memory BYTES|N%] [--threads N] [--no-heuristic-start]
 //   [--no-dtr] [--no-carry-regen] [--progress]
 
 #include "cli.hpp"
@@ -46,6 +46,8 @@ const char* hiremate_usage =
     "                            the same for the groups --levels 3 or 4 solves by nested\n"
     "                            hierarchies (default 1)\n"
     "    --nested-partitions N   --partitions for those nested hierarchies (default 1)\n"
+    "    --nested-chain-units N  resolution of those nested hierarchies' chain tables (default 128;\n"
+    "                            0: no chain schedule in them; else >= 16)\n"
     "    --ladder-rungs N        steps of the keep-set ladder added to each subgraph's options:\n"
     "                            checkpoint plans dropping more and more cheap values (default 32;\n"
     "                            1: nothing dropped and outputs only; 0: none)\n"
@@ -84,6 +86,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   o.resident_levels = count_of(args, "resident-levels", o.resident_levels);
   o.nested_resident_levels = count_of(args, "nested-resident-levels", o.nested_resident_levels);
   o.nested_partitions = count_of(args, "nested-partitions", o.nested_partitions);
+  o.nested_chain_units = count_of(args, "nested-chain-units", o.nested_chain_units);
   o.ladder_rungs = count_of(args, "ladder-rungs", o.ladder_rungs);
   o.merge_spans = count_of(args, "merge-spans", o.merge_spans);
   o.time_limit = time_limit_of(args);
@@ -172,7 +175,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
 const register_remat_algorithm hiremate_algorithm{remat_algorithm{
     .name = "hiremate",
     .usage = hiremate_usage,
-    .options = {{"levels", "max-lower", "max-top", "max-chain-stages", "partitions", "options", "budgets", "resident-levels", "nested-resident-levels", "nested-partitions", "ladder-rungs", "merge-spans", "top-solver", "lower-solver", "time-limit", "max-memory", "threads"}, {"no-heuristic-start", "no-dtr", "no-carry-regen", "hilp-free", "progress"}},
+    .options = {{"levels", "max-lower", "max-top", "max-chain-stages", "partitions", "options", "budgets", "resident-levels", "nested-resident-levels", "nested-partitions", "nested-chain-units", "ladder-rungs", "merge-spans", "top-solver", "lower-solver", "time-limit", "max-memory", "threads"}, {"no-heuristic-start", "no-dtr", "no-carry-regen", "hilp-free", "progress"}},
     .run = run_hiremate,
 }};
 

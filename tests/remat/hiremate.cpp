@@ -413,6 +413,39 @@ TEST_CASE("hiremate: nested_partitions sets the partitions of the nested hierarc
   CHECK_THROWS_AS(run(3, 1, 17), option_error);
 }
 
+TEST_CASE("hiremate: nested_chain_units sets the chain tables of the nested hierarchies only") {
+  const memory_graph g = tiny_gpt(6);
+  const hiremate_partition_options partition{.max_lower = 6, .max_top = 4};
+  REQUIRE(hiremate_partition(g, partition).levels.size() >= 2);
+  const std::int64_t peak = no_remat_peak(g);
+  auto run = [&](std::size_t levels, std::size_t nested, std::int64_t budget) {
+    const hiremate_options options{.partition = partition, .budgets = 3, .resident_levels = 1, .merge_spans = 0, .partitions = 1,
+                                   .levels = levels, .nested_chain_units = nested, .heuristic_start = false};
+    return hiremate_plan_detailed(g, budget, options);
+  };
+  // Two levels have no nested hierarchy: the option changes nothing. Three levels: without a
+  // chain top level in the nested hierarchies (0) their options, and so the plan, change at some
+  // budgets; every plan fits.
+  std::size_t differ = 0, plans = 0;
+  for (int pct = 30; pct <= 70; pct += 10) {
+    CAPTURE(pct);
+    const std::int64_t budget = peak * pct / 100;
+    const auto two_none = run(2, 0, budget), two_fine = run(2, 512, budget);
+    CHECK(two_none.result.plan == two_fine.result.plan);
+    const auto none = run(3, 0, budget), coarse = run(3, 16, budget), fine = run(3, 128, budget);
+    for (const auto* r : {&none, &coarse, &fine}) {
+      if (!has_solution(r->result.status)) continue;
+      check_result(g, r->result, budget);
+      ++plans;
+    }
+    if (has_solution(none.result.status) && has_solution(fine.result.status)) differ += none.result.plan != fine.result.plan;
+  }
+  MESSAGE(differ << " budgets where the nested chain top level changed the plan");
+  CHECK(plans >= 9);
+  CHECK(differ >= 1);  // otherwise this case could not tell the option reached the nested hierarchies
+  CHECK_THROWS_AS(run(3, 15, peak), option_error);
+}
+
 TEST_CASE("hiremate: more levels solve the groups of level 1 and do not depend on the thread count") {
   const memory_graph g = tiny_gpt(6);
   const std::int64_t budget = no_remat_peak(g) * 2 / 5;

@@ -104,20 +104,28 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
     CHECK(plan == capped.result.plan);
     CHECK(simulate_plan(g, plan).peak_bytes <= budget);
   }
-  // --levels, --nested-resident-levels and --nested-partitions reach the library: the third
-  // level's plan (level 1's groups, each solved by two-level hierarchies), the same as the
-  // library's (measured: at 50% the third level wins with the default 1 squeezed nested solve; at
-  // 40% and 60-90% the two-level solve of the same grain does), as many nested hierarchies and as
-  // many partitions tried in them.
+  // --levels, --nested-resident-levels, --nested-partitions and --nested-chain-units reach the
+  // library: the third level's plan (level 1's groups, each solved by two-level hierarchies), the
+  // same as the library's (measured: at 50% the third level wins with the default 1 squeezed
+  // nested solve; at 40% and 60-90% the two-level solve of the same grain does), as many nested
+  // hierarchies and as many partitions tried in them.
   struct nested_case {
     std::string flags;
-    std::size_t resident_levels, partitions;
+    std::size_t resident_levels, partitions, chain_units;
+    int pct;  // of the peak
   };
-  const nested_case cases[] = {{"", 1, 1}, {" --nested-resident-levels 0", 0, 1}, {" --nested-partitions 3", 1, 3}};
+  // (At 50% the nested chain tables do not change the plan; at 45% they do.)
+  const nested_case cases[] = {{"", 1, 1, 128, 50},
+                               {" --nested-resident-levels 0", 0, 1, 128, 50},
+                               {" --nested-partitions 3", 1, 3, 128, 50},
+                               {" --nested-chain-units 0", 1, 1, 0, 45},
+                               {"", 1, 1, 128, 45}};
   std::vector<hiremate_stats> nested_stats;
+  std::vector<execution_plan> nested_plans;
   for (const nested_case& c : cases) {
     CAPTURE(c.flags);
-    const std::int64_t budget = peak * 50 / 100;
+    CAPTURE(c.pct);
+    const std::int64_t budget = peak * c.pct / 100;
     const json doc = run_tool_json("remat " + path.string() + " --budget " + std::to_string(budget) +
                                        " --algo hiremate --levels 3 --max-lower 6 --max-top 4 --budgets 4 --resident-levels 1" + c.flags +
                                        " --partitions 1 --merge-spans 0 --no-heuristic-start --json",
@@ -125,7 +133,8 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
     const auto lib = hiremate_plan_detailed(df, budget, hiremate_options{.partition = {.max_lower = 6, .max_top = 4}, .budgets = 4, .resident_levels = 1,
                                                                          .merge_spans = 0, .partitions = 1, .levels = 3,
                                                                          .nested_resident_levels = c.resident_levels,
-                                                                         .nested_partitions = c.partitions, .heuristic_start = false});
+                                                                         .nested_partitions = c.partitions,
+                                                                         .nested_chain_units = c.chain_units, .heuristic_start = false});
     REQUIRE(has_solution(lib.result.status));
     CHECK(doc.at("hiremate").at("hierarchy_levels") == lib.stats.levels);
     CHECK(doc.at("hiremate").at("groups") == lib.stats.groups);
@@ -135,6 +144,7 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
     CHECK(plan == lib.result.plan);
     CHECK(simulate_plan(g, plan).peak_bytes <= budget);
     nested_stats.push_back(lib.stats);
+    nested_plans.push_back(plan);
   }
   // Otherwise this test could not tell that each flag was read.
   CHECK(nested_stats[0].levels == 3);
@@ -142,6 +152,10 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
   CHECK(nested_stats[0].nested_hierarchies > nested_stats[1].nested_hierarchies);
   CHECK(nested_stats[0].nested_partitions_tried == nested_stats[0].nested_hierarchies);
   CHECK(nested_stats[2].nested_partitions_tried > nested_stats[2].nested_hierarchies);
+  CHECK(nested_plans[3] != nested_plans[4]);
+  const tool_run bad_units = run_tool("remat " + path.string() + " --budget 50% --algo hiremate --nested-chain-units 8", dir);
+  CHECK(bad_units.exit_code == 2);
+  CHECK(bad_units.err.find("--nested-chain-units must be 0 or >= 16") != std::string::npos);
   const tool_run bad_partitions = run_tool("remat " + path.string() + " --budget 50% --algo hiremate --nested-partitions 0", dir);
   CHECK(bad_partitions.exit_code == 2);
   CHECK(bad_partitions.err.find("--nested-partitions must be in 1..16") != std::string::npos);

@@ -154,6 +154,12 @@ struct hiremate_options {
   /// 384-layer GPT stack at 20-50% of the peak (docs/hiremate.md, "One partition in the nested
   /// hierarchies"). 1..16.
   std::size_t nested_partitions = 1;
+  /// chain_units for the nested hierarchies of levels > 2, whose chain tables are filled for every
+  /// class, budget and repair round (most of their time). 128 instead of 512: `levels = 3` in
+  /// 0.53-0.57x the time on a 384-layer GPT stack at 20-40% of the peak, with the same plans there
+  /// and on gpt_96, transformer_6_6 and gpt2_medium (docs/hiremate.md, "Coarser chain tables in the
+  /// nested hierarchies"). 0 (no chain top level in them) or >= 16.
+  std::size_t nested_chain_units = 128;
   std::size_t repair_rounds = 12;                ///< Tighter top-level budgets tried after a simulated overshoot.
   /// H-ILP (appendix B) as a third top level: the groups' MILP (detail/hiremate_hilp.hpp, any DAG of
   /// groups, a group recomputed from the outputs of several others) solved by this call, e.g.
@@ -541,7 +547,7 @@ inline std::vector<hiremate_option> hm_cheap_options(const hiremate_subgraph& su
 /// Checks hiremate_options (and its partition options) without solving anything, so a front end
 /// can report a bad option before any work. O(1).
 /// Throws: option_error naming the field for budgets, partitions, nested_partitions, levels, max_options,
-/// budget_units, chain_units or max_chain_stages out of range,
+/// budget_units, chain_units, nested_chain_units or max_chain_stages out of range,
 /// and what hiremate_partition throws for its options (option_error too).
 inline void check_hiremate_options(const hiremate_options& options) {
   auto fail = [](const char* option, const char* requirement) { throw option_error("hiremate_plan", option, requirement); };
@@ -552,6 +558,7 @@ inline void check_hiremate_options(const hiremate_options& options) {
   if (options.max_options == 0 || options.max_options > 254) fail("max_options", "must be in 1..254");
   if (options.budget_units < 16) fail("budget_units", "must be >= 16");
   if (options.chain_units != 0 && options.chain_units < 16) fail("chain_units", "must be 0 or >= 16");
+  if (options.nested_chain_units != 0 && options.nested_chain_units < 16) fail("nested_chain_units", "must be 0 or >= 16");
   // (The partition stops wrapping at max_top nodes, so a smaller cap could never be met.)
   if (options.max_chain_stages != 0 && options.max_chain_stages < options.partition.max_top)
     fail("max_chain_stages", "must be 0 or >= the partition's max_top (M^t)");

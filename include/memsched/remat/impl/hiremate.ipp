@@ -477,6 +477,7 @@ MEMSCHED_DECL hiremate_plan_result hm_plan_levels(const memory_graph& g, std::in
     hiremate_options inner = options;
     inner.levels = options.levels - 1;
     inner.partitions = options.nested_partitions;
+    inner.chain_units = options.nested_chain_units;
     inner.threads = 1;  // the classes are already solved in parallel
     inner.observer = {};
     inner.partition.ops.clear();  // indexed by the vertices of `g`, not of a subgraph problem
