@@ -1,5 +1,5 @@
 // memsched remat GRAPH --budget B --algo hiremate [--levels L] [--max-lower M] [--max-top M] [--max-chain-stages N] [--options N] [--budgets K]
-//   [--resident-levels K] [--nested-resident-levels K] [--nested-partitions N] [--nested-chain-units N] [--ladder-rungs N] [--merge-spans N] [--top-solver cbc|glpk|none] [--hilp-free] [--lower-solver cbc|glpk|none] [--time-limit S] [--max-memory BYTES|N%] [--threads N] [--no-heuristic-start]
+//   [--resident-levels K] [--nested-resident-levels K] [--nested-partitions N] [--nested-chain-units N] [--nested-start-dtr] [--ladder-rungs N] [--merge-spans N] [--top-solver cbc|glpk|none] [--hilp-free] [--lower-solver cbc|glpk|none] [--time-limit S] [--max-memory BYTES|N%] [--threads N] [--no-heuristic-start]
 //   [--no-dtr] [--no-carry-regen] [--progress]
 
 #include "cli.hpp"
@@ -48,6 +48,7 @@ const char* hiremate_usage =
     "    --nested-partitions N   --partitions for those nested hierarchies (default 1)\n"
     "    --nested-chain-units N  resolution of those nested hierarchies' chain tables (default 128;\n"
     "                            0: no chain schedule in them; else >= 16)\n"
+    "    --nested-start-dtr      DTR in those nested hierarchies' heuristic starts too (slower)\n"
     "    --ladder-rungs N        steps of the keep-set ladder added to each subgraph's options:\n"
     "                            checkpoint plans dropping more and more cheap values (default 32;\n"
     "                            1: nothing dropped and outputs only; 0: none)\n"
@@ -95,6 +96,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   o.heuristic_start = !args.has("no-heuristic-start");
   o.dtr = !args.has("no-dtr");
   o.regenerate_carries = !args.has("no-carry-regen");
+  o.nested_start_dtr = args.has("nested-start-dtr");
   progress_printer printer(args.has("progress"));
   o.observer = printer;
   memsched::check_hiremate_options(o);  // before any work; main reports a bad flag as a usage error
@@ -175,7 +177,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
 const register_remat_algorithm hiremate_algorithm{remat_algorithm{
     .name = "hiremate",
     .usage = hiremate_usage,
-    .options = {{"levels", "max-lower", "max-top", "max-chain-stages", "partitions", "options", "budgets", "resident-levels", "nested-resident-levels", "nested-partitions", "nested-chain-units", "ladder-rungs", "merge-spans", "top-solver", "lower-solver", "time-limit", "max-memory", "threads"}, {"no-heuristic-start", "no-dtr", "no-carry-regen", "hilp-free", "progress"}},
+    .options = {{"levels", "max-lower", "max-top", "max-chain-stages", "partitions", "options", "budgets", "resident-levels", "nested-resident-levels", "nested-partitions", "nested-chain-units", "ladder-rungs", "merge-spans", "top-solver", "lower-solver", "time-limit", "max-memory", "threads"}, {"no-heuristic-start", "no-dtr", "no-carry-regen", "nested-start-dtr", "hilp-free", "progress"}},
     .run = run_hiremate,
 }};
 

@@ -446,6 +446,38 @@ TEST_CASE("hiremate: nested_chain_units sets the chain tables of the nested hier
   CHECK_THROWS_AS(run(3, 15, peak), option_error);
 }
 
+TEST_CASE("hiremate: nested_start_dtr sets DTR in the nested hierarchies' starts only") {
+  const memory_graph g = tiny_gpt(6);
+  const hiremate_partition_options partition{.max_lower = 6, .max_top = 4};
+  const std::int64_t peak = no_remat_peak(g);
+  auto run = [&](std::size_t levels, bool nested_dtr, std::int64_t budget) {
+    const hiremate_options options{.partition = partition, .budgets = 3, .resident_levels = 1, .merge_spans = 0, .partitions = 1,
+                                   .levels = levels, .nested_start_dtr = nested_dtr};
+    return hiremate_plan_detailed(g, budget, options);
+  };
+  // Two levels have no nested hierarchy: the same plans and starts. Three levels: the nested
+  // starts' plans are options of the groups, so the hierarchy's own plan changes at some budgets.
+  std::size_t differ = 0, plans = 0;
+  for (int pct = 30; pct <= 70; pct += 10) {
+    CAPTURE(pct);
+    const std::int64_t budget = peak * pct / 100;
+    const auto two_without = run(2, false, budget), two_with = run(2, true, budget);
+    CHECK(two_without.result.plan == two_with.result.plan);
+    CHECK(two_without.stats.heuristic_cost == two_with.stats.heuristic_cost);
+    const auto without = run(3, false, budget), with = run(3, true, budget);
+    CHECK(without.stats.heuristic_cost == with.stats.heuristic_cost);  // the outer start keeps DTR
+    for (const auto* r : {&without, &with}) {
+      if (!has_solution(r->result.status)) continue;
+      check_result(g, r->result, budget);
+      ++plans;
+    }
+    differ += without.stats.hierarchy_cost != with.stats.hierarchy_cost;
+  }
+  MESSAGE(differ << " budgets where DTR in the nested starts changed the hierarchy's plan");
+  CHECK(plans >= 6);
+  CHECK(differ >= 1);  // otherwise this case could not tell the option reached the nested hierarchies
+}
+
 TEST_CASE("hiremate: more levels solve the groups of level 1 and do not depend on the thread count") {
   const memory_graph g = tiny_gpt(6);
   const std::int64_t budget = no_remat_peak(g) * 2 / 5;

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -153,6 +154,28 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
   CHECK(nested_stats[0].nested_partitions_tried == nested_stats[0].nested_hierarchies);
   CHECK(nested_stats[2].nested_partitions_tried > nested_stats[2].nested_hierarchies);
   CHECK(nested_plans[3] != nested_plans[4]);
+  // --nested-start-dtr reaches the library: DTR in the nested hierarchies' heuristic starts (the
+  // loop above runs none) changes the hierarchy's own plan at 50% of the peak.
+  {
+    const std::int64_t budget = peak * 50 / 100;
+    std::optional<double> hierarchy_cost[2];
+    for (const bool dtr : {false, true}) {
+      CAPTURE(dtr);
+      const json doc = run_tool_json("remat " + path.string() + " --budget " + std::to_string(budget) +
+                                         " --algo hiremate --levels 3 --max-lower 6 --max-top 4 --budgets 4 --resident-levels 1" +
+                                         (dtr ? " --nested-start-dtr" : "") + " --partitions 1 --merge-spans 0 --json",
+                                     dir);
+      const auto lib = hiremate_plan_detailed(df, budget, hiremate_options{.partition = {.max_lower = 6, .max_top = 4}, .budgets = 4, .resident_levels = 1,
+                                                                           .merge_spans = 0, .partitions = 1, .levels = 3,
+                                                                           .nested_start_dtr = dtr});
+      REQUIRE(has_solution(lib.result.status));
+      REQUIRE(lib.stats.hierarchy_cost);
+      CHECK(doc.at("hiremate").at("hierarchy_cost") == *lib.stats.hierarchy_cost);
+      CHECK(plan_from_json(doc, ids, "tool output") == lib.result.plan);
+      hierarchy_cost[dtr ? 1 : 0] = lib.stats.hierarchy_cost;
+    }
+    CHECK(hierarchy_cost[0] != hierarchy_cost[1]);
+  }
   const tool_run bad_units = run_tool("remat " + path.string() + " --budget 50% --algo hiremate --nested-chain-units 8", dir);
   CHECK(bad_units.exit_code == 2);
   CHECK(bad_units.err.find("--nested-chain-units must be 0 or >= 16") != std::string::npos);

@@ -160,6 +160,12 @@ struct hiremate_options {
   /// and on gpt_96, transformer_6_6 and gpt2_medium (docs/hiremate.md, "Coarser chain tables in the
   /// nested hierarchies"). 0 (no chain top level in them) or >= 16.
   std::size_t nested_chain_units = 128;
+  /// DTR in the heuristic start of the nested hierarchies of levels > 2 (with `dtr`; their lowest
+  /// levels keep DTR's options either way). Off: `levels = 3` on a 384-layer GPT stack at 20-50%
+  /// of the peak in 0.49-0.57x the time, the plan cheaper at 25% and 30% (+3.329% against
+  /// +3.345%, +0.978% against +1.000%), dearer at 40% (+0.1856% against +0.1833%), the same at
+  /// the other budgets (docs/hiremate.md, "No DTR in the nested hierarchies' starts").
+  bool nested_start_dtr = false;
   std::size_t repair_rounds = 12;                ///< Tighter top-level budgets tried after a simulated overshoot.
   /// H-ILP (appendix B) as a third top level: the groups' MILP (detail/hiremate_hilp.hpp, any DAG of
   /// groups, a group recomputed from the outputs of several others) solved by this call, e.g.

@@ -506,12 +506,14 @@ MEMSCHED_DECL hiremate_plan_result hm_plan_levels(const memory_graph& g, std::in
   std::optional<double> best_reported;
   std::exception_ptr start_error;
   std::jthread start_thread;  // joins on the way out, also when the hierarchy throws
+  // A nested hierarchy (`cache` set) runs DTR in its start only with nested_start_dtr.
+  const bool start_dtr = options.dtr && (cache == nullptr || options.nested_start_dtr);
   auto run_start = [&] {
     // At most half the time limit: the lowest level's deadline (80%) comes after it.
     const std::optional<std::chrono::duration<double>> share =
         options.time_limit ? std::optional(*options.time_limit * 0.5) : std::nullopt;
     try {
-      heur = detail::hm_start_plan(g, budget, options.heuristics, options.dtr, detail::call_deadline(start, share));
+      heur = detail::hm_start_plan(g, budget, options.heuristics, start_dtr, detail::call_deadline(start, share));
     } catch (...) {
       start_error = std::current_exception();
     }
