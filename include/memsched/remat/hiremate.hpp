@@ -156,13 +156,13 @@ struct hiremate_options {
   std::size_t nested_partitions = 1;
   /// chain_units for the nested hierarchies of levels > 2, whose chain tables are filled for every
   /// class, budget and repair round (most of their time). 128 instead of 512: `levels = 3` in
-  /// 0.53-0.57x the time on a 384-layer GPT stack at 20-40% of the peak, with the same plans there
+  /// 0.52-0.54x the time on a 384-layer GPT stack at 20-40% of the peak, with the same plans there
   /// and on gpt_96, transformer_6_6 and gpt2_medium (docs/hiremate.md, "Coarser chain tables in the
   /// nested hierarchies"). 0 (no chain top level in them) or >= 16.
   std::size_t nested_chain_units = 128;
   /// DTR in the heuristic start of the nested hierarchies of levels > 2 (with `dtr`; their lowest
   /// levels keep DTR's options either way). Off: `levels = 3` on a 384-layer GPT stack at 20-50%
-  /// of the peak in 0.49-0.57x the time, the plan cheaper at 25% and 30% (+3.329% against
+  /// of the peak in 0.51-0.64x the time, the plan cheaper at 25% and 30% (+3.329% against
   /// +3.345%, +0.978% against +1.000%), dearer at 40% (+0.1856% against +0.1833%), the same at
   /// the other budgets (docs/hiremate.md, "No DTR in the nested hierarchies' starts").
   bool nested_start_dtr = false;
