@@ -23,6 +23,7 @@
 #include <bit>
 
 #include <chrono>
+#include <functional>
 #include <initializer_list>
 #include <limits>
 #include <map>
@@ -94,6 +95,49 @@ void check_cheaper_of(const memory_graph& g, const remat_result& full, const rem
   if (has_solution(alone.status)) best = alone.total_cost;
   if (has_solution(heur.status)) best = std::min(best, heur.total_cost);
   CHECK(full.total_cost == doctest::Approx(best).epsilon(1e-12));
+}
+
+// A nested_* option reaches the nested hierarchies and nothing else. At 30-70% of the peak of `g`
+// (M^l 6, M^t 4, one partition), `set(options, s)` for each setting s < `settings`: with two
+// levels (no nested hierarchy) every setting gives the same plan; with three every plan fits, the
+// outer heuristic start (`heuristic_cost`) does not move, and the hierarchy's own plan differs
+// between settings 0 and 1 at some budget (otherwise the case could not tell that the option was
+// read).
+void check_nested_option(const memory_graph& g, hiremate_options base, const std::function<void(hiremate_options&, std::size_t)>& set,
+                         std::size_t settings) {
+  base.partition = {.max_lower = 6, .max_top = 4};
+  REQUIRE(hiremate_partition(g, base.partition).levels.size() >= 2);
+  base.budgets = 3;
+  base.resident_levels = 1;
+  base.merge_spans = 0;
+  base.partitions = 1;
+  const std::int64_t peak = no_remat_peak(g);
+  std::size_t differ = 0, plans = 0;
+  for (int pct = 30; pct <= 70; pct += 10) {
+    CAPTURE(pct);
+    const std::int64_t budget = peak * pct / 100;
+    for (const std::size_t levels : {2, 3}) {
+      CAPTURE(levels);
+      std::vector<hiremate_plan_result> results;
+      for (std::size_t s = 0; s < settings; ++s) {
+        hiremate_options options = base;
+        options.levels = levels;
+        set(options, s);
+        results.push_back(hiremate_plan_detailed(g, budget, options));
+        CHECK(results[s].stats.heuristic_cost == results[0].stats.heuristic_cost);
+        if (levels == 2) {
+          CHECK(results[s].result.plan == results[0].result.plan);
+        } else if (has_solution(results[s].result.status)) {
+          check_result(g, results[s].result, budget);
+          ++plans;
+        }
+      }
+      if (levels == 3) differ += results[0].stats.hierarchy_cost != results[1].stats.hierarchy_cost;
+    }
+  }
+  MESSAGE(differ << " budgets where the option changed the three-level hierarchy's plan, " << plans << " plans");
+  CHECK(plans == 5 * settings);  // every setting plans at every budget
+  CHECK(differ >= 1);
 }
 
 std::size_t level0_groups(const memory_graph& g, const hiremate_partition_options& o = {}) {
@@ -414,68 +458,16 @@ TEST_CASE("hiremate: nested_partitions sets the partitions of the nested hierarc
 }
 
 TEST_CASE("hiremate: nested_chain_units sets the chain tables of the nested hierarchies only") {
-  const memory_graph g = tiny_gpt(6);
-  const hiremate_partition_options partition{.max_lower = 6, .max_top = 4};
-  REQUIRE(hiremate_partition(g, partition).levels.size() >= 2);
-  const std::int64_t peak = no_remat_peak(g);
-  auto run = [&](std::size_t levels, std::size_t nested, std::int64_t budget) {
-    const hiremate_options options{.partition = partition, .budgets = 3, .resident_levels = 1, .merge_spans = 0, .partitions = 1,
-                                   .levels = levels, .nested_chain_units = nested, .heuristic_start = false};
-    return hiremate_plan_detailed(g, budget, options);
-  };
-  // Two levels have no nested hierarchy: the option changes nothing. Three levels: without a
-  // chain top level in the nested hierarchies (0) their options, and so the plan, change at some
-  // budgets; every plan fits.
-  std::size_t differ = 0, plans = 0;
-  for (int pct = 30; pct <= 70; pct += 10) {
-    CAPTURE(pct);
-    const std::int64_t budget = peak * pct / 100;
-    const auto two_none = run(2, 0, budget), two_fine = run(2, 512, budget);
-    CHECK(two_none.result.plan == two_fine.result.plan);
-    const auto none = run(3, 0, budget), coarse = run(3, 16, budget), fine = run(3, 128, budget);
-    for (const auto* r : {&none, &coarse, &fine}) {
-      if (!has_solution(r->result.status)) continue;
-      check_result(g, r->result, budget);
-      ++plans;
-    }
-    if (has_solution(none.result.status) && has_solution(fine.result.status)) differ += none.result.plan != fine.result.plan;
-  }
-  MESSAGE(differ << " budgets where the nested chain top level changed the plan");
-  CHECK(plans >= 9);
-  CHECK(differ >= 1);  // otherwise this case could not tell the option reached the nested hierarchies
-  CHECK_THROWS_AS(run(3, 15, peak), option_error);
+  // 0: no chain top level in the nested hierarchies; 16: coarse tables.
+  const std::size_t units[] = {0, hiremate_options{}.nested_chain_units, 16};
+  check_nested_option(tiny_gpt(6), {.heuristic_start = false}, [&](hiremate_options& o, std::size_t s) { o.nested_chain_units = units[s]; },
+                      std::size(units));
+  CHECK_THROWS_AS(hiremate_plan_detailed(tiny_gpt(6), 1'000'000, hiremate_options{.levels = 3, .nested_chain_units = 15}), option_error);
 }
 
 TEST_CASE("hiremate: nested_start_dtr sets DTR in the nested hierarchies' starts only") {
-  const memory_graph g = tiny_gpt(6);
-  const hiremate_partition_options partition{.max_lower = 6, .max_top = 4};
-  const std::int64_t peak = no_remat_peak(g);
-  auto run = [&](std::size_t levels, bool nested_dtr, std::int64_t budget) {
-    const hiremate_options options{.partition = partition, .budgets = 3, .resident_levels = 1, .merge_spans = 0, .partitions = 1,
-                                   .levels = levels, .nested_start_dtr = nested_dtr};
-    return hiremate_plan_detailed(g, budget, options);
-  };
-  // Two levels have no nested hierarchy: the same plans and starts. Three levels: the nested
-  // starts' plans are options of the groups, so the hierarchy's own plan changes at some budgets.
-  std::size_t differ = 0, plans = 0;
-  for (int pct = 30; pct <= 70; pct += 10) {
-    CAPTURE(pct);
-    const std::int64_t budget = peak * pct / 100;
-    const auto two_without = run(2, false, budget), two_with = run(2, true, budget);
-    CHECK(two_without.result.plan == two_with.result.plan);
-    CHECK(two_without.stats.heuristic_cost == two_with.stats.heuristic_cost);
-    const auto without = run(3, false, budget), with = run(3, true, budget);
-    CHECK(without.stats.heuristic_cost == with.stats.heuristic_cost);  // the outer start keeps DTR
-    for (const auto* r : {&without, &with}) {
-      if (!has_solution(r->result.status)) continue;
-      check_result(g, r->result, budget);
-      ++plans;
-    }
-    differ += without.stats.hierarchy_cost != with.stats.hierarchy_cost;
-  }
-  MESSAGE(differ << " budgets where DTR in the nested starts changed the hierarchy's plan");
-  CHECK(plans >= 6);
-  CHECK(differ >= 1);  // otherwise this case could not tell the option reached the nested hierarchies
+  // With the heuristic start: the nested starts' plans are options of the groups.
+  check_nested_option(tiny_gpt(6), {}, [](hiremate_options& o, std::size_t s) { o.nested_start_dtr = s == 1; }, 2);
 }
 
 TEST_CASE("hiremate: more levels solve the groups of level 1 and do not depend on the thread count") {

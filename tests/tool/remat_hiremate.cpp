@@ -105,42 +105,51 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
     CHECK(plan == capped.result.plan);
     CHECK(simulate_plan(g, plan).peak_bytes <= budget);
   }
-  // --levels, --nested-resident-levels, --nested-partitions and --nested-chain-units reach the
-  // library: the third level's plan (level 1's groups, each solved by two-level hierarchies), the
-  // same as the library's (measured: at 50% the third level wins with the default 1 squeezed
-  // nested solve; at 40% and 60-90% the two-level solve of the same grain does), as many nested
-  // hierarchies and as many partitions tried in them.
+  // --levels, --nested-resident-levels, --nested-partitions, --nested-chain-units and
+  // --nested-start-dtr reach the library: the third level's plan (level 1's groups, each solved by
+  // two-level hierarchies), the same as the library's (measured: at 50% the third level wins with
+  // the default 1 squeezed nested solve; at 40% and 60-90% the two-level solve of the same grain
+  // does), as many nested hierarchies and as many partitions tried in them, the same hierarchy cost.
+  const hiremate_options defaults;
   struct nested_case {
     std::string flags;
     std::size_t resident_levels, partitions, chain_units;
-    int pct;  // of the peak
+    bool start_dtr;
+    bool heuristic_start;  // DTR in the nested starts matters only with the starts
+    int pct;               // of the peak
   };
   // (At 50% the nested chain tables do not change the plan; at 45% they do.)
-  const nested_case cases[] = {{"", 1, 1, 128, 50},
-                               {" --nested-resident-levels 0", 0, 1, 128, 50},
-                               {" --nested-partitions 3", 1, 3, 128, 50},
-                               {" --nested-chain-units 0", 1, 1, 0, 45},
-                               {"", 1, 1, 128, 45}};
+  const nested_case cases[] = {{"", 1, 1, defaults.nested_chain_units, false, false, 50},
+                               {" --nested-resident-levels 0", 0, 1, defaults.nested_chain_units, false, false, 50},
+                               {" --nested-partitions 3", 1, 3, defaults.nested_chain_units, false, false, 50},
+                               {" --nested-chain-units 0", 1, 1, 0, false, false, 45},
+                               {"", 1, 1, defaults.nested_chain_units, false, false, 45},
+                               {"", 1, 1, defaults.nested_chain_units, false, true, 50},
+                               {" --nested-start-dtr", 1, 1, defaults.nested_chain_units, true, true, 50}};
   std::vector<hiremate_stats> nested_stats;
   std::vector<execution_plan> nested_plans;
   for (const nested_case& c : cases) {
     CAPTURE(c.flags);
     CAPTURE(c.pct);
+    CAPTURE(c.heuristic_start);
     const std::int64_t budget = peak * c.pct / 100;
     const json doc = run_tool_json("remat " + path.string() + " --budget " + std::to_string(budget) +
                                        " --algo hiremate --levels 3 --max-lower 6 --max-top 4 --budgets 4 --resident-levels 1" + c.flags +
-                                       " --partitions 1 --merge-spans 0 --no-heuristic-start --json",
+                                       " --partitions 1 --merge-spans 0" + (c.heuristic_start ? "" : " --no-heuristic-start") + " --json",
                                    dir);
     const auto lib = hiremate_plan_detailed(df, budget, hiremate_options{.partition = {.max_lower = 6, .max_top = 4}, .budgets = 4, .resident_levels = 1,
                                                                          .merge_spans = 0, .partitions = 1, .levels = 3,
                                                                          .nested_resident_levels = c.resident_levels,
                                                                          .nested_partitions = c.partitions,
-                                                                         .nested_chain_units = c.chain_units, .heuristic_start = false});
+                                                                         .nested_chain_units = c.chain_units,
+                                                                         .nested_start_dtr = c.start_dtr, .heuristic_start = c.heuristic_start});
     REQUIRE(has_solution(lib.result.status));
+    REQUIRE(lib.stats.hierarchy_cost);
     CHECK(doc.at("hiremate").at("hierarchy_levels") == lib.stats.levels);
     CHECK(doc.at("hiremate").at("groups") == lib.stats.groups);
     CHECK(doc.at("hiremate").at("nested_hierarchies") == lib.stats.nested_hierarchies);
     CHECK(doc.at("hiremate").at("nested_partitions_tried") == lib.stats.nested_partitions_tried);
+    CHECK(doc.at("hiremate").at("hierarchy_cost") == *lib.stats.hierarchy_cost);
     const execution_plan plan = plan_from_json(doc, ids, "tool output");
     CHECK(plan == lib.result.plan);
     CHECK(simulate_plan(g, plan).peak_bytes <= budget);
@@ -154,28 +163,7 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
   CHECK(nested_stats[0].nested_partitions_tried == nested_stats[0].nested_hierarchies);
   CHECK(nested_stats[2].nested_partitions_tried > nested_stats[2].nested_hierarchies);
   CHECK(nested_plans[3] != nested_plans[4]);
-  // --nested-start-dtr reaches the library: DTR in the nested hierarchies' heuristic starts (the
-  // loop above runs none) changes the hierarchy's own plan at 50% of the peak.
-  {
-    const std::int64_t budget = peak * 50 / 100;
-    std::optional<double> hierarchy_cost[2];
-    for (const bool dtr : {false, true}) {
-      CAPTURE(dtr);
-      const json doc = run_tool_json("remat " + path.string() + " --budget " + std::to_string(budget) +
-                                         " --algo hiremate --levels 3 --max-lower 6 --max-top 4 --budgets 4 --resident-levels 1" +
-                                         (dtr ? " --nested-start-dtr" : "") + " --partitions 1 --merge-spans 0 --json",
-                                     dir);
-      const auto lib = hiremate_plan_detailed(df, budget, hiremate_options{.partition = {.max_lower = 6, .max_top = 4}, .budgets = 4, .resident_levels = 1,
-                                                                           .merge_spans = 0, .partitions = 1, .levels = 3,
-                                                                           .nested_start_dtr = dtr});
-      REQUIRE(has_solution(lib.result.status));
-      REQUIRE(lib.stats.hierarchy_cost);
-      CHECK(doc.at("hiremate").at("hierarchy_cost") == *lib.stats.hierarchy_cost);
-      CHECK(plan_from_json(doc, ids, "tool output") == lib.result.plan);
-      hierarchy_cost[dtr ? 1 : 0] = lib.stats.hierarchy_cost;
-    }
-    CHECK(hierarchy_cost[0] != hierarchy_cost[1]);
-  }
+  CHECK(nested_stats[5].hierarchy_cost != nested_stats[6].hierarchy_cost);
   const tool_run bad_units = run_tool("remat " + path.string() + " --budget 50% --algo hiremate --nested-chain-units 8", dir);
   CHECK(bad_units.exit_code == 2);
   CHECK(bad_units.err.find("--nested-chain-units must be 0 or >= 16") != std::string::npos);
