@@ -46,6 +46,13 @@ struct hm_lower_counts {
   std::atomic<std::size_t> calls{0}, cheaper{0}, nested{0}, nested_partitions{0};
 };
 
+// What a nested hierarchy shares with the call that runs it (hm_plan_levels): the problems solved
+// by the hierarchies of its level and the counts of the outermost call.
+struct hm_nesting {
+  hm_problem_cache& cache;
+  hm_lower_counts& counts;
+};
+
 // The hierarchy over one partition (hiremate_plan_on's partitions): partition, lowest level, top
 // levels. nullopt when merging leaves the groups of `previous_groups` (a finer partition's), and
 // with `nested` when the partition has only level 0 (the two-level solve covers it).
@@ -458,12 +465,12 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
   return out;
 }
 
-// hiremate_plan_on with the problems solved so far shared through `cache` (nullptr: none; the
-// nested hierarchies of one call share one), counting the lower solver's calls into
-// `outer_counts` (nullptr: the outermost call, whose stats report them).
+// hiremate_plan_on, as the outermost call (`nesting` nullptr, its stats report the counts) or as a
+// nested hierarchy: then it shares the problems solved with the other nested hierarchies of its
+// level and counts the lower solver's calls into the outermost call's counts.
 MEMSCHED_DECL hiremate_plan_result hm_plan_levels(const memory_graph& g, std::int64_t budget, const hiremate_options& options,
                                               hiremate_partition_options partition, std::chrono::steady_clock::time_point start,
-                                              hm_problem_cache* cache, hm_lower_counts* outer_counts) {
+                                              const hm_nesting* nesting) {
   if (!g.has_training_roles()) throw std::invalid_argument("hiremate_plan: the graph has no training roles (make_training_graph first)");
   const call_deadline deadline(start, options.time_limit);
   auto elapsed = [&] { return deadline.elapsed(); };
@@ -472,7 +479,7 @@ MEMSCHED_DECL hiremate_plan_result hm_plan_levels(const memory_graph& g, std::in
   // hierarchies of one level less (the paper's recursion; the innermost uses lower_solver).
   hiremate_lower_solver nested;
   hm_lower_counts own_counts;
-  hm_lower_counts& lower_counts = outer_counts ? *outer_counts : own_counts;
+  hm_lower_counts& lower_counts = nesting ? nesting->counts : own_counts;
   if (options.levels > 2) {
     hiremate_options inner = options;
     inner.levels = options.levels - 1;
@@ -488,7 +495,8 @@ MEMSCHED_DECL hiremate_plan_result hm_plan_levels(const memory_graph& g, std::in
       hiremate_options one = inner;
       one.time_limit = limits.time_limit;
       one.max_bytes = limits.max_bytes;
-      hiremate_plan_result r = hm_plan_levels(sub, sub_budget, one, one.partition, std::chrono::steady_clock::now(), shared.get(), counts);
+      const hm_nesting within{*shared, *counts};
+      hiremate_plan_result r = hm_plan_levels(sub, sub_budget, one, one.partition, std::chrono::steady_clock::now(), &within);
       counts->nested_partitions += r.stats.partitions_tried;
       return std::move(r.result);
     };
@@ -506,8 +514,8 @@ MEMSCHED_DECL hiremate_plan_result hm_plan_levels(const memory_graph& g, std::in
   std::optional<double> best_reported;
   std::exception_ptr start_error;
   std::jthread start_thread;  // joins on the way out, also when the hierarchy throws
-  // A nested hierarchy (`cache` set) runs DTR in its start only with nested_start_dtr.
-  const bool start_dtr = options.dtr && (cache == nullptr || options.nested_start_dtr);
+  // A nested hierarchy runs DTR in its start only with nested_start_dtr.
+  const bool start_dtr = options.dtr && (nesting == nullptr || options.nested_start_dtr);
   auto run_start = [&] {
     // At most half the time limit: the lowest level's deadline (80%) comes after it.
     const std::optional<std::chrono::duration<double>> share =
@@ -546,7 +554,7 @@ MEMSCHED_DECL hiremate_plan_result hm_plan_levels(const memory_graph& g, std::in
   // already coarsened past is skipped, as is a partition whose groups are the previous one's.
   // Later partitions start only within half the time limit, and take the options of the problems
   // earlier ones solved (in a nested hierarchy also those the other budgets' hierarchies solved:
-  // `cache`). With more than two levels each grain is solved both ways (mode 0: two
+  // `nesting`). With more than two levels each grain is solved both ways (mode 0: two
   // levels, mode 1: `nested` over a higher partition level), so that more levels never lose a
   // plan the two-level solve finds; each mode keeps its own solved problems and grains.
   remat_result hier;
@@ -554,7 +562,7 @@ MEMSCHED_DECL hiremate_plan_result hm_plan_levels(const memory_graph& g, std::in
   const std::size_t modes = nested ? 2 : 1;
   std::array<std::vector<std::vector<std::size_t>>, 2> previous_groups;
   std::array<hm_solved_problems, 2> own_solved;
-  std::array<hm_solved_problems, 2>& solved = cache ? cache->problems : own_solved;
+  std::array<hm_solved_problems, 2>& solved = nesting ? nesting->cache.problems : own_solved;
   std::array<std::size_t, 2> solved_max_lower{0, 0};  // the coarsest M^l solved so far
   const std::size_t base_max_lower = partition.max_lower;
   const auto forward_vertices = static_cast<std::size_t>(std::ranges::count_if(g.topological_order(), [&](auto v) { return g.is_forward(v); }));
@@ -570,7 +578,7 @@ MEMSCHED_DECL hiremate_plan_result hm_plan_levels(const memory_graph& g, std::in
       }
       const double partition_start = elapsed();
       auto one = detail::hm_plan_over_partition(g, budget, options, mode == 1 ? nested : hiremate_lower_solver{}, partition, deadline,
-                                                previous_groups[mode], solved[mode], cache ? &cache->mutex : nullptr, best_reported,
+                                                previous_groups[mode], solved[mode], nesting ? &nesting->cache.mutex : nullptr, best_reported,
                                                 lower_counts);
       hierarchy_seconds += elapsed() - partition_start;
       if (!one) continue;  // the previous partition's groups, or a partition without the level: nothing new to solve
@@ -626,7 +634,7 @@ MEMSCHED_DECL hiremate_plan_result hm_plan_levels(const memory_graph& g, std::in
 MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::int64_t budget, const hiremate_options& options,
                                                 hiremate_partition_options partition,
                                                 std::chrono::steady_clock::time_point start) {
-  return hm_plan_levels(g, budget, options, std::move(partition), start, nullptr, nullptr);
+  return hm_plan_levels(g, budget, options, std::move(partition), start, nullptr);
 }
 
 }  // namespace memsched::detail
