@@ -8,6 +8,12 @@
 //   class) of the L-layer stack, 8 budgets, N_o = 4; block_options_milp/96 (when CBC was built):
 //   the same with Checkmate's MILP per budget (20 s limit, started from the heuristic's plan),
 //   N_o = 8, one iteration.
+// - lower_orders/<file>: the Serenity order at the lowest level (issue 10: "the Serenity DP where
+//   no recomputation is needed"): for each level-0 class of every torch/*.training.json (default
+//   partition options, ops from the file), the no-remat peak of its subgraph problem along the
+//   problem's topological order against serenity_order's (1 s per problem). Counters: classes,
+//   serenity_lower (classes where Serenity's peak is lower), best_ratio_pct (its lowest peak in %
+//   of the topological order's), proven (classes where Serenity proved its peak optimal).
 // - plan_shared/<file>/<pct>: hiremate_plan on gpt2_medium and gpt_96 training graphs at 20-50% of
 //   the no-remat peak; plan_gpt/<L>: GPT stacks (as above) at 30%; plan_gpt_levels3/<L>: the same
 //   with hiremate_options::levels = 3. Counters: hier_overhead_pct and heur_overhead_pct (the
@@ -33,6 +39,7 @@
 
 #include <memsched/graph/gpt.hpp>
 #include <memsched/graph/json_io.hpp>
+#include <memsched/order/serenity.hpp>
 #include <memsched/remat/best_heuristic.hpp>
 #include <memsched/remat/hiremate.hpp>
 #include <memsched/remat/hiremate_partition.hpp>
@@ -56,6 +63,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -111,6 +119,35 @@ void partition_file(benchmark::State& state, const std::filesystem::path& file) 
     benchmark::DoNotOptimize(r);
   }
   report(state, g, r);
+}
+
+void lower_orders(benchmark::State& state, const std::filesystem::path& file) {
+  const memsched::dataflow_graph d = memsched::read_json_graph(file);
+  const memsched::memory_graph g = memsched::make_memory_graph(d);
+  memsched::hiremate_partition_options o;
+  for (std::size_t v = 0; v < num_vertices(d); ++v) o.ops.push_back(d[v].op);
+  const memsched::hiremate_partition_result part = memsched::hiremate_partition(g, o);
+  std::size_t classes = 0, lower = 0, proven = 0;
+  double best_ratio = 1;
+  for (auto _ : state) {
+    classes = lower = proven = 0;
+    best_ratio = 1;
+    for (const auto& c : part.classes) {
+      if (c.level != 0) continue;
+      const auto sub = memsched::make_hiremate_subgraph(g, part.levels[0].groups[c.group].vertices);
+      const auto& topo = sub.graph.topological_order();
+      const std::int64_t along_topo = memsched::simulate_order(sub.graph, std::vector<std::size_t>(topo.begin(), topo.end())).peak_bytes;
+      const auto s = memsched::serenity_order(sub.graph, {.time_limit = std::chrono::duration<double>(1.0)});
+      ++classes;
+      lower += s.peak_bytes < along_topo;
+      proven += s.status == memsched::solve_status::optimal;
+      best_ratio = std::min(best_ratio, static_cast<double>(s.peak_bytes) / static_cast<double>(along_topo));
+    }
+  }
+  state.counters["classes"] = static_cast<double>(classes);
+  state.counters["serenity_lower"] = static_cast<double>(lower);
+  state.counters["best_ratio_pct"] = 100 * best_ratio;
+  state.counters["proven"] = static_cast<double>(proven);
 }
 
 void block_options(benchmark::State& state, std::size_t layers, bool milp) {
@@ -231,6 +268,11 @@ int main(int argc, char** argv) {
              [](const std::string& name) { return name.rfind("torch/", 0) == 0 && name.find(".training") != std::string::npos; }))
       benchmark::RegisterBenchmark(("partition_shared/" + memsched_bench::graph_name(file)).c_str(), partition_file, file)
           ->Unit(benchmark::kMillisecond);
+    for (const auto& file : memsched_bench::shared_graph_files(
+             [](const std::string& name) { return name.rfind("torch/", 0) == 0 && name.find(".training") != std::string::npos; }))
+      benchmark::RegisterBenchmark(("lower_orders/" + memsched_bench::graph_name(file)).c_str(), lower_orders, file)
+          ->Unit(benchmark::kMillisecond)
+          ->Iterations(1);
     for (std::size_t layers : {12u, 96u})
       benchmark::RegisterBenchmark(("block_options/" + std::to_string(layers)).c_str(), block_options, layers, false)->Unit(benchmark::kMillisecond);
     for (const auto& file : memsched_bench::shared_graph_files([](const std::string& name) {

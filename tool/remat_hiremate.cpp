@@ -1,5 +1,5 @@
 // memsched remat GRAPH --budget B --algo hiremate [--levels L] [--max-lower M] [--max-top M] [--max-chain-stages N] [--options N] [--budgets K]
-//   [--resident-levels K] [--nested-resident-levels K] [--nested-partitions N] [--nested-chain-units N] [--nested-start-dtr] [--ladder-rungs N] [--merge-spans N] [--top-solver cbc|glpk|none] [--hilp-free] [--lower-solver cbc|glpk|none] [--time-limit S] [--max-memory BYTES|N%] [--threads N] [--no-heuristic-start]
+//   [--resident-levels K] [--nested-resident-levels K] [--nested-partitions N] [--nested-chain-units N] [--nested-start-dtr] [--ladder-rungs N] [--serenity-states N] [--merge-spans N] [--top-solver cbc|glpk|none] [--hilp-free] [--lower-solver cbc|glpk|none] [--time-limit S] [--max-memory BYTES|N%] [--threads N] [--no-heuristic-start]
 //   [--no-dtr] [--no-carry-regen] [--progress]
 
 #include "cli.hpp"
@@ -27,8 +27,9 @@ const char* hiremate_usage =
     "    and Checkmate's eviction greedy's plans.\n"
     "    Extra JSON: hiremate {hierarchy_levels, levels (of the partition), subgraphs,\n"
     "    distinct_subgraphs, largest_subgraph, top_nodes, groups, max_lower, partitions_tried,\n"
-    "    problems_solved, problems_reused, repair_rounds, source, start_method, top_method, seconds\n"
-    "    per phase, costs, hilp_status, hilp_variables, hilp_constraints, hilp_budget_raised,\n"
+    "    problems_solved, problems_reused, problems_serenity (those with the option along\n"
+    "    Serenity's order), repair_rounds, source, start_method, top_method, seconds per phase,\n"
+    "    costs, hilp_status, hilp_variables, hilp_constraints, hilp_budget_raised,\n"
     "    hilp_start_objective, hilp_objective, hilp_bound (the backend's proven bound on the\n"
     "    H-ILP model's optimum, when it gave one), hilp_seconds}.\n"
     "    --levels L              levels of the hierarchy, 2..4 (default 2: groups and top); L > 2:\n"
@@ -52,6 +53,9 @@ const char* hiremate_usage =
     "    --ladder-rungs N        steps of the keep-set ladder added to each subgraph's options:\n"
     "                            checkpoint plans dropping more and more cheap values (default 32;\n"
     "                            1: nothing dropped and outputs only; 0: none)\n"
+    "    --serenity-states N     each subgraph also gets its no-recomputation option along Serenity's\n"
+    "                            least-peak order, searched with at most N stored states, where that\n"
+    "                            peak is lower (default 65536; 0: none)\n"
     "    --budgets K             budgets solved per subgraph (default 8)\n"
     "    --top-solver cbc|glpk|none  MILP backend of the H-ILP top level (appendix B), started from\n"
     "                            the other two; 20 s per solve (default: none)\n"
@@ -89,6 +93,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   o.nested_partitions = count_of(args, "nested-partitions", o.nested_partitions);
   o.nested_chain_units = count_of(args, "nested-chain-units", o.nested_chain_units);
   o.ladder_rungs = count_of(args, "ladder-rungs", o.ladder_rungs);
+  o.serenity_states = count_of(args, "serenity-states", o.serenity_states);
   o.merge_spans = count_of(args, "merge-spans", o.merge_spans);
   o.time_limit = time_limit_of(args);
   if (auto cap = max_memory_of(args)) o.max_bytes = static_cast<std::int64_t>(std::min<std::uint64_t>(*cap, std::numeric_limits<std::int64_t>::max()));
@@ -135,6 +140,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   h["partitions_tried"] = s.partitions_tried;
   h["problems_solved"] = s.classes_solved;
   h["problems_reused"] = s.classes_reused;
+  h["problems_serenity"] = s.classes_serenity;
   h["repair_rounds"] = s.repair_rounds;
   if (o.levels > 2) {
     h["nested_hierarchies"] = s.nested_hierarchies;
@@ -177,7 +183,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
 const register_remat_algorithm hiremate_algorithm{remat_algorithm{
     .name = "hiremate",
     .usage = hiremate_usage,
-    .options = {{"levels", "max-lower", "max-top", "max-chain-stages", "partitions", "options", "budgets", "resident-levels", "nested-resident-levels", "nested-partitions", "nested-chain-units", "ladder-rungs", "merge-spans", "top-solver", "lower-solver", "time-limit", "max-memory", "threads"}, {"no-heuristic-start", "no-dtr", "no-carry-regen", "nested-start-dtr", "hilp-free", "progress"}},
+    .options = {{"levels", "max-lower", "max-top", "max-chain-stages", "partitions", "options", "budgets", "resident-levels", "nested-resident-levels", "nested-partitions", "nested-chain-units", "ladder-rungs", "serenity-states", "merge-spans", "top-solver", "lower-solver", "time-limit", "max-memory", "threads"}, {"no-heuristic-start", "no-dtr", "no-carry-regen", "nested-start-dtr", "hilp-free", "progress"}},
     .run = run_hiremate,
 }};
 

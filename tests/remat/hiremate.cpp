@@ -589,6 +589,28 @@ TEST_CASE("hiremate: a training graph of the test data at several budgets") {
 
 // Which start wins on four real graphs (a cost comparison: Release phase only; the start's code
 // runs under the sanitizers in the limit and tiny-stack cases).
+TEST_CASE("hiremate: serenity_states gives GoogLeNet's inception blocks their least-peak order") {
+  // In GoogLeNet's inception blocks the no-recomputation peak is in the backward part, where the
+  // order matters: some classes get the option along Serenity's order (a lower peak, no
+  // recomputation), and the hierarchy's plan changes at some budgets.
+  const memory_graph g = make_memory_graph(read_json_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/googlenet.training.json"));
+  const std::int64_t peak = no_remat_peak(g);
+  std::size_t differ = 0;
+  for (int pct : {40, 50, 60}) {
+    CAPTURE(pct);
+    const std::int64_t budget = peak * pct / 100;
+    const auto with = hiremate_plan_detailed(g, budget, hiremate_options{.partitions = 1, .heuristic_start = false});
+    const auto without = hiremate_plan_detailed(g, budget, hiremate_options{.serenity_states = 0, .partitions = 1, .heuristic_start = false});
+    CHECK(with.stats.classes_serenity > 0);
+    CHECK(without.stats.classes_serenity == 0);
+    for (const auto* r : {&with, &without}) check_result(g, r->result, budget);
+    differ += with.result.plan != without.result.plan;
+    MESSAGE(pct << "%: " << with.stats.classes_serenity << " of " << with.stats.classes_solved << " problems with Serenity's option; overhead "
+                << with.result.overhead << " against " << without.result.overhead << " without");
+  }
+  CHECK(differ >= 1);
+}
+
 TEST_CASE("hiremate: the start takes Checkmate's eviction greedy where it is the cheapest" * doctest::skip(MEMSCHED_TEST_UNDER_SANITIZERS)) {
   // Budgets where one of the eviction greedy's plans along the topological order is cheaper than
   // the heuristics' and DTR's (found with the tool): the start, hence the answer, is never dearer.

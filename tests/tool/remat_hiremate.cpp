@@ -48,6 +48,7 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
     CHECK(h.at("partitions_tried") == lib.stats.partitions_tried);
     CHECK(h.at("problems_solved") == lib.stats.classes_solved);
     CHECK(h.at("problems_reused") == lib.stats.classes_reused);
+    CHECK(h.at("problems_serenity") == lib.stats.classes_serenity);
     CHECK(!h.contains("lower_solver_calls"));  // no --lower-solver: the default lowest level
     if (!has_solution(lib.result.status)) continue;
     const execution_plan plan = plan_from_json(doc, ids, "tool output");
@@ -283,3 +284,36 @@ TEST_CASE("memsched remat --algo hiremate --lower-solver cbc: Checkmate's MILP a
   CHECK(simulate_plan(g, plan_from_json(doc, ids, "tool output")).peak_bytes <= budget);
 }
 #endif
+
+TEST_CASE("memsched remat --algo hiremate --serenity-states: GoogLeNet's options along Serenity's order") {
+  const temp_dir dir;
+  const std::filesystem::path path = std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "torch" / "googlenet.training.json";
+  const dataflow_graph df = read_json_graph(path);
+  const memory_graph g = make_memory_graph(df);
+  std::vector<std::int64_t> ids;
+  for (std::size_t v = 0; v < g.size(); ++v) ids.push_back(static_cast<std::int64_t>(g.id(v)));
+  const std::int64_t budget = no_remat_peak(g) / 2;
+  std::vector<execution_plan> plans;
+  std::vector<std::size_t> counts;
+  for (const std::uint64_t states : {hiremate_options{}.serenity_states, std::uint64_t{0}}) {
+    CAPTURE(states);
+    const json doc = run_tool_json("remat " + path.string() + " --budget " + std::to_string(budget) + " --algo hiremate --partitions 1" +
+                                       (states == 0 ? " --serenity-states 0" : "") + " --no-heuristic-start --json",
+                                   dir);
+    const auto lib = hiremate_plan_detailed(df, budget, hiremate_options{.serenity_states = states, .partitions = 1, .heuristic_start = false});
+    REQUIRE(has_solution(lib.result.status));
+    CHECK(doc.at("hiremate").at("problems_serenity") == lib.stats.classes_serenity);
+    const execution_plan plan = plan_from_json(doc, ids, "tool output");
+    CHECK(plan == lib.result.plan);
+    CHECK(simulate_plan(g, plan).peak_bytes <= budget);
+    plans.push_back(plan);
+    counts.push_back(lib.stats.classes_serenity);
+  }
+  // Otherwise this test could not tell that the flag was read.
+  CHECK(counts[0] > 0);
+  CHECK(counts[1] == 0);
+  CHECK(plans[0] != plans[1]);
+  const tool_run bad = run_tool("remat " + path.string() + " --budget 50% --algo hiremate --serenity-states -1", dir);
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("--serenity-states") != std::string::npos);
+}

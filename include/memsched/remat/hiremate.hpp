@@ -101,6 +101,13 @@ struct hiremate_options {
   /// the GPT graphs at 20-50% of the peak the hierarchy's overhead drops by 14-58%
   /// (docs/hiremate.md).
   bool dtr = true;
+  /// As hiremate_subgraph_options_config::serenity_states: every subgraph problem also gets the
+  /// no-recomputation option along Serenity's least-peak order when that peak is lower (stored
+  /// states per problem; 0: none). Changes plans only where the order matters: of the 14 shared
+  /// training graphs only GoogLeNet, whose hierarchy costs +3.08% instead of +3.35% at 35% of the
+  /// peak (+0.0614% instead of +0.0611% at 60%); no measurable time (docs/hiremate.md, "Serenity
+  /// at the lowest level").
+  std::uint64_t serenity_states = std::uint64_t{1} << 16;
   /// Solves one subgraph problem for one budget within the limits given (e.g. Checkmate's MILP
   /// with solver.time_limit and max_bytes set from them); empty: the heuristics (and DTR).
   hiremate_lower_solver lower_solver = {};
@@ -202,6 +209,9 @@ struct hiremate_stats {
   /// Of the problems solved or reused, how many had their solve cut short by the time limit (cheap
   /// options only or fewer budgets).
   std::size_t classes_cut = 0;
+  /// Of the problems solved or reused, how many got the no-recomputation option along Serenity's
+  /// order (its peak below the topological order's: options.serenity_states).
+  std::size_t classes_serenity = 0;
   std::size_t repair_rounds = 0;   ///< Top-level choices redone after the simulator found an overshoot.
   double lower_seconds = 0, top_seconds = 0, heuristic_seconds = 0;  ///< Partition time: partition.seconds.
   std::size_t partitions_tried = 0;  ///< Partitions solved (options.partitions); the others' statistics are not kept.

@@ -8,9 +8,11 @@
 #include <memsched/core/status.hpp>
 #include <memsched/graph/memory_graph.hpp>
 #include <memsched/order/peak_lower_bound.hpp>
+#include <memsched/order/serenity.hpp>
 #include <memsched/remat/best_heuristic.hpp>
 #include <memsched/remat/sweep.hpp>
 #include <memsched/sim/execution_plan.hpp>
+#include <memsched/sim/plan_from_computes.hpp>
 #include <memsched/sim/simulate_order.hpp>
 #include <memsched/sim/simulate_plan.hpp>
 
@@ -230,6 +232,14 @@ struct hiremate_subgraph_options_config {
   /// values at once). 0: none.
   std::size_t resident_levels = 0;
   best_heuristic_options heuristics = {};  ///< How each budget is solved.
+  /// One more option without recomputation: every vertex once, in the least-peak order
+  /// serenity_order finds with at most this many stored states (a counted limit: the same option
+  /// on every machine), kept when its peak is below the topological order's and it runs every
+  /// forward vertex before the barrier. 0: none. The order matters where the peak is in the
+  /// backward part: GoogLeNet's inception blocks (7 of its 30 classes, peaks up to 13% lower);
+  /// on the other shared training graphs no class has a lower peak (docs/hiremate.md, "Serenity
+  /// at the lowest level").
+  std::uint64_t serenity_states = std::uint64_t{1} << 16;
   /// No solve starts once this much time has passed since the call; the options found so far are
   /// kept (hiremate_subgraph_result::stopped). Empty: no limit.
   std::optional<std::chrono::duration<double>> time_limit;
@@ -240,9 +250,14 @@ struct [[nodiscard]] hiremate_subgraph_result {
   solve_status status = solve_status::no_solution;  ///< feasible when at least one option was found.
   hiremate_subgraph sub;
   std::vector<hiremate_option> options;  ///< Increasing peak; no option dominates another (in peak and cost, and resident bytes with squeezed solves).
+  /// The lowest peak without recomputation (the topological order's, or Serenity's when lower:
+  /// config.serenity_states) and the per-node lower bound: the budgets are spread between them.
   std::int64_t no_remat_peak = 0, lower_bound = 0;
   std::size_t solves = 0, found = 0;     ///< Budgets solved; Pareto options before thinning.
   bool stopped = false;                  ///< config.time_limit left budgets unsolved.
+  /// The option along Serenity's order was added (config.serenity_states: its peak is below the
+  /// topological order's); no_remat_peak is its peak.
+  bool serenity_lower = false;
   std::string message;
 };
 
@@ -319,10 +334,13 @@ inline hiremate_option hm_make_option(const hiremate_subgraph& sub, execution_pl
 /// example checkmate_milp_plan with a backend), plus config.resident_levels squeezed solves per
 /// budget (the barrier given a workspace), keeps the options no other beats in both peak and cost
 /// (with squeezed solves: in peak, cost and resident bytes), and thins them to config.max_options
-/// (hm_thin). Every plan is re-simulated on the problem itself; one the simulator rejects or that
-/// exceeds its budget is dropped. Deterministic when `solve` is.
+/// (hm_thin). With config.serenity_states, the no-recomputation plan along serenity_order's
+/// order is one more option where its peak is below the topological order's, and the budgets end
+/// at that peak. Every plan is re-simulated on the problem itself; one the simulator rejects or
+/// that exceeds its budget is dropped. Deterministic when `solve` is and no time limit stops
+/// Serenity's search.
 /// Complexity: budgets x (1 + resident_levels) x solve on a graph of |S| + |grad S| + interface
-/// vertices.
+/// vertices, plus one serenity_order storing at most config.serenity_states states.
 /// Throws: what make_hiremate_subgraph and `solve` throw; std::invalid_argument for budgets or
 /// max_options of 0.
 template <class Solve>
@@ -338,8 +356,27 @@ template <class Solve>
   const auto& topo = g.topological_order();
   const std::vector<std::size_t> order(topo.begin(), topo.end());
   r.no_remat_peak = simulate_order(g, order).peak_bytes;
-  r.lower_bound = std::min(peak_lower_bound(g), r.no_remat_peak);
   std::vector<hiremate_option> all;
+  // Serenity's order: the same computations at a lower peak, where there is one.
+  if (config.serenity_states > 0) {
+    serenity_options so{.max_states = config.serenity_states};
+    if (config.time_limit) so.time_limit = *config.time_limit;
+    order_result least = serenity_order(g, so);
+    // The outside inputs (0 bytes, no predecessors) first, as in the other options: the same peak.
+    std::ranges::stable_partition(least.order, [&](std::size_t v) { return r.sub.interface[v] && g.in_degree(v) == 0; });
+    const auto after_barrier = std::ranges::find(least.order, r.sub.barrier);
+    const bool forward_first = std::none_of(after_barrier, least.order.end(), [&](std::size_t v) { return g.is_forward(v); });
+    if (least.peak_bytes < r.no_remat_peak && forward_first) {
+      execution_plan plan = plan_from_computes(g, std::span<const std::size_t>(least.order));
+      plan_simulation sim;
+      if (detail::check_plan(g, plan, &sim).valid && sim.peak_bytes < r.no_remat_peak) {
+        r.no_remat_peak = sim.peak_bytes;
+        r.serenity_lower = true;
+        all.push_back(detail::hm_make_option(r.sub, std::move(plan), sim, sim.peak_bytes));
+      }
+    }
+  }
+  r.lower_bound = std::min(peak_lower_bound(g), r.no_remat_peak);
   // One solve of `problem` (g itself, or g with the barrier's workspace): kept when the simulator
   // accepts the plan on g within the budget (never trust a plan it rejects).
   auto out_of_time = [&] {

@@ -24,7 +24,8 @@ struct hm_solved_problem {
   std::vector<std::size_t> group;  // forward vertices, canonical order
   hiremate_subgraph sub;
   std::vector<hiremate_option> options;
-  bool cut = false;  // the time limit cut its solve short
+  bool cut = false;       // the time limit cut its solve short
+  bool serenity = false;  // its options hold the one along Serenity's order (hiremate_subgraph_result::serenity_lower)
 };
 using hm_solved_problems = std::unordered_multimap<std::uint64_t, hm_solved_problem>;
 
@@ -134,7 +135,7 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
   // Above level 0 each squeezed solve is a whole nested hierarchy: nested_resident_levels of them.
   const std::size_t resident_levels = level > 0 ? options.nested_resident_levels : options.resident_levels;
   const hiremate_subgraph_options_config cfg{.budgets = options.budgets, .max_options = options.max_options, .resident_levels = resident_levels,
-                                            .heuristics = options.heuristics};
+                                            .heuristics = options.heuristics, .serenity_states = options.serenity_states};
   // The lowest level may use 80% of the time limit (the top level and the expansion are linear).
   const std::optional<double> lower_deadline = options.time_limit ? std::optional<double>(0.8 * options.time_limit->count()) : std::nullopt;
   const detail::call_deadline lower_call_deadline(
@@ -157,6 +158,7 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
   std::vector<hiremate_subgraph> subs(groups.size());
   std::vector<std::vector<hiremate_option>> class_options(groups.size());
   std::vector<char> solve_cut(groups.size(), 0);  // per solved group: the time limit cut its solve short
+  std::vector<char> serenity_lower(groups.size(), 0);  // per solved group: hiremate_subgraph_result::serenity_lower
   auto solve_all = [&](const std::vector<std::size_t>& which) {
     const std::size_t per_class = options.budgets * (1 + resident_levels);
     solves_left = which.size() * per_class;
@@ -188,6 +190,7 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
       // Equal budgets solved once and budgets the time limit left out: no longer to run.
       solves_left -= per_class - r.solves;
       solve_cut[i] = r.stopped ? 1 : 0;
+      serenity_lower[i] = r.serenity_lower ? 1 : 0;
       if (r.options.empty() && r.stopped)
         class_options[i] = detail::hm_cheap_options(r.sub, options.max_options);
       else
@@ -260,13 +263,17 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
   st.classes_cut = 0;
   for (const std::size_t r : reps) st.classes_cut += reused[r] ? reused[r]->cut : solve_cut[r] != 0;
   for (const std::size_t i : unshared) st.classes_cut += solve_cut[i] != 0;
+  st.classes_serenity = 0;
+  for (const std::size_t r : reps) st.classes_serenity += reused[r] ? reused[r]->serenity : serenity_lower[r] != 0;
+  for (const std::size_t i : unshared) st.classes_serenity += serenity_lower[i] != 0;
   // For the next partitions (the entries `reused` points to stay where they are).
   {
     const auto insert_lock = lock_solved();
     for (const auto& just_solved : {std::cref(to_solve), std::cref(unshared)})
       for (const std::size_t i : just_solved.get())
         if (const auto hash = class_hash(group_class[i]))
-          solved.emplace(*hash, hm_solved_problem{groups[i], std::move(subs[i]), std::move(class_options[i]), solve_cut[i] != 0});
+          solved.emplace(*hash, hm_solved_problem{groups[i], std::move(subs[i]), std::move(class_options[i]), solve_cut[i] != 0,
+                                                            serenity_lower[i] != 0});
   }
   st.lower_seconds = detail::seconds_since(lower_start);
 
