@@ -90,9 +90,9 @@ inline std::vector<std::size_t> greedy_order_of(const memory_graph& g) { return 
 /// without bytes when an in-place vertex takes over a dying input's buffer), then by the smaller
 /// index. Returns the order, its peak under the model of simulate_order and
 /// the simple lower bound; status optimal only when the peak equals that bound. Deterministic.
-/// O((n + m) log n + sum over vertices of squared in- and out-degrees) time (a vertex is pushed once
-/// when ready and at most once more per input it becomes the last reader of; finding that reader scans the
-/// input's readers), O(n + m) memory. Throws what make_memory_graph throws.
+/// O((n + m) log n + sum over vertices of squared in- and out-degrees) time (a vertex is pushed
+/// once when ready and at most once more per input it becomes the last reader of; finding that
+/// reader scans the input's readers), O(n + m) memory. Throws what make_memory_graph throws.
 template <class G, class... Maps>
   requires memory_graph_source<G, Maps...>
 [[nodiscard]] order_result greedy_order(const G& graph, const Maps&... maps) {
