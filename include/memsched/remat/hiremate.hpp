@@ -103,10 +103,10 @@ struct hiremate_options {
   bool dtr = true;
   /// As hiremate_subgraph_options_config::serenity_states: every subgraph problem also gets the
   /// no-recomputation option along Serenity's least-peak order when that peak is lower (stored
-  /// states per problem; 0: none). Changes plans only where the order matters: of the 14 shared
-  /// training graphs only GoogLeNet, whose hierarchy costs +3.08% instead of +3.35% at 35% of the
-  /// peak (+0.0614% instead of +0.0611% at 60%); no measurable time (docs/hiremate.md, "Serenity
-  /// at the lowest level").
+  /// states per problem; 0: none). Of the 14 shared training graphs at 20-50% of the peak it
+  /// changes plans only on GoogLeNet, whose hierarchy costs +3.08% instead of +3.35% at 35%
+  /// (+0.0614% instead of +0.0611% at 60%); no measurable time (docs/hiremate.md, "Serenity at
+  /// the lowest level").
   std::uint64_t serenity_states = std::uint64_t{1} << 16;
   /// Solves one subgraph problem for one budget within the limits given (e.g. Checkmate's MILP
   /// with solver.time_limit and max_bytes set from them); empty: the heuristics (and DTR).

@@ -260,12 +260,15 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
   for (auto i : unshared) choices[i] = to_choices(class_options[i], subs[i], nullptr);
   st.classes_solved = to_solve.size() + unshared.size();
   st.classes_reused = reps.size() - to_solve.size();
-  st.classes_cut = 0;
-  for (const std::size_t r : reps) st.classes_cut += reused[r] ? reused[r]->cut : solve_cut[r] != 0;
-  for (const std::size_t i : unshared) st.classes_cut += solve_cut[i] != 0;
-  st.classes_serenity = 0;
-  for (const std::size_t r : reps) st.classes_serenity += reused[r] ? reused[r]->serenity : serenity_lower[r] != 0;
-  for (const std::size_t i : unshared) st.classes_serenity += serenity_lower[i] != 0;
+  st.classes_cut = st.classes_serenity = 0;
+  for (const std::size_t r : reps) {
+    st.classes_cut += reused[r] ? reused[r]->cut : solve_cut[r] != 0;
+    st.classes_serenity += reused[r] ? reused[r]->serenity : serenity_lower[r] != 0;
+  }
+  for (const std::size_t i : unshared) {
+    st.classes_cut += solve_cut[i] != 0;
+    st.classes_serenity += serenity_lower[i] != 0;
+  }
   // For the next partitions (the entries `reused` points to stay where they are).
   {
     const auto insert_lock = lock_solved();
