@@ -609,6 +609,14 @@ TEST_CASE("hiremate: serenity_states gives GoogLeNet's inception blocks their le
                 << with.result.overhead << " against " << without.result.overhead << " without");
   }
   CHECK(differ >= 1);
+  // In one problem of randwire_ws_stage at 20% of the peak, Serenity's order
+  // computes an outside input (0 bytes) after the barrier: the option moves the outside inputs to
+  // the front, or it would not run every forward vertex first and would be dropped.
+  const dataflow_graph randwire = read_json_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/randwire_ws_stage.training.json");
+  const memory_graph rg = make_memory_graph(randwire);
+  const std::int64_t tight = no_remat_peak(rg) / 5;
+  const auto moved = hiremate_plan_detailed(randwire, tight, hiremate_options{.heuristic_start = false});
+  CHECK(moved.stats.classes_serenity == 1);
 }
 
 TEST_CASE("hiremate: the start takes Checkmate's eviction greedy where it is the cheapest" * doctest::skip(MEMSCHED_TEST_UNDER_SANITIZERS)) {
