@@ -38,8 +38,7 @@ std::filesystem::path write_training_chain(const temp_dir& dir) {
 }
 
 std::vector<std::int64_t> ids_of(const memory_graph& g) {
-  std::vector<std::int64_t> ids;
-  for (std::size_t v = 0; v < g.size(); ++v) ids.push_back(static_cast<std::int64_t>(g.id(v)));
+  const std::vector<std::int64_t>& ids = g.all_ids();
   return ids;
 }
 

@@ -26,8 +26,7 @@ TEST_CASE("memsched remat --algo dtr: the library's plan along Kahn's order, usa
   const std::filesystem::path path = std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "torch" / "resnet18.training.json";
   const dataflow_graph df = read_json_graph(path);
   const memory_graph g = make_memory_graph(df);
-  std::vector<std::int64_t> ids;
-  for (std::size_t v = 0; v < g.size(); ++v) ids.push_back(static_cast<std::int64_t>(g.id(v)));
+  const std::vector<std::int64_t>& ids = g.all_ids();
   const auto& topo = g.topological_order();
   const std::int64_t peak = simulate_order(g, std::vector<std::size_t>(topo.begin(), topo.end())).peak_bytes;
   const std::vector<std::size_t> kahn = remat_input_order(df, input_order_options{.source = input_order_source::kahn}).order;

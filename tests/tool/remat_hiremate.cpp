@@ -27,8 +27,7 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
   const std::filesystem::path path = std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "torch" / "resnet18.training.json";
   const dataflow_graph df = read_json_graph(path);  // with ops, as the tool reads it (ops decide the classes)
   const memory_graph g = make_memory_graph(df);
-  std::vector<std::int64_t> ids;
-  for (std::size_t v = 0; v < g.size(); ++v) ids.push_back(static_cast<std::int64_t>(g.id(v)));
+  const std::vector<std::int64_t>& ids = g.all_ids();
   const auto& topo = g.topological_order();
   const std::int64_t peak = simulate_order(g, std::vector<std::size_t>(topo.begin(), topo.end())).peak_bytes;
   for (int pct : {60, 80, 100}) {
@@ -290,8 +289,7 @@ TEST_CASE("memsched remat --algo hiremate --serenity-states: GoogLeNet's options
   const std::filesystem::path path = std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "torch" / "googlenet.training.json";
   const dataflow_graph df = read_json_graph(path);
   const memory_graph g = make_memory_graph(df);
-  std::vector<std::int64_t> ids;
-  for (std::size_t v = 0; v < g.size(); ++v) ids.push_back(static_cast<std::int64_t>(g.id(v)));
+  const std::vector<std::int64_t>& ids = g.all_ids();
   const std::int64_t budget = no_remat_peak(g) / 2;
   std::vector<execution_plan> plans;
   std::vector<std::size_t> counts;

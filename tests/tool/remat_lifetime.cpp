@@ -29,8 +29,7 @@ TEST_CASE("memsched remat --algo lifetime-search: the library's plan along Kahn'
   const std::filesystem::path path = std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "moccasin" / "random_layered_n100.json";
   const dataflow_graph df = read_json_graph(path);
   const memory_graph g = make_memory_graph(df);
-  std::vector<std::int64_t> ids;
-  for (std::size_t v = 0; v < g.size(); ++v) ids.push_back(static_cast<std::int64_t>(g.id(v)));
+  const std::vector<std::int64_t>& ids = g.all_ids();
   const input_order_result kahn = remat_input_order(df, input_order_options{.source = input_order_source::kahn});
   std::size_t plans = 0, recomputing = 0;
   for (int pct : {80, 90}) {
@@ -85,8 +84,7 @@ TEST_CASE("memsched remat --algo free-order: the library's plan on n100 below ev
   const std::filesystem::path path = std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "moccasin" / "random_layered_n100.json";
   const dataflow_graph df = read_json_graph(path);
   const memory_graph g = make_memory_graph(df);
-  std::vector<std::int64_t> ids;
-  for (std::size_t v = 0; v < g.size(); ++v) ids.push_back(static_cast<std::int64_t>(g.id(v)));
+  const std::vector<std::int64_t>& ids = g.all_ids();
   const std::int64_t budget = 30'000;  // every order peaks at 36,790 or more
   const json doc = run_tool_json("remat " + path.string() + " --budget " + std::to_string(budget) +
                                      " --algo free-order --max-evaluations 300 --max-copy-depth 0 --max-rounds 20 --seed 1"
