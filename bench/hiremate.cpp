@@ -108,11 +108,16 @@ void partition_gpt(benchmark::State& state, std::size_t layers, bool finish) {
   report(state, g, r);
 }
 
+/// Partition options with the ops of `d` (they decide the classes, as the tool reads them).
+memsched::hiremate_partition_options with_ops(memsched::hiremate_partition_options o, const memsched::dataflow_graph& d) {
+  for (std::size_t v = 0; v < num_vertices(d); ++v) o.ops.push_back(d[v].op);
+  return o;
+}
+
 void partition_file(benchmark::State& state, const std::filesystem::path& file) {
   const memsched::dataflow_graph d = memsched::read_json_graph(file);
   const memsched::memory_graph g = memsched::make_memory_graph(d);
-  memsched::hiremate_partition_options o{.max_lower = 20, .max_top = 30};
-  for (std::size_t v = 0; v < num_vertices(d); ++v) o.ops.push_back(d[v].op);
+  const memsched::hiremate_partition_options o = with_ops({.max_lower = 20, .max_top = 30}, d);
   memsched::hiremate_partition_result r;
   for (auto _ : state) {
     r = memsched::hiremate_partition(g, o);
@@ -124,9 +129,7 @@ void partition_file(benchmark::State& state, const std::filesystem::path& file) 
 void lower_orders(benchmark::State& state, const std::filesystem::path& file) {
   const memsched::dataflow_graph d = memsched::read_json_graph(file);
   const memsched::memory_graph g = memsched::make_memory_graph(d);
-  memsched::hiremate_partition_options o;
-  for (std::size_t v = 0; v < num_vertices(d); ++v) o.ops.push_back(d[v].op);
-  const memsched::hiremate_partition_result part = memsched::hiremate_partition(g, o);
+  const memsched::hiremate_partition_result part = memsched::hiremate_partition(g, with_ops({}, d));
   std::size_t classes = 0, lower = 0, proven = 0;
   double best_ratio = 1;
   for (auto _ : state) {
@@ -265,14 +268,13 @@ int main(int argc, char** argv) {
           ->Unit(benchmark::kMillisecond);
     }
     for (const auto& file : memsched_bench::shared_graph_files(
-             [](const std::string& name) { return name.rfind("torch/", 0) == 0 && name.find(".training") != std::string::npos; }))
+             [](const std::string& name) { return name.rfind("torch/", 0) == 0 && name.find(".training") != std::string::npos; })) {
       benchmark::RegisterBenchmark(("partition_shared/" + memsched_bench::graph_name(file)).c_str(), partition_file, file)
           ->Unit(benchmark::kMillisecond);
-    for (const auto& file : memsched_bench::shared_graph_files(
-             [](const std::string& name) { return name.rfind("torch/", 0) == 0 && name.find(".training") != std::string::npos; }))
       benchmark::RegisterBenchmark(("lower_orders/" + memsched_bench::graph_name(file)).c_str(), lower_orders, file)
           ->Unit(benchmark::kMillisecond)
           ->Iterations(1);
+    }
     for (std::size_t layers : {12u, 96u})
       benchmark::RegisterBenchmark(("block_options/" + std::to_string(layers)).c_str(), block_options, layers, false)->Unit(benchmark::kMillisecond);
     for (const auto& file : memsched_bench::shared_graph_files([](const std::string& name) {
