@@ -20,6 +20,11 @@
 //   start: best heuristic, DTR and the eviction greedy; -1: no plan), from_hierarchy (1 when the
 //   returned plan is the hierarchy's), groups, problems (subgraph problems solved), levels_won
 //   (stats.levels: 3 when the third level gave the hierarchy's plan).
+// - rounds/<file>/<pct>/<stop|full|both>: the hierarchy alone (no heuristic start) on every
+//   torch/*.training.json at 20-50% of the no-remat peak, with H-Partition's rounds stopped at M^t
+//   nodes (the authors' rule), finished (partition.stop_at_max_top = false), or both per grain
+//   (the default, hiremate_options::also_full_rounds). Counters: hier_overhead_pct (-1: no plan),
+//   full_rounds (1 when the plan's partition had finished rounds), partitions (tried), groups.
 // - compare/<file>/<pct>/<method>: the comparison on gpt2_small, gpt2_medium, gpt_96,
 //   transformer_6_6 and resnet101 at 20-50% of the no-remat peak, one call each: hiremate (its
 //   defaults), best-heuristic, and (when built) the flat checkmate-milp (CBC) and moccasin (Gecode),
@@ -213,6 +218,24 @@ void plan_graph(benchmark::State& state, const memsched::memory_graph& g, int pc
   state.counters["maxrss_mb"] = maxrss_mb();
 }
 
+/// One rounds/<file>/<pct>/<rounds> row (see the header comment).
+void rounds_row(benchmark::State& state, const std::filesystem::path& file, int pct, const std::string& rounds) {
+  const memsched::memory_graph g = memsched::make_memory_graph(memsched::read_json_graph(file));
+  const std::int64_t budget = no_remat_peak(g) * pct / 100;
+  memsched::hiremate_options o{.heuristic_start = false};
+  o.also_full_rounds = rounds == "both";
+  o.partition.stop_at_max_top = rounds != "full";
+  memsched::hiremate_plan_result r;
+  for (auto _ : state) {
+    r = memsched::hiremate_plan_detailed(g, budget, o);
+    benchmark::DoNotOptimize(r);
+  }
+  state.counters["hier_overhead_pct"] = memsched::has_solution(r.result.status) ? 100.0 * r.result.overhead : -1.0;
+  state.counters["full_rounds"] = r.stats.partition.full_rounds ? 1 : 0;
+  state.counters["partitions"] = static_cast<double>(r.stats.partitions_tried);
+  state.counters["groups"] = static_cast<double>(r.stats.groups);
+}
+
 /// One compare/<file>/<pct>/<method> row (see the header comment).
 void compare_row(benchmark::State& state, const std::filesystem::path& file, int pct, const std::string& method) {
   const memsched::memory_graph g = memsched::make_memory_graph(memsched::read_json_graph(file));
@@ -289,6 +312,13 @@ int main(int argc, char** argv) {
         benchmark::RegisterBenchmark(((levels == 2 ? "plan_gpt/" : "plan_gpt_levels3/") + std::to_string(layers)).c_str(),
                                      [layers, levels](benchmark::State& st) { plan_graph(st, gpt_training(layers), 30, levels); })
             ->Unit(benchmark::kMillisecond);
+    for (const auto& file : memsched_bench::shared_graph_files(
+             [](const std::string& name) { return name.rfind("torch/", 0) == 0 && name.find(".training") != std::string::npos; }))
+      for (int pct : {20, 30, 40, 50})
+        for (const char* rounds : {"stop", "full", "both"})
+          benchmark::RegisterBenchmark(("rounds/" + memsched_bench::graph_name(file) + "/" + std::to_string(pct) + "/" + rounds).c_str(), rounds_row,
+                                       file, pct, std::string(rounds))
+              ->Unit(benchmark::kMillisecond);
     std::vector<std::string> methods{"hiremate", "best-heuristic"};
 #ifdef MEMSCHED_HAVE_CBC
     methods.emplace_back("checkmate-milp");

@@ -1,4 +1,4 @@
-// memsched remat GRAPH --budget B --algo hiremate [--levels L] [--max-lower M] [--max-top M] [--max-chain-stages N] [--options N] [--budgets K]
+// memsched remat GRAPH --budget B --algo hiremate [--levels L] [--max-lower M] [--max-top M] [--max-chain-stages N] [--partition-rounds stop|full|both] [--options N] [--budgets K]
 //   [--resident-levels K] [--nested-resident-levels K] [--nested-partitions N] [--nested-chain-units N] [--nested-start-dtr] [--ladder-rungs N] [--serenity-states N] [--merge-spans N] [--top-solver cbc|glpk|none] [--hilp-free] [--lower-solver cbc|glpk|none] [--time-limit S] [--max-memory BYTES|N%] [--threads N] [--no-heuristic-start]
 //   [--no-dtr] [--no-carry-regen] [--progress]
 
@@ -26,7 +26,8 @@ const char* hiremate_usage =
     "    the paper's H-ILP over the groups); the cheapest of these and the best heuristic's, DTR's\n"
     "    and Checkmate's eviction greedy's plans.\n"
     "    Extra JSON: hiremate {hierarchy_levels, levels (of the partition), subgraphs,\n"
-    "    distinct_subgraphs, largest_subgraph, top_nodes, groups, max_lower, partitions_tried,\n"
+    "    distinct_subgraphs, largest_subgraph, top_nodes, groups, max_lower, partition_rounds (of\n"
+    "    the partition that gave the hierarchy's plan: stop or full), partitions_tried,\n"
     "    problems_solved, problems_reused, problems_serenity (those with the option along\n"
     "    Serenity's order), repair_rounds, source, start_method, top_method, seconds per phase,\n"
     "    costs, hilp_status, hilp_variables, hilp_constraints, hilp_budget_raised,\n"
@@ -41,6 +42,10 @@ const char* hiremate_usage =
     "                            no more (default 128; 0: no cap)\n"
     "    --partitions N          partitions solved: M^l, 2 M^l, 4 M^l, ...; the cheapest plan of them\n"
     "                            (default 4; 1: M^l only)\n"
+    "    --partition-rounds stop|full|both\n"
+    "                            H-Partition's rounds stop at M^t nodes (the authors' rule), or wrap\n"
+    "                            while candidates are left, or each grain both ways, the cheapest plan\n"
+    "                            kept (default both: up to twice the time)\n"
     "    --options N             options kept per subgraph (N_o, default 8)\n"
     "    --resident-levels K     extra solves per budget that hold less across the barrier (default 3)\n"
     "    --nested-resident-levels K\n"
@@ -87,6 +92,12 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   o.max_chain_stages = count_of(args, "max-chain-stages", o.max_chain_stages);
   o.max_options = count_of(args, "options", o.max_options);
   o.partitions = count_of(args, "partitions", o.partitions);
+  if (const std::string rounds = args.get_or("partition-rounds", "both"); rounds == "stop" || rounds == "full") {
+    o.partition.stop_at_max_top = rounds == "stop";
+    o.also_full_rounds = false;
+  } else if (rounds != "both") {
+    throw usage_error("--partition-rounds must be stop, full or both, not '" + rounds + "'");
+  }
   o.budgets = count_of(args, "budgets", o.budgets);
   o.resident_levels = count_of(args, "resident-levels", o.resident_levels);
   o.nested_resident_levels = count_of(args, "nested-resident-levels", o.nested_resident_levels);
@@ -137,6 +148,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   h["top_nodes"] = s.partition.top_nodes;
   h["groups"] = s.groups;
   h["max_lower"] = s.max_lower;
+  h["partition_rounds"] = s.partition.full_rounds ? "full" : "stop";
   h["partitions_tried"] = s.partitions_tried;
   h["problems_solved"] = s.classes_solved;
   h["problems_reused"] = s.classes_reused;
@@ -183,7 +195,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
 const register_remat_algorithm hiremate_algorithm{remat_algorithm{
     .name = "hiremate",
     .usage = hiremate_usage,
-    .options = {{"levels", "max-lower", "max-top", "max-chain-stages", "partitions", "options", "budgets", "resident-levels", "nested-resident-levels", "nested-partitions", "nested-chain-units", "ladder-rungs", "serenity-states", "merge-spans", "top-solver", "lower-solver", "time-limit", "max-memory", "threads"}, {"no-heuristic-start", "no-dtr", "no-carry-regen", "nested-start-dtr", "hilp-free", "progress"}},
+    .options = {{"levels", "max-lower", "max-top", "max-chain-stages", "partitions", "partition-rounds", "options", "budgets", "resident-levels", "nested-resident-levels", "nested-partitions", "nested-chain-units", "ladder-rungs", "serenity-states", "merge-spans", "top-solver", "lower-solver", "time-limit", "max-memory", "threads"}, {"no-heuristic-start", "no-dtr", "no-carry-regen", "nested-start-dtr", "hilp-free", "progress"}},
     .run = run_hiremate,
 }};
 

@@ -300,8 +300,9 @@ TEST_CASE("hiremate: several partitions: never dearer than the first, the winner
       const std::int64_t budget = no_remat_peak(g) * pct / 100;
       CAPTURE(name);
       CAPTURE(pct);
-      const auto first = hiremate_plan_detailed(g, budget, hiremate_options{.partitions = 1, .heuristic_start = false});
-      const auto several = hiremate_plan_detailed(g, budget, hiremate_options{.partitions = 4, .heuristic_start = false});
+      // The grains alone (the next case covers the two kinds of rounds).
+      const auto first = hiremate_plan_detailed(g, budget, hiremate_options{.partitions = 1, .also_full_rounds = false, .heuristic_start = false});
+      const auto several = hiremate_plan_detailed(g, budget, hiremate_options{.partitions = 4, .also_full_rounds = false, .heuristic_start = false});
       CHECK(first.stats.partitions_tried == 1);
       CHECK(several.stats.partitions_tried >= 1);
       CHECK(several.stats.partitions_tried <= 4);
@@ -315,7 +316,7 @@ TEST_CASE("hiremate: several partitions: never dearer than the first, the winner
       CHECK(ml % first.stats.max_lower == 0);
       CHECK(std::has_single_bit(ml / first.stats.max_lower));
       const auto direct = hiremate_plan_detailed(
-          g, budget, hiremate_options{.partition = {.max_lower = ml}, .partitions = 1, .heuristic_start = false});
+          g, budget, hiremate_options{.partition = {.max_lower = ml}, .partitions = 1, .also_full_rounds = false, .heuristic_start = false});
       CHECK(direct.result.plan == several.result.plan);
       CHECK(direct.stats.groups == several.stats.groups);
       // The winner's problems: solved there or taken from a finer partition's (the same options:
@@ -330,6 +331,47 @@ TEST_CASE("hiremate: several partitions: never dearer than the first, the winner
     }
   CHECK(cheaper >= 1);
   CHECK(reused >= 1);  // so the equal plans above cover problems taken from a finer partition
+}
+
+TEST_CASE("hiremate: also_full_rounds: the cheaper of the stopped and the finished rounds' plans" *
+          doctest::skip(MEMSCHED_TEST_UNDER_SANITIZERS)) {
+  // Stopped rounds leave GoogLeNet's first inception blocks split into branches (the level has
+  // M^t = 30 nodes before the blocks are wrapped): the block's input and the branches' outputs
+  // are read across groups, pinned, and no top level fits 30% of the peak. Finished rounds wrap
+  // whole blocks. Each setting alone, then both: the plan of the cheaper, found as it is alone.
+  std::size_t full_wins = 0, stop_wins = 0, only_full = 0;
+  for (const char* name : {"googlenet", "darts_v2_normal_cell", "transformer"})
+    for (int pct : {30, 40, 50}) {
+      const memory_graph g = make_memory_graph(read_json_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/" + name + ".training.json"));
+      const std::int64_t budget = no_remat_peak(g) * pct / 100;
+      CAPTURE(name);
+      CAPTURE(pct);
+      const auto stop = hiremate_plan_detailed(g, budget, hiremate_options{.also_full_rounds = false, .heuristic_start = false});
+      const auto full = hiremate_plan_detailed(
+          g, budget, hiremate_options{.partition = {.stop_at_max_top = false}, .also_full_rounds = false, .heuristic_start = false});
+      const auto both = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false});
+      CHECK_FALSE(stop.stats.partition.full_rounds);
+      CHECK(full.stats.partition.full_rounds);
+      CHECK(both.stats.partitions_tried > stop.stats.partitions_tried);
+      CHECK(both.stats.partitions_tried <= stop.stats.partitions_tried + full.stats.partitions_tried);
+      const bool has_stop = has_solution(stop.result.status), has_full = has_solution(full.result.status);
+      REQUIRE(has_solution(both.result.status) == (has_stop || has_full));
+      if (!has_stop && !has_full) continue;
+      check_result(g, both.result, budget);
+      const auto& cheaper = !has_stop || (has_full && full.result.total_cost < stop.result.total_cost) ? full : stop;
+      CHECK(both.result.plan == cheaper.result.plan);
+      CHECK(both.result.total_cost == cheaper.result.total_cost);
+      CHECK(both.stats.partition.full_rounds == cheaper.stats.partition.full_rounds);
+      if (has_stop && has_full && full.result.total_cost != stop.result.total_cost) (&cheaper == &full ? full_wins : stop_wins) += 1;
+      only_full += !has_stop;
+      MESSAGE(std::string(name) << " at " << pct << "%: stopped rounds " << (has_stop ? std::to_string(stop.result.overhead) : "no plan") << ", finished "
+                   << (has_full ? std::to_string(full.result.overhead) : "no plan"));
+    }
+  // Each kind wins somewhere (GoogLeNet at 40%; transformer at 30%), and GoogLeNet at 30% and
+  // DARTS at 30% and 40% have a plan only with finished rounds.
+  CHECK(full_wins >= 1);
+  CHECK(stop_wins >= 1);
+  CHECK(only_full >= 2);
 }
 
 // (3 s in a Release build, over a minute in the sanitizer build, at -O0: there the next test runs
@@ -652,6 +694,7 @@ TEST_CASE("hiremate: limits reach every lower solve; a limit already spent still
                                                                     return best_heuristic_plan(sub, b);
                                                                   },
                                                                   .partitions = 1,  // seen counts one partition's solves
+                                                                  .also_full_rounds = false,
                                                                   .heuristic_start = false});
   REQUIRE(!seen.empty());
   // At most 8 budgets per problem (equal ones solved once), each plain and squeezed 3 ways.
@@ -665,7 +708,7 @@ TEST_CASE("hiremate: limits reach every lower solve; a limit already spent still
   }
   CHECK(r.stats.classes_cut == 0);
   // The same plan as without limits (nothing was cut).
-  const auto free = hiremate_plan(g, peak, hiremate_options{.partitions = 1, .heuristic_start = false});
+  const auto free = hiremate_plan(g, peak, hiremate_options{.partitions = 1, .also_full_rounds = false, .heuristic_start = false});
   CHECK(free.plan == r.result.plan);
   // A limit of zero: no class is solved, every one gets the cheap options (no recomputation and
   // outputs only), and at the no-remat peak the top level still finds a plan with no overhead.
@@ -1117,8 +1160,9 @@ TEST_CASE("hiremate: hm_merge_spans merges the groups one value spans") {
   // groups: merged, fewer groups, and valid plans within the budget either way.
   const memory_graph resnet = make_memory_graph(read_json_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/resnet18.training.json"));
   const std::int64_t budget = no_remat_peak(resnet) * 60 / 100;
-  const auto split = hiremate_plan_detailed(resnet, budget, hiremate_options{.merge_spans = 0, .partitions = 1, .heuristic_start = false});
-  const auto merged = hiremate_plan_detailed(resnet, budget, hiremate_options{.partitions = 1, .heuristic_start = false});
+  const auto split =
+      hiremate_plan_detailed(resnet, budget, hiremate_options{.merge_spans = 0, .partitions = 1, .also_full_rounds = false, .heuristic_start = false});
+  const auto merged = hiremate_plan_detailed(resnet, budget, hiremate_options{.partitions = 1, .also_full_rounds = false, .heuristic_start = false});
   CHECK(split.stats.groups == level0_groups(resnet));
   CHECK(merged.stats.groups < split.stats.groups);
   for (const auto* r : {&split, &merged}) {
@@ -1424,7 +1468,8 @@ TEST_CASE("hiremate: pinned values over their live ranges give resnet18's chain 
   for (int pct : {50, 60, 70, 80}) {
     const std::int64_t budget = peak * pct / 100;
     CAPTURE(pct);
-    const auto r = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false});
+    // The partition above (stopped rounds); finished rounds wrap the branches into blocks.
+    const auto r = hiremate_plan_detailed(g, budget, hiremate_options{.also_full_rounds = false, .heuristic_start = false});
     REQUIRE(has_solution(r.result.status));
     check_result(g, r.result, budget);
     CHECK(r.stats.top_method == "chain");

@@ -28,9 +28,10 @@ using testing::no_remat_peak;
 namespace {
 
 hiremate_options with_hilp(std::uint64_t nodes) {
-  // One partition: the H-ILP is solved once per partition, and these tests are about the H-ILP.
-  return hiremate_options{.partitions = 1, .top_solver = milp_solve_function(cbc_backend{}), .top_solver_options = {.node_limit = nodes},
-                          .heuristic_start = false};
+  // One partition (one grain, stopped rounds): the H-ILP is solved once per partition, and these
+  // tests are about the H-ILP.
+  return hiremate_options{.partitions = 1, .also_full_rounds = false, .top_solver = milp_solve_function(cbc_backend{}),
+                          .top_solver_options = {.node_limit = nodes}, .heuristic_start = false};
 }
 
 // A random H-ILP problem of two groups (nodes F0, F1, B1, B0), each forward node with `options`
@@ -348,7 +349,7 @@ TEST_CASE("hiremate H-ILP: valid plans within the budget, never costlier than th
     std::size_t solved = 0;
     for (int pct : std::string(which) == "gpt" ? std::vector<int>{50, 90} : std::vector<int>{50}) {
       const std::int64_t budget = peak * pct / 100;
-      const auto plain = hiremate_plan_detailed(g, budget, hiremate_options{.partitions = 1, .heuristic_start = false});
+      const auto plain = hiremate_plan_detailed(g, budget, hiremate_options{.partitions = 1, .also_full_rounds = false, .heuristic_start = false});
       const auto r = hiremate_plan_detailed(g, budget, with_hilp(20));
       REQUIRE_FALSE(r.stats.hilp_status.empty());
       if (!has_solution(plain.result.status)) continue;

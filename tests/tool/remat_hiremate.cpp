@@ -45,6 +45,7 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
     CHECK(h.at("largest_subgraph") == lib.stats.partition.largest_subgraph);
     CHECK(h.at("source") == lib.stats.source);
     CHECK(h.at("partitions_tried") == lib.stats.partitions_tried);
+    CHECK(h.at("partition_rounds") == (lib.stats.partition.full_rounds ? "full" : "stop"));
     CHECK(h.at("problems_solved") == lib.stats.classes_solved);
     CHECK(h.at("problems_reused") == lib.stats.classes_reused);
     CHECK(h.at("problems_serenity") == lib.stats.classes_serenity);
@@ -87,16 +88,18 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
   // --max-memory reaches the library: a small cap coarsens the top-level tables, and the tool's
   // plan is the library's with the same cap (measured at 80%: 64 KiB gives the groups' plan,
   // +11% cost, instead of the chain's). --merge-spans 0 keeps resnet18's 30 groups: merged, the
-  // tables are too small for the cap to change the plan; --partitions 1 keeps that grain.
+  // tables are too small for the cap to change the plan; --partitions 1 --partition-rounds stop
+  // keeps that one partition.
   {
     const std::int64_t budget = peak * 80 / 100;
     const json doc = run_tool_json("remat " + path.string() + " --budget " + std::to_string(budget) +
-                                       " --algo hiremate --max-memory 65536 --merge-spans 0 --partitions 1"
+                                       " --algo hiremate --max-memory 65536 --merge-spans 0 --partitions 1 --partition-rounds stop"
                                        " --no-heuristic-start --json",
                                    dir);
-    const auto capped =
-        hiremate_plan_detailed(df, budget, hiremate_options{.max_bytes = 65536, .merge_spans = 0, .partitions = 1, .heuristic_start = false});
-    const auto uncapped = hiremate_plan_detailed(df, budget, hiremate_options{.merge_spans = 0, .partitions = 1, .heuristic_start = false});
+    const auto capped = hiremate_plan_detailed(
+        df, budget, hiremate_options{.max_bytes = 65536, .merge_spans = 0, .partitions = 1, .also_full_rounds = false, .heuristic_start = false});
+    const auto uncapped =
+        hiremate_plan_detailed(df, budget, hiremate_options{.merge_spans = 0, .partitions = 1, .also_full_rounds = false, .heuristic_start = false});
     REQUIRE(has_solution(capped.result.status));
     REQUIRE(has_solution(uncapped.result.status));
     CHECK(capped.result.plan != uncapped.result.plan);  // otherwise this case could not tell the flag was read
@@ -135,10 +138,10 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
     const std::int64_t budget = peak * c.pct / 100;
     const json doc = run_tool_json("remat " + path.string() + " --budget " + std::to_string(budget) +
                                        " --algo hiremate --levels 3 --max-lower 6 --max-top 4 --budgets 4 --resident-levels 1" + c.flags +
-                                       " --partitions 1 --merge-spans 0" + (c.heuristic_start ? "" : " --no-heuristic-start") + " --json",
+                                       " --partitions 1 --partition-rounds stop --merge-spans 0" + (c.heuristic_start ? "" : " --no-heuristic-start") + " --json",
                                    dir);
     const auto lib = hiremate_plan_detailed(df, budget, hiremate_options{.partition = {.max_lower = 6, .max_top = 4}, .budgets = 4, .resident_levels = 1,
-                                                                         .merge_spans = 0, .partitions = 1, .levels = 3,
+                                                                         .merge_spans = 0, .partitions = 1, .also_full_rounds = false, .levels = 3,
                                                                          .nested_resident_levels = c.resident_levels,
                                                                          .nested_partitions = c.partitions,
                                                                          .nested_chain_units = c.chain_units,
@@ -269,11 +272,11 @@ TEST_CASE("memsched remat --algo hiremate --lower-solver cbc: Checkmate's MILP a
   // which the MILP proves without a search): the flag's path, not the plan's quality.
   const json doc = run_tool_json("remat " + path.string() + " --budget " + std::to_string(budget) +
                                      " --algo hiremate --lower-solver cbc --budgets 2 --resident-levels 0 --partitions 1"
-                                     " --no-heuristic-start --json",
+                                     " --partition-rounds stop --no-heuristic-start --json",
                                  dir);
   REQUIRE(doc.at("status") == "feasible");
   CHECK(doc.at("hiremate").at("source") == "hierarchy");
-  // The flag reached the library: with one partition, two budgets and no squeezed solves, each
+  // The flag reached the library: with one partition (one grain, stopped rounds), two budgets and no squeezed solves, each
   // subgraph problem is solved once or twice (equal budgets once), every time by the lower solver.
   const int problems = doc.at("hiremate").at("problems_solved").get<int>();
   const int calls = doc.at("hiremate").at("lower_solver_calls").get<int>();
@@ -314,4 +317,48 @@ TEST_CASE("memsched remat --algo hiremate --serenity-states: GoogLeNet's options
   const tool_run bad = run_tool("remat " + path.string() + " --budget 50% --algo hiremate --serenity-states -1", dir);
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("--serenity-states") != std::string::npos);
+}
+
+TEST_CASE("memsched remat --algo hiremate --partition-rounds: stopped, finished or both kinds of H-Partition's rounds") {
+  // GoogLeNet at 30% of the peak: with stopped rounds the hierarchy has no plan (the first
+  // inception blocks stay split into branches); with finished rounds it has one (measured +7.7%).
+  const temp_dir dir;
+  const std::filesystem::path path = std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "torch" / "googlenet.training.json";
+  const dataflow_graph df = read_json_graph(path);
+  const memory_graph g = make_memory_graph(df);
+  const std::int64_t budget = no_remat_peak(g) * 30 / 100;
+  struct rounds_case {
+    const char* flag;
+    hiremate_options options;
+  };
+  const rounds_case cases[] = {
+      {"stop", {.also_full_rounds = false, .heuristic_start = false}},
+      {"full", {.partition = {.stop_at_max_top = false}, .also_full_rounds = false, .heuristic_start = false}},
+      {"both", {.heuristic_start = false}},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(std::string(c.flag));
+    const auto lib = hiremate_plan_detailed(df, budget, c.options);
+    // Without a plan the tool prints its JSON and exits with 2.
+    const tool_run run = run_tool("remat " + path.string() + " --budget " + std::to_string(budget) + " --algo hiremate --partition-rounds " +
+                                      c.flag + " --no-heuristic-start --json",
+                                  dir);
+    CHECK(run.exit_code == (has_solution(lib.result.status) ? 0 : 2));
+    const json doc = json::parse(run.out);
+    REQUIRE(doc.at("status") == std::string(to_string(lib.result.status)));
+    CHECK(doc.at("hiremate").at("partitions_tried") == lib.stats.partitions_tried);
+    CHECK(doc.at("hiremate").at("partition_rounds") == (lib.stats.partition.full_rounds ? "full" : "stop"));
+    if (std::string(c.flag) == "stop") {
+      CHECK_FALSE(has_solution(lib.result.status));
+      continue;
+    }
+    REQUIRE(has_solution(lib.result.status));
+    CHECK(lib.stats.partition.full_rounds);
+    const execution_plan plan = plan_from_json(doc, g.all_ids(), "tool output");
+    CHECK(plan == lib.result.plan);
+    CHECK(simulate_plan(g, plan).peak_bytes <= budget);
+  }
+  const tool_run bad = run_tool("remat " + path.string() + " --budget 30% --algo hiremate --partition-rounds some", dir);
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("--partition-rounds") != std::string::npos);
 }

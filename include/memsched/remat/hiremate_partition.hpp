@@ -78,6 +78,7 @@ struct hiremate_partition_stats {
   std::size_t largest_subgraph = 0;    ///< Most original vertices in one group with two members or more.
   std::size_t top_nodes = 0;           ///< Nodes of the top graph.
   std::size_t fallback_levels = 0;     ///< Levels cut along a topological order.
+  bool full_rounds = false;            ///< Every round wrapped while candidates were left (options.stop_at_max_top false).
   double seconds = 0;
 };
 
@@ -105,6 +106,7 @@ class hm_partitioner {
     prepare();
     hm_level L = level_zero();
     r.stats.vertices = L.n;
+    r.stats.full_rounds = !o_.stop_at_max_top;
     hm_canonicalizer canon(vals_, op_, rank_);
     std::vector<hm_canonical> prev_forms;
     std::vector<std::size_t> prev_class;

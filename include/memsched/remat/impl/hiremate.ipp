@@ -55,8 +55,8 @@ struct hm_nesting {
 };
 
 // The hierarchy over one partition (hiremate_plan_on's partitions): partition, lowest level, top
-// levels. nullopt when merging leaves the groups of `previous_groups` (a finer partition's), and
-// with `nested` when the partition has only level 0 (the two-level solve covers it).
+// levels. nullopt when merging leaves the groups of one of `earlier_groups` (partitions solved
+// before), and with `nested` when the partition has only level 0 (the two-level solve covers it).
 struct hm_partition_outcome {
   remat_result plan;  // status feasible when within the budget
   hiremate_stats stats;
@@ -68,7 +68,7 @@ struct hm_partition_outcome {
 MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const memory_graph& g, std::int64_t budget, const hiremate_options& options,
                                                                     const hiremate_lower_solver& nested,
                                                                     hiremate_partition_options partition, const call_deadline& deadline,
-                                                                    const std::vector<std::vector<std::size_t>>& previous_groups,
+                                                                    const std::vector<std::vector<std::vector<std::size_t>>>& earlier_groups,
                                                                     hm_solved_problems& solved, std::mutex* solved_mutex,
                                                                     std::optional<double>& best_reported, hm_lower_counts& lower_counts) {
   auto lock_solved = [&] { return solved_mutex ? std::unique_lock<std::mutex>(*solved_mutex) : std::unique_lock<std::mutex>(); };
@@ -115,7 +115,7 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
   detail::hm_merged_spans merged{.num_classes = part.classes.size(), .parts = {}};
   if (options.merge_spans > 0) merged = detail::hm_merge_spans(g, groups, group_class, merged.num_classes, options.merge_spans * level_grain);
   const std::size_t num_classes = merged.num_classes;
-  if (groups == previous_groups) return std::nullopt;  // the same problem as the finer partition's
+  if (std::ranges::find(earlier_groups, groups) != earlier_groups.end()) return std::nullopt;  // a problem solved already
   st.partition = std::move(part.stats);
   st.groups = groups.size();
 
@@ -561,47 +561,56 @@ MEMSCHED_DECL hiremate_plan_result hm_plan_levels(const memory_graph& g, std::in
 
   // The hierarchy over M^l, 2 M^l, ... (options.partitions of them): the cheapest expanded plan is
   // the hierarchy's, with the statistics of its partition. A grain the max_chain_stages cap
-  // already coarsened past is skipped, as is a partition whose groups are the previous one's.
+  // already coarsened past is skipped, as is a partition whose groups an earlier one had.
   // Later partitions start only within half the time limit, and take the options of the problems
   // earlier ones solved (in a nested hierarchy also those the other budgets' hierarchies solved:
   // `nesting`). With more than two levels each grain is solved both ways (mode 0: two
   // levels, mode 1: `nested` over a higher partition level), so that more levels never lose a
-  // plan the two-level solve finds; each mode keeps its own solved problems and grains.
+  // plan the two-level solve finds; each mode keeps its own solved problems and grains. With
+  // also_full_rounds each grain is also partitioned with every round finished (rounds 1), each
+  // kind of rounds with its own grains, so that either kind's plan is found as it would be alone.
   remat_result hier;
   std::string why;
   const std::size_t modes = nested ? 2 : 1;
-  std::array<std::vector<std::vector<std::size_t>>, 2> previous_groups;
+  const bool both_rounds = options.also_full_rounds && partition.stop_at_max_top && nesting == nullptr;
+  std::array<std::vector<std::vector<std::vector<std::size_t>>>, 2> earlier_groups;  // per mode
   std::array<hm_solved_problems, 2> own_solved;
   std::array<hm_solved_problems, 2>& solved = nesting ? nesting->cache.problems : own_solved;
-  std::array<std::size_t, 2> solved_max_lower{0, 0};  // the coarsest M^l solved so far
+  std::array<std::array<std::size_t, 2>, 2> solved_max_lower{};  // per mode and rounds: the coarsest M^l solved so far
   const std::size_t base_max_lower = partition.max_lower;
+  const bool given_stop = partition.stop_at_max_top;
   const auto forward_vertices = static_cast<std::size_t>(std::ranges::count_if(g.topological_order(), [&](auto v) { return g.is_forward(v); }));
   std::size_t tried = 0;
   double hierarchy_seconds = 0;
   for (std::size_t k = 0; k < options.partitions; ++k) {
     partition.max_lower = base_max_lower << k;
     if (k > 0 && deadline.limited() && elapsed() >= 0.5 * deadline.limit()) break;
-    for (std::size_t mode = 0; mode < modes; ++mode) {
-      if (k > 0) {
-        if (partition.max_lower <= solved_max_lower[mode]) continue;
-        if (solved_max_lower[mode] >= forward_vertices) continue;  // one group could hold the whole forward graph
+    for (std::size_t rounds = 0; rounds < (both_rounds ? 2U : 1U); ++rounds) {
+      if (rounds > 0 && deadline.limited() && elapsed() >= 0.5 * deadline.limit()) break;
+      partition.stop_at_max_top = rounds == 0 ? given_stop : false;
+      for (std::size_t mode = 0; mode < modes; ++mode) {
+        std::size_t& coarsest = solved_max_lower[mode][rounds];
+        if (k > 0) {
+          if (partition.max_lower <= coarsest) continue;
+          if (coarsest >= forward_vertices) continue;  // one group could hold the whole forward graph
+        }
+        const double partition_start = elapsed();
+        auto one = detail::hm_plan_over_partition(g, budget, options, mode == 1 ? nested : hiremate_lower_solver{}, partition, deadline,
+                                                  earlier_groups[mode], solved[mode], nesting ? &nesting->cache.mutex : nullptr,
+                                                  best_reported, lower_counts);
+        hierarchy_seconds += elapsed() - partition_start;
+        if (!one) continue;  // an earlier partition's groups, or a partition without the level: nothing new to solve
+        ++tried;
+        coarsest = one->stats.max_lower;  // raised for max_chain_stages
+        const bool cheaper = one->plan.status == solve_status::feasible &&
+                             (hier.status != solve_status::feasible || one->plan.total_cost < hier.total_cost);
+        if (tried == 1 || cheaper) {
+          st = std::move(one->stats);
+          hier = std::move(one->plan);
+          why = std::move(one->why);
+        }
+        earlier_groups[mode].push_back(std::move(one->groups));
       }
-      const double partition_start = elapsed();
-      auto one = detail::hm_plan_over_partition(g, budget, options, mode == 1 ? nested : hiremate_lower_solver{}, partition, deadline,
-                                                previous_groups[mode], solved[mode], nesting ? &nesting->cache.mutex : nullptr, best_reported,
-                                                lower_counts);
-      hierarchy_seconds += elapsed() - partition_start;
-      if (!one) continue;  // the previous partition's groups, or a partition without the level: nothing new to solve
-      ++tried;
-      solved_max_lower[mode] = one->stats.max_lower;  // raised for max_chain_stages
-      const bool cheaper = one->plan.status == solve_status::feasible &&
-                           (hier.status != solve_status::feasible || one->plan.total_cost < hier.total_cost);
-      if (tried == 1 || cheaper) {
-        st = std::move(one->stats);
-        hier = std::move(one->plan);
-        why = std::move(one->why);
-      }
-      previous_groups[mode] = std::move(one->groups);
     }
   }
   if (start_beside) take_start();
