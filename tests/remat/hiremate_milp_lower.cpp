@@ -120,6 +120,9 @@ TEST_CASE("hiremate_milp_lower_solver inside hiremate_plan: called, valid plans,
                                    return exact(sub, b, l);
                                  },
                              .partitions = 1,
+                             // (with the finished rounds' partition too, one of its MILP solves,
+                             // under a node limit only, ran past 120 s)
+                             .also_full_rounds = false,
                              .heuristic_start = false};
     o.budgets = 2;  // the test's time (where the MILP's plan is cheaper: the cases above)
     o.resident_levels = 1;
