@@ -45,7 +45,7 @@ const char* hiremate_usage =
     "    --partition-rounds stop|full|both\n"
     "                            H-Partition's rounds stop at M^t nodes (the authors' rule), or wrap\n"
     "                            while candidates are left, or each grain both ways, the cheapest plan\n"
-    "                            kept (default both: up to twice the time)\n"
+    "                            kept (default both: about the time of stop and full together)\n"
     "    --options N             options kept per subgraph (N_o, default 8)\n"
     "    --resident-levels K     extra solves per budget that hold less across the barrier (default 3)\n"
     "    --nested-resident-levels K\n"
