@@ -55,13 +55,16 @@ struct hm_nesting {
 };
 
 // The hierarchy over one partition (hiremate_plan_on's partitions): partition, lowest level, top
-// levels. nullopt when merging leaves the groups of one of `earlier_groups` (partitions solved
-// before), and with `nested` when the partition has only level 0 (the two-level solve covers it).
+// levels. `repeated` when merging leaves the groups of one of `earlier_groups` (partitions solved
+// before): nothing is solved, and stats.max_lower says which M^l the partition reached (raised for
+// max_chain_stages), so that the caller skips the grains that would reach it again. nullopt with
+// `nested` when the partition has only level 0 (the two-level solve covers it).
 struct hm_partition_outcome {
   remat_result plan;  // status feasible when within the budget
   hiremate_stats stats;
   std::string why;    // why there is no plan
   std::vector<std::vector<std::size_t>> groups;
+  bool repeated = false;
 };
 // `nested` (options.levels > 2): the solver of the groups of level options.levels - 2 of the
 // partition (its highest level when it has fewer), a hierarchy of one level less.
@@ -115,7 +118,10 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
   detail::hm_merged_spans merged{.num_classes = part.classes.size(), .parts = {}};
   if (options.merge_spans > 0) merged = detail::hm_merge_spans(g, groups, group_class, merged.num_classes, options.merge_spans * level_grain);
   const std::size_t num_classes = merged.num_classes;
-  if (std::ranges::find(earlier_groups, groups) != earlier_groups.end()) return std::nullopt;  // a problem solved already
+  if (std::ranges::find(earlier_groups, groups) != earlier_groups.end()) {
+    out.repeated = true;
+    return out;
+  }
   st.partition = std::move(part.stats);
   st.groups = groups.size();
 
@@ -599,9 +605,10 @@ MEMSCHED_DECL hiremate_plan_result hm_plan_levels(const memory_graph& g, std::in
                                                   earlier_groups[mode], solved[mode], nesting ? &nesting->cache.mutex : nullptr,
                                                   best_reported, lower_counts);
         hierarchy_seconds += elapsed() - partition_start;
-        if (!one) continue;  // an earlier partition's groups, or a partition without the level: nothing new to solve
-        ++tried;
+        if (!one) continue;  // a partition without the level: nothing to solve
         coarsest = one->stats.max_lower;  // raised for max_chain_stages
+        if (one->repeated) continue;      // an earlier partition's groups: nothing new to solve
+        ++tried;
         const bool cheaper = one->plan.status == solve_status::feasible &&
                              (hier.status != solve_status::feasible || one->plan.total_cost < hier.total_cost);
         if (tried == 1 || cheaper) {
