@@ -37,11 +37,6 @@ std::filesystem::path write_training_chain(const temp_dir& dir) {
   return path;
 }
 
-std::vector<std::int64_t> ids_of(const memory_graph& g) {
-  const std::vector<std::int64_t>& ids = g.all_ids();
-  return ids;
-}
-
 }  // namespace
 
 TEST_CASE("memsched remat --algo auto: the library's plan along Kahn's order on resnet18, usage errors") {
@@ -49,7 +44,7 @@ TEST_CASE("memsched remat --algo auto: the library's plan along Kahn's order on 
   const std::filesystem::path path = std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "torch" / "resnet18.training.json";
   const dataflow_graph df = read_json_graph(path);
   const memory_graph g = make_memory_graph(df);
-  const std::vector<std::int64_t> ids = ids_of(g);
+  const std::vector<std::int64_t>& ids = g.all_ids();
   const std::int64_t peak = checkpoint_all_plan(g, unlimited_budget).peak_bytes;
   const std::vector<std::size_t> kahn = remat_input_order(df, input_order_options{.source = input_order_source::kahn}).order;
   std::size_t plans = 0, skipped_methods = 0;
@@ -152,7 +147,7 @@ TEST_CASE("memsched remat --algo auto --order-from free: the file's order and th
   // The library's plan over the same two orders.
   const remat_result lib = remat_plan(
       df, best.peak_bytes, remat_plan_options{.order = file_order.order, .more_orders = {best.order}, .lifetime_rounds = 10, .free_order = true});
-  CHECK(plan_from_json(doc, ids_of(g), "tool output") == lib.plan);
+  CHECK(plan_from_json(doc, g.all_ids(), "tool output") == lib.plan);
   CHECK(simulate_plan(g, lib.plan).peak_bytes <= best.peak_bytes);
 }
 
@@ -168,7 +163,7 @@ TEST_CASE("memsched remat --algo auto --backend none: the native bound proves a 
   CHECK(d2.at("cost_bound").get<double>() == doctest::Approx(8.0));
   CHECK(d2.at("total_cost") == 8.0);
   const memory_graph g = make_memory_graph(read_json_graph(path));
-  const plan_simulation sim = simulate_plan(g, plan_from_json(d2, ids_of(g), "tool output"));
+  const plan_simulation sim = simulate_plan(g, plan_from_json(d2, g.all_ids(), "tool output"));
   CHECK(sim.peak_bytes <= 40);
   CHECK(sim.total_cost == 8.0);
 }
@@ -190,7 +185,7 @@ TEST_CASE("memsched remat --algo auto --backend cbc: a training chain proven opt
   REQUIRE(doc.at("cost_bound").is_number());
   CHECK(doc.at("cost_bound").get<double>() == doctest::Approx(8.0));
   CHECK(doc.at("solver_status") == "optimal");
-  const execution_plan plan = plan_from_json(doc, ids_of(g), "tool output");
+  const execution_plan plan = plan_from_json(doc, g.all_ids(), "tool output");
   const plan_simulation sim = simulate_plan(g, plan);
   CHECK(sim.peak_bytes <= 40);
   CHECK(sim.total_cost == 8.0);

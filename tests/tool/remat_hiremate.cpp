@@ -276,8 +276,9 @@ TEST_CASE("memsched remat --algo hiremate --lower-solver cbc: Checkmate's MILP a
                                  dir);
   REQUIRE(doc.at("status") == "feasible");
   CHECK(doc.at("hiremate").at("source") == "hierarchy");
-  // The flag reached the library: with one partition (one grain, stopped rounds), two budgets and no squeezed solves, each
-  // subgraph problem is solved once or twice (equal budgets once), every time by the lower solver.
+  // The flag reached the library: with one partition (one grain, stopped rounds), two budgets and
+  // no squeezed solves, each subgraph problem is solved once or twice (equal budgets once), every
+  // time by the lower solver.
   const int problems = doc.at("hiremate").at("problems_solved").get<int>();
   const int calls = doc.at("hiremate").at("lower_solver_calls").get<int>();
   CHECK(problems >= 1);
