@@ -284,14 +284,14 @@ void compare_row(benchmark::State& state, const std::filesystem::path& file, int
 
 int main(int argc, char** argv) {
   return memsched_bench::run_benchmarks(argc, argv, [] {
+    const auto torch_training = [](const std::string& name) { return name.rfind("torch/", 0) == 0 && name.find(".training") != std::string::npos; };
     for (std::size_t layers : {12u, 24u, 96u, 384u}) {
       benchmark::RegisterBenchmark(("partition_gpt/" + std::to_string(layers)).c_str(), partition_gpt, layers, false)
           ->Unit(benchmark::kMillisecond);
       benchmark::RegisterBenchmark(("partition_gpt_finish/" + std::to_string(layers)).c_str(), partition_gpt, layers, true)
           ->Unit(benchmark::kMillisecond);
     }
-    for (const auto& file : memsched_bench::shared_graph_files(
-             [](const std::string& name) { return name.rfind("torch/", 0) == 0 && name.find(".training") != std::string::npos; })) {
+    for (const auto& file : memsched_bench::shared_graph_files(torch_training)) {
       benchmark::RegisterBenchmark(("partition_shared/" + memsched_bench::graph_name(file)).c_str(), partition_file, file)
           ->Unit(benchmark::kMillisecond);
       benchmark::RegisterBenchmark(("lower_orders/" + memsched_bench::graph_name(file)).c_str(), lower_orders, file)
@@ -312,8 +312,7 @@ int main(int argc, char** argv) {
         benchmark::RegisterBenchmark(((levels == 2 ? "plan_gpt/" : "plan_gpt_levels3/") + std::to_string(layers)).c_str(),
                                      [layers, levels](benchmark::State& st) { plan_graph(st, gpt_training(layers), 30, levels); })
             ->Unit(benchmark::kMillisecond);
-    for (const auto& file : memsched_bench::shared_graph_files(
-             [](const std::string& name) { return name.rfind("torch/", 0) == 0 && name.find(".training") != std::string::npos; }))
+    for (const auto& file : memsched_bench::shared_graph_files(torch_training))
       for (int pct : {20, 30, 40, 50})
         for (const char* rounds : {"stop", "full", "both"})
           benchmark::RegisterBenchmark(("rounds/" + memsched_bench::graph_name(file) + "/" + std::to_string(pct) + "/" + rounds).c_str(), rounds_row,
