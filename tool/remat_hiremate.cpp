@@ -32,7 +32,9 @@ const char* hiremate_usage =
     "    Serenity's order), repair_rounds, source, start_method, top_method, seconds per phase,\n"
     "    costs, hilp_status, hilp_variables, hilp_constraints, hilp_budget_raised,\n"
     "    hilp_start_objective, hilp_objective, hilp_bound (the backend's proven bound on the\n"
-    "    H-ILP model's optimum, when it gave one), hilp_seconds}.\n"
+    "    H-ILP model's optimum, when it gave one), hilp_seconds, level_reports: per level of the\n"
+    "    hierarchy, lowest first, {level, method, solves, proven, cut, optimal}: which\n"
+    "    levels were solved to optimality for their own problems (the plan itself never is)}.\n"
     "    --levels L              levels of the hierarchy, 2..4 (default 2: groups and top); L > 2:\n"
     "                            groups of up to M^l^(L-1) nodes, each solved per budget by a\n"
     "                            hierarchy of L - 1 levels (slower: about budgets x 4 times)\n"
@@ -159,6 +161,13 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
     h["nested_partitions_tried"] = s.nested_partitions_tried;
   }
   h["source"] = s.source;
+  json levels = json::array();
+  for (const auto& l : s.level_reports) {
+    json level{{"level", l.level}, {"solves", l.solves}, {"proven", l.proven}, {"cut", l.cut}, {"optimal", l.optimal()}};
+    if (!l.method.empty()) level["method"] = l.method;
+    levels.push_back(std::move(level));
+  }
+  h["level_reports"] = std::move(levels);
   if (o.lower_solver) {
     h["lower_solver_calls"] = s.lower_solver_calls;
     h["lower_solver_cheaper"] = s.lower_solver_cheaper;

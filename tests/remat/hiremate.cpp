@@ -734,6 +734,87 @@ TEST_CASE("hiremate: limits reach every lower solve; a limit already spent still
   if (has_solution(started.result.status)) check_result(g, started.result, tight);
 }
 
+TEST_CASE("hiremate: level_reports say which solves of each level are proven, from the solvers' own statuses") {
+  const memory_graph g = tiny_gpt(4);
+  const std::int64_t peak = no_remat_peak(g);
+  std::size_t total_solves = 0, total_proven = 0;
+  for (const int pct : {40, 70, 100}) {
+    const std::int64_t budget = std::max(peak_lower_bound(g), peak * pct / 100);
+    // The default lowest level through a counting wrapper: every status it returns is tallied.
+    std::size_t calls = 0, proven = 0;
+    bool hide_proofs = false;  // the same plans, each claimed only feasible
+    hiremate_options o{.threads = 1,
+                       .lower_solver =
+                           [&](const memory_graph&, std::int64_t, const hiremate_lower_limits& l) {
+                             ++calls;
+                             remat_result r = l.default_plan();
+                             if (hide_proofs && r.status == solve_status::optimal) r.status = solve_status::feasible;
+                             if (hide_proofs && r.status == solve_status::infeasible) r.status = solve_status::no_solution;
+                             proven += r.status == solve_status::optimal || r.status == solve_status::infeasible;
+                             return r;
+                           },
+                       .partitions = 1,  // one partition: its reports count every call
+                       .also_full_rounds = false,
+                       .heuristic_start = false};
+    const auto r = hiremate_plan_detailed(g, budget, o);
+    const auto& reports = r.stats.level_reports;
+    REQUIRE(reports.size() == (r.stats.hierarchy_cost ? 2U : 1U));
+    CHECK(reports.front().level == "lowest");
+    CHECK(reports.front().method.empty());
+    CHECK(reports.front().solves == calls);
+    CHECK(reports.front().proven == proven);
+    CHECK(reports.front().cut == 0);
+    CHECK(reports.front().optimal() == (calls > 0 && proven == calls));
+    if (r.stats.hierarchy_cost) {
+      // The top level's two dynamic programmes are exact over their options (brute-force tests
+      // above); without --top-solver one of them gave the plan.
+      const auto& top = reports.back();
+      CHECK(top.level == "top");
+      CHECK(top.method == r.stats.top_method);
+      CHECK((top.method == "groups" || top.method == "chain"));
+      CHECK(top.solves == 1);
+      CHECK(top.proven == 1);
+      CHECK(top.optimal());
+      CHECK(r.result.message.find("top 1/1") != std::string::npos);
+    }
+    CHECK(r.result.message.find("lowest " + std::to_string(proven) + "/" + std::to_string(calls)) != std::string::npos);
+    total_solves += calls;
+    total_proven += proven;
+    // The same solves with every proof hidden: the same plan, nothing proven.
+    calls = proven = 0;
+    hide_proofs = true;
+    const auto hidden = hiremate_plan_detailed(g, budget, o);
+    CHECK(hidden.result.plan == r.result.plan);
+    CHECK(hidden.stats.level_reports.front().solves == calls);
+    CHECK(hidden.stats.level_reports.front().proven == 0);
+    CHECK(!hidden.stats.level_reports.front().optimal());
+  }
+  // The heuristics prove some budgets (squeezed problems' budgets below their per-node bound are
+  // infeasible) and not others, or this test shows nothing.
+  CHECK(total_proven > 0);
+  CHECK(total_proven < total_solves);
+  MESSAGE(total_proven << " of " << total_solves << " lowest-level solves proven");
+  // A time limit of zero: every problem cut short, and the top level reached the limit.
+  const auto zero = hiremate_plan_detailed(g, peak, hiremate_options{.time_limit = std::chrono::duration<double>(0), .heuristic_start = false});
+  REQUIRE(zero.stats.level_reports.size() == 2);
+  CHECK(zero.stats.level_reports.front().cut == zero.stats.classes_cut);
+  CHECK(zero.stats.level_reports.front().cut == zero.stats.classes_solved);
+  CHECK(zero.stats.level_reports.front().solves == 0);
+  CHECK(zero.stats.level_reports.back().cut == 1);
+  CHECK(!zero.stats.level_reports.back().optimal());
+  // More levels: the level below the top is solved by nested hierarchies, one per solve.
+  const memory_graph six = tiny_gpt(6);
+  const hiremate_options three{.threads = 1, .partition = {.max_lower = 6, .max_top = 4}, .budgets = 3, .merge_spans = 0,
+                               .partitions = 1, .also_full_rounds = false, .levels = 3, .heuristic_start = false};
+  const auto nested = hiremate_plan_detailed(six, no_remat_peak(six) * 2 / 5, three);
+  REQUIRE(nested.stats.levels == 3);
+  REQUIRE(nested.stats.level_reports.size() == 2);
+  CHECK(nested.stats.level_reports.front().level == "nested");
+  CHECK(nested.stats.level_reports.front().solves == nested.stats.nested_hierarchies);
+  CHECK(nested.stats.level_reports.front().proven <= nested.stats.level_reports.front().solves);
+  CHECK(nested.stats.level_reports.back().level == "top");
+}
+
 TEST_CASE("hiremate: a lower solver gets the default lowest level's plan; the stats count its calls and cheaper plans") {
   const memory_graph g = tiny_gpt(2);
   const std::int64_t budget = no_remat_peak(g) / 2;

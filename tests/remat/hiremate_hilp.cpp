@@ -372,6 +372,11 @@ TEST_CASE("hiremate H-ILP: valid plans within the budget, never costlier than th
         if (std::isfinite(r.stats.hilp_bound)) CHECK(r.stats.hilp_bound <= r.stats.hilp_objective * (1 + 1e-9));
         if (r.stats.hilp_status == "optimal") CHECK(r.stats.hilp_bound == doctest::Approx(r.stats.hilp_objective).epsilon(1e-5));
       }
+      // The top level's report: proven when its method is one of the exact dynamic programmes, or
+      // the H-ILP with the backend's proof.
+      REQUIRE(r.stats.level_reports.size() == 2);
+      CHECK(r.stats.level_reports.back().method == r.stats.top_method);
+      CHECK(r.stats.level_reports.back().proven == (r.stats.top_method != "hilp" || r.stats.hilp_status == "optimal" ? 1U : 0U));
       MESSAGE(std::string(which) << " at " << pct << "%: " << r.stats.top_method << " " << r.result.overhead << " (without H-ILP "
                     << plain.result.overhead << "), H-ILP " << r.stats.hilp_status << " " << r.stats.hilp_variables << " variables");
       if (std::string(which) == "gpt" && pct == 50) {

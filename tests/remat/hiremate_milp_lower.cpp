@@ -113,11 +113,15 @@ TEST_CASE("hiremate_milp_lower_solver inside hiremate_plan: called, valid plans,
   for (const int pct : {50, 80}) {
     const std::int64_t budget = std::max(peak_lower_bound(g), peak * pct / 100);
     std::atomic<int> calls{0};
+    std::atomic<std::size_t> proven{0};
     const hiremate_lower_solver exact = hiremate_milp_lower_solver(hiremate_milp_lower_options<cbc_backend>{.solver = {.node_limit = 50}});
     hiremate_options o{.lower_solver =
                                  [&](const memory_graph& sub, std::int64_t b, const hiremate_lower_limits& l) {
                                    ++calls;
-                                   return exact(sub, b, l);
+                                   remat_result r = exact(sub, b, l);
+                                   const bool proof = r.status == solve_status::optimal || r.status == solve_status::infeasible;
+                                   proven += proof;
+                                   return r;
                                  },
                              .partitions = 1,
                              // (with the finished rounds' partition too, one of its MILP solves,
@@ -126,8 +130,13 @@ TEST_CASE("hiremate_milp_lower_solver inside hiremate_plan: called, valid plans,
                              .heuristic_start = false};
     o.budgets = 2;  // the test's time (where the MILP's plan is cheaper: the cases above)
     o.resident_levels = 1;
-    const remat_result r = hiremate_plan(g, budget, o);
+    const hiremate_plan_result detailed = hiremate_plan_detailed(g, budget, o);
+    const remat_result& r = detailed.result;
     lower_calls += calls.load();
+    // The lowest level's report counts the solver's own proofs (one partition: every call).
+    REQUIRE(!detailed.stats.level_reports.empty());
+    CHECK(detailed.stats.level_reports.front().solves == static_cast<std::size_t>(calls.load()));
+    CHECK(detailed.stats.level_reports.front().proven == proven.load());
     if (!has_solution(r.status)) continue;
     ++plans;
     const plan_simulation sim = simulate_plan(g, r.plan);

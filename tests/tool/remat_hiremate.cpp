@@ -50,6 +50,19 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
     CHECK(h.at("problems_reused") == lib.stats.classes_reused);
     CHECK(h.at("problems_serenity") == lib.stats.classes_serenity);
     CHECK(!h.contains("lower_solver_calls"));  // no --lower-solver: the default lowest level
+    // Which levels were solved to optimality: the library's reports, lowest first.
+    REQUIRE(h.at("level_reports").size() == lib.stats.level_reports.size());
+    REQUIRE(!lib.stats.level_reports.empty());
+    for (std::size_t l = 0; l < lib.stats.level_reports.size(); ++l) {
+      const auto& want = lib.stats.level_reports[l];
+      const auto& got = h.at("level_reports").at(l);
+      CHECK(got.at("level") == want.level);
+      CHECK(got.at("solves") == want.solves);
+      CHECK(got.at("proven") == want.proven);
+      CHECK(got.at("cut") == want.cut);
+      CHECK(got.at("optimal") == want.optimal());
+      CHECK(got.contains("method") == !want.method.empty());
+    }
     if (!has_solution(lib.result.status)) continue;
     const execution_plan plan = plan_from_json(doc, ids, "tool output");
     CHECK(plan == lib.result.plan);

@@ -211,6 +211,33 @@ struct hiremate_options {
   observer_ref observer;
 };
 
+/// How one level of the hierarchy was solved, and whether its answers are proven optimal for the
+/// problems that level was given (hiremate_stats::level_reports). Whatever the levels say, the
+/// plan is not proven optimal for the graph: the partition restricts the plans the hierarchy can
+/// give, so hiremate_plan's status is at best feasible.
+struct hiremate_level_report {
+  /// "lowest": each class's subgraph problem at each budget (hiremate_options::lower_solver, or
+  /// the heuristics and DTR); "nested": the same solves by hierarchies of one level less
+  /// (levels > 2; a hierarchy proves only budgets below the per-node bound infeasible); "top":
+  /// the choice over the groups' options that gave the hierarchy's plan (method "groups" or
+  /// "chain": dynamic programmes, exact over the options and the memory units they are given;
+  /// "hilp": proven when the backend says optimal).
+  std::string level;
+  std::string method;              ///< top: hiremate_stats::top_method; empty for the other levels.
+  std::size_t solves = 0;          ///< Solves that gave the level's answers (lowest and nested: per class and budget; top: 1).
+  /// Of them, proven by their solver: an optimal plan, or (lowest and nested) the budget proven
+  /// infeasible. The default heuristics and DTR prove only the latter (a budget below the
+  /// problem's per-node bound); hiremate_milp_lower_solver's plans are optimal along one order
+  /// only, so it proves no more.
+  std::size_t proven = 0;
+  /// Lowest and nested: of the level's problems, how many the time limit cut short (classes_cut);
+  /// top: 1 when the time limit was reached before the top level ended (a method or a repair round
+  /// may have been skipped).
+  std::size_t cut = 0;
+  /// Every solve of the level is proven and none was cut.
+  [[nodiscard]] bool optimal() const noexcept { return solves > 0 && proven == solves && cut == 0; }
+};
+
 /// What the hierarchy did (beside the remat_result).
 struct hiremate_stats {
   hiremate_partition_stats partition;  ///< The H-Partition's own statistics (levels, subgraphs, classes, top nodes).
@@ -255,6 +282,10 @@ struct hiremate_stats {
   /// Partitions those nested hierarchies solved, in all (each at most options.nested_partitions).
   std::size_t nested_partitions_tried = 0;
   std::string source;  ///< "hierarchy" or "heuristic": which plan was returned.
+  /// The levels of the hierarchy's plan (the partition stats describe), lowest first, top last;
+  /// empty when no partition was solved. They describe the hierarchy also when the start's plan
+  /// is returned (source "heuristic").
+  std::vector<hiremate_level_report> level_reports;
 };
 
 /// hiremate_plan's answer with the hierarchy's statistics.

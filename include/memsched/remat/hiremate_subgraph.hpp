@@ -254,6 +254,10 @@ struct [[nodiscard]] hiremate_subgraph_result {
   /// config.serenity_states) and the per-node lower bound: the budgets are spread between them.
   std::int64_t no_remat_peak = 0, lower_bound = 0;
   std::size_t solves = 0, found = 0;     ///< Budgets solved; Pareto options before thinning.
+  /// Of the solves, how many `solve` settled with a proof: status optimal (the plan is the
+  /// cheapest of its problem at that budget; only when the simulator accepts it) or infeasible (no
+  /// plan fits). The heuristics prove only the latter (a budget below the per-node bound).
+  std::size_t proven = 0;
   bool stopped = false;                  ///< config.time_limit left budgets unsolved.
   /// The option along Serenity's order was added (config.serenity_states: its peak is below the
   /// topological order's); no_remat_peak is its peak.
@@ -386,9 +390,11 @@ template <class Solve>
   auto try_budget = [&](const memory_graph& problem, std::int64_t budget) {
     ++r.solves;
     remat_result res = solve(problem, budget);
+    r.proven += res.status == solve_status::infeasible;
     if (!has_solution(res.status)) return;
     plan_simulation sim;
     if (!detail::check_plan(g, res.plan, &sim).valid || sim.peak_bytes > budget) return;
+    r.proven += res.status == solve_status::optimal;
     all.push_back(detail::hm_make_option(r.sub, std::move(res.plan), sim, budget));
   };
   // Equal budgets (lower bound == no-remat peak, or a narrow range) are solved once: a repeat only

@@ -26,6 +26,7 @@ struct hm_solved_problem {
   std::vector<hiremate_option> options;
   bool cut = false;       // the time limit cut its solve short
   bool serenity = false;  // its options hold the one along Serenity's order (hiremate_subgraph_result::serenity_lower)
+  std::size_t solves = 0, proven = 0;  // hiremate_subgraph_result::solves and proven
 };
 using hm_solved_problems = std::unordered_multimap<std::uint64_t, hm_solved_problem>;
 
@@ -165,6 +166,7 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
   std::vector<std::vector<hiremate_option>> class_options(groups.size());
   std::vector<char> solve_cut(groups.size(), 0);  // per solved group: the time limit cut its solve short
   std::vector<char> serenity_lower(groups.size(), 0);  // per solved group: hiremate_subgraph_result::serenity_lower
+  std::vector<std::array<std::size_t, 2>> solve_counts(groups.size(), {0, 0});  // per solved group: solves, proven
   auto solve_all = [&](const std::vector<std::size_t>& which) {
     const std::size_t per_class = options.budgets * (1 + resident_levels);
     solves_left = which.size() * per_class;
@@ -197,6 +199,7 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
       solves_left -= per_class - r.solves;
       solve_cut[i] = r.stopped ? 1 : 0;
       serenity_lower[i] = r.serenity_lower ? 1 : 0;
+      solve_counts[i] = {r.solves, r.proven};
       if (r.options.empty() && r.stopped)
         class_options[i] = detail::hm_cheap_options(r.sub, options.max_options);
       else
@@ -267,14 +270,21 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
   st.classes_solved = to_solve.size() + unshared.size();
   st.classes_reused = reps.size() - to_solve.size();
   st.classes_cut = st.classes_serenity = 0;
+  hiremate_level_report lowest{.level = level > 0 ? "nested" : "lowest"};
   for (const std::size_t r : reps) {
     st.classes_cut += reused[r] ? reused[r]->cut : solve_cut[r] != 0;
     st.classes_serenity += reused[r] ? reused[r]->serenity : serenity_lower[r] != 0;
+    lowest.solves += reused[r] ? reused[r]->solves : solve_counts[r][0];
+    lowest.proven += reused[r] ? reused[r]->proven : solve_counts[r][1];
   }
   for (const std::size_t i : unshared) {
     st.classes_cut += solve_cut[i] != 0;
     st.classes_serenity += serenity_lower[i] != 0;
+    lowest.solves += solve_counts[i][0];
+    lowest.proven += solve_counts[i][1];
   }
+  lowest.cut = st.classes_cut;
+  st.level_reports.push_back(std::move(lowest));
   // For the next partitions (the entries `reused` points to stay where they are).
   {
     const auto insert_lock = lock_solved();
@@ -282,7 +292,7 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
       for (const std::size_t i : just_solved.get())
         if (const auto hash = class_hash(group_class[i]))
           solved.emplace(*hash, hm_solved_problem{groups[i], std::move(subs[i]), std::move(class_options[i]), solve_cut[i] != 0,
-                                                            serenity_lower[i] != 0});
+                                                            serenity_lower[i] != 0, solve_counts[i][0], solve_counts[i][1]});
   }
   st.lower_seconds = detail::seconds_since(lower_start);
 
@@ -474,7 +484,13 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
         }
       }
     }
-    if (hier.status == solve_status::feasible) st.hierarchy_cost = hier.total_cost;
+    if (hier.status == solve_status::feasible) {
+      st.hierarchy_cost = hier.total_cost;
+      // The DPs are exact over their models (tests: brute force); the H-ILP when its backend proved it.
+      const bool proven = st.top_method != "hilp" || st.hilp_status == to_string(solve_status::optimal);
+      st.level_reports.push_back(hiremate_level_report{
+          .level = "top", .method = st.top_method, .solves = 1, .proven = proven ? 1U : 0U, .cut = out_of_time() ? 1U : 0U});
+    }
   }
   st.top_seconds = detail::seconds_since(top_start);
   out.groups = std::move(groups);
@@ -653,6 +669,11 @@ MEMSCHED_DECL hiremate_plan_result hm_plan_levels(const memory_graph& g, std::in
   if (st.classes_cut > 0) msg += "; the time limit cut " + std::to_string(st.classes_cut) + " subgraph problems short";
   if (!st.source.empty()) msg += "; plan from the " + st.source + (st.source == "heuristic" ? " (" + start_method + ")" : "");
   if (!hier_ok && !why.empty()) msg += "; hierarchy: " + why;
+  if (!st.level_reports.empty()) {
+    msg += "; solves proven for their own problems:";
+    for (const auto& l : st.level_reports)
+      msg += " " + l.level + " " + std::to_string(l.proven) + "/" + std::to_string(l.solves);
+  }
   out.result.message = msg;
   return out;
 }
