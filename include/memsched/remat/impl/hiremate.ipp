@@ -20,13 +20,17 @@ namespace memsched::detail {
 // hash: a group of a later partition whose problem maps onto one of them (hiremate_subgraph_map,
 // an exact check) takes its options instead of solving again. Node-based, so entries stay put
 // while later partitions add theirs.
+// How one subgraph problem's solve went (from its hiremate_subgraph_result), for the statistics.
+struct hm_solve_summary {
+  bool cut = false;       // the time limit cut its solve short (stopped)
+  bool serenity = false;  // its options hold the one along Serenity's order (serenity_lower)
+  std::size_t solves = 0, proven = 0;
+};
 struct hm_solved_problem {
   std::vector<std::size_t> group;  // forward vertices, canonical order
   hiremate_subgraph sub;
   std::vector<hiremate_option> options;
-  bool cut = false;       // the time limit cut its solve short
-  bool serenity = false;  // its options hold the one along Serenity's order (hiremate_subgraph_result::serenity_lower)
-  std::size_t solves = 0, proven = 0;  // hiremate_subgraph_result::solves and proven
+  hm_solve_summary summary;
 };
 using hm_solved_problems = std::unordered_multimap<std::uint64_t, hm_solved_problem>;
 
@@ -164,9 +168,7 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
   // Per solved group: its problem and its class's options (the outputs-only one included).
   std::vector<hiremate_subgraph> subs(groups.size());
   std::vector<std::vector<hiremate_option>> class_options(groups.size());
-  std::vector<char> solve_cut(groups.size(), 0);  // per solved group: the time limit cut its solve short
-  std::vector<char> serenity_lower(groups.size(), 0);  // per solved group: hiremate_subgraph_result::serenity_lower
-  std::vector<std::array<std::size_t, 2>> solve_counts(groups.size(), {0, 0});  // per solved group: solves, proven
+  std::vector<hm_solve_summary> summaries(groups.size());  // per solved group
   auto solve_all = [&](const std::vector<std::size_t>& which) {
     const std::size_t per_class = options.budgets * (1 + resident_levels);
     solves_left = which.size() * per_class;
@@ -197,9 +199,7 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
       hiremate_subgraph_result r = hiremate_subgraph_options(g, groups[i], class_cfg, solve);
       // Equal budgets solved once and budgets the time limit left out: no longer to run.
       solves_left -= per_class - r.solves;
-      solve_cut[i] = r.stopped ? 1 : 0;
-      serenity_lower[i] = r.serenity_lower ? 1 : 0;
-      solve_counts[i] = {r.solves, r.proven};
+      summaries[i] = {.cut = r.stopped, .serenity = r.serenity_lower, .solves = r.solves, .proven = r.proven};
       if (r.options.empty() && r.stopped)
         class_options[i] = detail::hm_cheap_options(r.sub, options.max_options);
       else
@@ -271,18 +271,14 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
   st.classes_reused = reps.size() - to_solve.size();
   st.classes_cut = st.classes_serenity = 0;
   hiremate_level_report lowest{.level = level > 0 ? "nested" : "lowest"};
-  for (const std::size_t r : reps) {
-    st.classes_cut += reused[r] ? reused[r]->cut : solve_cut[r] != 0;
-    st.classes_serenity += reused[r] ? reused[r]->serenity : serenity_lower[r] != 0;
-    lowest.solves += reused[r] ? reused[r]->solves : solve_counts[r][0];
-    lowest.proven += reused[r] ? reused[r]->proven : solve_counts[r][1];
-  }
-  for (const std::size_t i : unshared) {
-    st.classes_cut += solve_cut[i] != 0;
-    st.classes_serenity += serenity_lower[i] != 0;
-    lowest.solves += solve_counts[i][0];
-    lowest.proven += solve_counts[i][1];
-  }
+  auto count = [&](const hm_solve_summary& s) {
+    st.classes_cut += s.cut;
+    st.classes_serenity += s.serenity;
+    lowest.solves += s.solves;
+    lowest.proven += s.proven;
+  };
+  for (const std::size_t r : reps) count(reused[r] ? reused[r]->summary : summaries[r]);
+  for (const std::size_t i : unshared) count(summaries[i]);
   lowest.cut = st.classes_cut;
   st.level_reports.push_back(std::move(lowest));
   // For the next partitions (the entries `reused` points to stay where they are).
@@ -291,8 +287,7 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const m
     for (const auto& just_solved : {std::cref(to_solve), std::cref(unshared)})
       for (const std::size_t i : just_solved.get())
         if (const auto hash = class_hash(group_class[i]))
-          solved.emplace(*hash, hm_solved_problem{groups[i], std::move(subs[i]), std::move(class_options[i]), solve_cut[i] != 0,
-                                                            serenity_lower[i] != 0, solve_counts[i][0], solve_counts[i][1]});
+          solved.emplace(*hash, hm_solved_problem{groups[i], std::move(subs[i]), std::move(class_options[i]), summaries[i]});
   }
   st.lower_seconds = detail::seconds_since(lower_start);
 
