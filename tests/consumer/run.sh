@@ -31,9 +31,15 @@ if [ ! -x "$work/consumer-build/consumer_compiled" ]; then
 fi
 "$work/consumer-build/consumer_compiled"
 # A program linking memsched::compiled must take the separately compiled parts from the library
-# (strong definitions, T); a header-only one must compile them itself (inline: weak, W, or
-# inlined away, never T).
-strong() { nm -C "$1" | grep -F " T memsched::$2" >/dev/null; }
+# (strong definitions, T); a header-only one must compile them itself (template instantiations,
+# `name<void>(`, config.hpp: weak, W, or inlined away, never T).
+strong() {
+  local name=${2%(}
+  nm -C "$1" | grep -F -e " T memsched::$name(" -e " T memsched::$name<void>(" >/dev/null
+}
+# The header-only program must hold its own copy of the body (the weak instantiation, or inlined
+# into its caller: then the caller's instantiation is there): checked for one entry point.
+weak_instance() { nm -C "$1" | grep -F " W memsched::$2<void>(" >/dev/null; }
 if ! strong "$work/consumer-build/consumer_compiled" 'memory_graph::build('; then
   echo "consumer_compiled has no strong memsched::memory_graph::build(...): not compiled separately" >&2
   exit 1
@@ -51,6 +57,10 @@ for impl in 'detail::serenity_order_impl(' 'detail::lifetime_search_on(' 'detail
     exit 1
   fi
 done
+if ! weak_instance "$work/consumer-build/agree_header_only" 'detail::serenity_order_impl'; then
+  echo "agree_header_only has no instantiation memsched::detail::serenity_order_impl<void>(...)" >&2
+  exit 1
+fi
 "$work/consumer-build/agree_header_only" "$work/files_header_only" >"$work/header_only.txt"
 "$work/consumer-build/agree_compiled" "$work/files_compiled" >"$work/compiled.txt"
 if ! cmp -s "$work/header_only.txt" "$work/compiled.txt"; then

@@ -11,14 +11,21 @@
 // graph-type dependent conversion to memory_graph, and what depends on a solver backend's type,
 // stay templates in the user's TU. The results are the
 // same in both modes (tests/consumer checks it); only who compiles the code changes. The scheme is
-// Boost.Asio's BOOST_ASIO_SEPARATE_COMPILATION: a function declared with MEMSCHED_DECL is inline in
-// header-only mode and an ordinary external function in separate mode, and its definition lives
-// in an impl/*.ipp file that the header includes only in header-only mode.
+// Boost.Asio's BOOST_ASIO_SEPARATE_COMPILATION: a function declared with MEMSCHED_DECL (and defined
+// with MEMSCHED_DEF in an impl/*.ipp file beside its header) is an ordinary external function in
+// separate mode, defined once in the library TU. In header-only mode the header includes the .ipp
+// and both macros make the function a template with one unused, defaulted parameter
+// (`template <class = void>`): callers write `f(args)` either way, but the compiler instantiates
+// and generates the body only in a TU that calls it, so including a header (or the umbrella) costs
+// the parsing of the algorithms a TU does not call, not their instantiation and code generation
+// (bench/compile_time.sh's umbrella TU: ~2 s, docs/serenity.md "Compile time").
 
 #ifndef MEMSCHED_DECL
 #ifdef MEMSCHED_SEPARATE_COMPILATION
 #define MEMSCHED_DECL
+#define MEMSCHED_DEF
 #else
-#define MEMSCHED_DECL inline
+#define MEMSCHED_DECL template <class = void>
+#define MEMSCHED_DEF template <class>
 #endif
 #endif

@@ -23,12 +23,12 @@ namespace memsched {
 /// DOT digraph, braces nested deeper than 256 levels (naming the line), a node name that is not an
 /// integer, edges between subgraphs that expand to more than detail::max_dot_expanded_edges
 /// (1,000,000 + 4 per byte of text; naming the line), and everything parse_json_graph rejects (same checks, same validation).
-[[nodiscard]] MEMSCHED_DECL dataflow_graph parse_dot_graph(std::string_view text, const std::string& source = "<dot>");
+MEMSCHED_DECL [[nodiscard]] dataflow_graph parse_dot_graph(std::string_view text, const std::string& source = "<dot>");
 
 /// Reads a DOT file. Throws file_error naming the path when it is a directory or cannot be opened or
 /// read, and everything
 /// parse_dot_graph throws.
-[[nodiscard]] MEMSCHED_DECL dataflow_graph read_dot_graph(const std::filesystem::path& path);
+MEMSCHED_DECL [[nodiscard]] dataflow_graph read_dot_graph(const std::filesystem::path& path);
 
 /// Writes the graph as a DOT digraph: node names are the ids, the attributes above but `backward`
 /// as node attributes (`role` only when some node is not forward, `output` only with explicit outputs, `order_position` only with an order, `grad_of`

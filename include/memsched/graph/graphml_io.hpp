@@ -22,12 +22,12 @@ namespace memsched {
 /// O((n + m) log m). Throws file_error, whose message starts with `source`, for text that is not
 /// GraphML, elements nested deeper than 256 levels (naming the line), two <node> elements with the
 /// same id (naming it), and everything parse_json_graph rejects (same checks, same validation).
-[[nodiscard]] MEMSCHED_DECL dataflow_graph parse_graphml_graph(std::string_view text, const std::string& source = "<graphml>");
+MEMSCHED_DECL [[nodiscard]] dataflow_graph parse_graphml_graph(std::string_view text, const std::string& source = "<graphml>");
 
 /// Reads a GraphML file. Throws file_error naming the path when it is a directory or cannot be opened or
 /// read, and everything
 /// parse_graphml_graph throws.
-[[nodiscard]] MEMSCHED_DECL dataflow_graph read_graphml_graph(const std::filesystem::path& path);
+MEMSCHED_DECL [[nodiscard]] dataflow_graph read_graphml_graph(const std::filesystem::path& path);
 
 /// Writes the graph as GraphML: nodes "n<index>" with the attributes above but `backward` (`role`
 /// only when some node is not forward, `output` only when the graph has explicit outputs, `order_position` only when it has an order, `grad_of` only when

@@ -27,11 +27,11 @@ namespace memsched {
 /// costs whose sum is not finite, a key repeated in one object (naming the node), or arrays/objects
 /// nested deeper than 256 levels (naming the line; the reader stops there).
 /// Unknown fields are ignored; duplicate edges and outputs are merged.
-[[nodiscard]] MEMSCHED_DECL dataflow_graph parse_json_graph(std::string_view text, const std::string& source = "<json>");
+MEMSCHED_DECL [[nodiscard]] dataflow_graph parse_json_graph(std::string_view text, const std::string& source = "<json>");
 
 /// Reads a graph file in memsched JSON. Throws file_error naming the path when it is a directory or
 /// cannot be opened or read, and everything parse_json_graph throws.
-[[nodiscard]] MEMSCHED_DECL dataflow_graph read_json_graph(const std::filesystem::path& path);
+MEMSCHED_DECL [[nodiscard]] dataflow_graph read_json_graph(const std::filesystem::path& path);
 
 namespace detail {
 

@@ -35,7 +35,7 @@ namespace detail {
 
 /// A dataflow_graph holding what a memory_graph knows (no names or ops: property maps carry none).
 /// O(n + m).
-[[nodiscard]] MEMSCHED_DECL dataflow_graph dataflow_graph_of(const memory_graph& m);
+MEMSCHED_DECL [[nodiscard]] dataflow_graph dataflow_graph_of(const memory_graph& m);
 
 /// Writes `g` to `path` in `format`; throws what that format's writer throws.
 MEMSCHED_DECL void write_dataflow_graph(const std::filesystem::path& path, graph_file_format format, const dataflow_graph& g);

@@ -200,7 +200,7 @@ namespace detail {
 
 /// build_checkmate_model, stopped (nullopt) once `deadline` (when not null) has passed: checked
 /// once per stage, so a call overruns it by one stage's rows at most.
-[[nodiscard]] MEMSCHED_DECL std::optional<checkmate_model> build_checkmate_model_until(const memory_graph& g, std::int64_t budget,
+MEMSCHED_DECL [[nodiscard]] std::optional<checkmate_model> build_checkmate_model_until(const memory_graph& g, std::int64_t budget,
                                                                                        std::span<const std::size_t> order,
                                                                                        const checkmate_model_options& options,
                                                                                        const call_deadline* deadline);

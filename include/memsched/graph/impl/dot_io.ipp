@@ -12,7 +12,7 @@
 
 namespace memsched {
 
-MEMSCHED_DECL dataflow_graph parse_dot_graph(std::string_view text, const std::string& source) {
+MEMSCHED_DEF dataflow_graph parse_dot_graph(std::string_view text, const std::string& source) {
   detail::check_dot_nesting(text, source);
   detail::check_dot_edge_expansion(text, source);
   detail::attribute_graph raw;
@@ -33,11 +33,11 @@ MEMSCHED_DECL dataflow_graph parse_dot_graph(std::string_view text, const std::s
   return detail::build_dataflow_graph(detail::record_from_attributes(raw, source, detail::attribute_format::dot), source);
 }
 
-MEMSCHED_DECL dataflow_graph read_dot_graph(const std::filesystem::path& path) {
+MEMSCHED_DEF dataflow_graph read_dot_graph(const std::filesystem::path& path) {
   return parse_dot_graph(detail::read_text_file(path), path.string());
 }
 
-MEMSCHED_DECL void write_dot_graph(std::ostream& out, const dataflow_graph& g) {
+MEMSCHED_DEF void write_dot_graph(std::ostream& out, const dataflow_graph& g) {
   detail::check_graph_lists(g, "write_dot_graph");
   detail::check_dot_text(g[boost::graph_bundle].name, "the graph name");
   detail::check_dot_text(g[boost::graph_bundle].kind, "the graph kind");
@@ -52,7 +52,7 @@ MEMSCHED_DECL void write_dot_graph(std::ostream& out, const dataflow_graph& g) {
                         boost::graph::detail::node_id_property_map<boost::graph_traits<dataflow_graph>::vertex_descriptor>(dp, node_id));
 }
 
-MEMSCHED_DECL void write_dot_graph(const std::filesystem::path& path, const dataflow_graph& g) {
+MEMSCHED_DEF void write_dot_graph(const std::filesystem::path& path, const dataflow_graph& g) {
   std::ostringstream text;
   write_dot_graph(text, g);
   detail::write_text_file(path, text.str());

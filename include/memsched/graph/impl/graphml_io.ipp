@@ -11,7 +11,7 @@
 
 namespace memsched {
 
-MEMSCHED_DECL dataflow_graph parse_graphml_graph(std::string_view text, const std::string& source) {
+MEMSCHED_DEF dataflow_graph parse_graphml_graph(std::string_view text, const std::string& source) {
   detail::check_xml_nesting(text, source);
   detail::attribute_graph raw;
   auto dp = detail::attribute_properties(raw, "id");
@@ -31,11 +31,11 @@ MEMSCHED_DECL dataflow_graph parse_graphml_graph(std::string_view text, const st
   return detail::build_dataflow_graph(detail::record_from_attributes(raw, source, detail::attribute_format::graphml), source);
 }
 
-MEMSCHED_DECL dataflow_graph read_graphml_graph(const std::filesystem::path& path) {
+MEMSCHED_DEF dataflow_graph read_graphml_graph(const std::filesystem::path& path) {
   return parse_graphml_graph(detail::read_text_file(path), path.string());
 }
 
-MEMSCHED_DECL void write_graphml_graph(std::ostream& out, const dataflow_graph& g) {
+MEMSCHED_DEF void write_graphml_graph(std::ostream& out, const dataflow_graph& g) {
   detail::check_graph_lists(g, "write_graphml_graph");
   detail::check_graphml_text(g[boost::graph_bundle].name, "the graph name");
   detail::check_graphml_text(g[boost::graph_bundle].kind, "the graph kind");
@@ -47,7 +47,7 @@ MEMSCHED_DECL void write_graphml_graph(std::ostream& out, const dataflow_graph& 
   boost::write_graphml(out, g, get(boost::vertex_index, g), dp, true);
 }
 
-MEMSCHED_DECL void write_graphml_graph(const std::filesystem::path& path, const dataflow_graph& g) {
+MEMSCHED_DEF void write_graphml_graph(const std::filesystem::path& path, const dataflow_graph& g) {
   std::ostringstream text;
   write_graphml_graph(text, g);
   detail::write_text_file(path, text.str());

@@ -9,16 +9,16 @@
 
 namespace memsched {
 
-MEMSCHED_DECL dataflow_graph parse_json_graph(std::string_view text, const std::string& source) {
+MEMSCHED_DEF dataflow_graph parse_json_graph(std::string_view text, const std::string& source) {
   const detail::json_value doc = detail::parse_json(text, source);
   return detail::build_dataflow_graph(detail::json_record(doc, source), source);
 }
 
-MEMSCHED_DECL dataflow_graph read_json_graph(const std::filesystem::path& path) {
+MEMSCHED_DEF dataflow_graph read_json_graph(const std::filesystem::path& path) {
   return parse_json_graph(detail::read_text_file(path), path.string());
 }
 
-MEMSCHED_DECL void detail::check_json_writable(const dataflow_graph& g, const char* function) {
+MEMSCHED_DEF void detail::check_json_writable(const dataflow_graph& g, const char* function) {
   check_graph_lists(g, function);
   const auto& info = g[boost::graph_bundle];
   auto check_utf8 = [&](const std::string& text, const std::string& what) {
@@ -32,7 +32,7 @@ MEMSCHED_DECL void detail::check_json_writable(const dataflow_graph& g, const ch
   }
 }
 
-MEMSCHED_DECL void write_json_graph(const std::filesystem::path& path, const dataflow_graph& g) {
+MEMSCHED_DEF void write_json_graph(const std::filesystem::path& path, const dataflow_graph& g) {
   detail::check_json_writable(g, "write_json_graph");
   detail::write_text_file(path, detail::json_graph_text(g) + '\n');
 }

@@ -7,7 +7,7 @@
 
 namespace memsched {
 
-MEMSCHED_DECL void memory_graph::build(memory_graph_data d, std::string_view context) {
+MEMSCHED_DEF void memory_graph::build(memory_graph_data d, std::string_view context) {
   const std::string where = std::string(context) + ": ";
   const std::size_t n = d.num_nodes;
   if (n >= std::numeric_limits<vertex>::max()) throw graph_error(where + "more than 2^32-2 vertices");
@@ -80,7 +80,7 @@ MEMSCHED_DECL void memory_graph::build(memory_graph_data d, std::string_view con
   compute_topological_order(where);
 }
 
-MEMSCHED_DECL void memory_graph::build_roles(memory_graph_data& d, const std::string& where) {
+MEMSCHED_DEF void memory_graph::build_roles(memory_graph_data& d, const std::string& where) {
   const std::size_t n = size();
   if (!d.roles.empty() && d.roles.size() != n)
     throw graph_error(where + "roles has " + std::to_string(d.roles.size()) + " entries for " + std::to_string(n) + " vertices");
@@ -113,7 +113,7 @@ MEMSCHED_DECL void memory_graph::build_roles(memory_graph_data& d, const std::st
   }
 }
 
-MEMSCHED_DECL void memory_graph::compute_topological_order(const std::string& where) {
+MEMSCHED_DEF void memory_graph::compute_topological_order(const std::string& where) {
   const std::size_t n = size();
   topo_.clear();
   topo_.reserve(n);

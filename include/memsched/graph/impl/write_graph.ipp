@@ -7,7 +7,7 @@
 
 namespace memsched {
 
-MEMSCHED_DECL dataflow_graph detail::dataflow_graph_of(const memory_graph& m) {
+MEMSCHED_DEF dataflow_graph detail::dataflow_graph_of(const memory_graph& m) {
   dataflow_graph g(m.size());
   for (std::size_t v = 0; v < m.size(); ++v) {
     node& n = g[v];
@@ -25,7 +25,7 @@ MEMSCHED_DECL dataflow_graph detail::dataflow_graph_of(const memory_graph& m) {
   return g;
 }
 
-MEMSCHED_DECL void detail::write_dataflow_graph(const std::filesystem::path& path, graph_file_format format, const dataflow_graph& g) {
+MEMSCHED_DEF void detail::write_dataflow_graph(const std::filesystem::path& path, graph_file_format format, const dataflow_graph& g) {
   switch (format) {
     case graph_file_format::json: return write_json_graph(path, g);
     case graph_file_format::graphml: return write_graphml_graph(path, g);

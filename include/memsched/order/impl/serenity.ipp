@@ -33,7 +33,7 @@
 
 namespace memsched::detail {
 
-MEMSCHED_DECL void check_serenity_options(const serenity_options& options) {
+MEMSCHED_DEF void check_serenity_options(const serenity_options& options) {
   const auto fail = [](const char* option, const char* requirement) { throw option_error("serenity_order", option, requirement); };
   if (options.budget && *options.budget < 0) fail("budget", "must be >= 0");
   // Written so that NaN fails too; an infinite or huge limit means "no limit" (deadline_after).
@@ -44,7 +44,7 @@ MEMSCHED_DECL void check_serenity_options(const serenity_options& options) {
   if (options.reorder_window == 1 || options.reorder_window > 64) fail("reorder_window", "must be 0 (off) or in [2, 64]");
 }
 
-MEMSCHED_DECL order_result serenity_order_impl(const memory_graph& g, const serenity_options& options,
+MEMSCHED_DEF order_result serenity_order_impl(const memory_graph& g, const serenity_options& options,
                                         std::chrono::steady_clock::time_point start) {
   order_result result;
   if (g.empty()) {

@@ -7,7 +7,7 @@
 
 namespace memsched::detail {
 
-MEMSCHED_DECL remat_result run_heuristic_on(const memory_graph& g, const strategy_input& in, remat_heuristic h, std::int64_t budget,
+MEMSCHED_DEF remat_result run_heuristic_on(const memory_graph& g, const strategy_input& in, remat_heuristic h, std::int64_t budget,
                                             const best_heuristic_options& o, std::chrono::steady_clock::time_point start) {
   const sqrtn_options sq{.use_spare_memory = o.use_spare_memory};
   const greedy_options gr{.segment_bytes = std::nullopt, .greedy_budgets = o.greedy_budgets, .use_spare_memory = o.use_spare_memory};

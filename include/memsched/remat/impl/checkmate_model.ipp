@@ -7,7 +7,7 @@
 
 namespace memsched::detail {
 
-[[nodiscard]] MEMSCHED_DECL std::optional<checkmate_model> build_checkmate_model_until(const memory_graph& g, std::int64_t budget,
+MEMSCHED_DEF [[nodiscard]] std::optional<checkmate_model> build_checkmate_model_until(const memory_graph& g, std::int64_t budget,
                                                                                        std::span<const std::size_t> order,
                                                                                        const checkmate_model_options& options,
                                                                                        const call_deadline* deadline) {

@@ -7,7 +7,7 @@
 
 namespace memsched::detail {
 
-MEMSCHED_DECL cost_lower_bound_result cost_lower_bound_on(const memory_graph& g, std::int64_t budget, const cost_lower_bound_options& o) {
+MEMSCHED_DEF cost_lower_bound_result cost_lower_bound_on(const memory_graph& g, std::int64_t budget, const cost_lower_bound_options& o) {
   if (budget < 0) throw std::invalid_argument("remat_cost_lower_bound: negative budget");
   if (o.order) check_order(g, *o.order, "remat_cost_lower_bound");
   cost_lower_bound_result res;

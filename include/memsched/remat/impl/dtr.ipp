@@ -7,7 +7,7 @@
 
 namespace memsched::detail {
 
-MEMSCHED_DECL remat_result dtr_on(const memory_graph& g, std::int64_t budget, const dtr_options& options,
+MEMSCHED_DEF remat_result dtr_on(const memory_graph& g, std::int64_t budget, const dtr_options& options,
                                   std::chrono::steady_clock::time_point start) {
   std::vector<std::size_t> order = options.order;
   if (order.empty()) order.assign(g.topological_order().begin(), g.topological_order().end());

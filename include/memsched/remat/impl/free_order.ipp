@@ -7,7 +7,7 @@
 
 namespace memsched::detail {
 
-MEMSCHED_DECL remat_result free_order_on(const memory_graph& g, std::int64_t budget, const free_order_options& o, std::chrono::steady_clock::time_point start) {
+MEMSCHED_DEF remat_result free_order_on(const memory_graph& g, std::int64_t budget, const free_order_options& o, std::chrono::steady_clock::time_point start) {
   remat_result res;
   const auto stop = [&](solve_status status, std::string why) {
     res.status = status;

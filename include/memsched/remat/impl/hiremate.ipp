@@ -673,7 +673,7 @@ MEMSCHED_DECL hiremate_plan_result hm_plan_levels(const memory_graph& g, std::in
   return out;
 }
 
-MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::int64_t budget, const hiremate_options& options,
+MEMSCHED_DEF hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::int64_t budget, const hiremate_options& options,
                                                 hiremate_partition_options partition,
                                                 std::chrono::steady_clock::time_point start) {
   return hm_plan_levels(g, budget, options, std::move(partition), start, nullptr);

@@ -7,7 +7,7 @@
 
 namespace memsched::detail {
 
-MEMSCHED_DECL std::optional<lifetime_state> lifetime_state_from_plan(const memory_graph& g, const std::vector<std::size_t>& order,
+MEMSCHED_DEF std::optional<lifetime_state> lifetime_state_from_plan(const memory_graph& g, const std::vector<std::size_t>& order,
                                                                      std::int64_t budget, const execution_plan& plan) {
   using slot = lifetime_state::slot;
   const std::size_t n = g.size();
@@ -56,7 +56,7 @@ MEMSCHED_DECL std::optional<lifetime_state> lifetime_state_from_plan(const memor
   return st;
 }
 
-MEMSCHED_DECL remat_result lifetime_search_on(const memory_graph& g, std::int64_t budget, const lifetime_search_options& options,
+MEMSCHED_DEF remat_result lifetime_search_on(const memory_graph& g, std::int64_t budget, const lifetime_search_options& options,
                                               std::chrono::steady_clock::time_point start) {
   std::vector<std::size_t> order = options.order;
   if (order.empty()) order.assign(g.topological_order().begin(), g.topological_order().end());

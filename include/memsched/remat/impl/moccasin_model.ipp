@@ -7,7 +7,7 @@
 
 namespace memsched::detail {
 
-MEMSCHED_DECL moccasin_model build_moccasin_model(const memory_graph& g, const std::vector<std::size_t>& order, std::int64_t budget,
+MEMSCHED_DEF moccasin_model build_moccasin_model(const memory_graph& g, const std::vector<std::size_t>& order, std::int64_t budget,
                                                   moccasin_phase phase, std::vector<unsigned> counts, std::int64_t capacity_upper_bytes,
                                                   std::int64_t value_limit) {
   moccasin_model mm;
@@ -212,7 +212,7 @@ MEMSCHED_DECL moccasin_model build_moccasin_model(const memory_graph& g, const s
   return mm;
 }
 
-MEMSCHED_DECL std::optional<std::pair<std::vector<std::int64_t>, std::int64_t>> encode_moccasin(const memory_graph& g, const moccasin_model& mm,
+MEMSCHED_DEF std::optional<std::pair<std::vector<std::int64_t>, std::int64_t>> encode_moccasin(const memory_graph& g, const moccasin_model& mm,
                                                                                                const moccasin_schedule& s) {
   const std::size_t n = g.size();
   // Helper variables (tight-end booleans) stay unset: the backend completes them.

@@ -7,7 +7,7 @@
 
 namespace memsched::detail {
 
-MEMSCHED_DECL plan_check check_plan(const memory_graph& g, const execution_plan& plan, plan_simulation* sim) {
+MEMSCHED_DEF plan_check check_plan(const memory_graph& g, const execution_plan& plan, plan_simulation* sim) {
   const std::size_t n = g.size();
   std::vector<char> resident(n, 0), computed(n, 0), mark(g.has_inplace() ? n : 0, 0);
   std::int64_t live = 0;
