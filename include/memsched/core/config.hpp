@@ -18,14 +18,20 @@
 // (`template <class = void>`): callers write `f(args)` either way, but the compiler instantiates
 // and generates the body only in a TU that calls it, so including a header (or the umbrella) costs
 // the parsing of the algorithms a TU does not call, not their instantiation and code generation
-// (bench/compile_time.sh's umbrella TU: ~2 s, docs/serenity.md "Compile time").
+// (bench/compile_time.sh's umbrella TU: ~2 s, docs/serenity.md "Compile time"). That is for
+// memsched::detail functions and private members only: the public graph file functions
+// (read_json_graph, write_dot_graph, ...) use MEMSCHED_INLINE at their declaration and definition
+// (inline in header-only mode), so they stay ordinary functions in both modes (a user may take their
+// address or store them in a std::function).
 
 #ifndef MEMSCHED_DECL
 #ifdef MEMSCHED_SEPARATE_COMPILATION
 #define MEMSCHED_DECL
 #define MEMSCHED_DEF
+#define MEMSCHED_INLINE
 #else
 #define MEMSCHED_DECL template <class = void>
 #define MEMSCHED_DEF template <class>
+#define MEMSCHED_INLINE inline
 #endif
 #endif

@@ -23,12 +23,12 @@ namespace memsched {
 /// DOT digraph, braces nested deeper than 256 levels (naming the line), a node name that is not an
 /// integer, edges between subgraphs that expand to more than detail::max_dot_expanded_edges
 /// (1,000,000 + 4 per byte of text; naming the line), and everything parse_json_graph rejects (same checks, same validation).
-MEMSCHED_DECL [[nodiscard]] dataflow_graph parse_dot_graph(std::string_view text, const std::string& source = "<dot>");
+[[nodiscard]] MEMSCHED_INLINE dataflow_graph parse_dot_graph(std::string_view text, const std::string& source = "<dot>");
 
 /// Reads a DOT file. Throws file_error naming the path when it is a directory or cannot be opened or
 /// read, and everything
 /// parse_dot_graph throws.
-MEMSCHED_DECL [[nodiscard]] dataflow_graph read_dot_graph(const std::filesystem::path& path);
+[[nodiscard]] MEMSCHED_INLINE dataflow_graph read_dot_graph(const std::filesystem::path& path);
 
 /// Writes the graph as a DOT digraph: node names are the ids, the attributes above but `backward`
 /// as node attributes (`role` only when some node is not forward, `output` only with explicit outputs, `order_position` only with an order, `grad_of`
@@ -36,11 +36,11 @@ MEMSCHED_DECL [[nodiscard]] dataflow_graph read_dot_graph(const std::filesystem:
 /// read back exactly. O(n + m). Throws graph_error when the graph's outputs or order hold a
 /// non-vertex, or when a name, op or kind ends with a backslash or has one before a quote (Boost's
 /// DOT escaping cannot represent it).
-MEMSCHED_DECL void write_dot_graph(std::ostream& out, const dataflow_graph& g);
+MEMSCHED_INLINE void write_dot_graph(std::ostream& out, const dataflow_graph& g);
 
 /// Writes the graph to a DOT file. Throws file_error naming the path when it cannot be written,
 /// graph_error as the stream overload.
-MEMSCHED_DECL void write_dot_graph(const std::filesystem::path& path, const dataflow_graph& g);
+MEMSCHED_INLINE void write_dot_graph(const std::filesystem::path& path, const dataflow_graph& g);
 
 }  // namespace memsched
 

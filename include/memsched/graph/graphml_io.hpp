@@ -22,12 +22,12 @@ namespace memsched {
 /// O((n + m) log m). Throws file_error, whose message starts with `source`, for text that is not
 /// GraphML, elements nested deeper than 256 levels (naming the line), two <node> elements with the
 /// same id (naming it), and everything parse_json_graph rejects (same checks, same validation).
-MEMSCHED_DECL [[nodiscard]] dataflow_graph parse_graphml_graph(std::string_view text, const std::string& source = "<graphml>");
+[[nodiscard]] MEMSCHED_INLINE dataflow_graph parse_graphml_graph(std::string_view text, const std::string& source = "<graphml>");
 
 /// Reads a GraphML file. Throws file_error naming the path when it is a directory or cannot be opened or
 /// read, and everything
 /// parse_graphml_graph throws.
-MEMSCHED_DECL [[nodiscard]] dataflow_graph read_graphml_graph(const std::filesystem::path& path);
+[[nodiscard]] MEMSCHED_INLINE dataflow_graph read_graphml_graph(const std::filesystem::path& path);
 
 /// Writes the graph as GraphML: nodes "n<index>" with the attributes above but `backward` (`role`
 /// only when some node is not forward, `output` only when the graph has explicit outputs, `order_position` only when it has an order, `grad_of` only when
@@ -35,11 +35,11 @@ MEMSCHED_DECL [[nodiscard]] dataflow_graph read_graphml_graph(const std::filesys
 /// Throws graph_error when the graph's outputs or order hold a non-vertex, or when a name, op or
 /// kind has a tab, newline, NUL, or a leading, trailing or repeated space (GraphML readers
 /// normalize whitespace: it would not read back).
-MEMSCHED_DECL void write_graphml_graph(std::ostream& out, const dataflow_graph& g);
+MEMSCHED_INLINE void write_graphml_graph(std::ostream& out, const dataflow_graph& g);
 
 /// Writes the graph to a GraphML file. Throws file_error naming the path when it cannot be written,
 /// graph_error as the stream overload.
-MEMSCHED_DECL void write_graphml_graph(const std::filesystem::path& path, const dataflow_graph& g);
+MEMSCHED_INLINE void write_graphml_graph(const std::filesystem::path& path, const dataflow_graph& g);
 
 }  // namespace memsched
 

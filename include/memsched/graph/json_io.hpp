@@ -27,11 +27,11 @@ namespace memsched {
 /// costs whose sum is not finite, a key repeated in one object (naming the node), or arrays/objects
 /// nested deeper than 256 levels (naming the line; the reader stops there).
 /// Unknown fields are ignored; duplicate edges and outputs are merged.
-MEMSCHED_DECL [[nodiscard]] dataflow_graph parse_json_graph(std::string_view text, const std::string& source = "<json>");
+[[nodiscard]] MEMSCHED_INLINE dataflow_graph parse_json_graph(std::string_view text, const std::string& source = "<json>");
 
 /// Reads a graph file in memsched JSON. Throws file_error naming the path when it is a directory or
 /// cannot be opened or read, and everything parse_json_graph throws.
-MEMSCHED_DECL [[nodiscard]] dataflow_graph read_json_graph(const std::filesystem::path& path);
+[[nodiscard]] MEMSCHED_INLINE dataflow_graph read_json_graph(const std::filesystem::path& path);
 
 namespace detail {
 
@@ -94,7 +94,7 @@ template <class Json = nlohmann::json>
 /// Writes the graph as memsched JSON (the document of to_json, formatted as nlohmann's dump(1)).
 /// O(n + m). Throws file_error naming the path when the file cannot be written, graph_error as
 /// to_json (naming write_json_graph).
-MEMSCHED_DECL void write_json_graph(const std::filesystem::path& path, const dataflow_graph& g);
+MEMSCHED_INLINE void write_json_graph(const std::filesystem::path& path, const dataflow_graph& g);
 
 }  // namespace memsched
 

@@ -1,6 +1,7 @@
 #pragma once
 // The definitions of the functions declared in graph/dot_io.hpp. Header-only mode: that header
-// includes this file at its end and they are inline. With MEMSCHED_SEPARATE_COMPILATION only
+// includes this file at its end and they are compiled in the TUs that call them
+// (core/config.hpp). With MEMSCHED_SEPARATE_COMPILATION only
 // src/memsched.cpp includes it (core/config.hpp), and a TU that reads or writes graphs parses none
 // of the parsers' headers.
 
@@ -12,7 +13,7 @@
 
 namespace memsched {
 
-MEMSCHED_DEF dataflow_graph parse_dot_graph(std::string_view text, const std::string& source) {
+MEMSCHED_INLINE dataflow_graph parse_dot_graph(std::string_view text, const std::string& source) {
   detail::check_dot_nesting(text, source);
   detail::check_dot_edge_expansion(text, source);
   detail::attribute_graph raw;
@@ -33,11 +34,11 @@ MEMSCHED_DEF dataflow_graph parse_dot_graph(std::string_view text, const std::st
   return detail::build_dataflow_graph(detail::record_from_attributes(raw, source, detail::attribute_format::dot), source);
 }
 
-MEMSCHED_DEF dataflow_graph read_dot_graph(const std::filesystem::path& path) {
+MEMSCHED_INLINE dataflow_graph read_dot_graph(const std::filesystem::path& path) {
   return parse_dot_graph(detail::read_text_file(path), path.string());
 }
 
-MEMSCHED_DEF void write_dot_graph(std::ostream& out, const dataflow_graph& g) {
+MEMSCHED_INLINE void write_dot_graph(std::ostream& out, const dataflow_graph& g) {
   detail::check_graph_lists(g, "write_dot_graph");
   detail::check_dot_text(g[boost::graph_bundle].name, "the graph name");
   detail::check_dot_text(g[boost::graph_bundle].kind, "the graph kind");
@@ -52,7 +53,7 @@ MEMSCHED_DEF void write_dot_graph(std::ostream& out, const dataflow_graph& g) {
                         boost::graph::detail::node_id_property_map<boost::graph_traits<dataflow_graph>::vertex_descriptor>(dp, node_id));
 }
 
-MEMSCHED_DEF void write_dot_graph(const std::filesystem::path& path, const dataflow_graph& g) {
+MEMSCHED_INLINE void write_dot_graph(const std::filesystem::path& path, const dataflow_graph& g) {
   std::ostringstream text;
   write_dot_graph(text, g);
   detail::write_text_file(path, text.str());

@@ -1,6 +1,7 @@
 #pragma once
 // The definitions of the functions declared in graph/graphml_io.hpp. Header-only mode: that header
-// includes this file at its end and they are inline. With MEMSCHED_SEPARATE_COMPILATION only
+// includes this file at its end and they are compiled in the TUs that call them
+// (core/config.hpp). With MEMSCHED_SEPARATE_COMPILATION only
 // src/memsched.cpp includes it (core/config.hpp), and a TU that reads or writes graphs parses none
 // of the parsers' headers.
 
@@ -11,7 +12,7 @@
 
 namespace memsched {
 
-MEMSCHED_DEF dataflow_graph parse_graphml_graph(std::string_view text, const std::string& source) {
+MEMSCHED_INLINE dataflow_graph parse_graphml_graph(std::string_view text, const std::string& source) {
   detail::check_xml_nesting(text, source);
   detail::attribute_graph raw;
   auto dp = detail::attribute_properties(raw, "id");
@@ -31,11 +32,11 @@ MEMSCHED_DEF dataflow_graph parse_graphml_graph(std::string_view text, const std
   return detail::build_dataflow_graph(detail::record_from_attributes(raw, source, detail::attribute_format::graphml), source);
 }
 
-MEMSCHED_DEF dataflow_graph read_graphml_graph(const std::filesystem::path& path) {
+MEMSCHED_INLINE dataflow_graph read_graphml_graph(const std::filesystem::path& path) {
   return parse_graphml_graph(detail::read_text_file(path), path.string());
 }
 
-MEMSCHED_DEF void write_graphml_graph(std::ostream& out, const dataflow_graph& g) {
+MEMSCHED_INLINE void write_graphml_graph(std::ostream& out, const dataflow_graph& g) {
   detail::check_graph_lists(g, "write_graphml_graph");
   detail::check_graphml_text(g[boost::graph_bundle].name, "the graph name");
   detail::check_graphml_text(g[boost::graph_bundle].kind, "the graph kind");
@@ -47,7 +48,7 @@ MEMSCHED_DEF void write_graphml_graph(std::ostream& out, const dataflow_graph& g
   boost::write_graphml(out, g, get(boost::vertex_index, g), dp, true);
 }
 
-MEMSCHED_DEF void write_graphml_graph(const std::filesystem::path& path, const dataflow_graph& g) {
+MEMSCHED_INLINE void write_graphml_graph(const std::filesystem::path& path, const dataflow_graph& g) {
   std::ostringstream text;
   write_graphml_graph(text, g);
   detail::write_text_file(path, text.str());

@@ -1,6 +1,7 @@
 #pragma once
 // The definitions of the functions declared in graph/json_io.hpp. Header-only mode: that header
-// includes this file at its end and they are inline. With MEMSCHED_SEPARATE_COMPILATION only
+// includes this file at its end and they are compiled in the TUs that call them
+// (core/config.hpp). With MEMSCHED_SEPARATE_COMPILATION only
 // src/memsched.cpp includes it (core/config.hpp), and a TU that reads or writes graphs parses none
 // of the reader's headers.
 
@@ -9,12 +10,12 @@
 
 namespace memsched {
 
-MEMSCHED_DEF dataflow_graph parse_json_graph(std::string_view text, const std::string& source) {
+MEMSCHED_INLINE dataflow_graph parse_json_graph(std::string_view text, const std::string& source) {
   const detail::json_value doc = detail::parse_json(text, source);
   return detail::build_dataflow_graph(detail::json_record(doc, source), source);
 }
 
-MEMSCHED_DEF dataflow_graph read_json_graph(const std::filesystem::path& path) {
+MEMSCHED_INLINE dataflow_graph read_json_graph(const std::filesystem::path& path) {
   return parse_json_graph(detail::read_text_file(path), path.string());
 }
 
@@ -32,7 +33,7 @@ MEMSCHED_DEF void detail::check_json_writable(const dataflow_graph& g, const cha
   }
 }
 
-MEMSCHED_DEF void write_json_graph(const std::filesystem::path& path, const dataflow_graph& g) {
+MEMSCHED_INLINE void write_json_graph(const std::filesystem::path& path, const dataflow_graph& g) {
   detail::check_json_writable(g, "write_json_graph");
   detail::write_text_file(path, detail::json_graph_text(g) + '\n');
 }

@@ -1,6 +1,7 @@
 #pragma once
 // The definitions of serenity_order's non-template parts (declared in order/serenity.hpp).
-// Header-only mode: order/serenity.hpp includes this file and they are inline. With
+// Header-only mode: order/serenity.hpp includes this file and they are compiled in the TUs that call them
+// (core/config.hpp). With
 // MEMSCHED_SEPARATE_COMPILATION: only src/memsched.cpp includes it (core/config.hpp).
 
 #include <memsched/core/errors.hpp>
