@@ -27,13 +27,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
-#include <functional>
 #include <fstream>
 #include <iterator>
 #include <sstream>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <stdexcept>
 #include <type_traits>
 #include <vector>
@@ -170,8 +168,8 @@ int main(int argc, char** argv) {
   }
   std::filesystem::remove_all(dir);
   // The public file functions are ordinary functions in both modes (core/config.hpp's
-  // MEMSCHED_INLINE): they have a type and convert to std::function, which a function template
-  // (what MEMSCHED_DECL gives detail functions header-only) would not.
+  // MEMSCHED_INLINE): they have a type, which a function template (what MEMSCHED_DECL gives detail
+  // functions header-only) would not, so they can be stored, as below.
   using reader = memsched::dataflow_graph(const std::filesystem::path&);
   using text_parser = memsched::dataflow_graph(std::string_view, const std::string&);
   static_assert(std::is_same_v<decltype(memsched::read_json_graph), reader> && std::is_same_v<decltype(memsched::read_graphml_graph), reader> &&
@@ -179,15 +177,17 @@ int main(int argc, char** argv) {
                 std::is_same_v<decltype(memsched::parse_graphml_graph), text_parser> &&
                 std::is_same_v<decltype(memsched::parse_dot_graph), text_parser> &&
                 std::is_same_v<decltype(memsched::write_json_graph), void(const std::filesystem::path&, const memsched::dataflow_graph&)>);
-  using parser = std::function<memsched::dataflow_graph(std::string_view, const std::string&)>;
-  const std::pair<parser, const char*> parsers[] = {
-      {memsched::parse_json_graph, "json"}, {memsched::parse_graphml_graph, "graphml"}, {memsched::parse_dot_graph, "dot"}};
-  const char* broken[] = {"{\"nodes\": [{\"id\": 1}]}", "<graphml><graph><node id=\"a\"/>", "digraph { 1 -> 2 ["};
-  for (std::size_t i = 0; i < std::size(parsers); ++i) {
-    const char* text = broken[i];
-    const char* format = parsers[i].second;
+  struct broken_file {
+    text_parser* parse;
+    const char* text;
+    const char* format;
+  };
+  const broken_file broken[] = {{memsched::parse_json_graph, "{\"nodes\": [{\"id\": 1}]}", "json"},
+                                {memsched::parse_graphml_graph, "<graphml><graph><node id=\"a\"/>", "graphml"},
+                                {memsched::parse_dot_graph, "digraph { 1 -> 2 [", "dot"}};
+  for (const auto& [parse, text, format] : broken) {
     try {
-      (void)parsers[i].first(text, std::string("<") + format + ">");
+      (void)parse(text, std::string("<") + format + ">");
       std::printf("broken %s accepted\n", format);
       ++bad;
     } catch (const memsched::file_error& e) {

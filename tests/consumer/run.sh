@@ -37,8 +37,8 @@ strong() {
   local name=${2%(}
   nm -C "$1" | grep -F -e " T memsched::$name(" -e " T memsched::$name<void>(" >/dev/null
 }
-# The header-only program must hold its own copy of the body (the weak instantiation, or inlined
-# into its caller: then the caller's instantiation is there): checked for one entry point.
+# The header-only program must hold its own copy of the body: the weak instantiation of one entry
+# point that is too large to be inlined.
 weak_instance() { nm -C "$1" | grep -F " W memsched::$2<void>(" >/dev/null; }
 if ! strong "$work/consumer-build/consumer_compiled" 'memory_graph::build('; then
   echo "consumer_compiled has no strong memsched::memory_graph::build(...): not compiled separately" >&2

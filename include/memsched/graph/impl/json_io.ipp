@@ -1,9 +1,8 @@
 #pragma once
 // The definitions of the functions declared in graph/json_io.hpp. Header-only mode: that header
-// includes this file at its end and they are compiled in the TUs that call them
-// (core/config.hpp). With MEMSCHED_SEPARATE_COMPILATION only
-// src/memsched.cpp includes it (core/config.hpp), and a TU that reads or writes graphs parses none
-// of the reader's headers.
+// includes this file at its end and they are compiled in the TUs that call them (core/config.hpp).
+// With MEMSCHED_SEPARATE_COMPILATION only src/memsched.cpp includes it, and a TU that reads or
+// writes graphs parses none of the reader's headers.
 
 #include <memsched/graph/json_io.hpp>
 #include <memsched/graph/detail/json_graph.hpp>

@@ -1,8 +1,8 @@
 #pragma once
-// The definitions of memory_graph's validating constructor parts (declared in graph/memory_graph.hpp).
-// Header-only mode: that header includes this file at its end and they are compiled in the TUs that call them
-// (core/config.hpp). With
-// MEMSCHED_SEPARATE_COMPILATION only src/memsched.cpp includes it (core/config.hpp).
+// The definitions of memory_graph's validating constructor parts (declared in
+// graph/memory_graph.hpp). Header-only mode: that header includes this file at its end and they are
+// compiled in the TUs that call them (core/config.hpp). With MEMSCHED_SEPARATE_COMPILATION only
+// src/memsched.cpp includes it.
 
 #include <memsched/graph/memory_graph.hpp>
 

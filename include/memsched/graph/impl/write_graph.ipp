@@ -1,8 +1,7 @@
 #pragma once
 // The definitions of the functions declared in graph/write_graph.hpp. Header-only mode: that header
-// includes this file at its end and they are compiled in the TUs that call them
-// (core/config.hpp). With MEMSCHED_SEPARATE_COMPILATION only
-// src/memsched.cpp includes it (core/config.hpp).
+// includes this file at its end and they are compiled in the TUs that call them (core/config.hpp).
+// With MEMSCHED_SEPARATE_COMPILATION only src/memsched.cpp includes it.
 
 #include <memsched/graph/write_graph.hpp>
 

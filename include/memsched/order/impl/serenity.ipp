@@ -1,8 +1,8 @@
 #pragma once
-// The definitions of serenity_order's non-template parts (declared in order/serenity.hpp).
-// Header-only mode: order/serenity.hpp includes this file and they are compiled in the TUs that call them
-// (core/config.hpp). With
-// MEMSCHED_SEPARATE_COMPILATION: only src/memsched.cpp includes it (core/config.hpp).
+// The definitions of the parts of serenity_order compiled once with MEMSCHED_SEPARATE_COMPILATION
+// (declared in order/serenity.hpp). Header-only mode: order/serenity.hpp includes this file and they
+// are compiled in the TUs that call them (core/config.hpp). With MEMSCHED_SEPARATE_COMPILATION: only
+// src/memsched.cpp includes it.
 
 #include <memsched/core/errors.hpp>
 #include <memsched/core/status.hpp>

@@ -1,8 +1,7 @@
 #pragma once
-// The definitions of remat/best_heuristic.hpp's non-template entry points (declared there).
-// Header-only mode: that header includes this file at its end and they are compiled in the TUs that call them
-// (core/config.hpp). With
-// MEMSCHED_SEPARATE_COMPILATION only src/memsched.cpp includes it (core/config.hpp).
+// The definitions of remat/best_heuristic.hpp's entry points (declared there). Header-only mode:
+// that header includes this file at its end and they are compiled in the TUs that call them
+// (core/config.hpp). With MEMSCHED_SEPARATE_COMPILATION only src/memsched.cpp includes it.
 
 #include <memsched/remat/best_heuristic.hpp>
 

@@ -1,8 +1,7 @@
 #pragma once
-// The definitions of remat/detail/moccasin_model.hpp's non-template functions declared MEMSCHED_DECL there.
-// Header-only mode: that header includes this file at its end and they are compiled in the TUs that call them
-// (core/config.hpp). With
-// MEMSCHED_SEPARATE_COMPILATION only src/memsched.cpp includes it (core/config.hpp).
+// The definitions of remat/detail/moccasin_model.hpp's functions declared MEMSCHED_DECL there.
+// Header-only mode: that header includes this file at its end and they are compiled in the TUs that
+// call them (core/config.hpp). With MEMSCHED_SEPARATE_COMPILATION only src/memsched.cpp includes it.
 
 #include <memsched/remat/detail/moccasin_model.hpp>
 
