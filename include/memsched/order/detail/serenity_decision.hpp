@@ -104,6 +104,13 @@ class serenity_dfs {
     std::uint32_t node;
     std::int64_t live;       // live bytes after the child's vertex runs
     std::int64_t transient;  // bytes while it runs
+    // Fewer live bytes first, then fewer transient bytes, then the lower vertex. A member rather
+    // than a lambda in push<W>: one instantiation of std::sort instead of one per width.
+    friend bool operator<(const child& a, const child& b) noexcept {
+      if (a.live != b.live) return a.live < b.live;
+      if (a.transient != b.transient) return a.transient < b.transient;
+      return a.node < b.node;
+    }
   };
 
   // The width in words: W, or the run-time width when W == 0 (see with_small_width).
@@ -214,11 +221,7 @@ class serenity_dfs {
     f.end = static_cast<std::uint32_t>(children_.size());
     if (!table_.empty())  // the memo probes of the children miss the cache: start them now
       for (std::uint32_t k = f.first; k < f.end; ++k) __builtin_prefetch(&table_[(f.hash ^ t_.zobrist[children_[k].node]) & mask_]);
-    std::sort(children_.begin() + f.first, children_.end(), [](const child& a, const child& b) {
-      if (a.live != b.live) return a.live < b.live;
-      if (a.transient != b.transient) return a.transient < b.transient;
-      return a.node < b.node;
-    });
+    std::sort(children_.begin() + f.first, children_.end());
     stack_.push_back(f);
     if (bits_.size() + 2 * nw > bits_.capacity()) bits_.reserve(std::max<std::size_t>({64, bits_.size() + 2 * nw, 2 * bits_.capacity()}));
     bits_.append(kbits_.data(), 2 * nw);

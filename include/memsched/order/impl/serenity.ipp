@@ -116,8 +116,9 @@ MEMSCHED_DEF order_result serenity_order_impl(const memory_graph& g, const seren
   // Largest segments first; each thread takes the next one. Results land in fixed slots.
   std::vector<std::size_t> by_size(segs.size());
   for (std::size_t k = 0; k < segs.size(); ++k) by_size[k] = k;
-  std::stable_sort(by_size.begin(), by_size.end(),
-                   [&](std::size_t a, std::size_t b) { return segs[a].graph.size() > segs[b].graph.size(); });
+  std::sort(by_size.begin(), by_size.end(), [&](std::size_t a, std::size_t b) {
+    return segs[a].graph.size() != segs[b].graph.size() ? segs[a].graph.size() > segs[b].graph.size() : a < b;
+  });
   detail::run_tasks(by_size.size(), options.threads, [&](std::size_t i) { solve_one(by_size[i]); });
 
   // Concatenate; the peak is the largest (base + segment peak), and so is the bound.
