@@ -20,6 +20,7 @@
 #include <memsched/remat/free_order.hpp>
 #include <memsched/remat/hiremate.hpp>
 #include <memsched/remat/lifetime_search.hpp>
+#include <memsched/remat/remat_plan.hpp>
 #include <memsched/remat/training_graph.hpp>
 #include <memsched/sim/simulate_order.hpp>
 #include <memsched/sim/simulate_plan.hpp>
@@ -151,6 +152,7 @@ int main(int argc, char** argv) {
         bad += print_plan("lifetime", g, budget, memsched::lifetime_search_plan(g, budget, {.max_rounds = 20}));
         bad += print_plan("free-order", g, budget, memsched::free_order_plan(g, budget));
         bad += print_plan("hiremate", g, budget, memsched::hiremate_plan(g, budget));
+        bad += print_plan("remat-plan", g, budget, memsched::remat_plan(g, budget));
         const auto bound = memsched::remat_cost_lower_bound(g, budget, {.max_states = 2000});
         std::printf("  bound: status=%s cost=%.6g states=%zu\n", std::string(memsched::to_string(bound.status)).c_str(), bound.total_cost,
                     bound.states);

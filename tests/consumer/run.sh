@@ -61,6 +61,24 @@ if ! weak_instance "$work/consumer-build/agree_header_only" 'detail::serenity_or
   echo "agree_header_only has no instantiation memsched::detail::serenity_order_impl<void>(...)" >&2
   exit 1
 fi
+# The default remat_plan portfolio is an explicit instantiation in memsched::compiled: agree.cpp's
+# object must reference it (U) and not instantiate it when it links the library, and must
+# instantiate it header-only.
+portfolio='memsched::detail::remat_over_orders<memsched::no_solver>('
+for program in agree_compiled agree_header_only; do
+  object="$work/consumer-build/CMakeFiles/$program.dir/agree.cpp.o"
+  [ -f "$object" ] || { echo "no object file $object" >&2; exit 1; }
+  defined=$(nm -C --defined-only "$object" | grep -cF "$portfolio" || true)
+  undefined=$(nm -C --undefined-only "$object" | grep -cF "$portfolio" || true)
+  if [ "$program" = agree_compiled ] && { [ "$defined" != 0 ] || [ "$undefined" = 0 ]; }; then
+    echo "$program's TU defines remat_over_orders<no_solver> or does not call it: the extern template is not used" >&2
+    exit 1
+  fi
+  if [ "$program" = agree_header_only ] && [ "$defined" = 0 ]; then
+    echo "$program's TU has no remat_over_orders<no_solver> of its own" >&2
+    exit 1
+  fi
+done
 "$work/consumer-build/agree_header_only" "$work/files_header_only" >"$work/header_only.txt"
 "$work/consumer-build/agree_compiled" "$work/files_compiled" >"$work/compiled.txt"
 if ! cmp -s "$work/header_only.txt" "$work/compiled.txt"; then

@@ -506,6 +506,17 @@ template <class G, class Backend, class... Maps>
   return detail::remat_over_orders(g, budget, options, t0, std::move(orders));
 }
 
+#ifdef MEMSCHED_SEPARATE_COMPILATION
+namespace detail {
+// The portfolio without a MILP backend (what `remat_plan(graph, budget)` runs) is compiled once, in
+// memsched::compiled (src/memsched.cpp); a TU calling it compiles only the conversion of its graph.
+// Portfolios with a backend depend on the backend's type and stay templates in the caller's TU.
+extern template remat_result remat_over_orders<no_solver>(const memory_graph&, std::int64_t, const remat_plan_options<no_solver>&,
+                                                          std::chrono::steady_clock::time_point,
+                                                          std::vector<std::vector<std::size_t>>);
+}  // namespace detail
+#endif
+
 /// remat_plan with default options for the backend given as template argument (default: no MILP
 /// stage): `remat_plan(graph, budget)`, `remat_plan<cbc_backend>(graph, budget)` (no time limit:
 /// use the MILP with small graphs).
