@@ -24,9 +24,13 @@
 #include <memsched/remat/impl/lifetime_search.ipp>
 #include <memsched/remat/impl/moccasin_model.ipp>
 
-// The one instantiation of a template the headers declare `extern` in this mode (remat/remat_plan.hpp).
+// The instantiations the headers declare `extern` in this mode (graph/dataflow_graph.hpp,
+// remat/remat_plan.hpp).
+#include <memsched/graph/dataflow_graph.hpp>
 #include <memsched/remat/remat_plan.hpp>
 
+template memsched::memory_graph memsched::make_memory_graph<memsched::dataflow_graph>(const memsched::dataflow_graph&,
+                                                                                     std::string_view);
 template memsched::remat_result memsched::detail::remat_over_orders<memsched::no_solver>(
     const memsched::memory_graph&, std::int64_t, const memsched::remat_plan_options<memsched::no_solver>&,
     std::chrono::steady_clock::time_point, std::vector<std::vector<std::size_t>>);

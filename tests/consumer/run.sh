@@ -61,24 +61,26 @@ if ! weak_instance "$work/consumer-build/agree_header_only" 'detail::serenity_or
   echo "agree_header_only has no instantiation memsched::detail::serenity_order_impl<void>(...)" >&2
   exit 1
 fi
-# The default remat_plan portfolio is an explicit instantiation in memsched::compiled: agree.cpp's
-# object must call it (U) without instantiating it when it links the library, and must instantiate
-# it header-only.
-portfolio='memsched::detail::remat_over_orders<memsched::no_solver>('
+# The conversion of a dataflow_graph and the default remat_plan portfolio are explicit
+# instantiations in memsched::compiled (the `extern template`s of graph/dataflow_graph.hpp and
+# remat/remat_plan.hpp): agree.cpp's object must call them (U) without instantiating them when it
+# links the library, and must instantiate them header-only. (agree.cpp converts no other graph type.)
 compiled_object=$work/consumer-build/CMakeFiles/agree_compiled.dir/agree.cpp.o
 header_only_object=$work/consumer-build/CMakeFiles/agree_header_only.dir/agree.cpp.o
 for object in "$compiled_object" "$header_only_object"; do
   [ -f "$object" ] || { echo "no object file $object" >&2; exit 1; }
 done
-symbols() { nm -C "--$2-only" "$1" | grep -cF "$portfolio" || true; }
-if [ "$(symbols "$compiled_object" defined)" != 0 ] || [ "$(symbols "$compiled_object" undefined)" = 0 ]; then
-  echo "agree_compiled's TU instantiates remat_over_orders<no_solver> or does not call it: the extern template is not used" >&2
-  exit 1
-fi
-if [ "$(symbols "$header_only_object" defined)" = 0 ]; then
-  echo "agree_header_only's TU has no remat_over_orders<no_solver> of its own" >&2
-  exit 1
-fi
+symbols() { nm -C "--$2-only" "$1" | grep -cF "$3" || true; }
+for instance in 'memsched::make_memory_graph<' 'memsched::detail::remat_over_orders<memsched::no_solver>('; do
+  if [ "$(symbols "$compiled_object" defined "$instance")" != 0 ] || [ "$(symbols "$compiled_object" undefined "$instance")" = 0 ]; then
+    echo "agree_compiled's TU instantiates $instance...) or does not call it: the extern template is not used" >&2
+    exit 1
+  fi
+  if [ "$(symbols "$header_only_object" defined "$instance")" = 0 ]; then
+    echo "agree_header_only's TU has no $instance...) of its own" >&2
+    exit 1
+  fi
+done
 "$work/consumer-build/agree_header_only" "$work/files_header_only" >"$work/header_only.txt"
 "$work/consumer-build/agree_compiled" "$work/files_compiled" >"$work/compiled.txt"
 if ! cmp -s "$work/header_only.txt" "$work/compiled.txt"; then

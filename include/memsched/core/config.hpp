@@ -9,8 +9,9 @@
 // none of the parsers), Serenity's search, plan checking, and the non-template cores of the rematerialization algorithms (best heuristic, DTR,
 // lifetime search, free order, cost lower bound, HiRemate, the Checkmate and Moccasin models). The
 // graph-type dependent conversion to memory_graph, and what depends on a solver backend's type,
-// stay templates in the user's TU, except remat_plan's portfolio without a backend (an `extern
-// template` in remat/remat_plan.hpp, instantiated in the library TU). The results are the
+// stay templates in the user's TU, except the conversion of a dataflow_graph and remat_plan's
+// portfolio without a backend (`extern template` in graph/dataflow_graph.hpp and
+// remat/remat_plan.hpp, instantiated in the library TU). The results are the
 // same in both modes (tests/consumer checks it); only who compiles the code changes. The scheme is
 // Boost.Asio's BOOST_ASIO_SEPARATE_COMPILATION: a function declared with MEMSCHED_DECL (and defined
 // with MEMSCHED_DEF in an impl/*.ipp file beside its header) is an ordinary external function in

@@ -88,3 +88,14 @@ template <class G>
 }
 
 }  // namespace memsched
+
+#ifdef MEMSCHED_SEPARATE_COMPILATION
+// The conversion of the ready-made graph type is compiled once, in memsched::compiled
+// (src/memsched.cpp), like the other heavy parts (core/config.hpp): every algorithm called with a
+// dataflow_graph starts with it. Other graph types are converted in the caller's TU.
+#include <memsched/graph/memory_graph.hpp>
+
+namespace memsched {
+extern template memory_graph make_memory_graph<dataflow_graph>(const dataflow_graph&, std::string_view);
+}  // namespace memsched
+#endif
