@@ -13,7 +13,7 @@
 #include <memsched/solver/backends/cbc.hpp>
 #endif
 
-#include "../support/eviction_greedy_plans.hpp"
+#include "../support/hiremate_checks.hpp"
 #include "../support/no_remat_peak.hpp"
 #include "../support/random_cases.hpp"
 
@@ -37,65 +37,13 @@
 #include <vector>
 
 using namespace memsched;
-using testing::eviction_greedy_plans;
+using testing::check_cheaper_of;
+using testing::check_hiremate_result;
+using testing::heuristic_start;
 using testing::no_remat_peak;
+using testing::tiny_gpt;
 
 namespace {
-
-memory_graph tiny_gpt(std::size_t layers) {
-  return make_memory_graph(make_training_graph(make_gpt({.layers = layers, .hidden = 32, .heads = 2, .sequence = 16, .vocab = 50})));
-}
-
-// The simulator re-checks everything the result claims (a valid plan computes every vertex), and
-// the plan respects what every plan must: the per-node bound, every vertex at least once.
-void check_result(const memory_graph& g, const remat_result& r, std::int64_t budget) {
-  REQUIRE(has_solution(r.status));
-  const plan_simulation sim = simulate_plan(g, r.plan);  // throws on an invalid plan
-  CHECK(sim.peak_bytes <= budget);
-  CHECK(sim.peak_bytes == r.peak_bytes);
-  CHECK(sim.total_cost == doctest::Approx(r.total_cost));
-  CHECK(r.peak_bytes >= peak_lower_bound(g));
-  CHECK(r.total_cost >= g.total_cost() * (1 - 1e-12));
-  CHECK(r.overhead == doctest::Approx(r.total_cost / g.total_cost() - 1));
-}
-
-// The start hiremate compares its hierarchy against: the cheapest of the heuristics' plans, DTR's
-// with every score (the graphs here have fewer than 4,096 vertices) and Checkmate's eviction
-// greedy with every policy along the topological order.
-remat_result heuristic_start(const memory_graph& g, std::int64_t budget) {
-  remat_result best = best_heuristic_plan(g, budget);
-  std::string method = "best-heuristic";
-  auto offer = [&](remat_result r, std::string name) {
-    if (has_solution(r.status) && (!has_solution(best.status) || r.total_cost < best.total_cost)) {
-      best = std::move(r);
-      method = std::move(name);
-    }
-  };
-  for (auto h : {dtr_heuristic::dtr_eq, dtr_heuristic::local, dtr_heuristic::lru, dtr_heuristic::size, dtr_heuristic::dtr})
-    offer(dtr_plan(g, budget, dtr_options{.heuristic = h, .max_computations = 8 * g.size() + 64}), "dtr:" + std::string(to_string(h)));
-  const std::vector<std::size_t> topo(g.topological_order().begin(), g.topological_order().end());
-  for (remat_result& r : eviction_greedy_plans(g, topo, budget)) {
-    std::string name = r.stats.method;
-    offer(std::move(r), std::move(name));
-  }
-  best.stats.method = method;
-  return best;
-}
-
-// With the heuristic start, hiremate returns the cheaper of the hierarchy's plan and the start's:
-// a plan exactly when one of them has one, at the lower of their costs.
-void check_cheaper_of(const memory_graph& g, const remat_result& full, const remat_result& alone, const remat_result& heur, std::int64_t budget) {
-  REQUIRE(has_solution(full.status) == (has_solution(alone.status) || has_solution(heur.status)));
-  if (!has_solution(full.status)) {
-    CHECK(full.plan.steps.empty());
-    return;
-  }
-  check_result(g, full, budget);
-  double best = std::numeric_limits<double>::infinity();
-  if (has_solution(alone.status)) best = alone.total_cost;
-  if (has_solution(heur.status)) best = std::min(best, heur.total_cost);
-  CHECK(full.total_cost == doctest::Approx(best).epsilon(1e-12));
-}
 
 // A nested_* option reaches the nested hierarchies and nothing else. At 30-70% of the peak of `g`
 // (M^l 6, M^t 4, one partition), `set(options, s)` for each setting s < `settings`: with two
@@ -128,7 +76,7 @@ void check_nested_option(const memory_graph& g, hiremate_options base, const std
         if (levels == 2) {
           CHECK(results[s].result.plan == results[0].result.plan);
         } else if (has_solution(results[s].result.status)) {
-          check_result(g, results[s].result, budget);
+          check_hiremate_result(g, results[s].result, budget);
           ++plans;
         }
       }
@@ -202,7 +150,9 @@ TEST_CASE("hm_choose equals brute force over every choice on small random instan
 }
 
 TEST_CASE("hiremate: tiny GPT stacks, plans valid within every budget, the cheaper of hierarchy and heuristic") {
-  for (std::size_t layers : {2u, 4u, 8u}) {
+  // Under the sanitizers the 2- and 4-layer stacks only (the next cases plan the 8-layer one).
+  const std::vector<std::size_t> layer_counts{2, 4, 8};
+  for (std::size_t layers : std::span(layer_counts).first(MEMSCHED_TEST_UNDER_SANITIZERS ? 2 : 3)) {
     const memory_graph g = tiny_gpt(layers);
     const std::int64_t peak = no_remat_peak(g);
     for (int pct : {30, 40, 50, 70, 100}) {
@@ -214,7 +164,7 @@ TEST_CASE("hiremate: tiny GPT stacks, plans valid within every budget, the cheap
       const auto alone = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false});
       if (pct == 100) REQUIRE(has_solution(alone.result.status));  // the no-remat options fit
       if (has_solution(alone.result.status)) {
-        check_result(g, alone.result, budget);
+        check_hiremate_result(g, alone.result, budget);
         CHECK(alone.stats.source == "hierarchy");
         CHECK(alone.stats.hierarchy_cost == alone.result.total_cost);
       } else {
@@ -240,13 +190,13 @@ TEST_CASE("hiremate: the hierarchy alone finds plans on an 8-layer stack, one pr
   const memory_graph g = tiny_gpt(8);
   const std::int64_t peak = no_remat_peak(g);
   const auto r = hiremate_plan_detailed(g, peak * 6 / 10, hiremate_options{.partition = {.max_lower = 20, .max_top = 10}, .partitions = 1, .heuristic_start = false});
-  check_result(g, r.result, peak * 6 / 10);
+  check_hiremate_result(g, r.result, peak * 6 / 10);
   CHECK(r.stats.partition.levels >= 1);
   CHECK(r.stats.classes_solved < r.stats.groups);  // identical blocks are solved once
   CHECK(r.stats.source == "hierarchy");
   // At the no-remat peak the hierarchy recomputes nothing.
   const auto big = hiremate_plan_detailed(g, peak, hiremate_options{.heuristic_start = false});
-  check_result(g, big.result, peak);
+  check_hiremate_result(g, big.result, peak);
   CHECK(big.result.overhead == doctest::Approx(0).epsilon(1e-12));
 }
 
@@ -278,7 +228,7 @@ TEST_CASE("hiremate: a chain longer than max_chain_stages gets coarser groups") 
     CHECK(direct.stats.max_lower == ml);
     CHECK(capped.result.status == direct.result.status);
     CHECK(capped.result.plan == direct.result.plan);
-    if (has_solution(capped.result.status)) check_result(g, capped.result, budget);
+    if (has_solution(capped.result.status)) check_hiremate_result(g, capped.result, budget);
   }
   // No cap, or no chain: the partition asked for.
   const auto uncapped = hiremate_plan_detailed(g, peak / 2, hiremate_options{.partition = fine, .merge_spans = 0, .max_chain_stages = 0, .partitions = 1, .heuristic_start = false});
@@ -287,91 +237,6 @@ TEST_CASE("hiremate: a chain longer than max_chain_stages gets coarser groups") 
   const auto no_chain =
       hiremate_plan_detailed(g, peak / 2, hiremate_options{.partition = fine, .chain_units = 0, .merge_spans = 0, .max_chain_stages = 3, .partitions = 1, .heuristic_start = false});
   CHECK(no_chain.stats.max_lower == fine.max_lower);
-}
-
-// Costs and plans compared across partitions: Release phase only (27 s under the sanitizers); the
-// partitions' code, reuse across them included, runs there in every case with default options.
-TEST_CASE("hiremate: several partitions: never dearer than the first, the winner's own plan, cheaper at some budgets" *
-          doctest::skip(MEMSCHED_TEST_UNDER_SANITIZERS)) {
-  std::size_t cheaper = 0, reused = 0;
-  for (const char* name : {"resnet18", "gpt2_small"})
-    for (int pct : {30, 40, 50}) {
-      const memory_graph g = make_memory_graph(read_json_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/" + name + ".training.json"));
-      const std::int64_t budget = no_remat_peak(g) * pct / 100;
-      CAPTURE(name);
-      CAPTURE(pct);
-      // The grains alone (the next case covers the two kinds of rounds).
-      const auto first = hiremate_plan_detailed(g, budget, hiremate_options{.partitions = 1, .also_full_rounds = false, .heuristic_start = false});
-      const auto several = hiremate_plan_detailed(g, budget, hiremate_options{.partitions = 4, .also_full_rounds = false, .heuristic_start = false});
-      CHECK(first.stats.partitions_tried == 1);
-      CHECK(several.stats.partitions_tried >= 1);
-      CHECK(several.stats.partitions_tried <= 4);
-      if (!has_solution(first.result.status)) continue;
-      REQUIRE(has_solution(several.result.status));
-      check_result(g, several.result, budget);
-      CHECK(several.result.total_cost <= first.result.total_cost);
-      cheaper += several.result.total_cost < first.result.total_cost;
-      // The winner is M^l x 2^j, and one partition at that M^l gives the same plan.
-      const std::size_t ml = several.stats.max_lower;
-      CHECK(ml % first.stats.max_lower == 0);
-      CHECK(std::has_single_bit(ml / first.stats.max_lower));
-      const auto direct = hiremate_plan_detailed(
-          g, budget, hiremate_options{.partition = {.max_lower = ml}, .partitions = 1, .also_full_rounds = false, .heuristic_start = false});
-      CHECK(direct.result.plan == several.result.plan);
-      CHECK(direct.stats.groups == several.stats.groups);
-      // The winner's problems: solved there or taken from a finer partition's (the same options:
-      // the plans above are equal); one partition reuses nothing.
-      CHECK(several.stats.classes_solved + several.stats.classes_reused == direct.stats.classes_solved);
-      CHECK(direct.stats.classes_reused == 0);
-      CHECK(first.stats.classes_reused == 0);
-      if (ml == first.stats.max_lower) CHECK(several.stats.classes_reused == 0);
-      reused += several.stats.classes_reused > 0;
-      MESSAGE(std::string(name) << " at " << pct << "%: M^l " << first.stats.max_lower << " " << first.result.overhead << ", best of "
-                   << several.stats.partitions_tried << " partitions (M^l " << ml << ") " << several.result.overhead);
-    }
-  CHECK(cheaper >= 1);
-  CHECK(reused >= 1);  // so the equal plans above cover problems taken from a finer partition
-}
-
-TEST_CASE("hiremate: also_full_rounds: the cheaper of the stopped and the finished rounds' plans" *
-          doctest::skip(MEMSCHED_TEST_UNDER_SANITIZERS)) {
-  // Stopped rounds leave GoogLeNet's first inception blocks split into branches (the level has
-  // M^t = 30 nodes before the blocks are wrapped): the block's input and the branches' outputs
-  // are read across groups, pinned, and no top level fits 30% of the peak. Finished rounds wrap
-  // whole blocks. Each setting alone, then both: the plan of the cheaper, found as it is alone.
-  std::size_t full_wins = 0, stop_wins = 0, only_full = 0;
-  for (const char* name : {"googlenet", "darts_v2_normal_cell", "transformer"})
-    for (int pct : {30, 40, 50}) {
-      const memory_graph g = make_memory_graph(read_json_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/" + name + ".training.json"));
-      const std::int64_t budget = no_remat_peak(g) * pct / 100;
-      CAPTURE(name);
-      CAPTURE(pct);
-      const auto stop = hiremate_plan_detailed(g, budget, hiremate_options{.also_full_rounds = false, .heuristic_start = false});
-      const auto full = hiremate_plan_detailed(
-          g, budget, hiremate_options{.partition = {.stop_at_max_top = false}, .also_full_rounds = false, .heuristic_start = false});
-      const auto both = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false});
-      CHECK_FALSE(stop.stats.partition.full_rounds);
-      CHECK(full.stats.partition.full_rounds);
-      CHECK(both.stats.partitions_tried > stop.stats.partitions_tried);
-      CHECK(both.stats.partitions_tried <= stop.stats.partitions_tried + full.stats.partitions_tried);
-      const bool has_stop = has_solution(stop.result.status), has_full = has_solution(full.result.status);
-      REQUIRE(has_solution(both.result.status) == (has_stop || has_full));
-      if (!has_stop && !has_full) continue;
-      check_result(g, both.result, budget);
-      const auto& cheaper = !has_stop || (has_full && full.result.total_cost < stop.result.total_cost) ? full : stop;
-      CHECK(both.result.plan == cheaper.result.plan);
-      CHECK(both.result.total_cost == cheaper.result.total_cost);
-      CHECK(both.stats.partition.full_rounds == cheaper.stats.partition.full_rounds);
-      if (has_stop && has_full && full.result.total_cost != stop.result.total_cost) (&cheaper == &full ? full_wins : stop_wins) += 1;
-      only_full += !has_stop;
-      MESSAGE(std::string(name) << " at " << pct << "%: stopped rounds " << (has_stop ? std::to_string(stop.result.overhead) : "no plan") << ", finished "
-                   << (has_full ? std::to_string(full.result.overhead) : "no plan"));
-    }
-  // Each kind wins somewhere (GoogLeNet at 40%; transformer at 30%), and GoogLeNet at 30% and
-  // DARTS at 30% and 40% have a plan only with finished rounds.
-  CHECK(full_wins >= 1);
-  CHECK(stop_wins >= 1);
-  CHECK(only_full >= 2);
 }
 
 // (3 s in a Release build, over a minute in the sanitizer build, at -O0: there the next test runs
@@ -406,7 +271,7 @@ TEST_CASE("hiremate: more levels: valid plans, never dearer than two levels, the
     if (!has_solution(two.result.status)) continue;
     REQUIRE(has_solution(three.result.status));
     ++plans;
-    check_result(g, three.result, budget);
+    check_hiremate_result(g, three.result, budget);
     CHECK(three.result.total_cost <= two.result.total_cost * (1 + 1e-12));
     if (three.stats.levels == 3) {
       ++third_won;
@@ -459,7 +324,7 @@ TEST_CASE("hiremate: nested_resident_levels sets the squeezed solves of the nest
   CHECK(three_none_calls > two_none_calls);
   for (const auto* r : {&two_none, &three_none, &three_more}) {
     REQUIRE(has_solution(r->result.status));
-    check_result(g, r->result, budget);
+    check_hiremate_result(g, r->result, budget);
   }
 }
 
@@ -492,7 +357,7 @@ TEST_CASE("hiremate: nested_partitions sets the partitions of the nested hierarc
     CHECK(one.stats.partitions_tried == three.stats.partitions_tried);
     for (const auto* r : {&one, &three}) {
       REQUIRE(has_solution(r->result.status));
-      check_result(g, r->result, budget);
+      check_hiremate_result(g, r->result, budget);
     }
   }
   CHECK_THROWS_AS(run(3, 1, 0), option_error);
@@ -523,7 +388,7 @@ TEST_CASE("hiremate: more levels solve the groups of level 1 and do not depend o
   const auto one = hiremate_plan_detailed(g, budget, options(1));
   const auto two = hiremate_plan_detailed(g, budget, options(2));
   REQUIRE(has_solution(one.result.status));
-  check_result(g, one.result, budget);
+  check_hiremate_result(g, one.result, budget);
   CHECK(one.result.plan == two.result.plan);
   CHECK(one.stats.levels == two.stats.levels);
   if (one.stats.levels == 3) {
@@ -560,7 +425,7 @@ TEST_CASE("hiremate: more levels solve the groups of level 1 and do not depend o
   limited.time_limit = std::chrono::duration<double>(0);
   const auto zero = hiremate_plan_detailed(g, peak, limited);
   REQUIRE(zero.result.status == solve_status::feasible);
-  check_result(g, zero.result, peak);
+  check_hiremate_result(g, zero.result, peak);
   CHECK(zero.stats.classes_cut == zero.stats.classes_solved);
   CHECK(seen.empty());
 }
@@ -572,113 +437,6 @@ TEST_CASE("hiremate: the result does not depend on the thread count") {
   const auto three = hiremate_plan(g, budget, hiremate_options{.threads = 3, .heuristic_start = false});
   CHECK(one.status == three.status);
   CHECK(one.plan == three.plan);
-}
-
-TEST_CASE("hiremate: the heuristic start beside the hierarchy (two threads) gives the same plan and reports in order") {
-  struct incumbents {
-    std::vector<double> values;
-    void on_incumbent(double, double value, double) { values.push_back(value); }
-  };
-  std::size_t from_start = 0, from_hierarchy = 0;
-  for (const char* name : {"resnet18", "gpt2_small", "transformer"})
-    for (int pct : {30, 50, 70}) {
-      const memory_graph g = make_memory_graph(read_json_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/" + name + ".training.json"));
-      const std::int64_t budget = no_remat_peak(g) * pct / 100;
-      INFO(name << " at " << pct << "%");
-      incumbents seen_one, seen_two;
-      const auto one = hiremate_plan_detailed(g, budget, hiremate_options{.threads = 1, .observer = seen_one});
-      const auto two = hiremate_plan_detailed(g, budget, hiremate_options{.threads = 2, .observer = seen_two});
-      REQUIRE(one.result.status == two.result.status);
-      if (!has_solution(one.result.status)) continue;
-      check_result(g, two.result, budget);
-      CHECK(one.result.plan == two.result.plan);
-      CHECK(one.stats.source == two.stats.source);
-      CHECK(one.result.stats.start_source == two.result.stats.start_source);
-      CHECK(one.stats.heuristic_cost == two.stats.heuristic_cost);
-      (one.stats.source == "heuristic" ? from_start : from_hierarchy) += 1;
-      // Each run reports strictly better values, the last one the returned plan's cost.
-      for (const auto* seen : {&seen_one, &seen_two}) {
-        REQUIRE(!seen->values.empty());
-        for (std::size_t i = 1; i < seen->values.size(); ++i) CHECK(seen->values[i] < seen->values[i - 1]);
-        CHECK(seen->values.back() == doctest::Approx(two.result.total_cost));
-      }
-    }
-  // Both sources occur, so both orders of taking the start were exercised.
-  CHECK(from_start >= 1);
-  CHECK(from_hierarchy >= 1);
-}
-
-TEST_CASE("hiremate: a training graph of the test data at several budgets") {
-  for (const char* name : {"resnet18", "darts_v2_normal_cell"})
-  for (int pct : {30, 50, 80, 100}) {
-    const memory_graph g = make_memory_graph(read_json_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/" + name + ".training.json"));
-    const std::int64_t peak = no_remat_peak(g);
-    const std::int64_t budget = peak * pct / 100;
-    const auto r = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false});
-    CAPTURE(pct);
-    CAPTURE(name);
-    if (pct == 100) REQUIRE(has_solution(r.result.status));
-    if (has_solution(r.result.status)) check_result(g, r.result, budget);
-    else CHECK(r.result.plan.steps.empty());  // never a plan over budget
-    // Below the per-node bound nothing can fit: proven, and said so.
-    CHECK((r.result.status == solve_status::infeasible) == (budget < peak_lower_bound(g)));
-    const auto heur = heuristic_start(g, budget);
-    const auto full = hiremate_plan(g, budget, hiremate_options{});
-    check_cheaper_of(g, full, r.result, heur, budget);
-    MESSAGE(std::string(name) << " at " << pct << "%: " << to_string(r.result.status) << " overhead " << r.result.overhead << " (" << r.result.message << ")");
-  }
-}
-
-// Which start wins on four real graphs (a cost comparison: Release phase only; the start's code
-// runs under the sanitizers in the limit and tiny-stack cases).
-TEST_CASE("hiremate: serenity_states gives GoogLeNet's inception blocks their least-peak order") {
-  // In GoogLeNet's inception blocks the no-recomputation peak is in the backward part, where the
-  // order matters: some classes get the option along Serenity's order (a lower peak, no
-  // recomputation), and the hierarchy's plan changes at some budgets.
-  const memory_graph g = make_memory_graph(read_json_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/googlenet.training.json"));
-  const std::int64_t peak = no_remat_peak(g);
-  std::size_t differ = 0;
-  for (int pct : {40, 50, 60}) {
-    CAPTURE(pct);
-    const std::int64_t budget = peak * pct / 100;
-    const auto with = hiremate_plan_detailed(g, budget, hiremate_options{.partitions = 1, .heuristic_start = false});
-    const auto without = hiremate_plan_detailed(g, budget, hiremate_options{.serenity_states = 0, .partitions = 1, .heuristic_start = false});
-    CHECK(with.stats.classes_serenity > 0);
-    CHECK(without.stats.classes_serenity == 0);
-    for (const auto* r : {&with, &without}) check_result(g, r->result, budget);
-    differ += with.result.plan != without.result.plan;
-    MESSAGE(pct << "%: " << with.stats.classes_serenity << " of " << with.stats.classes_solved << " problems with Serenity's option; overhead "
-                << with.result.overhead << " against " << without.result.overhead << " without");
-  }
-  CHECK(differ >= 1);
-  // In one problem of randwire_ws_stage at 20% of the peak, Serenity's order
-  // computes an outside input (0 bytes) after the barrier: the option moves the outside inputs to
-  // the front, or it would not run every forward vertex first and would be dropped.
-  const dataflow_graph randwire = read_json_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/randwire_ws_stage.training.json");
-  const memory_graph rg = make_memory_graph(randwire);
-  const std::int64_t tight = no_remat_peak(rg) / 5;
-  const auto moved = hiremate_plan_detailed(randwire, tight, hiremate_options{.heuristic_start = false});
-  CHECK(moved.stats.classes_serenity == 1);
-}
-
-TEST_CASE("hiremate: the start takes Checkmate's eviction greedy where it is the cheapest" * doctest::skip(MEMSCHED_TEST_UNDER_SANITIZERS)) {
-  // Budgets where one of the eviction greedy's plans along the topological order is cheaper than
-  // the heuristics' and DTR's (found with the tool): the start, hence the answer, is never dearer.
-  int greedy_won = 0;
-  for (const auto& [name, pct] : {std::pair{"mobilenet_v2", 40}, std::pair{"gpt2_small", 70}, std::pair{"resnet50", 50}, std::pair{"resnet18", 50}}) {
-    const memory_graph g = make_memory_graph(read_json_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/" + name + ".training.json"));
-    const std::int64_t budget = no_remat_peak(g) * pct / 100;
-    CAPTURE(name);
-    const remat_result heur = heuristic_start(g, budget);
-    REQUIRE(has_solution(heur.status));
-    const auto full = hiremate_plan_detailed(g, budget, hiremate_options{});
-    check_result(g, full.result, budget);
-    CHECK(full.result.stats.start_source == heur.stats.method);
-    CHECK(full.result.stats.start_cost == doctest::Approx(heur.total_cost).epsilon(1e-12));
-    CHECK(full.result.total_cost <= heur.total_cost * (1 + 1e-12));
-    greedy_won += heur.stats.method.starts_with("eviction greedy");
-  }
-  CHECK(greedy_won >= 3);
 }
 
 TEST_CASE("hiremate: limits reach every lower solve; a limit already spent still gives the best plan") {
@@ -714,7 +472,7 @@ TEST_CASE("hiremate: limits reach every lower solve; a limit already spent still
   // outputs only), and at the no-remat peak the top level still finds a plan with no overhead.
   const auto zero = hiremate_plan_detailed(g, peak, hiremate_options{.time_limit = std::chrono::duration<double>(0), .heuristic_start = false});
   REQUIRE(zero.result.status == solve_status::feasible);
-  check_result(g, zero.result, peak);
+  check_hiremate_result(g, zero.result, peak);
   CHECK(zero.result.overhead == doctest::Approx(0).epsilon(1e-12));
   CHECK(zero.stats.classes_cut == zero.stats.classes_solved);
   CHECK(zero.stats.partitions_tried == 1);  // later partitions start only within half the limit
@@ -731,7 +489,7 @@ TEST_CASE("hiremate: limits reach every lower solve; a limit already spent still
   } else {
     CHECK(started.result.stats.start_source.empty());
   }
-  if (has_solution(started.result.status)) check_result(g, started.result, tight);
+  if (has_solution(started.result.status)) check_hiremate_result(g, started.result, tight);
 }
 
 TEST_CASE("hiremate: level_reports say which solves of each level are proven, from the solvers' own statuses") {
@@ -895,7 +653,7 @@ TEST_CASE("hiremate: never below Checkmate's optimum on a small chain" * doctest
     const auto exact = checkmate_milp_plan(g, budget, checkmate_options<cbc_backend>{.solver = {.node_limit = 20000}});
     const auto h = hiremate_plan(g, budget, hiremate_options{.partition = {.max_lower = 3, .max_top = 2}, .heuristic_start = false});
     CAPTURE(pct);
-    if (has_solution(h.status)) check_result(g, h, budget);
+    if (has_solution(h.status)) check_hiremate_result(g, h, budget);
     if (exact.status == solve_status::optimal && has_solution(h.status)) CHECK(h.total_cost >= exact.total_cost - 1e-9 * exact.total_cost);
     if (pct >= 80) {  // from 80% up the two-level hierarchy reaches the optimum (measured; at 75% it has no plan)
       REQUIRE(has_solution(h.status));
@@ -1248,7 +1006,7 @@ TEST_CASE("hiremate: hm_merge_spans merges the groups one value spans") {
   CHECK(merged.stats.groups < split.stats.groups);
   for (const auto* r : {&split, &merged}) {
     REQUIRE(has_solution(r->result.status));
-    check_result(resnet, r->result, budget);
+    check_hiremate_result(resnet, r->result, budget);
   }
   MESSAGE("resnet18 at 60%: " << split.stats.groups << " groups " << split.result.overhead << ", merged " << merged.stats.groups << " groups "
                               << merged.result.overhead);
@@ -1279,7 +1037,7 @@ TEST_CASE("hiremate: identical merged spans are solved once") {
   const auto split = hiremate_plan_detailed(g, budget, hiremate_options{.partition = o.partition, .merge_spans = 0, .partitions = 1, .heuristic_start = false});
   for (const auto* r : {&merged, &split}) {
     REQUIRE(has_solution(r->result.status));
-    check_result(g, r->result, budget);
+    check_hiremate_result(g, r->result, budget);
   }
   // The merge hiremate_plan makes, redone here: its merged groups and their distinct classes.
   const auto part = hiremate_partition(g, o.partition);
@@ -1410,7 +1168,9 @@ TEST_CASE("hiremate: the chain top level, recomputing across groups, is cheaper 
   const memory_graph g = tiny_gpt(8);
   const std::int64_t peak = no_remat_peak(g);
   std::size_t cheaper = 0;
-  for (int pct = 20; pct <= 60; pct += 5) {
+  // Under the sanitizers 20%, 40% and 60% (the chain top level wins at the first and the last, the
+  // groups' at 40%).
+  for (int pct = 20; pct <= 60; pct += MEMSCHED_TEST_UNDER_SANITIZERS ? 20 : 5) {
     const std::int64_t budget = peak * pct / 100;
     CAPTURE(pct);
     const auto with = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false});
@@ -1422,7 +1182,7 @@ TEST_CASE("hiremate: the chain top level, recomputing across groups, is cheaper 
       CHECK(!has_solution(without.result.status));
       continue;
     }
-    check_result(g, with.result, budget);
+    check_hiremate_result(g, with.result, budget);
     CHECK(with.stats.hierarchy_cost == with.result.total_cost);
     if (with.stats.top_method == "chain") {
       REQUIRE(with.stats.chain_cost);
@@ -1437,7 +1197,7 @@ TEST_CASE("hiremate: the chain top level, recomputing across groups, is cheaper 
     MESSAGE(pct << "%: groups " << (without.stats.groups_cost ? std::to_string(*without.stats.groups_cost) : "none") << ", chain "
                  << (with.stats.chain_cost ? std::to_string(*with.stats.chain_cost) : "none"));
   }
-  CHECK(cheaper >= 5);  // 25-60% of the peak on this stack: 2-4% cheaper
+  CHECK(cheaper >= (MEMSCHED_TEST_UNDER_SANITIZERS ? 2u : 5u));  // 20-35%, 45%, 50% and 60% of the peak: up to 0.7% cheaper
 }
 
 namespace {
@@ -1462,7 +1222,7 @@ option_comparison compare_on_test_graphs(const hiremate_options& with_options, c
       CAPTURE(pct);
       const auto with = hiremate_plan(g, budget, with_options);
       const auto without = hiremate_plan(g, budget, without_options);
-      if (has_solution(with.status)) check_result(g, with, budget);
+      if (has_solution(with.status)) check_hiremate_result(g, with, budget);
       if (!has_solution(without.status)) {
         c.cheaper += has_solution(with.status);
         continue;
@@ -1490,7 +1250,7 @@ void check_cheaper_on_gpt2_medium(const hiremate_options& with_options, const hi
     const auto without = hiremate_plan(gpt, budget, without_options);
     REQUIRE(has_solution(with.status));
     REQUIRE(has_solution(without.status));
-    check_result(gpt, with, budget);
+    check_hiremate_result(gpt, with, budget);
     CHECK(with.overhead < ratio * without.overhead);
   }
 }
@@ -1528,37 +1288,6 @@ TEST_CASE("hiremate: the keep-set ladder gives the groups cheaper options" * doc
   check_cheaper_on_gpt2_medium(with, without, {40, 50}, 0.5);
 }
 
-TEST_CASE("hiremate: pinned values over their live ranges give resnet18's chain plans") {
-  // resnet18's level 0 interleaves branches: 20 one-vertex groups whose values are read across
-  // non-adjacent groups. Counted throughout, those pinned bytes left no chain schedule at 50-80% of
-  // the peak; over their live ranges they do.
-  const memory_graph g = make_memory_graph(read_json_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/resnet18.training.json"));
-  const std::int64_t peak = no_remat_peak(g);
-  const hiremate_partition_result part = hiremate_partition(g);
-  std::vector<std::vector<std::size_t>> groups;
-  for (const auto& group : part.levels.at(0).groups) groups.push_back(group.vertices);
-  const detail::hm_chain ranged = detail::hm_make_chain(g, groups, detail::hm_group_owner(g, groups));
-  const detail::hm_chain throughout = detail::hm_pinned_throughout(ranged);
-  REQUIRE(ranged.pinned_ranged > 0);
-  CHECK(throughout.pinned == ranged.pinned + ranged.pinned_ranged);
-  for (const auto& st : ranged.stages) {
-    CHECK(st.pinned_forward <= ranged.pinned_ranged);
-    CHECK(st.pinned_backward <= ranged.pinned_ranged);
-  }
-  CHECK(ranged.stages.front().pinned_forward < ranged.stages.back().pinned_forward);  // nothing is written before stage 0
-  for (int pct : {50, 60, 70, 80}) {
-    const std::int64_t budget = peak * pct / 100;
-    CAPTURE(pct);
-    // The partition above (stopped rounds); finished rounds wrap the branches into blocks.
-    const auto r = hiremate_plan_detailed(g, budget, hiremate_options{.also_full_rounds = false, .heuristic_start = false});
-    REQUIRE(has_solution(r.result.status));
-    check_result(g, r.result, budget);
-    CHECK(r.stats.top_method == "chain");
-    REQUIRE(r.stats.chain_cost);
-    CHECK(*r.stats.chain_cost == r.result.total_cost);
-  }
-}
-
 TEST_CASE("hiremate: the H-ILP top level reads its start back: a solver returning the start gives the other top levels' plan") {
   // A top_solver that answers with the model's start checks that the start (without the chain
   // top level: the one-option-per-group choice, encoded as an assignment) satisfies the model, and
@@ -1591,7 +1320,7 @@ TEST_CASE("hiremate: the H-ILP top level reads its start back: a solver returnin
     REQUIRE(r.stats.hilp_cost.has_value());
     CHECK(*r.stats.hilp_cost == *r.stats.groups_cost);
     CHECK(r.stats.hilp_variables > 0);
-    check_result(g, r.result, budget);
+    check_hiremate_result(g, r.result, budget);
     ++compared;
   }
   CHECK(compared >= 3);
@@ -1613,7 +1342,7 @@ TEST_CASE("hiremate: an H-ILP model over the memory cap is not solved, and the h
   CHECK(r.stats.hilp_status == "unsupported");
   CHECK_FALSE(r.stats.hilp_cost.has_value());
   REQUIRE(r.result.status == solve_status::feasible);
-  check_result(g, r.result, budget);
+  check_hiremate_result(g, r.result, budget);
   // Without the cap the same solver is called (and its error answer is ignored: the plan is the
   // other top levels').
   const auto uncapped = hiremate_plan_detailed(g, budget, hiremate_options{.top_solver = never, .heuristic_start = false});
