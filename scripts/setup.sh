@@ -12,10 +12,13 @@
 # tests are skipped (ctest says so).
 set -euo pipefail
 
+# zlib1g-dev: CBC's link interface (pkg-config cbc) names -lz, and no package CBC depends on
+# brings its development files; a minimal Debian root lacks them (scripts/fresh-machine.sh proves
+# the list on such a root).
 packages=(
   g++ cmake ninja-build pkg-config
   libboost-graph-dev doctest-dev libbenchmark-dev nlohmann-json3-dev
-  coinor-libcbc-dev libgecode-dev
+  coinor-libcbc-dev libgecode-dev zlib1g-dev
 )
 for arg in "$@"; do
   case "$arg" in
