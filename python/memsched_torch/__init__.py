@@ -66,6 +66,14 @@ class Budgeted(torch.nn.Module):
         return pytree.tree_unflatten(list(outs), self.joint.out_spec)
 
 
+def _keep_rng_order(jg, algo, extra):
+    """With random ops, auto plans along the module's own order: the runner replays each draw's RNG
+    state, which needs the first draws in the module's order (a reordering plan is refused)."""
+    if algo == "auto" and any(v.random for v in jg.vertices) and not any(a in ("--order", "--order-from") for a in extra):
+        return (*extra, "--order-from", "graph")
+    return extra
+
+
 def _unique_params(model):
     from .joint import parameter_names
     return parameter_names(model)
@@ -86,7 +94,7 @@ def budgeted(model, example_inputs, budget=1.0, algo="auto", tool=None, name="mo
         path = keep_graph or os.path.join(tmp, "joint.json")
         with open(path, "w") as f:
             json.dump(graph, f, separators=(",", ":"))
-        plan = remat(path, budget, algo=algo, tool=tool, extra=extra, find_least=find_least)
+        plan = remat(path, budget, algo=algo, tool=tool, extra=_keep_rng_order(jg, algo, extra), find_least=find_least)
     m = Budgeted(model, jg, plan, keep_graph)
     m._shapes = [(tuple(t.shape), t.dtype) for t in inputs]
     return m
