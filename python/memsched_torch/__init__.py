@@ -17,11 +17,11 @@ import torch
 from torch.utils import _pytree as pytree
 
 from .joint import TraceError, trace
-from .plan import PlanError, budget_arg, find_tool, remat, serenity_order, write_graph
+from .plan import PlanError, budget_arg, find_tool, order, remat
 from .runner import InferenceRunner, JointRunner, run_training_step
 
 __all__ = ["budgeted", "Budgeted", "export_joint", "TraceError", "PlanError", "trace", "remat",
-           "serenity_order", "find_tool", "budget_arg", "JointRunner", "InferenceRunner"]
+           "order", "find_tool", "budget_arg", "JointRunner", "InferenceRunner"]
 
 
 def _as_tuple(inputs):

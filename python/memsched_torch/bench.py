@@ -22,7 +22,6 @@ import gc
 import os
 import statistics
 import sys
-import tempfile
 import time
 
 import torch
@@ -146,7 +145,34 @@ def mincut_step(model, inputs):
 
 def make_model(name):
     import torchvision
+    if name == "googlenet":
+        return torchvision.models.googlenet(aux_logits=False, init_weights=False)
+    if name == "inception_v3":
+        return torchvision.models.inception_v3(aux_logits=False, init_weights=False)
     return getattr(torchvision.models, name)()
+
+
+def inference_rows(args):
+    """Serenity's order run by the inference runner against eager's forward, both under no_grad."""
+    from memsched_torch.inference import ordered
+    print("model         predicted  measured  eager_peak  pred/meas  (inference, Serenity's order)")
+    for name in args.models.split(","):
+        model = make_model(name).eval()
+        size = 299 if name == "inception_v3" else args.size
+        x = torch.randn(args.batch, 3, size, size)
+        runner, doc, graph = ordered(model, (x,), tool=args.memsched)
+        inputs = sum(v["bytes"] for v in graph["nodes"] if v["op"] == "input")
+        with torch.no_grad():
+            model(x)
+            with PeakMeter() as meter:
+                model(x)
+            eager = meter.peak()
+            runner(x)
+            with PeakMeter() as meter:
+                runner(x)
+            measured = meter.peak()
+        pred = int(doc["peak_bytes"]) - inputs  # the input exists before the run
+        print(f"{name:12s} {fmt_mb(pred)} MB {fmt_mb(measured)} MB {fmt_mb(eager)} MB  {pred / max(measured, 1):8.3f}", flush=True)
 
 
 def fmt_mb(b):
@@ -165,8 +191,13 @@ def main(argv):
     parser.add_argument("--memsched")
     parser.add_argument("--time-limit", default="30", help="the tool's --time-limit per plan (seconds)")
     parser.add_argument("--no-baselines", action="store_true")
+    parser.add_argument("--inference", action="store_true",
+                        help="inference rows instead: Serenity's order against eager's forward")
     args = parser.parse_args(argv)
     torch.manual_seed(0)
+    if args.inference:
+        inference_rows(args)
+        return 0
     print("model     budget  algo           predicted  measured  eager_peak  pred/meas  step_s  eager_s  time_x  pred_overhead")
     for name in args.models.split(","):
         model = make_model(name).train()

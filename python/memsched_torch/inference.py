@@ -2,6 +2,7 @@
 ordered by the tool (Serenity by default), run node by node with each value freed after its last use."""
 
 import json
+import operator
 import os
 import tempfile
 
@@ -9,7 +10,7 @@ import torch
 
 from .export import ExportError, build_graph
 from .joint import TraceError
-from .plan import PlanError, find_tool, run_tool
+from .plan import order as tool_order
 from .runner import InferenceRunner
 
 
@@ -57,21 +58,19 @@ def node_order(gm, vertex_nodes, vertex_order):
             place(a)
         place(n)
     for n in nodes:  # views of outputs, then the output node
-        place(n)
+        if not (n.target is operator.getitem and not n.users):  # an unread item would keep its tuple
+            place(n)
     return order
 
 
 def ordered(model, example_inputs, algo="serenity", tool=None, extra=(), name="model"):
     """An InferenceRunner for model in the tool's order (`memsched order --algo algo`) and the order
     document ({"order", "peak_bytes", ...}); the runner's results equal model(*inputs)."""
-    tool = find_tool(tool)
     gm, graph, vertex_nodes = trace_inference(model, example_inputs, name)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "forward.json")
         with open(path, "w") as f:
             json.dump(graph, f, separators=(",", ":"))
-        rc, doc, err = run_tool(tool, ["order", path, "--algo", algo, "--json", *extra])
-    if rc != 0 or doc is None:
-        raise PlanError(f"memsched order --algo {algo} failed: {err or rc}")
+        doc = tool_order(path, algo, tool, extra)
     order = [int(v) for v in doc["order"]]
     return InferenceRunner(gm, node_order(gm, vertex_nodes, order)), doc, graph

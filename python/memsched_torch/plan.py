@@ -9,11 +9,11 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
 
 
 class PlanError(Exception):
-    """No plan: an infeasible budget, a missing tool or a tool error (the message says which)."""
+    """No plan (an infeasible budget, a missing tool, a tool error) or a plan the runner cannot
+    execute; the message says which."""
 
 
 def find_tool(explicit=None):
@@ -98,18 +98,10 @@ def least_feasible(graph_path, algo, tool, infeasible, feasible, extra=(), toler
     return hi
 
 
-def serenity_order(graph_path, tool=None, extra=()):
-    """The tool's order document ({"order", "peak_bytes", ...}) of an inference graph by Serenity."""
+def order(graph_path, algo="serenity", tool=None, extra=()):
+    """The tool's order document ({"order", "peak_bytes", ...}) of an inference graph."""
     tool = find_tool(tool)
-    rc, doc, err = run_tool(tool, ["order", graph_path, "--algo", "serenity", "--json", *extra])
+    rc, doc, err = run_tool(tool, ["order", graph_path, "--algo", algo, "--json", *extra])
     if rc != 0 or doc is None:
-        raise PlanError(f"memsched order {graph_path} --algo serenity failed: {err or rc}")
+        raise PlanError(f"memsched order {graph_path} --algo {algo} failed: {err or rc}")
     return doc
-
-
-def write_graph(graph, directory=None):
-    """Writes graph JSON to a new file; returns its path."""
-    fd, path = tempfile.mkstemp(suffix=".json", prefix="memsched_torch_", dir=directory)
-    with os.fdopen(fd, "w") as f:
-        json.dump(graph, f, separators=(",", ":"))
-    return path

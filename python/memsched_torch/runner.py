@@ -10,11 +10,7 @@ run in the module's forward, the rest in its backward.
 import torch
 import torch.fx
 
-from .joint import TraceError  # noqa: F401  (re-exported for callers that catch both)
-
-
-class PlanError(Exception):
-    """A plan the runner cannot execute on this joint graph (names the step and vertex)."""
+from .plan import PlanError
 
 
 class JointRunner:
@@ -200,6 +196,8 @@ class InferenceRunner:
                 for a in n.all_input_nodes:
                     if last_use.get(a) == i and a not in out_node.all_input_nodes:
                         env.pop(a, None)
+                if n not in last_use and n.op == "call_function":
+                    env.pop(n, None)  # a value nothing reads (max-pool indices, BatchNorm's statistics)
                 if observe is not None:
                     observe()
             return torch.fx.node.map_arg(out_node.args[0], lambda a: env[a])
