@@ -1,7 +1,9 @@
 // A hostile user's inputs, second round: endless files, values a file cannot hold, silently dropped
 // GraphML content, DOT names that do not read back, misleading messages and numbers, flags given
-// twice, graphs that mix the passes. Each case runs the tool (through popen, as a user would) or
-// the library function behind it and checks the exit code, the message and the files left.
+// twice, graphs that mix the passes, and a killed tool that must take its solver child with it and
+// leave no partial file (write_file's own cases: tests/core/write_file.cpp). Each case runs the tool
+// (through popen, as a user would) or the library function behind it and checks the exit code,
+// the message and the files left.
 
 #include <memsched/graph/detail/input_limits.hpp>
 #include <memsched/graph/dot_io.hpp>
@@ -423,4 +425,85 @@ TEST_CASE("DOT: every name either reads back exactly or is refused by the writer
     ++round_trips;
   }
   CHECK(round_trips > refused);  // the writer refuses only what DOT cannot hold
+}
+
+namespace {
+
+/// The process ids whose parent is `parent` (from /proc).
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream fields(stat.substr(close + 2));
+    char state = 0;
+    long ppid = 0;
+    fields >> state >> ppid;
+    if (ppid == parent) out.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  return out;
+}
+
+/// Whether process `pid` has ended (gone, or a zombie nobody has reaped yet).
+bool ended(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  if (!in) return true;
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto close = stat.rfind(')');
+  return close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] == 'Z' || stat[close + 2] == 'X';
+}
+
+#ifdef MEMSCHED_HAVE_CBC
+constexpr bool have_cbc = true;
+#else
+constexpr bool have_cbc = false;
+#endif
+
+}  // namespace
+
+TEST_CASE("a killed tool takes its solver child with it" * doctest::skip(!have_cbc || !std::filesystem::exists("/proc/self/stat"))) {
+  const temp_dir s;
+  const auto plan = s / "plan.json";
+  for (const int sig : {SIGTERM, SIGINT}) {
+    CAPTURE(sig);
+    const pid_t tool = ::fork();
+    REQUIRE(tool >= 0);
+    if (tool == 0) {
+      const int null = ::open("/dev/null", O_WRONLY);
+      ::dup2(null, 1);
+      ::dup2(null, 2);
+      // A MILP CBC works on far longer than this test waits: the child is still solving when the tool is killed.
+      ::execl(MEMSCHED_TOOL_PATH, MEMSCHED_TOOL_PATH, "remat", training.c_str(), "--algo", "checkmate-milp", "--backend", "cbc", "--budget",
+              "55%", "--order-from", "kahn", "--time-limit", "300", "--out", plan.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    // Counted waits (10 ms polls): the child appears once the model is built; it must be gone soon
+    // after the tool is killed.
+    std::vector<pid_t> solver;
+    for (int poll = 0; poll < 6000 && solver.empty(); ++poll) {
+      int status = 0;
+      if (::waitpid(tool, &status, WNOHANG) == tool) FAIL("the tool exited before its solver child started");
+      solver = children_of(tool);
+      if (solver.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    REQUIRE_MESSAGE(solver.size() == 1, "no solver child appeared");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let the child settle into CBC
+    REQUIRE(::kill(tool, sig) == 0);
+    int status = 0;
+    REQUIRE(::waitpid(tool, &status, 0) == tool);
+    CHECK(WIFSIGNALED(status));
+    bool gone = false;
+    for (int poll = 0; poll < 500 && !gone; ++poll) {
+      gone = ended(solver[0]);
+      if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    CHECK_MESSAGE(gone, "the solver child " << solver[0] << " outlived the killed tool");
+    if (!gone) ::kill(solver[0], SIGKILL);
+    CHECK(!std::filesystem::exists(plan));
+  }
 }
