@@ -27,6 +27,9 @@ parsed_args::parsed_args(const std::vector<std::string>& argv, const option_spec
         value = name.substr(eq + 1);
         name = name.substr(0, eq);
       }
+      // A repeated option is refused rather than letting the last one win unseen (a script that
+      // appends a flag to a command line would otherwise override the user's choice silently).
+      if (flags_.count(name) != 0 || values_.count(name) != 0) throw usage_error("option --" + name + " is given twice");
       if (spec.flags.count(name) && !inline_value) {
         flags_.insert(name);
       } else if (spec.values.count(name)) {
@@ -55,6 +58,8 @@ std::optional<long long> parsed_args::get_int(const std::string& name) const {
   if (!text) return std::nullopt;
   long long v = 0;
   const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
+  if (ec == std::errc::result_out_of_range && end == text->data() + text->size())
+    throw usage_error("--" + name + " = " + *text + " is out of range (an integer from -2^63 to 2^63 - 1)");
   if (ec != std::errc() || end != text->data() + text->size())
     throw usage_error("--" + name + " must be an integer, got '" + *text + "'");
   return v;
@@ -63,14 +68,41 @@ std::optional<long long> parsed_args::get_int(const std::string& name) const {
 std::optional<double> parsed_args::get_double(const std::string& name) const {
   const auto text = get(name);
   if (!text) return std::nullopt;
-  try {
-    std::size_t used = 0;
-    const double v = std::stod(*text, &used);
-    if (used != text->size()) throw std::invalid_argument("trailing characters");
-    return v;
-  } catch (const std::exception&) {
-    throw usage_error("--" + name + " must be a number, got '" + *text + "'");
+  // from_chars(general): no hex, no leading '+' or blank; "inf" and "nan" parse and are refused
+  // below with everything else that is not a finite number.
+  const char* first = text->data();
+  const char* last = first + text->size();
+  double v = 0;
+  const auto [end, ec] = std::from_chars(first, last, v, std::chars_format::general);
+  if (first == last || ec == std::errc::invalid_argument || end != last) throw usage_error("--" + name + " must be a number, got '" + *text + "'");
+  if (ec == std::errc::result_out_of_range || !std::isfinite(v))
+    throw usage_error("--" + name + " must be a finite number, got '" + *text + "'");
+  return v;
+}
+
+double number_of(const parsed_args& args, const std::string& name, double fallback, double min, double max) {
+  const auto v = args.get_double(name);
+  if (!v) return fallback;
+  if (!(*v >= min && *v <= max)) {
+    std::ostringstream range;
+    range << "--" << name << " must be a number ";
+    if (max == std::numeric_limits<double>::max()) range << ">= " << min;
+    else range << "in [" << min << ", " << max << "]";
+    range << ", got '" << *args.get(name) << "'";
+    throw usage_error(range.str());
   }
+  return *v;
+}
+
+long long integer_of(const parsed_args& args, const std::string& name, long long fallback, long long min, long long max) {
+  const auto v = args.get_int(name);
+  if (!v) return fallback;
+  if (*v < min || *v > max)
+    throw usage_error("--" + name + " must be " +
+                      (max == std::numeric_limits<long long>::max() ? ">= " + std::to_string(min)
+                                                                    : "in [" + std::to_string(min) + ", " + std::to_string(max) + "]") +
+                      ", got " + std::to_string(*v));
+  return *v;
 }
 
 std::vector<std::string> parsed_args::given() const {

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -53,7 +54,11 @@ class parsed_args {
   [[nodiscard]] std::string get_or(const std::string& name, const std::string& fallback) const {
     return get(name).value_or(fallback);
   }
+  /// The integer value of --`name`, or nullopt when absent. Throws usage_error naming the flag for
+  /// text that is not an integer, and saying "out of range" for one beyond 64 bits.
   [[nodiscard]] std::optional<long long> get_int(const std::string& name) const;
+  /// The number value of --`name`, or nullopt when absent. Throws usage_error naming the flag for
+  /// text that is not a decimal number (hex, a sign '+', blanks) and for NaN and infinities.
   [[nodiscard]] std::optional<double> get_double(const std::string& name) const;
   /// The single positional argument (the graph file), or a usage_error.
   [[nodiscard]] const std::string& one_positional(const char* what) const;
@@ -136,6 +141,15 @@ class progress_printer {
 /// every counted limit (rounds, options, levels). Throws usage_error naming the flag on a negative
 /// or non-integer value.
 [[nodiscard]] std::size_t count_of(const parsed_args& args, const std::string& name, std::size_t fallback);
+
+/// A number flag --`name` (finite, in [min, max]) of `args`, or `fallback` when absent: the checked
+/// parser of every real-valued flag. Throws usage_error naming the flag, the range and the text.
+[[nodiscard]] double number_of(const parsed_args& args, const std::string& name, double fallback, double min, double max);
+
+/// An integer flag --`name` in [min, max] of `args`, or `fallback` when absent: the checked parser
+/// of every integer flag that is not a count. Throws usage_error naming the flag, the range and the
+/// text ("out of range" beyond 64 bits).
+[[nodiscard]] long long integer_of(const parsed_args& args, const std::string& name, long long fallback, long long min, long long max);
 
 /// The items of a comma-separated flag value ("a,b,,c" -> a, b, c; empty items dropped).
 [[nodiscard]] std::vector<std::string> split_list(const std::string& text);

@@ -33,10 +33,7 @@ int run_rewrite(const std::vector<std::string>& argv) {
   o.channel_wise = !args.has("no-channel-wise");
   o.kernel_wise = !args.has("no-kernel-wise");
   o.pooling_is_kernel_wise = args.has("pools");
-  if (auto n = args.get_int("max-passes")) {
-    if (*n < 1) throw usage_error("--max-passes must be >= 1");
-    o.max_passes = static_cast<std::size_t>(*n);
-  }
+  o.max_passes = static_cast<std::size_t>(integer_of(args, "max-passes", static_cast<long long>(o.max_passes), 1, std::numeric_limits<long long>::max()));
   const auto graph = load_graph(path);
   const auto r = memsched::rewrite_identities(graph, o);
   save_graph(*out, r.graph);

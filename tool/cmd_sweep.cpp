@@ -29,11 +29,7 @@ int run_sweep(const std::vector<std::string>& argv) {
   const std::string& path = args.one_positional("graph file");
   const auto graph = load_graph(path);
   memsched::sweep_options options;
-  if (auto n = args.get_int("num-budgets")) {
-    if (*n < 1 || *n > max_num_budgets)
-      throw usage_error("--num-budgets must be in [1, " + std::to_string(max_num_budgets) + "], got " + std::to_string(*n));
-    options.num_budgets = static_cast<std::size_t>(*n);
-  }
+  options.num_budgets = static_cast<std::size_t>(integer_of(args, "num-budgets", static_cast<long long>(options.num_budgets), 1, max_num_budgets));
   if (auto list = args.get("budgets")) {
     std::optional<std::int64_t> peak;
     auto no_remat = [&] {

@@ -12,7 +12,9 @@ std::string train_usage() {
          "                      [--no-input-dependencies] [--no-next-output-dependencies]\n\n"
          "Builds the training graph (forward + loss + gradients) of the forward graph GRAPH by Checkmate's\n"
          "rule (see docs/remat.md) and writes it to --out FILE (.json, .graphml or .dot, by the extension), or\n"
-         "as memsched JSON to standard output.\n";
+         "as memsched JSON to standard output. --grad-cost-factor (default 2): a finite number >= 0.\n"
+         "Refuses a graph that already has a loss or backward nodes, and a training graph memsched could not\n"
+         "read back (a gradient cost beyond the range of double, sums of bytes or costs that overflow).\n";
 }
 
 int run_train(const std::vector<std::string>& argv) {
@@ -20,10 +22,8 @@ int run_train(const std::vector<std::string>& argv) {
   const parsed_args args(argv, spec);
   const std::string& path = args.one_positional("graph file");
   memsched::training_graph_options options;
-  if (auto f = args.get_double("grad-cost-factor")) {
-    if (!(*f >= 0)) throw usage_error("--grad-cost-factor must be >= 0");
-    options.grad_cost_factor = *f;
-  }
+  // Finite: a factor of 1e308 that makes some gradient's cost overflow is the library's error.
+  options.grad_cost_factor = number_of(args, "grad-cost-factor", options.grad_cost_factor, 0, std::numeric_limits<double>::max());
   options.bilinear_operands = !args.has("no-bilinear-operands");
   options.input_dependencies = !args.has("no-input-dependencies");
   options.next_output_dependencies = !args.has("no-next-output-dependencies");

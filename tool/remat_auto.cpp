@@ -39,7 +39,7 @@ const std::string auto_usage = std::string(
     "                            lifetime-search, hiremate\n"
     "    --time-limit S          wall clock for the whole run (default 60)\n"
     "    --threads N             solver and HiRemate threads\n"
-    "    --gap G                 the MILP's relative gap (default 1e-6)\n"
+    "    --gap G                 the MILP's relative gap, in [0, 1] (default 1e-6)\n"
     "    --progress              print each better plan to stderr\n"
     "    --max-memory BYTES|N%   cap on the MILP model's estimated memory (default: half the RAM)\n";
 
@@ -64,7 +64,7 @@ memsched::remat_result run_auto(const memsched::dataflow_graph& graph, std::int6
   const auto limit = time_limit_or_default(args);
   const auto max_memory = max_memory_of(args);
   const unsigned threads = threads_of(args);
-  const double gap = args.get_double("gap").value_or(1e-6);
+  const double gap = gap_of(args);
   // --order-from free: the given order, then the best one (the library tries both: more_orders).
   std::vector<memsched::input_order_result> orders;
   const bool free_order = args.get_or("order-from", "") == "free";

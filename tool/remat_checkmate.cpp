@@ -24,7 +24,7 @@ const std::string checkmate_usage = std::string(
     "    --backend cbc|glpk      MILP solver (default: cbc when built)\n") + remat_order_usage +
     "    --time-limit S          wall clock for the whole run (default 60)\n"
     "    --threads N             solver threads (CBC's tree search)\n"
-    "    --gap G                 relative gap at which the solver stops (default 1e-6)\n"
+    "    --gap G                 relative gap at which the solver stops, in [0, 1] (default 1e-6)\n"
     "    --progress              print each better plan to stderr\n"
     "    --max-memory BYTES|N%   cap on the model's estimated memory (default: half the RAM, at most\n"
     "                            half the address-space limit); a bigger model is not built\n"
@@ -37,6 +37,8 @@ const char* const checkmate_lp_usage =
     "    (--backend, --order, --order-from, --time-limit, --progress, --max-memory).\n";
 
 const option_spec checkmate_spec{{"backend", "order", "order-from", "time-limit", "threads", "gap", "max-memory"}, {"progress"}};
+// The LP relaxation has no gap to stop at.
+const option_spec checkmate_lp_spec{{"backend", "order", "order-from", "time-limit", "threads", "max-memory"}, {"progress"}};
 
 /// The fields every solver-based algorithm adds to the output.
 void add_stats(json& extra, const memsched::remat_result& r, const memsched::input_order_result& in, double used) {
@@ -55,6 +57,7 @@ memsched::remat_result run_checkmate_milp(const memsched::dataflow_graph& graph,
   const auto t0 = std::chrono::steady_clock::now();
   const auto limit = time_limit_or_default(args);
   const auto max_memory = max_memory_of(args);
+  const double gap = gap_of(args);
   std::optional<memsched::remat_result> heuristic;
   try {
     heuristic = memsched::best_heuristic_plan(graph, budget);
@@ -69,7 +72,7 @@ memsched::remat_result run_checkmate_milp(const memsched::dataflow_graph& graph,
     o.order = in.order;
     o.solver.time_limit = left_of(limit, used);
     o.solver.threads = threads_of(args);
-    o.solver.relative_gap = args.get_double("gap").value_or(1e-6);
+    o.solver.relative_gap = gap;
     o.solver.observer = printer;
     if (max_memory) o.max_bytes = *max_memory;
     if (heuristic && memsched::has_solution(heuristic->status)) o.start_plans.push_back(heuristic->plan);
@@ -114,7 +117,7 @@ memsched::remat_result run_checkmate_lp(const memsched::dataflow_graph& graph, s
 }
 
 const register_remat_algorithm checkmate_milp_algo{{"checkmate-milp", checkmate_usage, checkmate_spec, run_checkmate_milp}};
-const register_remat_algorithm checkmate_lp_algo{{"checkmate-lp", checkmate_lp_usage, checkmate_spec, run_checkmate_lp}};
+const register_remat_algorithm checkmate_lp_algo{{"checkmate-lp", checkmate_lp_usage, checkmate_lp_spec, run_checkmate_lp}};
 
 }  // namespace
 }  // namespace memsched_cli

@@ -17,10 +17,8 @@ memsched::remat_result run_dtr(const memsched::dataflow_graph& graph, std::int64
   const auto parsed = memsched::parse_dtr_heuristic(h);
   if (!parsed) throw usage_error("--dtr-heuristic must be dtr, dtr-eq, local, lru or size, got '" + h + "'");
   o.heuristic = *parsed;
-  if (auto k = args.get_int("max-computations")) {
-    if (*k < 1) throw usage_error("--max-computations must be at least 1");
-    o.max_computations = static_cast<std::size_t>(*k);
-  }
+  if (args.get("max-computations"))
+    o.max_computations = static_cast<std::size_t>(integer_of(args, "max-computations", 1, 1, std::numeric_limits<long long>::max()));
   o.time_limit = time_limit_of(args);
   // Serenity's part of --order-from best: its counted state limit, with a 1 s backstop.
   const memsched::input_order_result in = remat_order_of(graph, budget, args, std::chrono::duration<double>(2.0));

@@ -12,17 +12,14 @@ namespace {
 
 memsched::best_heuristic_options heuristic_options(const parsed_args& args) {
   memsched::best_heuristic_options o;
-  if (auto k = args.get_int("greedy-budgets")) {
-    if (*k < 1) throw usage_error("--greedy-budgets must be at least 1");
-    o.greedy_budgets = static_cast<std::size_t>(*k);
-  }
+  o.greedy_budgets = static_cast<std::size_t>(
+      integer_of(args, "greedy-budgets", static_cast<long long>(o.greedy_budgets), 1, std::numeric_limits<long long>::max()));
   return o;
 }
 
 std::optional<std::int64_t> segment_bytes(const parsed_args& args) {
-  auto b = args.get_int("segment-bytes");
-  if (b && *b < 0) throw usage_error("--segment-bytes must be >= 0");
-  return b;
+  if (!args.get("segment-bytes")) return std::nullopt;
+  return integer_of(args, "segment-bytes", 0, 0, std::numeric_limits<std::int64_t>::max());
 }
 
 const option_spec greedy_options{{"segment-bytes", "greedy-budgets"}, {}};
@@ -63,10 +60,8 @@ void register_all() {
       const memsched::greedy_options greedy{.segment_bytes = b, .greedy_budgets = opts.greedy_budgets};
       if (h == remat_heuristic::revolve) {
         std::optional<std::size_t> snapshots;
-        if (auto s = args.get_int("snapshots")) {
-          if (*s < 1) throw usage_error("--snapshots must be at least 1");
-          snapshots = static_cast<std::size_t>(*s);
-        }
+        if (args.get("snapshots"))
+          snapshots = static_cast<std::size_t>(integer_of(args, "snapshots", 1, 1, std::numeric_limits<long long>::max()));
         r = memsched::revolve_plan(g, budget, memsched::revolve_options{.snapshots = snapshots});
       } else if (h == remat_heuristic::chen_greedy) {
         r = memsched::chen_greedy_plan(g, budget, greedy);

@@ -118,6 +118,11 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   progress_printer printer(args.has("progress"));
   o.observer = printer;
   memsched::check_hiremate_options(o);  // before any work; main reports a bad flag as a usage error
+  // The library's message names its own function; the tool's user makes a training graph with `train`.
+  if (std::none_of(boost::vertices(graph).first, boost::vertices(graph).second,
+                   [&](auto v) { return graph[v].role != memsched::node_role::forward; }))
+    throw std::invalid_argument("hiremate plans a training graph and this one has no loss or backward nodes: make one with "
+                                "`memsched train GRAPH --out TRAINING.json`");
   const std::string top = args.get_or("top-solver", "none");
   std::string built = "none";
 #ifdef MEMSCHED_HAVE_CBC

@@ -39,9 +39,9 @@ memsched::remat_result run_moccasin(const memsched::dataflow_graph& graph, std::
   const std::string backend = args.get_or("backend", "gecode");
   const auto time_limit = time_limit_or_default(args);
   const unsigned threads = threads_of(args);
-  const auto intervals = args.get_int("max-intervals").value_or(2);
-  if (intervals < 1) throw usage_error("--max-intervals must be >= 1");
-  const auto seed = args.get_int("seed").value_or(1);
+  const auto intervals = integer_of(args, "max-intervals", 2, 1, std::numeric_limits<unsigned>::max());
+  // count_of: the one rule of every --seed (an integer >= 0), as lifetime-search's.
+  const auto seed = count_of(args, "seed", 1);
   const auto max_memory = max_memory_of(args);
   const auto t0 = std::chrono::steady_clock::now();
   auto used = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };

@@ -56,6 +56,10 @@ inline std::chrono::duration<double> order_limit(const std::optional<std::chrono
   return limit.value_or(std::chrono::duration<double>(60.0));
 }
 
+/// --gap G of the MILP-based algorithms: the relative gap at which the solver stops, a number in
+/// [0, 1] (default 1e-6).
+inline double gap_of(const parsed_args& args) { return number_of(args, "gap", 1e-6, 0, 1); }
+
 /// The input order chosen by --order FILE or --order-from SOURCE. `heuristic` is the best heuristic
 /// plan the caller already computed (used by --order-from heuristic; nullopt: none, the order falls
 /// back to Kahn's). Serenity's limits are memsched::input_order_within(time_limit)'s: no floor, so
@@ -64,7 +68,9 @@ inline memsched::input_order_result remat_order_of(const memsched::dataflow_grap
                                                    std::chrono::duration<double> time_limit,
                                                    const std::optional<memsched::remat_result>& heuristic) {
   if (auto file = args.get("order")) {
-    return {memsched::read_order(*file, node_ids(graph)), 0, "file"};
+    auto order = memsched::read_order(*file, node_ids(graph));
+    const std::int64_t peak = memsched::order_peak(graph, order);  // also checks the order is topological
+    return {std::move(order), peak, "file"};
   }
   const std::string from = args.get_or("order-from", "best");
   const auto source = memsched::parse_input_order_source(from);

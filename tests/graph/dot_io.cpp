@@ -33,11 +33,11 @@ TEST_CASE("a hand-written DOT file: node names are ids, defaults and unknown att
     node [shape = box, bytes = 4];
     10 [label = "input", bytes = 100, cost = 0.5, op = input];
     2 [name = "conv 1", workspace = 16, backward = 1, grad_of = 10];
-    -7;
+    -7 [backward = 1];
     10 -> 2 [color = red];
     2 -> -7;
     10 -> -7; 10 -> -7;
-    subgraph cluster_a { 3 [bytes = 1]; }
+    subgraph cluster_a { 3 [bytes = 1, role = backward]; }
     2 -> 3;
   })";
   const dataflow_graph g = parse_dot_graph(text, "hand.dot");

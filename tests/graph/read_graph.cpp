@@ -230,9 +230,10 @@ TEST_CASE("two nodes with the same id are an error naming the id, in every forma
   const std::string ids = R"(<graphml><key id="b" for="node" attr.name="bytes" attr.type="long"/><key id="i" for="node" attr.name="id" attr.type="long"/>
 <graph edgedefault="directed"><node id="p"><data key="i">4</data><data key="b">1</data></node><node id="q"><data key="i">4</data><data key="b">1</data></node></graph></graphml>)";
   CHECK(contains(error_of([&] { return parse_graphml_graph(ids); }), "duplicate node id 4"));
-  // The second graph of a document is not read (read_graphml reads the first): no false duplicate.
+  // A second graph in a document is an error (read_graphml would drop it), not a duplicate.
   const std::string two_graphs = graphml_head + R"(<node id="x"><data key="b">1</data></node></graph><graph><node id="x"/></graph></graphml>)";
-  CHECK(num_vertices(parse_graphml_graph(two_graphs)) == 1);
+  CHECK(error_of([&] { return parse_graphml_graph(two_graphs, "two.graphml"); }) ==
+        "two.graphml: a second <graph> in <graphml>: memsched reads one graph per file");
 
   // JSON.
   CHECK(contains(error_of([&] { return parse_json_graph(R"({"nodes": [{"id": 3, "bytes": 1}, {"id": 3, "bytes": 2}]})", "t.json"); }),

@@ -157,9 +157,10 @@ class identity_rewriter {
     }
     if (matches.empty()) return false;
 
-    std::int64_t next_id = std::numeric_limits<std::int64_t>::min();
-    for (std::size_t v = 0; v < n; ++v) next_id = std::max(next_id, g_[v].id);
-    ++next_id;
+    std::int64_t max_id = std::numeric_limits<std::int64_t>::min();
+    for (std::size_t v = 0; v < n; ++v) max_id = std::max(max_id, g_[v].id);
+    // New vertices take the ids after the largest; past 2^63 - 1 they would wrap onto existing ids.
+    std::int64_t next_id = max_id;
     out = dataflow_graph();
     origin.clear();
     std::vector<std::vector<std::size_t>> rep(n);  // new vertices holding v's output
@@ -171,7 +172,10 @@ class identity_rewriter {
     };
     auto fresh = [&](const node& base, std::string name, std::int64_t bytes, double cost) {
       node nd = base;
-      nd.id = next_id++;
+      if (next_id == std::numeric_limits<std::int64_t>::max())
+        throw graph_error("rewrite_identities: the new nodes need ids above the largest id " + std::to_string(max_id) +
+                          ", beyond 2^63 - 1: renumber the graph's node ids");
+      nd.id = ++next_id;
       nd.name = std::move(name);
       nd.bytes = bytes;
       nd.cost = cost;
@@ -299,7 +303,7 @@ class identity_rewriter {
 /// nothing matches or max_passes. The result's `order` is empty; outputs are mapped (a rewritten
 /// output conv is represented by p_1 and p_k). When nothing matches the graph is returned unchanged.
 /// O(passes * (n + m) log m). Throws what make_memory_graph throws for an invalid graph (cycle_error,
-/// graph_error).
+/// graph_error); graph_error when the new nodes' ids would pass 2^63 - 1.
 [[nodiscard]] inline identity_rewrite_result rewrite_identities(const dataflow_graph& g, const identity_rewrite_options& options = {}) {
   identity_rewrite_result result;
   (void)make_memory_graph(g, "rewrite_identities");  // validate

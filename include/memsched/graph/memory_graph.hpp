@@ -56,7 +56,8 @@ class memory_graph {
   /// O((n + m) log m). Throws graph_error on an out-of-range vertex, a self loop, a negative
   /// size or workspace, sizes whose sum overflows 64 bits, a negative or non-finite cost, costs
   /// whose sum is not finite, a bad output, roles, grad_of or inplace of the wrong length, a grad_of that is not a forward vertex or
-  /// that is set on a forward vertex, or more than 2^32-1 vertices; cycle_error (a boost::not_a_dag) on a cycle, naming a
+  /// that is set on a forward vertex, a forward vertex that reads the loss or a backward vertex, or
+  /// more than 2^32-1 vertices; cycle_error (a boost::not_a_dag) on a cycle, naming a
   /// vertex on it.
   explicit memory_graph(memory_graph_data data, std::string_view context = "memory_graph") {
     build(std::move(data), context);

@@ -9,7 +9,9 @@
 #include <memsched/graph/memory_graph.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
+#include <cstdio>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -49,12 +51,24 @@ struct training_graph_options {
 ///   input x read by c with op conv2d, conv_transpose2d, linear, addmm, embedding, batchnorm,
 ///   layernorm or wsum: x -> g(c);
 /// - outputs = [loss], kind "training".
-/// O((n + m) log n + sum over bilinear nodes of in-degree^2). Throws graph_error for a graph that
-/// is empty or whose outputs are not set and that has no sinks; cycle_error on a cycle.
+/// O((n + m) log n + sum over bilinear nodes of in-degree^2). Throws option_error for a
+/// grad_cost_factor or loss_cost_per_byte that is not a finite number >= 0 or a negative loss_bytes;
+/// graph_error for a graph that is empty, that already has training roles, whose outputs are not
+/// set and that has no sinks, or whose training graph is not representable (a gradient cost beyond
+/// the range of double, bytes or costs whose sums overflow); cycle_error on a cycle.
 [[nodiscard]] inline dataflow_graph make_training_graph(const dataflow_graph& forward, const training_graph_options& options = {}) {
+  auto bad_option = [](const char* option, const char* requirement) { throw option_error("make_training_graph", option, requirement); };
+  if (!(std::isfinite(options.grad_cost_factor) && options.grad_cost_factor >= 0)) bad_option("grad_cost_factor", "must be a finite number >= 0");
+  if (!(std::isfinite(options.loss_cost_per_byte) && options.loss_cost_per_byte >= 0))
+    bad_option("loss_cost_per_byte", "must be a finite number >= 0");
+  if (options.loss_bytes < 0) bad_option("loss_bytes", "must be >= 0");
   const memory_graph mg = make_memory_graph(forward, "make_training_graph");
   const std::size_t n = mg.size();
   if (n == 0) throw graph_error("make_training_graph: the forward graph is empty");
+  // A second backward pass over a loss and gradients means nothing: the result would treat them
+  // as forward values and differentiate them again.
+  if (mg.has_training_roles())
+    throw graph_error("make_training_graph: the graph already has training roles (a loss or backward vertices): give its forward graph");
   const auto& info = forward[boost::graph_bundle];
   std::vector<std::size_t> order;
   if (info.order.size() == n) {
@@ -94,6 +108,12 @@ struct training_graph_options {
       gd.op = options.grad_op_prefix + nd.op;
       gd.bytes = nd.bytes;
       gd.cost = options.grad_cost_factor * nd.cost;
+      if (!std::isfinite(gd.cost)) {
+        char product[96];
+        std::snprintf(product, sizeof product, "%.6g x %.6g", options.grad_cost_factor, nd.cost);
+        throw graph_error("make_training_graph: the gradient of " + mg.label(order[i]) + " would cost " + product +
+                          ", beyond the range of double: scale the costs or grad_cost_factor down");
+      }
       gd.role = node_role::backward;
       gd.grad_of = static_cast<std::int64_t>(i);
     }
@@ -137,6 +157,9 @@ struct training_graph_options {
   edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
   for (auto [a, b] : edges) add_edge(a, b, g);
   out_info.outputs = std::vector<std::size_t>{n};
+  // Everything a memory_graph refuses (bytes or costs whose sums overflow) is refused here, so
+  // that no training graph is written that the readers would reject.
+  (void)make_memory_graph(g, "make_training_graph: the training graph");
   return g;
 }
 

@@ -19,8 +19,12 @@ namespace memsched {
 struct plan_simulation {
   std::int64_t peak_bytes = 0;   ///< Largest transient at a compute step.
   std::size_t peak_step = 0;     ///< The first step where the peak occurs.
-  double total_cost = 0;         ///< Sum of cost over compute steps.
-  double overhead = 0;           ///< total_cost / (sum of cost over vertices) - 1 (0 when that sum is 0).
+  /// Sum of cost over compute steps: the sum over vertices plus the cost of the recomputations,
+  /// so a plan without recomputation costs exactly the graph's total whatever its order.
+  double total_cost = 0;
+  /// The cost of the recomputations / (sum of cost over vertices) (0 when that sum is 0): exactly 0
+  /// for a plan that computes each vertex once.
+  double overhead = 0;
   std::size_t computes = 0;      ///< Number of compute steps.
   std::vector<std::int64_t> live_before;  ///< Resident bytes before each step.
   /// Bytes in use during each step: live_before + workspace + bytes for a compute (the peak

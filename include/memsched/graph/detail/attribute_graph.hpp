@@ -37,10 +37,17 @@
 
 namespace memsched::detail {
 
-/// The raw text of a node's attributes (empty: absent).
+/// The text `bytes` keeps until the file sets it: the one attribute every node needs, so that
+/// an absent one and an empty one (bytes="") get their own messages.
+inline const std::string& absent_attribute() {
+  static const std::string text(1, '\0');
+  return text;
+}
+
+/// The raw text of a node's attributes (empty: absent; `bytes`: absent_attribute()).
 struct attribute_node {
   std::string node_id;  ///< The DOT node name.
-  std::string id, name, op, bytes, cost, workspace, role, backward, grad_of, inplace, output, order_position;
+  std::string id, name, op, bytes = absent_attribute(), cost, workspace, role, backward, grad_of, inplace, output, order_position;
 };
 struct attribute_graph_info {
   std::string name, kind;
@@ -159,11 +166,13 @@ inline graph_record record_from_attributes(const attribute_graph& g, const std::
     node v;
     v.id = ids[i];
     const std::string named = node_label(v.id) + ": ";
-    if (a.bytes.empty()) fail_file(source, named + "missing attribute 'bytes'");
+    if (a.bytes == absent_attribute()) fail_file(source, named + "missing attribute 'bytes'");
     v.bytes = size(a.bytes, named + "bytes");
     if (!a.workspace.empty()) v.workspace = size(a.workspace, named + "workspace");
     if (!a.cost.empty()) {
-      const auto cost = parse_double(a.cost);
+      bool out_of_range = false;
+      const auto cost = parse_double(a.cost, out_of_range);
+      if (out_of_range) fail_file(source, named + "cost = " + a.cost + " is out of the range of double");
       if (!cost) fail_file(source, named + "cost must be a number >= 0, got '" + a.cost + "'");
       v.cost = *cost;
     }

@@ -251,12 +251,14 @@ struct dot_attribute_writer {
   }
 };
 
-/// Boost writes `"` as `\"` and reads `\"` back as `"`, leaving other backslashes alone: a string
-/// ending in a backslash, or with a backslash before a quote, would not read back.
+/// Boost writes `"` as `\"` and reads `\"` back as `"`, drops a backslash before a newline (DOT's
+/// line continuation), and leaves other backslashes alone; DOT has no escape for a backslash: a
+/// string ending in a backslash, or with a backslash before a quote or a newline, would not read
+/// back.
 inline void check_dot_text(const std::string& text, const std::string& what) {
-  if ((!text.empty() && text.back() == '\\') || text.find("\\\"") != std::string::npos)
+  if ((!text.empty() && text.back() == '\\') || text.find("\\\"") != std::string::npos || text.find("\\\n") != std::string::npos)
     throw graph_error("write_dot_graph: " + what + " '" + text +
-                      "' ends with a backslash or has one before a quote: DOT cannot hold it (use JSON or GraphML)");
+                      "' ends with a backslash or has one before a quote or a newline: DOT cannot hold it (use JSON or GraphML)");
 }
 
 }  // namespace memsched::detail

@@ -218,7 +218,8 @@ inline std::optional<std::int64_t> parse_int64(std::string_view text, bool& out_
 }
 
 /// Strict text -> double (optional surrounding blanks).
-inline std::optional<double> parse_double(std::string_view text) {
+inline std::optional<double> parse_double(std::string_view text, bool& out_of_range) {
+  out_of_range = false;
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t' || text.front() == '\n' || text.front() == '\r'))
     text.remove_prefix(1);
   while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\n' || text.back() == '\r'))
@@ -226,6 +227,7 @@ inline std::optional<double> parse_double(std::string_view text) {
   if (!text.empty() && text.front() == '+') text.remove_prefix(1);
   double value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  out_of_range = ec == std::errc::result_out_of_range && end == text.data() + text.size();
   if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
   return value;
 }

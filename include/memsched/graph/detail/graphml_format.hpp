@@ -51,37 +51,53 @@ class graphml_builder final : public boost::mutate_graph {
   boost::dynamic_properties& dp_;
 };
 
-/// Boost's read_graphml gives two <node> elements with the same id one vertex, the later data
-/// overwriting the earlier: a silently wrong graph. Reads the same graphs Boost reads (the first
-/// <graph> of <graphml> and the <graph> elements nested directly in it, recursively) and throws
-/// file_error naming the id and both elements. Run after read_graphml accepted the text (which
-/// also bounds the nesting). O(size log n).
-inline void check_graphml_node_ids(const std::string& text, const std::string& source) {
+/// What Boost's read_graphml would read wrongly or drop without a word, as file_error naming the
+/// element: two <node> elements with the same id (Boost gives them one vertex, the later data
+/// overwriting the earlier), a second top-level <graph> (Boost reads the first), a <hyperedge> (a
+/// dependency would disappear), a <graph> nested in a <node> or an <edge> (its nodes would
+/// disappear), and a top-level <graph> without edgedefault (Boost's message names its internals). Reads the
+/// graphs Boost reads (the first <graph> of <graphml> and the <graph> elements nested directly in
+/// it, recursively). Text that is not XML is left to Boost's message. O(size log n).
+inline void check_graphml_structure(const std::string& text, const std::string& source) {
   namespace pt = boost::property_tree;
   pt::ptree doc;
-  std::istringstream in(text);
-  pt::read_xml(in, doc, pt::xml_parser::no_comments | pt::xml_parser::trim_whitespace);
+  try {
+    std::istringstream in(text);
+    pt::read_xml(in, doc, pt::xml_parser::no_comments | pt::xml_parser::trim_whitespace);
+  } catch (const pt::ptree_error&) {
+    return;
+  }
   const auto root = doc.get_child_optional("graphml");
   if (!root) return;
   std::map<std::string, std::size_t> first;  // id -> position among the <node> elements read
   std::size_t count = 0;
   auto scan = [&](const auto& self, const pt::ptree& graph) -> void {
-    for (const auto& [tag, child] : graph)
-      if (tag == "node") {
-        const std::string id = child.get("<xmlattr>.id", std::string());
-        const auto [it, added] = first.emplace(id, count);
-        if (!added)
-          fail_file(source, "<node id=\"" + id + "\"> appears twice (<node> elements " + std::to_string(it->second + 1) + " and " +
-                                std::to_string(count + 1) + " in file order): node ids must be unique");
-        ++count;
-      }
+    for (const auto& [tag, child] : graph) {
+      if (tag == "hyperedge")
+        fail_file(source, "a <hyperedge>: memsched graphs have plain edges (write one <edge> per producer and consumer)");
+      if (tag != "node" && tag != "edge") continue;
+      const std::string id = child.get("<xmlattr>.id", std::string());
+      if (child.count("graph") != 0)
+        fail_file(source, "a <graph> nested in <" + tag + (id.empty() ? "" : " id=\"" + id + "\"") +
+                              ">: memsched graphs are flat (move its nodes and edges into the top-level graph)");
+      if (tag != "node") continue;
+      const auto [it, added] = first.emplace(id, count);
+      if (!added)
+        fail_file(source, "<node id=\"" + id + "\"> appears twice (<node> elements " + std::to_string(it->second + 1) + " and " +
+                              std::to_string(count + 1) + " in file order): node ids must be unique");
+      ++count;
+    }
     for (const auto& [tag, child] : graph)
       if (tag == "graph") self(self, child);
   };
+  bool seen = false;
   for (const auto& [tag, child] : *root)
     if (tag == "graph") {
+      if (seen) fail_file(source, "a second <graph> in <graphml>: memsched reads one graph per file");
+      seen = true;
+      if (!child.get_optional<std::string>("<xmlattr>.edgedefault"))
+        fail_file(source, "the <graph> has no edgedefault attribute: write <graph edgedefault=\"directed\">");
       scan(scan, child);
-      break;
     }
 }
 

@@ -13,6 +13,7 @@
 #include <memsched/core/errors.hpp>
 #include <memsched/core/write_file.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <filesystem>
 #include <fstream>
@@ -29,14 +30,36 @@ namespace memsched::detail {
 /// (Boost 1.78+ caps DOT subgraphs at 255 for the same reason).
 inline constexpr std::size_t max_nesting_depth = 256;
 
-/// The whole file as text. Throws file_error naming `path` for a directory ("is a directory"), a
-/// file that cannot be opened or one whose reading fails.
-[[nodiscard]] inline std::string read_text_file(const std::filesystem::path& path) {
+/// The most bytes read_text_file reads from a pipe or socket (whose size is not known in
+/// advance): far beyond any graph or plan memsched reads, and a bound on what an endless stream
+/// costs.
+inline constexpr std::size_t max_stream_bytes = std::size_t{1} << 30;
+
+/// The whole file as text. A regular file is read whole; a pipe or socket (a shell's `<(...)`,
+/// /dev/stdin) at most `max_bytes`; a device (/dev/zero, /dev/urandom: endless) is refused.
+/// O(size). Throws file_error naming `path` for a directory ("is a directory"), a device, a stream
+/// longer than `max_bytes` (naming the cap), a file that cannot be opened or one whose reading fails.
+[[nodiscard]] inline std::string read_text_file(const std::filesystem::path& path, std::size_t max_bytes = max_stream_bytes) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw file_error(path.string() + ": is a directory, not a file");
+  const auto type = std::filesystem::status(path, ec).type();
+  if (type == std::filesystem::file_type::directory) throw file_error(path.string() + ": is a directory, not a file");
+  if (type == std::filesystem::file_type::character || type == std::filesystem::file_type::block)
+    throw file_error(path.string() + ": is a device, not a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw file_error(path.string() + ": cannot open the file");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (type == std::filesystem::file_type::regular) {
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.bad()) throw file_error(path.string() + ": cannot read the file");
+    return text;
+  }
+  std::string text;
+  char buffer[1 << 16];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (got > max_bytes - std::min(max_bytes, text.size()))
+      throw file_error(path.string() + ": longer than " + std::to_string(max_bytes) + " bytes, the most read from a pipe or stream");
+    text.append(buffer, got);
+  }
   if (in.bad()) throw file_error(path.string() + ": cannot read the file");
   return text;
 }

@@ -27,12 +27,25 @@ template <class Field>
 std::int64_t json_int64(const json_value& value, const std::string& source, json_integer what, Field&& field) {
   if (value.is_number_integer() && !value.is_number_unsigned()) return value.get<std::int64_t>();
   const bool id = what == json_integer::id;
-  // The reader stores an integer as unsigned only when it is above INT64_MAX.
-  if (value.is_number_unsigned())
+  // The reader stores an integer as unsigned only when it is above INT64_MAX, and as a double
+  // marked out of range beyond 64 bits.
+  if (value.is_number_unsigned() || (value.is_out_of_range() && value.type() == json_value::kind::floating && value.get<double>() != 0))
     fail_file(source, id ? field() + ": node id " + value.dump() + " does not fit in 64 bits"
                          : field() + " = " + value.dump() + " does not fit in 64 bits");
   fail_file(source, id ? field() + ": node id must be an integer, got " + value.dump()
                        : field() + " must be an integer >= 0, got " + value.dump());
+}
+
+/// "an object", "a string", ...: what a value is, for messages.
+inline const char* json_type_name(const json_value& value) {
+  switch (value.type()) {
+    case json_value::kind::null: return "null";
+    case json_value::kind::boolean: return "a boolean";
+    case json_value::kind::string: return "a string";
+    case json_value::kind::array: return "an array";
+    case json_value::kind::object: return "an object";
+    default: return "a number";
+  }
 }
 
 inline std::vector<std::int64_t> json_id_list(const json_value& list, const char* key, const std::string& source) {
@@ -44,18 +57,21 @@ inline std::vector<std::int64_t> json_id_list(const json_value& list, const char
   return out;
 }
 
-/// The member `key` of an object, or nullptr when it is absent or null (null counts as absent for
-/// every optional field).
-inline const json_value* json_field(const json_value& object, const char* key) {
+/// The member `key` of an object, or nullptr when it is absent. A null is an error naming the
+/// field: memsched never writes one, and reading it as "absent" would replace a value the writer
+/// could not represent (an infinite cost) by the default. `where()` prefixes the key.
+template <class Where>
+const json_value* json_field(const json_value& object, const char* key, const std::string& source, Where&& where) {
   const json_value* it = object.find(key);
-  return it == nullptr || it->is_null() ? nullptr : it;
+  if (it != nullptr && it->is_null()) fail_file(source, where() + key + " is null: give a value or leave the field out");
+  return it;
 }
 
-/// The string member `key` ("" when absent or null). `where()` prefixes the key in the message; it
+/// The string member `key` ("" when absent; null is an error). `where()` prefixes the key in the message; it
 /// is called only on error, as json_int64's `field`.
 template <class Where>
 std::string json_string(const json_value& object, const char* key, const std::string& source, Where&& where) {
-  const json_value* it = json_field(object, key);
+  const json_value* it = json_field(object, key, source, where);
   if (it == nullptr) return {};
   if (!it->is_string()) fail_file(source, where() + key + " must be a string, got " + it->dump());
   return it->get<std::string>();
@@ -70,7 +86,8 @@ inline graph_record json_record(const json_value& doc, const std::string& source
   r.name = json_string(doc, "name", source, top_level);
   r.kind = json_string(doc, "kind", source, top_level);
   const json* nodes = doc.find("nodes");
-  if (nodes == nullptr || !nodes->is_array()) fail_file(source, "missing field 'nodes' (an array of node objects)");
+  if (nodes == nullptr) fail_file(source, "missing field 'nodes' (an array of node objects)");
+  if (!nodes->is_array()) fail_file(source, "'nodes' must be an array of node objects, got " + std::string(json_type_name(*nodes)));
   r.nodes.reserve(nodes->size());
   for (std::size_t i = 0; i < nodes->size(); ++i) {
     const json& n = (*nodes)[i];
@@ -85,33 +102,37 @@ inline graph_record json_record(const json_value& doc, const std::string& source
     const json* bytes = n.find("bytes");
     if (bytes == nullptr) fail_file(source, named() + "missing field 'bytes'");
     v.bytes = json_int64(*bytes, source, json_integer::size, [&] { return named() + "bytes"; });
-    if (const json* workspace = json_field(n, "workspace"))
+    auto field = [&](const char* key) { return json_field(n, key, source, named); };
+    if (const json* workspace = field("workspace"))
       v.workspace = json_int64(*workspace, source, json_integer::size, [&] { return named() + "workspace"; });
-    if (const json* cost = json_field(n, "cost")) {
+    if (const json* cost = field("cost")) {
       if (!cost->is_number()) fail_file(source, named() + "cost must be a number >= 0, got " + cost->dump());
+      // Every reader refuses a cost its text gives but a double cannot (1e-400 is not 0).
+      if (cost->is_out_of_range() && cost->get<double>() == 0)
+        fail_file(source, named() + "cost is out of the range of double (nonzero, but it would read as 0)");
       v.cost = cost->get<double>();
     }
     v.name = json_string(n, "name", source, named);
     v.op = json_string(n, "op", source, named);
     role_fields roles;
-    if (const json* role = json_field(n, "role")) {
+    if (const json* role = field("role")) {
       if (role->is_string()) roles.role = parse_node_role(role->get<std::string>());
       if (!roles.role) fail_file(source, named() + "role must be \"forward\", \"backward\" or \"loss\", got " + role->dump());
     }
-    if (const json* backward = json_field(n, "backward")) {
+    if (const json* backward = field("backward")) {
       if (!backward->is_boolean()) fail_file(source, named() + "backward must be true or false, got " + backward->dump());
       roles.backward = backward->get<bool>();
     }
-    if (const json* grad_of = json_field(n, "grad_of"))
+    if (const json* grad_of = field("grad_of"))
       v.grad_of = json_int64(*grad_of, source, json_integer::id, [&] { return named() + "grad_of"; });
-    if (const json* inplace = json_field(n, "inplace")) {
+    if (const json* inplace = field("inplace")) {
       if (!inplace->is_boolean()) fail_file(source, named() + "inplace must be true or false, got " + inplace->dump());
       v.inplace = inplace->get<bool>();
     }
     r.nodes.push_back(std::move(v));
     r.roles.push_back(roles);
   }
-  if (const json* edges = json_field(doc, "edges")) {
+  if (const json* edges = json_field(doc, "edges", source, top_level)) {
     if (!edges->is_array()) fail_file(source, "'edges' must be an array of [producer, consumer] pairs");
     r.edges.reserve(edges->size());
     for (std::size_t i = 0; i < edges->size(); ++i) {
@@ -122,8 +143,8 @@ inline graph_record json_record(const json_value& doc, const std::string& source
       r.edges.emplace_back(producer, json_int64(e[1], source, json_integer::id, where));
     }
   }
-  if (const json* outputs = json_field(doc, "outputs")) r.outputs = json_id_list(*outputs, "outputs", source);
-  if (const json* order = json_field(doc, "order")) r.order = json_id_list(*order, "order", source);
+  if (const json* outputs = json_field(doc, "outputs", source, top_level)) r.outputs = json_id_list(*outputs, "outputs", source);
+  if (const json* order = json_field(doc, "order", source, top_level)) r.order = json_id_list(*order, "order", source);
   return r;
 }
 

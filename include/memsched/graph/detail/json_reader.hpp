@@ -50,6 +50,10 @@ class json_value {
   /// An integer above INT64_MAX (and at most UINT64_MAX).
   [[nodiscard]] bool is_number_unsigned() const noexcept { return kind_ == kind::unsigned_integer; }
   [[nodiscard]] bool is_number() const noexcept { return is_number_integer() || kind_ == kind::floating; }
+  /// A number whose text a double holds only approximately at the edge of its range: an integer
+  /// beyond 64 bits (stored as the nearest double) or a nonzero number that underflows to 0.
+  /// Readers of integers and costs refuse it with "out of range" rather than a misleading type.
+  [[nodiscard]] bool is_out_of_range() const noexcept { return out_of_range_; }
   [[nodiscard]] bool is_string() const noexcept { return kind_ == kind::string; }
   [[nodiscard]] bool is_array() const noexcept { return kind_ == kind::array; }
   [[nodiscard]] bool is_object() const noexcept { return kind_ == kind::object; }
@@ -104,6 +108,7 @@ class json_value {
 
   kind kind_ = kind::null;
   bool bool_ = false;
+  bool out_of_range_ = false;
   union {
     std::int64_t int_ = 0;
     std::uint64_t uint_;
@@ -511,15 +516,18 @@ class json_parser {
           return;
         }
       }
-      // Beyond 64 bits: a double (nlohmann did the same).
+      // Beyond 64 bits: a double (nlohmann did the same), marked out of range.
+      v.out_of_range_ = true;
     }
     double d = 0;
     const auto r = std::from_chars(first, last, d);
     if (r.ec == std::errc::result_out_of_range) {
-      // Overflow is an error; underflow reads as the nearest double (0 or a subnormal), as strtod.
+      // Overflow is an error; underflow reads as the nearest double (0 or a subnormal), as strtod,
+      // and is marked out of range when it reads as 0.
       const std::string copy(first, last);
       d = std::strtod(copy.c_str(), nullptr);
       if (!std::isfinite(d)) fail("number " + copy + " is beyond the range of double");
+      if (d == 0) v.out_of_range_ = true;
     } else if (r.ec != std::errc{} || r.ptr != last) {
       fail("bad number " + std::string(first, last));
     }

@@ -20,12 +20,14 @@ MEMSCHED_INLINE dataflow_graph parse_graphml_graph(std::string_view text, const 
     std::istringstream in{copy};
     detail::graphml_builder builder(raw, dp);
     boost::read_graphml(in, builder, 0);
-    detail::check_graphml_node_ids(copy, source);
+    detail::check_graphml_structure(copy, source);
   } catch (const file_error&) {
     throw;
   } catch (const boost::undirected_graph_error&) {
     throw file_error(source + ": not a directed GraphML graph (edgedefault=\"undirected\"): dataflow edges need a direction");
   } catch (const std::exception& e) {
+    // Boost's message may name its internals (a missing edgedefault): say what is wrong when we can.
+    detail::check_graphml_structure(std::string(text), source);
     throw file_error(source + ": not valid GraphML (" + e.what() + ")");
   }
   return detail::build_dataflow_graph(detail::record_from_attributes(raw, source, detail::attribute_format::graphml), source);

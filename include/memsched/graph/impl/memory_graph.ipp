@@ -112,6 +112,16 @@ MEMSCHED_DEF void memory_graph::build_roles(memory_graph_data& d, const std::str
     if (grad_of_.empty()) grad_of_.assign(n, no_vertex);
     grad_of_[v] = static_cast<vertex>(f);
   }
+  // The forward pass runs before the loss and the gradients; a forward vertex reading one of them is
+  // a mislabelled graph that every remat algorithm would reject (or plan wrongly) on its own terms.
+  if (!has_training_roles_) return;
+  for (std::size_t v = 0; v < n; ++v) {
+    if (roles_[v] != node_role::forward) continue;
+    for (const vertex p : predecessors(v))
+      if (roles_[p] != node_role::forward)
+        throw graph_error(where + "forward " + label(v) + " reads " + std::string(to_string(roles_[p])) + " " + label(p) +
+                          "; forward vertices must not depend on the loss or on backward vertices");
+  }
 }
 
 MEMSCHED_DEF void memory_graph::compute_topological_order(const std::string& where) {

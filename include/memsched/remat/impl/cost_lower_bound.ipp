@@ -36,7 +36,7 @@ MEMSCHED_DEF cost_lower_bound_result cost_lower_bound_on(const memory_graph& g, 
     return res;
   }
   res.total_cost = g.total_cost() + extra;
-  res.overhead = g.total_cost() > 0 ? res.total_cost / g.total_cost() - 1 : 0;
+  res.overhead = g.total_cost() > 0 ? extra / g.total_cost() : 0;  // as plan_simulation's: exactly 0 without recomputation
   return res;
 }
 

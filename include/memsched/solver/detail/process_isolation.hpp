@@ -20,6 +20,9 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <signal.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -114,6 +117,19 @@ inline isolated_child_hook& isolated_child_test_hook() {
   return hook;
 }
 
+/// In a child of run_isolated: makes the kernel kill it when its parent process dies (a killed
+/// tool must not leave a solver running for the rest of its time limit; between incumbents the
+/// child never writes to the pipe, so it would not notice). Linux sends the signal when the thread
+/// that forked exits; that thread waits in run_isolated until the child has exited, so it exits
+/// before the child only when the whole process dies. A parent that died before the call is seen
+/// by getppid(). Elsewhere the child notices at its next write to the pipe.
+inline void die_with_parent([[maybe_unused]] pid_t parent) noexcept {
+#ifdef __linux__
+  (void)::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(4);
+#endif
+}
+
 /// The child's end of the pipe.
 class child_channel {
  public:
@@ -165,10 +181,12 @@ bool run_isolated(const milp_model& model, const solver_options& options, solve_
     std::fflush(stdout);  // else buffered output would be written twice
     std::fflush(stderr);
     const double left = session.seconds_left();
+    const pid_t parent = ::getpid();
     pid = ::fork();
     if (pid == 0) {
       // The child: solve, send, and leave with _exit (no atexit handlers, no destructors of the
       // parent's objects).
+      die_with_parent(parent);
       ::close(fds[0]);
       int code = 0;
       try {
