@@ -1,32 +1,35 @@
 #!/usr/bin/env bash
 # Runs a command as root in a fresh minimal Debian root holding a copy of this checkout: proof that
 # the README's commands install everything they need on a machine that has nothing but Debian.
-#   bash scripts/fresh-machine.sh [--shared] [--keep] [--root DIR] -- COMMAND [ARG ...]
+#   bash scripts/fresh-machine.sh [--shared] [--stream] [--keep] [--root DIR] -- COMMAND [ARG ...]
 # The root is built by debootstrap --variant=minbase (the host's release and package sources, so
 # the same package versions as the host), the checkout's tracked and untracked-but-not-ignored
 # files are copied to /src, and COMMAND runs there through `bash -c`, with a minimal environment.
 # --shared also copies ../shared beside it (/shared), as CI has it. --root DIR builds the root in
 # DIR (default: a new folder under ${TMPDIR:-/tmp}); --keep leaves it there afterwards.
 # Prints the command's exit code, its wall time and the last lines of its log (the whole log is
-# ROOT/fresh-machine.log while the root exists); exits with the command's exit code.
+# ROOT/fresh-machine.log while the root exists; --stream also shows it as it is written); exits with
+# the command's exit code.
 # Needs root (debootstrap, chroot, mount) and the network access to Debian's package mirror that
 # apt-get already has.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 with_shared=0
+stream=0
 keep=0
 root=
 while [ $# -gt 0 ]; do
   case "$1" in
     --shared) with_shared=1 ;;
+    --stream) stream=1 ;;
     --keep) keep=1 ;;
     --root) root=${2:?"fresh-machine: --root needs a folder"}; shift ;;
     --) shift; break ;;
-    *) echo "fresh-machine: unknown argument '$1' (usage: fresh-machine.sh [--shared] [--keep] [--root DIR] -- COMMAND ...)" >&2; exit 2 ;;
+    *) echo "fresh-machine: unknown argument '$1' (usage: fresh-machine.sh [--shared] [--stream] [--keep] [--root DIR] -- COMMAND ...)" >&2; exit 2 ;;
   esac
   shift
 done
-[ $# -gt 0 ] || { echo "fresh-machine: no command given (usage: fresh-machine.sh [--shared] [--keep] [--root DIR] -- COMMAND ...)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "fresh-machine: no command given (usage: fresh-machine.sh [--shared] [--stream] [--keep] [--root DIR] -- COMMAND ...)" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || { echo "fresh-machine: must run as root (debootstrap, chroot and mount need it)" >&2; exit 2; }
 command -v debootstrap >/dev/null || {
   echo "fresh-machine: installing debootstrap" >&2
@@ -48,6 +51,7 @@ cleanup() {
   [ "$keep" -eq 1 ] || rm -rf --one-file-system "$root"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM  # through the EXIT trap: unmount and remove the root
 
 t0=$(date +%s)
 echo "fresh-machine: debootstrap --variant=minbase $suite $root $mirror" >&2
@@ -77,11 +81,19 @@ fi
 log="$root/fresh-machine.log"
 echo "fresh-machine: running as root in /src: $*" >&2
 start=$(date +%s)
+in_root() {
+  chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    /bin/bash -c 'cd /src && "$@"' fresh-machine "$@"
+}
 set +e
-chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
-  PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-  /bin/bash -c 'cd /src && "$@"' fresh-machine "$@" > "$log" 2>&1
-rc=$?
+if [ "$stream" -eq 1 ]; then
+  in_root "$@" 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+else
+  in_root "$@" > "$log" 2>&1
+  rc=$?
+fi
 set -e
 elapsed=$(( $(date +%s) - start ))
 echo "fresh-machine: last lines of the log:"
