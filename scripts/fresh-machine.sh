@@ -47,6 +47,11 @@ mirror=${mirror:-http://deb.debian.org/debian}
 [ -n "$root" ] || root=$(mktemp -d "${TMPDIR:-/tmp}/memsched-fresh.XXXXXX")
 mkdir -p "$root"
 cleanup() {
+  # Processes still running in the root (an interrupted command's children) die with it.
+  local proc
+  for proc in /proc/[0-9]*; do
+    [ "$(readlink "$proc/root" 2>/dev/null)" = "$(readlink -f "$root")" ] && kill -9 "${proc#/proc/}" 2>/dev/null
+  done
   for m in dev/pts dev proc; do mountpoint -q "$root/$m" && umount -l "$root/$m"; done
   [ "$keep" -eq 1 ] || rm -rf --one-file-system "$root"
 }
