@@ -50,9 +50,9 @@ cleanup() {
   # Processes still running in the root (an interrupted command's children) die with it.
   local proc
   for proc in /proc/[0-9]*; do
-    [ "$(readlink "$proc/root" 2>/dev/null)" = "$(readlink -f "$root")" ] && kill -9 "${proc#/proc/}" 2>/dev/null
+    [ "$(readlink "$proc/root" 2>/dev/null)" = "$(readlink -f "$root")" ] && kill -9 "${proc#/proc/}" 2>/dev/null || true
   done
-  for m in dev/pts dev proc; do mountpoint -q "$root/$m" && umount -l "$root/$m"; done
+  for m in dev/pts dev proc; do mountpoint -q "$root/$m" && umount -l "$root/$m" || true; done
   [ "$keep" -eq 1 ] || rm -rf --one-file-system "$root"
 }
 trap cleanup EXIT
