@@ -340,21 +340,29 @@ class layout_solver {
     return true;
   }
 
+  /// Nodes of the first decision, at the bound: when it neither finds a layout nor proves there
+  /// is none within them, the binary search goes on above the bound (the anytime answer improves)
+  /// and the bound stays unproven.
+  static constexpr std::uint64_t bound_probe_nodes = 50000;
+
   /// Binary search on the capacity: first the bound itself (often reached), then halving.
   void minimise(layout_result& r, std::vector<std::int64_t>& best, std::int64_t& best_bytes) {
     layout_search search(in_, clock_, node_limit_);
-    std::int64_t lo = r.lower_bound;
+    std::int64_t lo = r.lower_bound, probe_lo = lo;  // probe_lo: below it, nothing is left to try
     bool first = true;
-    while (lo < best_bytes) {
-      const std::int64_t c = first ? lo : lo + (best_bytes - 1 - lo) / 2;
+    while (probe_lo < best_bytes) {
+      const std::int64_t c = first ? lo : probe_lo + (best_bytes - 1 - probe_lo) / 2;
+      const layout_outcome o = first ? search.decide(c, bound_probe_nodes) : search.decide(c);
       first = false;
-      const layout_outcome o = search.decide(c);
       ++r.stats.decisions;
-      if (o == layout_outcome::found) {
+      if (o == layout_outcome::call_budget) {
+        probe_lo = c + 1;  // unresolved: look above it
+      } else if (o == layout_outcome::found) {
         best = search.solution();
         best_bytes = height(best);
       } else if (o == layout_outcome::exhausted) {
-        lo = c + 1;
+        lo = std::max(lo, c + 1);
+        probe_lo = std::max(probe_lo, c + 1);
       } else {
         break;
       }

@@ -114,7 +114,9 @@ struct layout_instance {
 };
 
 /// How one decision search ended.
-enum class layout_outcome { found, exhausted, node_budget, stopped };
+/// node_budget: one preorder's turn ran out (the next one goes on); call_budget: the nodes allowed
+/// to this decision ran out; stopped: the caller's node or time limit.
+enum class layout_outcome { found, exhausted, node_budget, call_budget, stopped };
 
 /// The decision search: does a layout fit `capacity`? Restores its state after every run, so one
 /// object answers several capacities.
@@ -140,9 +142,12 @@ class layout_search {
   [[nodiscard]] std::uint64_t nodes() const noexcept { return nodes_; }
   [[nodiscard]] const std::vector<std::int64_t>& solution() const noexcept { return solution_; }
 
-  /// Searches for a layout within `capacity`; on `found`, solution() holds it.
-  layout_outcome decide(std::int64_t capacity) {
+  /// Searches for a layout within `capacity`, trying at most `max_nodes` nodes; on `found`,
+  /// solution() holds it.
+  layout_outcome decide(std::int64_t capacity, std::uint64_t max_nodes = std::numeric_limits<std::uint64_t>::max()) {
     capacity_ = capacity;
+    call_limit_ = nodes_ > std::numeric_limits<std::uint64_t>::max() - max_nodes ? std::numeric_limits<std::uint64_t>::max()
+                                                                                  : nodes_ + max_nodes;
     std::uint64_t budget = std::max<std::uint64_t>(in_.size_n(), 1);
     for (;;) {
       budget = budget > std::numeric_limits<std::uint64_t>::max() / 4 ? budget : budget * 2;
@@ -294,6 +299,10 @@ class layout_search {
       why = layout_outcome::stopped;
       return true;
     }
+    if (nodes_ > call_limit_) {
+      why = layout_outcome::call_budget;
+      return true;
+    }
     return false;
   }
 
@@ -364,7 +373,7 @@ class layout_search {
   std::uint64_t node_limit_;
   std::int64_t capacity_ = 0;
   int heuristic_ = 0;
-  std::uint64_t budget_left_ = 0, nodes_ = 0;
+  std::uint64_t budget_left_ = 0, nodes_ = 0, call_limit_ = 0;
   std::size_t depth_ = 0;
   std::vector<std::int64_t> offset_, solution_, min_off_, floor_, total_;
   std::vector<std::uint32_t> cuts_;
