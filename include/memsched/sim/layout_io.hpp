@@ -9,12 +9,14 @@
 #include <memsched/core/write_file.hpp>
 #include <memsched/sim/layout.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <istream>
+#include <limits>
 #include <optional>
 #include <ostream>
 #include <span>
