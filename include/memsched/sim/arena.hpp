@@ -237,7 +237,7 @@ inline std::vector<std::int64_t> place_arena(std::vector<arena_buffer>& buffers,
     std::vector<layout_buffer> intervals(buffers.size());
     for (std::size_t i = 0; i < buffers.size(); ++i)
       intervals[i] = {.first = static_cast<std::int64_t>(buffers[i].first), .last = static_cast<std::int64_t>(buffers[i].last) + 1,
-                      .size = buffers[i].size};
+                      .size = buffers[i].size, .alignment = 1, .offset = std::nullopt};
     layout_options free = options;
     free.capacity.reset();
     layout_result r = solve_layout(intervals, free);

@@ -262,7 +262,7 @@ class layout_solver {
     std::vector<std::int64_t> at;
     for (std::size_t i = 0; i < in_.size_n(); ++i)
       if (in_.fixed[i] >= 0) {
-        fixed.push_back({.first = in_.first[i], .last = in_.last[i], .size = in_.size[i]});
+        fixed.push_back({.first = in_.first[i], .last = in_.last[i], .size = in_.size[i], .alignment = 1, .offset = std::nullopt});
         at.push_back(in_.fixed[i]);
       }
     return !check_layout(fixed, at).valid;
