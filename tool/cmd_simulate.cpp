@@ -1,5 +1,5 @@
-// memsched simulate GRAPH (--order ORDER.json | --plan PLAN.json) [--arena STRATEGY] [--onchip BYTES]
-//                         [--no-timeline] [--csv FILE] [--json]
+// memsched simulate GRAPH (--order ORDER.json | --plan PLAN.json) [--arena STRATEGY] [--time-limit S]
+//                         [--onchip BYTES] [--no-timeline] [--csv FILE] [--json]
 
 #include "cli.hpp"
 
@@ -17,20 +17,24 @@ namespace {
 
 std::string simulate_usage() {
   return "usage: memsched simulate GRAPH (--order ORDER.json | --plan PLAN.json)\n"
-         "                         [--arena greedy-by-size|first-fit] [--onchip BYTES] [--json]\n\n"
+         "                         [--arena greedy-by-size|first-fit|exact] [--time-limit S]\n"
+         "                         [--onchip BYTES] [--json]\n\n"
          "Checks an execution order or plan of GRAPH and simulates its memory (model: docs/simulator.md).\n"
          "ORDER.json is {\"order\": [ids]} (the output of `memsched order` is accepted) or a bare array;\n"
          "PLAN.json is {\"steps\": [{\"op\": \"compute\", \"node\": id}, {\"op\": \"free\", \"node\": id}, ...]}.\n\n"
          "Prints {\"valid\": true, \"peak_bytes\", \"peak_step\", \"peak_node\", \"total_cost\", \"overhead\",\n"
-         "\"arena\", \"arena_bytes\", \"fragmentation\", \"offchip_bytes\", \"offchip\", \"timeline\": [...]}.\n"
+         "\"arena\", \"arena_bytes\", \"arena_lower_bound\", \"arena_status\", \"fragmentation\", \"offchip_bytes\",\n"
+         "\"offchip\", \"timeline\": [...]}.\n"
          "An order or plan the simulator rejects prints {\"valid\": false, \"error\": \"...\"} and exits with\n"
          "code 1; a file that cannot be read as an order or plan of GRAPH (unknown node id, bad format)\n"
          "is an error naming the file and the entry (stderr, exit code 1).\n\n"
          "options:\n"
          "  --order FILE     the order to simulate\n"
          "  --plan FILE      the plan (compute/free steps, recomputation allowed) to simulate\n"
-         "  --arena NAME     tensor placement for arena_bytes: greedy-by-size (default, as TFLite) or\n"
-         "                   first-fit\n"
+         "  --arena NAME     tensor placement for arena_bytes: greedy-by-size (default, as TFLite),\n"
+         "                   first-fit, or exact (the least arena, docs/layout.md: arena_status optimal\n"
+         "                   when proven, arena_lower_bound the proven bound)\n"
+         "  --time-limit S   limit of --arena exact (default 10): the best layout found, not proven\n"
          "  --onchip BYTES   on-chip capacity: offchip_bytes = bytes moved off and back on chip under\n"
          "                   Belady eviction (orders only; null without this option or for plans)\n"
          "  --no-timeline    leave \"timeline\" out (it has one entry per step: a plan of millions of\n"
@@ -107,7 +111,23 @@ void write_timeline_csv(const std::string& path, std::size_t steps, Entry entry)
 memsched::arena_strategy parse_strategy(const std::string& name) {
   if (name == "greedy-by-size") return memsched::arena_strategy::greedy_by_size;
   if (name == "first-fit") return memsched::arena_strategy::first_fit;
-  throw usage_error("unknown --arena '" + name + "' (greedy-by-size or first-fit)");
+  if (name == "exact") return memsched::arena_strategy::exact;
+  throw usage_error("unknown --arena '" + name + "' (greedy-by-size, first-fit or exact)");
+}
+
+// The exact strategy's limits: --time-limit, 10 s by default.
+memsched::layout_options arena_options(const parsed_args& args) {
+  return {.time_limit = time_limit_of(args).value_or(std::chrono::duration<double>(10.0))};
+}
+
+// The arena fields of simulate's output.
+template <class Arena>
+void add_arena(json& out, const Arena& arena) {
+  out["arena"] = std::string(to_string(arena.strategy));
+  out["arena_bytes"] = arena.arena_bytes;
+  out["arena_lower_bound"] = arena.lower_bound;
+  out["arena_status"] = std::string(to_string(arena.status));
+  out["fragmentation"] = arena.fragmentation;
 }
 
 int invalid(const std::string& error, bool one_line) {
@@ -126,7 +146,7 @@ int simulate_order_file(const memsched::memory_graph& g, const std::string& path
     return invalid(e.what(), one_line);
   }
   const auto strategy = parse_strategy(args.get_or("arena", "greedy-by-size"));
-  const memsched::arena_plan arena = memsched::plan_arena(g, order, strategy);
+  const memsched::arena_plan arena = memsched::plan_arena_with(g, order, strategy, arena_options(args));
   json out = {{"valid", true},
               {"kind", "order"},
               {"peak_bytes", sim.peak_bytes},
@@ -135,11 +155,9 @@ int simulate_order_file(const memsched::memory_graph& g, const std::string& path
               {"resident_at_peak", memsched::order_to_json(g.all_ids(), sim.resident_at_peak)},
               {"total_cost", g.total_cost()},
               {"overhead", 0.0},
-              {"arena", std::string(to_string(strategy))},
-              {"arena_bytes", arena.arena_bytes},
-              {"fragmentation", arena.fragmentation},
               {"offchip_bytes", nullptr},
               {"offchip", nullptr}};
+  add_arena(out, arena);
   if (const auto onchip = args.get_int("onchip")) {
     if (*onchip < 0) throw usage_error("--onchip must be >= 0");
     const auto t = memsched::offchip_traffic(g, order, *onchip);
@@ -176,7 +194,7 @@ int simulate_plan_file(const memsched::memory_graph& g, const std::string& path,
     return invalid(e.what(), one_line);
   }
   const auto strategy = parse_strategy(args.get_or("arena", "greedy-by-size"));
-  const memsched::plan_arena_layout arena = memsched::plan_arena(g, plan, strategy);
+  const memsched::plan_arena_layout arena = memsched::plan_arena_with(g, plan, strategy, arena_options(args));
   json out = {{"valid", true},
               {"kind", "plan"},
               {"peak_bytes", sim.peak_bytes},
@@ -185,11 +203,9 @@ int simulate_plan_file(const memsched::memory_graph& g, const std::string& path,
               {"computes", sim.computes},
               {"total_cost", sim.total_cost},
               {"overhead", sim.overhead},
-              {"arena", std::string(to_string(strategy))},
-              {"arena_bytes", arena.arena_bytes},
-              {"fragmentation", arena.fragmentation},
               {"offchip_bytes", nullptr},
               {"offchip", nullptr}};
+  add_arena(out, arena);
   const auto entry = [&](std::size_t k) {
     const auto& s = plan.steps[k];
     timeline_entry e{k, to_string(s.op), g.id(s.node), sim.live_before[k], sim.live_after[k], std::nullopt, std::nullopt};
@@ -205,7 +221,7 @@ int simulate_plan_file(const memsched::memory_graph& g, const std::string& path,
 }
 
 int run_simulate(const std::vector<std::string>& argv) {
-  const parsed_args args(argv, option_spec{{"order", "plan", "arena", "onchip", "csv"}, {"json", "no-timeline"}});
+  const parsed_args args(argv, option_spec{{"order", "plan", "arena", "time-limit", "onchip", "csv"}, {"json", "no-timeline"}});
   const std::string& path = args.one_positional("graph file");
   const auto order_file = args.get("order");
   const auto plan_file = args.get("plan");
@@ -213,6 +229,7 @@ int run_simulate(const std::vector<std::string>& argv) {
   // Malformed options are usage errors before any work.
   (void)args.get_int("onchip");
   if (auto a = args.get("arena")) (void)parse_strategy(*a);
+  (void)time_limit_of(args);
   const auto graph = load_graph(path);
   const memsched::memory_graph g = memsched::make_memory_graph(graph, "memsched simulate");
   return order_file ? simulate_order_file(g, *order_file, args) : simulate_plan_file(g, *plan_file, args);

@@ -5,6 +5,8 @@
 
 #include <memsched/sim/arena.hpp>
 #include <memsched/sim/execution_plan.hpp>
+#include <memsched/sim/layout.hpp>
+#include <memsched/sim/layout_io.hpp>
 #include <memsched/sim/memory_model.hpp>
 #include <memsched/sim/offchip_traffic.hpp>
 #include <memsched/sim/plan_from_computes.hpp>

@@ -7,11 +7,13 @@
 #include <memsched/sim/simulate_order.hpp>
 #include <memsched/sim/simulate_plan.hpp>
 
+#include "../support/random_cases.hpp"
 #include "../support/random_dag.hpp"
 
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <limits>
 #include <random>
 #include <string>
 
@@ -382,4 +384,69 @@ TEST_CASE("greedy by size with the lifetime index equals the old scan on random 
     }
   }
   CHECK(compared > 5000);
+}
+
+TEST_CASE("plan_arena exact: optimal on every order of small random DAGs, never above the greedy strategies") {
+  int above_peak = 0, below_greedy = 0;
+  for (std::uint64_t seed = 0; seed < memsched::testing::random_cases(60); ++seed) {
+    const std::size_t n = 2 + seed % 7;
+    auto d = random_dag(n, 0.3, seed, seed % 3 == 0 ? 4 : 100, seed % 2 == 0);
+    const memory_graph g(d);
+    CAPTURE(seed);
+    int orders = 0;
+    for_each_topological_order(g, [&](const std::vector<std::size_t>& order) {
+      if (++orders > 20) return;
+      const arena_plan e = plan_arena(g, order, arena_strategy::exact);
+      REQUIRE(check_arena(g, order, e).valid);
+      REQUIRE(naive_disjoint(g, order, e));
+      CHECK(e.strategy == arena_strategy::exact);
+      CHECK(e.status == solve_status::optimal);  // no limit: proven
+      CHECK(e.lower_bound == e.arena_bytes);
+      CHECK(e.arena_bytes >= e.peak_bytes);
+      std::int64_t greedy = std::numeric_limits<std::int64_t>::max();
+      for (auto s : both) {
+        const arena_plan p = plan_arena(g, order, s);
+        greedy = std::min(greedy, p.arena_bytes);
+        CHECK(p.lower_bound == p.peak_bytes);  // the greedy strategies prove only the peak
+      }
+      CHECK(e.arena_bytes <= greedy);
+      above_peak += e.arena_bytes > e.peak_bytes;
+      below_greedy += e.arena_bytes < greedy;
+    });
+  }
+  CHECK(below_greedy > 0);  // the search improves on the greedy layouts somewhere
+  (void)above_peak;
+}
+
+TEST_CASE("plan_arena exact on plans with recomputation: valid and within a node limit") {
+  std::mt19937_64 rng(5);
+  for (std::uint64_t seed = 0; seed < memsched::testing::random_cases(40); ++seed) {
+    const auto d = random_dag(3 + seed % 10, 0.3, seed, 100, seed % 2 == 0);
+    const memory_graph g(d);
+    CAPTURE(seed);
+    std::vector<std::size_t> computes;
+    for (auto v : greedy_order(g).order) {
+      for (auto p : g.predecessors(v))
+        if (g.in_degree(p) == 0 && rng() % 3 == 0) computes.push_back(p);
+      computes.push_back(v);
+    }
+    const execution_plan plan = plan_from_computes(g, computes);
+    const plan_arena_layout l = plan_arena_with(g, plan, arena_strategy::exact, {.node_limit = 2000});
+    CHECK(check_arena(g, plan, l).valid);
+    CHECK(l.arena_bytes >= l.lower_bound);
+    CHECK(l.lower_bound >= l.peak_bytes);
+    CHECK(l.arena_bytes <= plan_arena(g, plan, arena_strategy::greedy_by_size).arena_bytes);
+    CHECK((l.status == solve_status::optimal) == (l.arena_bytes == l.lower_bound));
+  }
+}
+
+TEST_CASE("plan_arena exact: Checkmate's MobileNet inference graph (a chain) reaches its peak") {
+  const auto g = make_memory_graph(read_graph(std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "checkmate" / "mobilenet_inference.json"));
+  const auto order = kahn_order(g).order;  // a chain has one order
+  const arena_plan greedy = plan_arena(g, order, arena_strategy::greedy_by_size);
+  const arena_plan e = plan_arena_with(g, order, arena_strategy::exact, {.node_limit = 100000});
+  CHECK(check_arena(g, order, e).valid);
+  CHECK(e.arena_bytes == e.peak_bytes);
+  CHECK(e.status == solve_status::optimal);
+  CHECK(greedy.arena_bytes > greedy.peak_bytes);  // what the exact strategy is for
 }

@@ -3,12 +3,15 @@
 // plan with recomputation), so that tensors live at the same time never overlap. Two strategies:
 // greedy by size (TensorFlow Lite's arena planner; Pisarchyk and Lee, "Efficient Memory Management
 // for Deep Neural Net Inference", 2020) and first fit in order of allocation (a classic heap
-// allocator replayed over the steps).
+// allocator replayed over the steps). A third, exact, hands the tensors to solve_layout
+// (sim/layout.hpp), which starts from the two and searches for the least arena.
 
 #include <memsched/core/errors.hpp>
 #include <memsched/core/status.hpp>
 #include <memsched/graph/memory_graph.hpp>
+#include <memsched/sim/detail/arena_placement.hpp>
 #include <memsched/sim/execution_plan.hpp>
+#include <memsched/sim/layout.hpp>
 #include <memsched/sim/memory_model.hpp>
 #include <memsched/sim/simulate_order.hpp>
 #include <memsched/sim/simulate_plan.hpp>
@@ -32,11 +35,12 @@ namespace memsched {
 enum class arena_strategy {
   greedy_by_size,  ///< Largest first; each into the smallest gap among time-overlapping tensors (TFLite).
   first_fit,       ///< In order of allocation, each at the lowest offset free at that step.
+  exact,           ///< solve_layout: the least arena, proven unless a limit stops it.
 };
 
-/// "greedy-by-size" or "first-fit". O(1), never throws.
+/// "greedy-by-size", "first-fit" or "exact". O(1), never throws.
 [[nodiscard]] constexpr std::string_view to_string(arena_strategy s) noexcept {
-  return s == arena_strategy::greedy_by_size ? "greedy-by-size" : "first-fit";
+  return s == arena_strategy::greedy_by_size ? "greedy-by-size" : s == arena_strategy::first_fit ? "first-fit" : "exact";
 }
 
 /// Offsets of every tensor of an order in one arena.
@@ -57,7 +61,8 @@ struct [[nodiscard]] arena_plan {
   std::int64_t arena_bytes = 0;                ///< max over buffers of offset + size.
   std::int64_t peak_bytes = 0;                 ///< Peak of the order (simulate_order): a lower bound on arena_bytes.
   double fragmentation = 0;                    ///< arena_bytes / peak_bytes - 1 (0 when the peak is 0).
-  solve_status status = solve_status::feasible;  ///< optimal when arena_bytes == peak_bytes.
+  std::int64_t lower_bound = 0;                ///< Proven: no layout of these tensors has a smaller arena.
+  solve_status status = solve_status::feasible;  ///< optimal when arena_bytes == lower_bound.
 };
 
 /// Offsets of every tensor computed by an execution plan (with recomputation) in one arena.
@@ -75,7 +80,8 @@ struct [[nodiscard]] plan_arena_layout {
   std::int64_t arena_bytes = 0;                ///< max over buffers of offset + size.
   std::int64_t peak_bytes = 0;                 ///< Peak of the plan (simulate_plan).
   double fragmentation = 0;                    ///< arena_bytes / peak_bytes - 1 (0 when the peak is 0).
-  solve_status status = solve_status::feasible;  ///< optimal when arena_bytes == peak_bytes.
+  std::int64_t lower_bound = 0;                ///< Proven: no layout of these tensors has a smaller arena.
+  solve_status status = solve_status::feasible;  ///< optimal when arena_bytes == lower_bound.
 };
 
 /// The verdict of check_arena.
@@ -85,16 +91,6 @@ struct arena_check {
 };
 
 namespace detail {
-
-/// One buffer to place: a vertex's output tensor or its workspace. An output buffer taken over in
-/// place holds the outputs of `node` and then of every vertex that reused it, the last `holder`.
-struct arena_buffer {
-  std::size_t node = 0;
-  bool workspace = false;
-  std::int64_t size = 0;
-  std::size_t first = 0, last = 0;  // inclusive steps; buffers are listed by `first`
-  std::size_t holder = memory_step::none;  // the last vertex whose output took it over in place, or none
-};
 
 inline std::string buffer_label(const memory_graph& g, const arena_buffer& b) {
   std::string s = (b.workspace ? "the workspace of " : "the output of ") + g.label(b.node);
@@ -227,124 +223,36 @@ std::string check_shared_offsets(const memory_graph& g, const std::vector<arena_
   return {};
 }
 
-/// The placed buffers, queried by lifetime: a segment tree over allocation steps (buffers are
-/// listed by `first`, so the buffers of one step are a contiguous range) holding the largest `last`
-/// among the placed buffers below each node. A query returns the placed buffers that overlap
-/// [first, last] in O((k + 1) log T) for k answers, instead of a scan over every placed buffer.
-class placed_by_lifetime {
- public:
-  explicit placed_by_lifetime(const std::vector<arena_buffer>& buffers) : buffers_(buffers) {
-    const std::size_t steps = buffers.empty() ? 0 : buffers.back().first + 1;
-    while (leaves_ < steps) leaves_ *= 2;
-    max_last_.assign(2 * leaves_, none);
-    begin_.assign(steps + 1, 0);
-    for (const auto& b : buffers) ++begin_[b.first + 1];
-    for (std::size_t k = 0; k < steps; ++k) begin_[k + 1] += begin_[k];
-    placed_.assign(buffers.size(), 0);
-  }
 
-  void place(std::size_t i) {
-    placed_[i] = 1;
-    const auto last = static_cast<std::int64_t>(buffers_[i].last);
-    for (std::size_t node = leaves_ + buffers_[i].first; node >= 1 && max_last_[node] < last; node /= 2) max_last_[node] = last;
+/// Offsets of `buffers` by `strategy`; `bound` is raised to the exact search's proven bound.
+inline std::vector<std::int64_t> place_arena(std::vector<arena_buffer>& buffers, std::size_t steps, arena_strategy strategy,
+                                             const layout_options& options, std::int64_t& bound) {
+  std::vector<std::int64_t> offsets;
+  if (strategy == arena_strategy::greedy_by_size) {
+    place_greedy_by_size(buffers, offsets);
+  } else if (strategy == arena_strategy::first_fit) {
+    place_first_fit(buffers, steps, offsets);
+  } else {
+    // Inclusive steps [first, last] are the half-open [first, last + 1).
+    std::vector<layout_buffer> intervals(buffers.size());
+    for (std::size_t i = 0; i < buffers.size(); ++i)
+      intervals[i] = {.first = static_cast<std::int64_t>(buffers[i].first), .last = static_cast<std::int64_t>(buffers[i].last) + 1,
+                      .size = buffers[i].size, .alignment = 1, .offset = std::nullopt};
+    layout_options free = options;
+    free.capacity.reset();
+    layout_result r = solve_layout(intervals, free);
+    bound = std::max(bound, r.lower_bound);
+    offsets = std::move(r.offsets);
   }
-
-  /// Appends to `out` every placed buffer j with first_j <= last and last_j >= first.
-  void overlapping(std::size_t first, std::size_t last, std::vector<std::size_t>& out) {
-    const auto lo = static_cast<std::int64_t>(first);
-    stack_.assign(1, 1);
-    while (!stack_.empty()) {
-      const std::size_t node = stack_.back();
-      stack_.pop_back();
-      if (max_last_[node] < lo) continue;
-      // The steps below `node`: [begin, begin + width).
-      const std::size_t level = std::size_t{1} << (std::bit_width(node) - 1);
-      const std::size_t width = leaves_ / level, begin = (node - level) * width;
-      if (begin > last) continue;
-      if (width == 1) {
-        for (std::size_t j = begin_[begin]; j < begin_[begin + 1]; ++j)
-          if (placed_[j] && static_cast<std::int64_t>(buffers_[j].last) >= lo) out.push_back(j);
-        continue;
-      }
-      stack_.push_back(2 * node + 1);
-      stack_.push_back(2 * node);
-    }
-  }
-
- private:
-  static constexpr std::int64_t none = -1;
-  const std::vector<arena_buffer>& buffers_;
-  std::size_t leaves_ = 1;
-  std::vector<std::int64_t> max_last_;  // per tree node; `none` when nothing placed below
-  std::vector<std::size_t> begin_;      // per step: index of its first buffer
-  std::vector<char> placed_;
-  std::vector<std::size_t> stack_;
-};
-
-/// Greedy by size: largest first (ties: earlier allocation, output before workspace, smaller
-/// index); each goes into the smallest gap, among the already placed buffers whose lifetime
-/// overlaps its own, that fits it, or above them all (lowest offset among equal gaps).
-/// O(B log B + sum over buffers of k log(k T)), k = placed buffers overlapping it in time: near
-/// linear when few tensors live at once (a chain), O(B^2 log B) when all of them do.
-inline void place_greedy_by_size(std::vector<arena_buffer>& buffers, std::vector<std::int64_t>& offsets) {
-  std::vector<std::size_t> by_size(buffers.size());
-  for (std::size_t i = 0; i < by_size.size(); ++i) by_size[i] = i;
-  std::sort(by_size.begin(), by_size.end(), [&](std::size_t a, std::size_t b) {
-    const auto& x = buffers[a];
-    const auto& y = buffers[b];
-    if (x.size != y.size) return x.size > y.size;
-    if (x.first != y.first) return x.first < y.first;
-    if (x.workspace != y.workspace) return !x.workspace;
-    return x.node < y.node;
-  });
-  offsets.assign(buffers.size(), 0);
-  placed_by_lifetime placed(buffers);
-  std::vector<std::size_t> overlapping;
-  for (std::size_t i : by_size) {
-    const auto& b = buffers[i];
-    overlapping.clear();
-    placed.overlapping(b.first, b.last, overlapping);
-    // Sizes are positive, so buffers at equal offsets give the same gaps in any order.
-    std::sort(overlapping.begin(), overlapping.end(), [&](std::size_t x, std::size_t y) { return offsets[x] < offsets[y]; });
-    std::int64_t current = 0, best = -1, best_gap = std::numeric_limits<std::int64_t>::max();
-    for (std::size_t j : overlapping) {
-      if (offsets[j] >= current) {
-        const std::int64_t gap = offsets[j] - current;
-        if (gap >= b.size && gap < best_gap) {
-          best = current;
-          best_gap = gap;
-        }
-      }
-      current = std::max(current, offsets[j] + buffers[j].size);
-    }
-    offsets[i] = best >= 0 ? best : current;
-    placed.place(i);
-  }
+  return offsets;
 }
 
-/// First fit in order of allocation: step by step, release the buffers whose life ended at the
-/// previous step, then place the step's output and then its workspace at the lowest offset where
-/// they fit. O(B * L) for B buffers and at most L live at once.
-inline void place_first_fit(const std::vector<arena_buffer>& buffers, std::size_t steps, std::vector<std::int64_t>& offsets) {
-  offsets.assign(buffers.size(), 0);
-  std::vector<std::vector<std::size_t>> ending(steps + 1);
-  std::map<std::int64_t, std::int64_t> live;  // offset -> end of the live buffers
-  std::size_t next = 0;
-  for (std::size_t k = 0; k < steps; ++k) {
-    if (k > 0)
-      for (std::size_t i : ending[k - 1]) live.erase(offsets[i]);
-    for (; next < buffers.size() && buffers[next].first == k; ++next) {
-      const auto& b = buffers[next];
-      std::int64_t at = 0;
-      for (auto [start, end] : live) {
-        if (start - at >= b.size) break;
-        at = std::max(at, end);
-      }
-      offsets[next] = at;
-      live.emplace(at, at + b.size);
-      ending[b.last].push_back(next);
-    }
-  }
+/// Fragmentation, bound and status of a finished arena (arena_plan or plan_arena_layout).
+template <class Plan>
+void finish_arena(Plan& plan, std::int64_t bound) {
+  plan.fragmentation = plan.peak_bytes > 0 ? static_cast<double>(plan.arena_bytes) / static_cast<double>(plan.peak_bytes) - 1.0 : 0.0;
+  plan.lower_bound = std::min(std::max(plan.peak_bytes, bound), plan.arena_bytes);
+  plan.status = plan.arena_bytes == plan.lower_bound ? solve_status::optimal : solve_status::feasible;
 }
 
 }  // namespace detail
@@ -380,23 +288,31 @@ template <class G, class... Maps>
 /// arena_plan) in one arena with `strategy`. Returns the offsets, the arena size (>= the order's
 /// peak), the peak and the fragmentation arena / peak - 1. Deterministic.
 /// O(B log B + B L log B) for greedy_by_size and O(B * L) for first_fit, B = number of non-empty
-/// tensors and workspaces, L = most of them live at once. Throws invalid_order when `order` is not a
+/// tensors and workspaces, L = most of them live at once; exact is solve_layout without limits
+/// (exponential in the worst case: plan_arena_with sets limits). Throws invalid_order when `order` is not a
 /// topological order of every vertex; what make_memory_graph throws for a bad graph.
 template <class G, class... Maps>
   requires memory_graph_source<G, Maps...>
 [[nodiscard]] arena_plan plan_arena(const G& graph, std::span<const std::size_t> order, arena_strategy strategy,
                                     const Maps&... maps) {
+  return plan_arena_with(graph, order, strategy, layout_options{}, maps...);
+}
+
+/// plan_arena with the limits of the exact strategy (`options.capacity` is ignored: the least
+/// arena is searched). With a limit the best layout found is returned, status feasible, and
+/// lower_bound the proven bound. Throws as plan_arena, and option_error for bad options.
+template <class G, class... Maps>
+  requires memory_graph_source<G, Maps...>
+[[nodiscard]] arena_plan plan_arena_with(const G& graph, std::span<const std::size_t> order, arena_strategy strategy,
+                                         const layout_options& options, const Maps&... maps) {
   const memory_graph& g = detail::to_memory_graph(graph, maps...);
   detail::check_order(g, order, "plan_arena");
   arena_plan plan;
   plan.strategy = strategy;
   std::vector<std::size_t> buffer_of;
   auto buffers = detail::arena_buffers(g, order, plan.first_step, plan.last_step, buffer_of);
-  std::vector<std::int64_t> offsets;
-  if (strategy == arena_strategy::greedy_by_size)
-    detail::place_greedy_by_size(buffers, offsets);
-  else
-    detail::place_first_fit(buffers, order.size(), offsets);
+  std::int64_t bound = 0;
+  const std::vector<std::int64_t> offsets = detail::place_arena(buffers, order.size(), strategy, options, bound);
   plan.offset.assign(g.size(), 0);
   plan.workspace_offset.assign(g.size(), 0);
   for (std::size_t i = 0; i < buffers.size(); ++i) {
@@ -406,8 +322,7 @@ template <class G, class... Maps>
   for (std::size_t v = 0; v < g.size(); ++v)
     if (buffer_of[v] != memory_step::none) plan.offset[v] = offsets[buffer_of[v]];
   plan.peak_bytes = detail::order_peak_unchecked(g, order);
-  plan.fragmentation = plan.peak_bytes > 0 ? static_cast<double>(plan.arena_bytes) / static_cast<double>(plan.peak_bytes) - 1.0 : 0.0;
-  plan.status = plan.arena_bytes == plan.peak_bytes ? solve_status::optimal : solve_status::feasible;
+  detail::finish_arena(plan, bound);
   return plan;
 }
 
@@ -449,6 +364,14 @@ template <class G, class... Maps>
   requires memory_graph_source<G, Maps...>
 [[nodiscard]] plan_arena_layout plan_arena(const G& graph, const execution_plan& plan, arena_strategy strategy,
                                            const Maps&... maps) {
+  return plan_arena_with(graph, plan, strategy, layout_options{}, maps...);
+}
+
+/// plan_arena of a plan with the limits of the exact strategy, as for orders.
+template <class G, class... Maps>
+  requires memory_graph_source<G, Maps...>
+[[nodiscard]] plan_arena_layout plan_arena_with(const G& graph, const execution_plan& plan, arena_strategy strategy,
+                                                const layout_options& options, const Maps&... maps) {
   const memory_graph& g = detail::to_memory_graph(graph, maps...);
   plan_simulation sim;
   const plan_check verdict = detail::check_plan(g, plan, &sim);
@@ -457,11 +380,8 @@ template <class G, class... Maps>
   layout.strategy = strategy;
   std::vector<std::size_t> buffer_of_step;
   auto buffers = detail::plan_arena_buffers(g, plan, sim.reused, buffer_of_step);
-  std::vector<std::int64_t> offsets;
-  if (strategy == arena_strategy::greedy_by_size)
-    detail::place_greedy_by_size(buffers, offsets);
-  else
-    detail::place_first_fit(buffers, plan.steps.size(), offsets);
+  std::int64_t bound = 0;
+  const std::vector<std::int64_t> offsets = detail::place_arena(buffers, plan.steps.size(), strategy, options, bound);
   layout.offset.assign(plan.steps.size(), 0);
   layout.workspace_offset.assign(plan.steps.size(), 0);
   for (std::size_t i = 0; i < buffers.size(); ++i) {
@@ -471,9 +391,7 @@ template <class G, class... Maps>
   for (std::size_t k = 0; k < plan.steps.size(); ++k)
     if (buffer_of_step[k] != memory_step::none) layout.offset[k] = offsets[buffer_of_step[k]];
   layout.peak_bytes = sim.peak_bytes;
-  layout.fragmentation =
-      layout.peak_bytes > 0 ? static_cast<double>(layout.arena_bytes) / static_cast<double>(layout.peak_bytes) - 1.0 : 0.0;
-  layout.status = layout.arena_bytes == layout.peak_bytes ? solve_status::optimal : solve_status::feasible;
+  detail::finish_arena(layout, bound);
   return layout;
 }
 

@@ -1,0 +1,111 @@
+// Exact arena layouts (solve_layout, sim/layout.hpp).
+// - MiniMalloc's 11 challenging instances (tests/data/minimalloc, capacity 1,048,576), decision at
+//   that capacity: Layout/decide/A .. K.
+// - The order found by Serenity of every bundled inference graph (../shared/graphs, *_inference
+//   and moccasin/*), its tensors laid out exactly (plan_arena, strategy exact, 10 s limit):
+//   Layout/serenity/<graph>. The order is found once, outside the timed loop.
+// - A star of 5,000 branches (one source read by every other vertex, every branch a graph output, so
+//   all tensors live to the end), Kahn's order: simulate_order and plan_arena with each strategy
+//   (Layout/star/...). Placement is quadratic in the branches there (docs/layout.md, "Limits"):
+//   the row tracks it at a size that runs in seconds.
+//
+//   bench_layout [--benchmark_filter=REGEX] [google benchmark flags]
+//
+// Counters: buffers, arena (bytes), bound (proven lower bound), load (most bytes live at once),
+// optimal (1 when proven), nodes (search nodes), peak (the order's peak).
+
+#include <memsched/graph/read_graph.hpp>
+#include <memsched/order/kahn.hpp>
+#include <memsched/order/serenity.hpp>
+#include <memsched/sim/arena.hpp>
+#include <memsched/sim/layout.hpp>
+#include <memsched/sim/layout_io.hpp>
+#include <memsched/sim/simulate_order.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include "bench_support.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace memsched;
+
+const std::filesystem::path minimalloc_dir = std::filesystem::path(MEMSCHED_BENCH_DATA_DIR) / "minimalloc";
+
+void register_minimalloc() {
+  for (const char* name : {"A", "B", "C", "D", "E", "F", "G", "H", "I", "J", "K"}) {
+    auto problem = std::make_shared<const layout_problem>(read_layout_csv(minimalloc_dir / (std::string(name) + ".1048576.csv")));
+    benchmark::RegisterBenchmark((std::string("Layout/decide/") + name).c_str(), [problem](benchmark::State& state) {
+      layout_result r;
+      for (auto _ : state) r = solve_layout(problem->buffers, {.capacity = 1048576});
+      if (!check_layout(problem->buffers, r.offsets, 1048576).valid) state.SkipWithError("invalid layout");
+      state.counters["buffers"] = static_cast<double>(problem->buffers.size());
+      state.counters["arena"] = static_cast<double>(r.arena_bytes);
+      state.counters["bound"] = static_cast<double>(r.lower_bound);
+      state.counters["load"] = static_cast<double>(r.stats.max_load);
+      state.counters["nodes"] = static_cast<double>(r.stats.nodes);
+      state.counters["solved"] = has_solution(r.status) ? 1 : 0;
+    })->Unit(benchmark::kSecond)->Iterations(1);
+  }
+}
+
+void register_serenity() {
+  for (const auto& file : memsched_bench::shared_graph_files([](const std::string& name) {
+         return name.find("inference") != std::string::npos || name.rfind("moccasin/", 0) == 0;
+       })) {
+    benchmark::RegisterBenchmark(("Layout/serenity/" + memsched_bench::graph_name(file)).c_str(), [file](benchmark::State& state) {
+      // Read and ordered here, untimed, so that a filter that skips the row skips the work.
+      const memory_graph graph = make_memory_graph(read_graph(file));
+      const std::vector<std::size_t> serenity =
+          serenity_order(graph, serenity_options{.time_limit = std::chrono::duration<double>(10.0)}).order;
+      const memory_graph* g = &graph;
+      const std::vector<std::size_t>* order = &serenity;
+      arena_plan a;
+      for (auto _ : state) a = plan_arena_with(*g, *order, arena_strategy::exact, {.time_limit = std::chrono::duration<double>(10.0)});
+      if (!check_arena(*g, *order, a).valid) state.SkipWithError("invalid layout");
+      state.counters["arena"] = static_cast<double>(a.arena_bytes);
+      state.counters["bound"] = static_cast<double>(a.lower_bound);
+      state.counters["peak"] = static_cast<double>(a.peak_bytes);
+      state.counters["optimal"] = a.status == solve_status::optimal ? 1 : 0;
+      state.counters["greedy"] = static_cast<double>(plan_arena(*g, *order, arena_strategy::greedy_by_size).arena_bytes);
+    })->Unit(benchmark::kMillisecond)->Iterations(1);
+  }
+}
+
+/// Vertex 0 read by vertices 1..n-1 (sinks); sizes 1,000 + (7,919 i mod 5,000) bytes.
+memory_graph star(std::size_t n) {
+  memory_graph_data d{.num_nodes = n};
+  for (std::size_t i = 1; i < n; ++i) d.edges.emplace_back(0, i);
+  d.bytes.resize(n);
+  for (std::size_t i = 0; i < n; ++i) d.bytes[i] = 1000 + static_cast<std::int64_t>((i * 7919) % 5000);
+  return memory_graph(d);
+}
+
+void register_star() {
+  auto g = std::make_shared<const memory_graph>(star(5000));
+  auto order = std::make_shared<const std::vector<std::size_t>>(kahn_order(*g).order);
+  benchmark::RegisterBenchmark("Layout/star/simulate_order", [g, order](benchmark::State& state) {
+    for (auto _ : state) benchmark::DoNotOptimize(simulate_order(*g, *order).peak_bytes);
+  })->Unit(benchmark::kMillisecond);
+  for (auto strategy : {arena_strategy::greedy_by_size, arena_strategy::first_fit, arena_strategy::exact})
+    benchmark::RegisterBenchmark(("Layout/star/" + std::string(to_string(strategy))).c_str(), [g, order, strategy](benchmark::State& state) {
+      arena_plan a;
+      for (auto _ : state) a = plan_arena_with(*g, *order, strategy, {.time_limit = std::chrono::duration<double>(10.0)});
+      state.counters["arena"] = static_cast<double>(a.arena_bytes);
+      state.counters["peak"] = static_cast<double>(a.peak_bytes);
+    })->Unit(benchmark::kMillisecond)->Iterations(1);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return memsched_bench::run_benchmarks(argc, argv, [] {
+    register_minimalloc();
+    register_serenity();
+    register_star();
+  });
+}

@@ -1,0 +1,389 @@
+#pragma once
+// The exact search of solve_layout (sim/layout.hpp): does a layout of the buffers fit a capacity?
+// Internal. The buffers here are those that take room (size > 0, a non-empty lifetime), numbered
+// 0..n-1.
+//
+// Time is cut into sections: the maximal sets of buffers live at one time (the maximal cliques of
+// the interval graph; each buffer spans a contiguous range of them). Two buffers overlap in time
+// if and only if they share a section.
+//
+// The search places buffers in non-decreasing order of offset (ties by a static preorder), each
+// at its "minimum offset": the lowest offset, aligned, above every placed buffer it overlaps in
+// time. Every layout can be pushed down, buffer by buffer from the lowest, into one of these
+// canonical layouts, so searching them is complete. Pruning, each keeping at least one canonical
+// layout when one fits:
+// - section inference: the bytes still to place in a section sit above its floor (the top of its
+//   highest placed buffer, and at least the least minimum offset of its unplaced buffers, and at
+//   least the offset of the last placement), so floor + remaining <= capacity;
+// - dominance: a buffer is not placed at or above the top of another unplaced buffer at its
+//   minimum offset: that one fits beneath and pushing it down gives a layout searched elsewhere;
+// - a buffer that overlaps no unplaced buffer (nothing can go above it) is placed without
+//   alternatives: if the rest fails with it at its lowest offset, it fails with it anywhere;
+// - decomposition: once no unplaced buffer crosses the boundary between two sections, the two
+//   sides are independent and are solved one after the other.
+// The search restarts with a doubled node budget over three static preorders in turn (a buffer
+// that fits badly in one order is often placed early in another); the first one that finishes
+// decides.
+
+#include <memsched/order/detail/deadline_clock.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+namespace memsched::detail {
+
+/// The buffers that take room, with their sections and overlaps.
+struct layout_instance {
+  std::vector<std::int64_t> size, align, fixed;  // fixed: -1 when free
+  std::vector<std::int64_t> first, last;         // half-open lifetimes
+  std::vector<std::uint32_t> sec_lo, sec_hi;      // sections [sec_lo, sec_hi)
+  std::vector<std::vector<std::uint32_t>> sections;   // members of each section
+  std::vector<std::vector<std::uint32_t>> overlaps;   // buffers overlapping each buffer in time
+  std::vector<std::int64_t> load;                      // bytes of each section
+  std::vector<std::uint32_t> cuts;                     // per boundary s|s+1: buffers crossing it
+
+  [[nodiscard]] std::size_t size_n() const noexcept { return size.size(); }
+
+  /// Pairs of buffers live at the same time (each counted once), without building the lists.
+  static std::uint64_t count_overlaps(std::span<const std::int64_t> first, std::span<const std::int64_t> last) {
+    std::vector<std::int64_t> f(first.begin(), first.end()), l(last.begin(), last.end());
+    std::sort(f.begin(), f.end());
+    std::sort(l.begin(), l.end());
+    std::uint64_t pairs = 0;
+    std::size_t ended = 0;
+    for (std::size_t i = 0; i < f.size(); ++i) {
+      while (ended < l.size() && l[ended] <= f[i]) ++ended;
+      pairs += i - ended;  // buffers started before this one and not yet ended
+    }
+    return pairs;
+  }
+
+  /// Sections, overlaps, loads and cuts from first/last. O(B log B + sum of sections + overlaps).
+  void build() {
+    const std::size_t n = size_n();
+    std::vector<std::pair<std::int64_t, std::uint32_t>> events;  // (time, 2 * buffer + starts)
+    events.reserve(2 * n);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      events.emplace_back(first[i], 2 * i + 1);
+      events.emplace_back(last[i], 2 * i);
+    }
+    // At equal times, ends (even) before starts (odd): lifetimes are half-open.
+    std::sort(events.begin(), events.end(), [](const auto& x, const auto& y) {
+      if (x.first != y.first) return x.first < y.first;
+      if ((x.second & 1) != (y.second & 1)) return (x.second & 1) < (y.second & 1);
+      return x.second < y.second;
+    });
+    std::vector<std::uint32_t> active, where(n, 0);
+    sec_lo.assign(n, 0);
+    sec_hi.assign(n, 0);
+    overlaps.assign(n, {});
+    bool grown = false;  // a buffer started since the last section was cut
+    for (auto [t, e] : events) {
+      const std::uint32_t i = e / 2;
+      if (e & 1) {
+        for (std::uint32_t j : active) {
+          overlaps[i].push_back(j);
+          overlaps[j].push_back(i);
+        }
+        sec_lo[i] = static_cast<std::uint32_t>(sections.size());
+        where[i] = static_cast<std::uint32_t>(active.size());
+        active.push_back(i);
+        grown = true;
+        continue;
+      }
+      if (grown) {
+        sections.push_back(active);
+        grown = false;
+      }
+      sec_hi[i] = static_cast<std::uint32_t>(sections.size());
+      where[active.back()] = where[i];
+      active[where[i]] = active.back();
+      active.pop_back();
+    }
+    load.assign(sections.size(), 0);
+    for (std::size_t s = 0; s < sections.size(); ++s)
+      for (std::uint32_t i : sections[s]) load[s] += size[i];
+    cuts.assign(sections.empty() ? 0 : sections.size() - 1, 0);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::uint32_t s = sec_lo[i]; s + 1 < sec_hi[i]; ++s) ++cuts[s];
+  }
+};
+
+/// How one decision search ended.
+/// node_budget: one preorder's turn ran out (the next one goes on); call_budget: the nodes allowed
+/// to this decision ran out; stopped: the caller's node or time limit.
+enum class layout_outcome { found, exhausted, node_budget, call_budget, stopped };
+
+/// The decision search: does a layout fit `capacity`? Restores its state after every run, so one
+/// object answers several capacities.
+class layout_search {
+ public:
+  layout_search(const layout_instance& in, deadline_clock& clock, std::uint64_t node_limit)
+      : in_(in), clock_(clock), node_limit_(node_limit) {
+    const std::size_t n = in.size_n();
+    offset_.assign(n, -1);
+    solution_.assign(n, -1);
+    min_off_.assign(n, 0);
+    for (std::size_t i = 0; i < n; ++i)
+      if (in.fixed[i] >= 0) min_off_[i] = in.fixed[i];
+    floor_.assign(in.sections.size(), 0);
+    total_ = in.load;
+    cuts_ = in.cuts;
+    stamp_.assign(in.sections.size(), 0);
+    witness_.resize(in.sections.size());
+    for (std::size_t k = 0; k < in.sections.size(); ++k) witness_[k] = in.sections[k].front();
+    orders_.resize(n + 2);
+  }
+
+  [[nodiscard]] std::uint64_t nodes() const noexcept { return nodes_; }
+  [[nodiscard]] const std::vector<std::int64_t>& solution() const noexcept { return solution_; }
+
+  /// Searches for a layout within `capacity`, trying at most `max_nodes` nodes; on `found`,
+  /// solution() holds it.
+  layout_outcome decide(std::int64_t capacity, std::uint64_t max_nodes = std::numeric_limits<std::uint64_t>::max()) {
+    capacity_ = capacity;
+    call_limit_ = nodes_ > std::numeric_limits<std::uint64_t>::max() - max_nodes ? std::numeric_limits<std::uint64_t>::max()
+                                                                                  : nodes_ + max_nodes;
+    std::uint64_t budget = std::max<std::uint64_t>(in_.size_n(), 1);
+    for (;;) {
+      budget = budget > std::numeric_limits<std::uint64_t>::max() / 4 ? budget : budget * 2;
+      for (heuristic_ = 0; heuristic_ < 3; ++heuristic_) {
+        budget_left_ = budget;
+        const layout_outcome r = solve_partitions();
+        if (r != layout_outcome::node_budget) return r;
+      }
+    }
+  }
+
+ private:
+  struct entry {
+    std::int64_t offset;  // minimum offset of the buffer
+    std::uint32_t pre;    // its position in the partition's preorder
+  };
+  struct partition {
+    std::vector<std::uint32_t> buffers;
+    std::uint32_t lo = 0, hi = 0;  // sections [lo, hi)
+  };
+  struct floor_change {
+    std::uint32_t section;
+    std::int64_t floor;
+  };
+  struct offset_change {
+    std::uint32_t buffer;
+    std::int64_t min_off;
+  };
+
+  layout_outcome solve_partitions() {
+    const std::size_t n = in_.size_n(), sections = in_.sections.size();
+    partition p;
+    std::vector<char> seen(n, 0);
+    for (std::size_t s = 0; s < sections; ++s) {
+      for (std::uint32_t i : in_.sections[s])
+        if (!seen[i]) {
+          seen[i] = 1;
+          p.buffers.push_back(i);
+        }
+      if (s + 1 == sections || cuts_[s] == 0) {
+        p.hi = static_cast<std::uint32_t>(s + 1);
+        if (const layout_outcome r = sub_solve(p); r != layout_outcome::found) return r;
+        p.buffers.clear();
+        p.lo = p.hi;
+      }
+    }
+    return layout_outcome::found;
+  }
+
+  /// The preorders, all descending, ties by index: width, area, then the fullest section's
+  /// remaining bytes ("WAT"); then T, A, W; then T, W, A.
+  bool precedes(std::uint32_t a, std::uint32_t b, const std::vector<std::int64_t>& total) const {
+    const std::int64_t wa = in_.last[a] - in_.first[a], wb = in_.last[b] - in_.first[b];
+    const auto aa = static_cast<__int128>(wa) * in_.size[a], ab = static_cast<__int128>(wb) * in_.size[b];
+    const std::int64_t ta = total[a], tb = total[b];
+    auto cmp = [&](char c) -> int {
+      if (c == 'W') return wa == wb ? 0 : (wa > wb ? -1 : 1);
+      if (c == 'A') return aa == ab ? 0 : (aa > ab ? -1 : 1);
+      return ta == tb ? 0 : (ta > tb ? -1 : 1);
+    };
+    static constexpr const char* keys[3] = {"WAT", "TAW", "TWA"};
+    for (const char* k = keys[heuristic_]; *k; ++k)
+      if (const int c = cmp(*k); c != 0) return c < 0;
+    return a < b;
+  }
+
+  layout_outcome sub_solve(const partition& p) {
+    std::vector<std::int64_t> total(in_.size_n(), 0);  // indexed by buffer; only p's are read
+    for (std::uint32_t i : p.buffers)
+      for (std::uint32_t s = in_.sec_lo[i]; s < in_.sec_hi[i]; ++s) total[i] = std::max(total[i], total_[s]);
+    std::vector<std::uint32_t> pre = p.buffers;
+    std::sort(pre.begin(), pre.end(), [&](std::uint32_t a, std::uint32_t b) { return precedes(a, b, total); });
+    std::vector<entry> start(pre.size());
+    for (std::uint32_t k = 0; k < pre.size(); ++k) start[k] = {0, k};
+    return search(p, pre, start, 0, 0);
+  }
+
+  bool check(const partition& p, std::int64_t offset) const {
+    for (std::uint32_t s = p.lo; s < p.hi; ++s)
+      if (std::max(offset, floor_[s]) + total_[s] > capacity_) return false;
+    return true;
+  }
+
+  /// Places b at its minimum offset; returns false when a fixed offset is overrun.
+  bool place(std::uint32_t b, std::int64_t at, bool& hatless) {
+    offset_[b] = at;
+    const std::int64_t top = at + in_.size[b];
+    bool ok = true;
+    hatless = true;
+    ++stamp_id_;
+    const std::size_t affected_mark = affected_.size();
+    for (std::uint32_t c : in_.overlaps[b]) {
+      if (offset_[c] >= 0) continue;
+      hatless = false;
+      if (min_off_[c] >= top) continue;
+      offset_log_.push_back({c, min_off_[c]});
+      const std::int64_t a = in_.align[c];
+      min_off_[c] = a == 1 ? top : (top + a - 1) / a * a;
+      if (in_.fixed[c] >= 0 && min_off_[c] > in_.fixed[c]) ok = false;
+      for (std::uint32_t s = in_.sec_lo[c]; s < in_.sec_hi[c]; ++s)
+        if (stamp_[s] != stamp_id_) {
+          stamp_[s] = stamp_id_;
+          affected_.push_back(s);
+        }
+    }
+    for (std::uint32_t s = in_.sec_lo[b]; s < in_.sec_hi[b]; ++s) {
+      floor_log_.push_back({s, floor_[s]});
+      floor_[s] = top;
+      total_[s] -= in_.size[b];
+    }
+    // The floor of a section is at least the least minimum offset of its unplaced buffers.
+    for (std::size_t k = affected_mark; k < affected_.size(); ++k) {
+      const std::uint32_t s = affected_[k];
+      // Stop at the first unplaced buffer at or below the floor: the floor stays. The one found
+      // last time is tried first (it usually still is).
+      if (const std::uint32_t w = witness_[s]; offset_[w] < 0 && min_off_[w] <= floor_[s]) continue;
+      std::int64_t least = std::numeric_limits<std::int64_t>::max();
+      for (std::uint32_t c : in_.sections[s])
+        if (offset_[c] < 0 && (least = std::min(least, min_off_[c])) <= floor_[s]) {
+          witness_[s] = c;
+          break;
+        }
+      if (least != std::numeric_limits<std::int64_t>::max() && floor_[s] < least) {
+        floor_log_.push_back({s, floor_[s]});
+        floor_[s] = least;
+      }
+    }
+    affected_.resize(affected_mark);
+    return ok;
+  }
+
+  void unplace(std::uint32_t b, std::size_t floor_mark, std::size_t offset_mark) {
+    for (std::size_t k = floor_log_.size(); k > floor_mark; --k) floor_[floor_log_[k - 1].section] = floor_log_[k - 1].floor;
+    floor_log_.resize(floor_mark);
+    for (std::uint32_t s = in_.sec_lo[b]; s < in_.sec_hi[b]; ++s) total_[s] += in_.size[b];
+    for (std::size_t k = offset_log_.size(); k > offset_mark; --k) min_off_[offset_log_[k - 1].buffer] = offset_log_[k - 1].min_off;
+    offset_log_.resize(offset_mark);
+    offset_[b] = -1;
+  }
+
+  bool out_of_nodes(layout_outcome& why) {
+    if (budget_left_ == 0) {
+      why = layout_outcome::node_budget;
+      return true;
+    }
+    --budget_left_;
+    ++nodes_;
+    if (nodes_ > node_limit_ || clock_.expired()) {
+      why = layout_outcome::stopped;
+      return true;
+    }
+    if (nodes_ > call_limit_) {
+      why = layout_outcome::call_budget;
+      return true;
+    }
+    return false;
+  }
+
+  layout_outcome search(const partition& p, const std::vector<std::uint32_t>& pre, std::span<const entry> parent,
+                        std::int64_t min_offset, std::uint32_t min_pre) {
+    layout_outcome why{};
+    if (out_of_nodes(why)) return why;
+    std::vector<entry>& order = orders_[depth_];
+    order.clear();
+    for (const entry& e : parent)
+      if (offset_[pre[e.pre]] < 0) order.push_back({min_off_[pre[e.pre]], e.pre});
+    std::sort(order.begin(), order.end(),
+              [](const entry& a, const entry& b) { return a.offset != b.offset ? a.offset < b.offset : a.pre < b.pre; });
+    if (order.empty()) {
+      for (std::uint32_t i : p.buffers) solution_[i] = offset_[i];
+      return layout_outcome::found;
+    }
+    std::int64_t min_height = std::numeric_limits<std::int64_t>::max();
+    for (const entry& e : order) min_height = std::min(min_height, e.offset + in_.size[pre[e.pre]]);
+    ++depth_;
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      const entry e = order[k];
+      const std::uint32_t b = pre[e.pre];
+      if (e.offset < min_offset || (e.offset == min_offset && e.pre < min_pre)) continue;  // not canonical
+      if (e.offset >= min_height) continue;                                               // dominated
+      if (in_.fixed[b] >= 0 && e.offset > in_.fixed[b]) continue;
+      const std::size_t floor_mark = floor_log_.size(), offset_mark = offset_log_.size();
+      bool hatless = false;
+      layout_outcome r = layout_outcome::exhausted;
+      if (place(b, e.offset, hatless) && check(p, e.offset)) r = descend(p, pre, order, e, b);
+      unplace(b, floor_mark, offset_mark);
+      if (r != layout_outcome::exhausted || hatless) {
+        --depth_;
+        return r;
+      }
+    }
+    --depth_;
+    return layout_outcome::exhausted;
+  }
+
+  /// After placing b: the rest of p, or its independent parts one after the other.
+  layout_outcome descend(const partition& p, const std::vector<std::uint32_t>& pre, std::span<const entry> order,
+                         entry e, std::uint32_t b) {
+    solution_[b] = offset_[b];
+    std::vector<std::uint32_t> cutpoints{p.lo};
+    for (std::uint32_t s = in_.sec_lo[b]; s + 1 < in_.sec_hi[b]; ++s)
+      if (--cuts_[s] == 0) cutpoints.push_back(s + 1);
+    layout_outcome r = layout_outcome::found;
+    if (cutpoints.size() == 1) {
+      r = search(p, pre, order, e.offset, e.pre);
+    } else {
+      cutpoints.push_back(p.hi);
+      for (std::size_t c = 1; c < cutpoints.size() && r == layout_outcome::found; ++c) {
+        partition sub;
+        sub.lo = cutpoints[c - 1];
+        sub.hi = cutpoints[c];
+        for (std::uint32_t i : p.buffers)
+          if (offset_[i] < 0 && in_.sec_lo[i] < sub.hi && sub.lo < in_.sec_hi[i]) sub.buffers.push_back(i);
+        if (!sub.buffers.empty()) r = sub_solve(sub);
+      }
+    }
+    for (std::uint32_t s = in_.sec_lo[b]; s + 1 < in_.sec_hi[b]; ++s) ++cuts_[s];
+    return r;
+  }
+
+  const layout_instance& in_;
+  deadline_clock& clock_;
+  std::uint64_t node_limit_;
+  std::int64_t capacity_ = 0;
+  int heuristic_ = 0;
+  std::uint64_t budget_left_ = 0, nodes_ = 0, call_limit_ = 0;
+  std::size_t depth_ = 0;
+  std::vector<std::int64_t> offset_, solution_, min_off_, floor_, total_;
+  std::vector<std::uint32_t> cuts_;
+  std::vector<std::uint64_t> stamp_;
+  std::uint64_t stamp_id_ = 0;
+  std::vector<std::uint32_t> affected_;
+  std::vector<std::uint32_t> witness_;  // per section: a member last found at or below its floor
+  std::vector<floor_change> floor_log_;
+  std::vector<offset_change> offset_log_;
+  std::vector<std::vector<entry>> orders_;
+};
+
+}  // namespace memsched::detail
