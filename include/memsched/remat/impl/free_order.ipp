@@ -29,6 +29,9 @@ MEMSCHED_DEF remat_result free_order_until(const memory_graph& g, std::int64_t b
     res.stats.seconds = seconds_since(start);
     return res;
   };
+  // The copy search's first Serenity run (and the copied graph's setup) come before its first
+  // check: not started once the deadline has passed (a portfolio's last stage may find it so).
+  if (deadline.passed()) return stop(solve_status::time_limit, "the time limit passed before the copy search");
   const auto [copied, sched, evaluations, peak_bound] = copy_search(g, budget, o, deadline.share(o.copy_fraction));
   // The bound over every plan (remat_cost_lower_bound: the search over orders, and Serenity's
   // bound on the least peak): a tenth of a time limit.

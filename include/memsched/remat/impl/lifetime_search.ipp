@@ -97,9 +97,14 @@ MEMSCHED_DEF remat_result lifetime_search_until(const memory_graph& g, std::int6
     chosen = std::move(candidate);
     source = std::move(name);
   };
-  for (std::size_t k = 0; k < options.start_plans.size(); ++k)
+  for (std::size_t k = 0; k < options.start_plans.size(); ++k) {
+    if (deadline.passed()) {  // a conversion costs O(recomputations x n): none started past the deadline
+      stopped = true;
+      break;
+    }
     if (auto from_plan = lifetime_state_from_plan(g, order, budget, options.start_plans[k]))
       consider(std::move(*from_plan), "plan " + std::to_string(k), deadline);
+  }
   if (chosen && deadline.limited()) {
     // With a start in hand, the repair (80 s on gpt_96's training graph at 30%, where DTR's plan
     // converts in 2 s) gets at most half the time left, so that the search has time to improve.
