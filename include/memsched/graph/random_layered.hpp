@@ -71,8 +71,9 @@ inline portable_rng random_layered_rng(const random_layered_options& o) { return
 /// An upper bound on the number of edges make_random_layered(o) gives, computed from the layer
 /// widths without building anything: between layers of widths a and c at most a * c edges, and at
 /// most a * min(c, 2 * edge_density * c + 2) position-matched edges plus the a + c nearest-node
-/// ones; the source's edges (the first layer), at most one skip edge per node from layer 3 on, and
-/// the sink's (the last layer: every other node feeds the next layer). O(number of layers).
+/// ones; the source's edges (the first layer), the skip edges (counted exactly: the generator's
+/// draws are replayed, nothing stored) and the sink's (the last layer: every other node feeds the
+/// next layer). O(n) time, O(number of layers) memory.
 /// Throws what make_random_layered throws for the options.
 [[nodiscard]] inline std::uint64_t random_layered_edge_bound(const random_layered_options& o) {
   detail::check_random_layered_options(o);
@@ -82,7 +83,19 @@ inline portable_rng random_layered_rng(const random_layered_options& o) { return
   for (std::size_t l = 0; l + 1 < widths.size(); ++l) {
     const long double a = static_cast<long double>(widths[l]), c = static_cast<long double>(widths[l + 1]);
     total += std::min(a * c, a * std::min(c, 2.0L * static_cast<long double>(o.edge_density) * c + 2.0L) + a + c);
-    if (l + 1 >= 2) total += c;  // skip edges of layer l + 1
+  }
+  // The skip edges: the same draws as make_random_layered (the local edges draw nothing).
+  std::size_t layer_start = 2, before_previous_end = 0;  // first id of layer l; last id of layer l - 2
+  for (std::size_t l = 0; l < widths.size(); ++l) {
+    if (l >= 2) {
+      for (std::size_t i = 0; i < widths[l]; ++i)
+        if (rng.bernoulli(o.skip_density)) {
+          (void)rng.below(before_previous_end - 2 + 1);
+          total += 1;
+        }
+    }
+    if (l >= 1) before_previous_end = layer_start - 1;  // the last id of layer l - 1, for layer l + 1
+    layer_start += widths[l];
   }
   return total >= 1.8e19L ? std::numeric_limits<std::uint64_t>::max() : static_cast<std::uint64_t>(total);
 }
