@@ -11,13 +11,21 @@
 //     falls in model building, presolve or phase 1); only for the backends compiled in.
 //   The same with /n100: a 100-vertex graph at 90%, where starts, LP roundings and LNS rounds
 //     run and plans are found, so the limit falls in the search.
+//   lifetime_search/<G>/<L>s (along the topological order), free_order/<G>/<L>s and
+//     remat_plan_free/<G>/<L>s (remat_plan without a backend, free_order = true) at 10% of the
+//     no-remat peak of the topological order, on the training graphs of chains of 10k, 30k and
+//     70k vertices (make_random_layered width 0, no skips: <G> = chain10k ...) and of a wide
+//     100k-vertex random layered graph (width 0.5, edge density 0.005: <G> = wide100k), with
+//     limits of 1, 2 and 5 s. Graphs are built on first use (the filter skips the others).
 // Counters: limit_s, elapsed_s, overshoot, holds, status (solve_status as int), and peak (bytes) or
 // cost. The graphs are made in-process: no files needed. One iteration per row.
 
 #include <memsched/graph/gpt.hpp>
 #include <memsched/graph/random_layered.hpp>
 #include <memsched/order/serenity.hpp>
+#include <memsched/remat/free_order.hpp>
 #include <memsched/remat/hiremate.hpp>
+#include <memsched/remat/lifetime_search.hpp>
 #include <memsched/remat/remat_plan.hpp>
 #include <memsched/remat/training_graph.hpp>
 #include <memsched/sim/simulate_order.hpp>
@@ -42,6 +50,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -85,6 +94,53 @@ template <class Result>
 int remat_outcome(const Result& res, double& value) {
   value = memsched::has_solution(res.status) ? res.total_cost : 0;
   return static_cast<int>(res.status);
+}
+
+// A training graph at 10% of the no-remat peak of its topological order, built on first use.
+struct training_case {
+  memsched::memory_graph graph;
+  std::int64_t budget = 0;
+};
+
+const training_case& training_case_of(const std::string& name) {
+  static std::map<std::string, std::unique_ptr<training_case>> cache;
+  auto& slot = cache[name];
+  if (!slot) {
+    memsched::random_layered_options o{.nodes = 100000, .width = 0.5, .edge_density = 0.005};
+    if (name != "wide100k") o = {.nodes = static_cast<std::size_t>(std::stoul(name.substr(5))) * 1000, .width = 0, .skip_density = 0};
+    slot = std::make_unique<training_case>(training_case{memsched::make_memory_graph(memsched::make_training_graph(memsched::make_random_layered(o))), 0});
+    const std::vector<std::size_t> order(slot->graph.topological_order().begin(), slot->graph.topological_order().end());
+    slot->budget = memsched::simulate_order(slot->graph, order).peak_bytes / 10;
+  }
+  return *slot;
+}
+
+void register_training_rows() {
+  for (const std::string graph : {"chain10k", "chain30k", "chain70k", "wide100k"})
+    for (double limit : {1.0, 2.0, 5.0}) {
+      const std::string l = "/" + graph + "/" + std::to_string(int(limit)) + "s";
+      auto add = [&](const std::string& name, std::function<int(const training_case&, seconds_d, double&)> run) {
+        benchmark::RegisterBenchmark((name + l).c_str(), [graph, limit, run](benchmark::State& s) {
+          const training_case& c = training_case_of(graph);
+          timed_row(s, limit, [&](seconds_d t, double& value) { return run(c, t, value); });
+        })->Iterations(1)->UseManualTime()->Unit(benchmark::kSecond);
+      };
+      add("lifetime_search", [](const training_case& c, seconds_d t, double& value) {
+        memsched::lifetime_search_options o;
+        o.solver.time_limit = t;
+        return remat_outcome(memsched::lifetime_search_plan(c.graph, c.budget, o), value);
+      });
+      add("free_order", [](const training_case& c, seconds_d t, double& value) {
+        memsched::free_order_options o;
+        o.solver.time_limit = t;
+        return remat_outcome(memsched::free_order_plan(c.graph, c.budget, o), value);
+      });
+      add("remat_plan_free", [](const training_case& c, seconds_d t, double& value) {
+        memsched::remat_plan_options o{.solver = {.time_limit = t}};
+        o.free_order = true;
+        return remat_outcome(memsched::remat_plan(c.graph, c.budget, o), value);
+      });
+    }
 }
 
 void register_all() {
@@ -134,6 +190,7 @@ void register_all() {
       })->Iterations(1)->UseManualTime()->Unit(benchmark::kSecond);
     }
   }
+  register_training_rows();
   static const remat_case big = make_remat_case(250, 0.8), small = make_remat_case(100, 0.9);
   for (const auto& [cp, suffix] : {std::pair{&big, ""}, std::pair{&small, "/n100"}}) {
     for (double limit : limits) {

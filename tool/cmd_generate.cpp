@@ -19,7 +19,9 @@ std::string generate_usage() {
   return "usage: memsched generate KIND [options] --out FILE [--json]\n\n"
          "Writes a generated graph to FILE in the format of its extension (.json, .graphml, .dot) and\n"
          "prints {\"kind\", \"nodes\", \"edges\", \"out\"}. At most 10,000,000 nodes (random-layered --nodes,\n"
-         "randwire --nodes x --stages x 4, darts --cells x 16); sizes whose total could overflow 64 bits\n"
+         "randwire --nodes x --stages x 4, darts --cells x 16) and 20,000,000 edges (random-layered: an\n"
+         "upper bound from --nodes, --width, --width-variation and --edge-density, checked before anything\n"
+         "is built); sizes whose total could overflow 64 bits\n"
          "(more than a graph file can hold) are refused before anything is generated.\n\n"
          "kinds and options (defaults in brackets):\n"
          "  randwire        RandWire network (Xie et al. 2019) of WS random stages\n"
@@ -55,6 +57,17 @@ void set_double(const parsed_args& a, const char* name, double& field) {
 /// The most nodes a generated graph may have: far beyond any network the generators model, and
 /// still a graph the tool's readers and algorithms handle (a few GB of JSON).
 constexpr std::size_t max_generated_nodes = 10'000'000;
+
+/// The most edges a generated graph may have: each edge costs memory in the generator, the graph
+/// and every reader (a graph at this limit takes a few GB to build and to read back).
+constexpr std::uint64_t max_generated_edges = 20'000'000;
+
+/// Throws usage_error when `bound`, an upper bound on the edges the options give (what `what`
+/// says), exceeds max_generated_edges: checked before anything is built.
+void check_edge_count(std::uint64_t bound, const std::string& what) {
+  if (bound > max_generated_edges)
+    throw usage_error(what + " could give up to " + std::to_string(bound) + " edges, more than 20,000,000 (the edge limit of memsched generate)");
+}
 
 /// Throws usage_error when `count` (what `what` says) exceeds max_generated_nodes.
 void check_node_count(long double count, const std::string& what) {
@@ -144,6 +157,7 @@ int run_generate(const std::vector<std::string>& argv) {
       check_total_bytes(static_cast<long double>(o.nodes) * std::max(o.max_bytes, o.min_bytes) +
                             static_cast<long double>(o.byte_step),  // min_bytes + byte_step is computed too
                         "--max-bytes x --nodes");
+      check_edge_count(memsched::random_layered_edge_bound(o), "--nodes, --width, --width-variation and --edge-density");
       g = memsched::make_random_layered(o);
     } else if (kind == "gpt") {
       memsched::gpt_options o;

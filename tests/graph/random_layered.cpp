@@ -72,3 +72,63 @@ TEST_CASE("make_random_layered: bad options throw, naming the field") {
     CHECK(std::string(e.what()) == "make_random_layered: skip_density must be in [0, 1]");
   }
 }
+
+TEST_CASE("random_layered_edge_bound: an upper bound on the edges, close to them, without building") {
+  // Seeds 0-5 over widths and densities; the bound must hold for each and stay within a small
+  // factor where layers are wide (the tool refuses options by it).
+  for (std::uint64_t seed = 0; seed < 6; ++seed)
+    for (const double width : {0.0, 0.27, 0.5, 0.8})
+      for (const double density : {0.0, 0.05, 0.2, 1.0, 3.0}) {
+        CAPTURE(seed);
+        CAPTURE(width);
+        CAPTURE(density);
+        const random_layered_options o{.nodes = 600, .width = width, .edge_density = density, .skip_density = 0.5, .seed = seed};
+        const dataflow_graph g = make_random_layered(o);
+        const std::uint64_t bound = random_layered_edge_bound(o);
+        CHECK(num_edges(g) <= bound);
+        CHECK(bound <= 3 * num_edges(g) + 600);
+      }
+  // Bad options throw as make_random_layered does.
+  CHECK_THROWS_AS((void)random_layered_edge_bound({.nodes = 2}), option_error);
+  // Large options are bounded at once (a 10M-node graph of 3000-wide layers, every pair linked).
+  CHECK(random_layered_edge_bound({.nodes = 10'000'000, .width = 0.5, .edge_density = 1.0}) > 9'000'000'000ULL);
+}
+
+TEST_CASE("make_random_layered: the window of candidate neighbours gives the same edges as every pair") {
+  // Every pair (u, v) of consecutive layers is linked when their positions differ by at most
+  // edge_density: recomputed here by brute force over all pairs, from the layers the graph shows
+  // (node ids fill the layers in order; a node's layer is one more than its deepest local input).
+  for (std::uint64_t seed = 0; seed < 4; ++seed)
+    for (const double density : {0.0, 0.01, 0.13, 0.5}) {
+      CAPTURE(seed);
+      CAPTURE(density);
+      const random_layered_options o{.nodes = 400, .width = 0.5, .edge_density = density, .skip_density = 0.0, .seed = seed};
+      const dataflow_graph g = make_random_layered(o);
+      // Layers: 1 for the source's successors, then one more than the deepest predecessor.
+      std::vector<std::size_t> layer(num_vertices(g), 0);
+      std::vector<std::vector<std::size_t>> layers(1);
+      for (std::size_t v = 2; v < num_vertices(g); ++v) {
+        std::size_t l = 0;
+        for (auto e : boost::make_iterator_range(in_edges(v, g))) l = std::max(l, layer[source(e, g)]);
+        layer[v] = l + 1;
+        if (layers.size() <= layer[v]) layers.resize(layer[v] + 1);
+        layers[layer[v]].push_back(v);
+      }
+      std::size_t expected_local = 0, local = 0;
+      for (std::size_t l = 1; l + 1 < layers.size(); ++l) {
+        const auto &a = layers[l], &c = layers[l + 1];
+        for (std::size_t i = 0; i < a.size(); ++i)
+          for (std::size_t j = 0; j < c.size(); ++j) {
+            const double pi = (double(i) + 0.5) / double(a.size()), pj = (double(j) + 0.5) / double(c.size());
+            const bool near = std::abs(pi - pj) <= density + 1e-12;
+            const bool linked = boost::edge(a[i], c[j], g).second;
+            if (near) {
+              ++expected_local;
+              CHECK(linked);
+            }
+            local += linked ? 1 : 0;
+          }
+      }
+      CHECK(local >= expected_local);
+    }
+}

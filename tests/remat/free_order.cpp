@@ -150,3 +150,32 @@ TEST_CASE("free_order_plan: bad input and limits") {
   CHECK(none.status == solve_status::no_solution);
   CHECK(none.message.find("copies after") != std::string::npos);
 }
+
+TEST_CASE("free_order_plan: the deadline is checked before every Serenity run of the copy search (a counted deadline)") {
+  // Each candidate copy costs a Serenity run on the copied graph (O(n log n) before its search
+  // starts): the copy search must not run a step's candidates past the deadline.
+  const memory_graph g = make_memory_graph(chain_training_graph(60, 5));
+  const std::int64_t budget = serenity_order(g).peak_bytes * 2 / 3;
+  const free_order_options o{};
+  const memsched::detail::call_deadline none(std::chrono::steady_clock::now(), std::nullopt);
+  const auto unlimited = memsched::detail::copy_search(g, budget, o, none);
+  REQUIRE(unlimited.evaluations >= 10);
+  // k0, the first over-budget step of the uncopied graph's order: the copy search checks the
+  // deadline once before its first round and once per step up to k0, so these counts let it
+  // reach k0's candidates and stop among them.
+  const auto first = memsched::detail::schedule_copied(memsched::detail::copied_graph_of(g), budget, o, none);
+  std::size_t k0 = 0;
+  while (k0 < first.transient.size() && first.transient[k0] <= budget) ++k0;
+  REQUIRE(k0 < first.transient.size());
+  for (std::size_t checks : {k0 + 2, k0 + 3, k0 + 4, k0 + 10, std::size_t{2}}) {
+    CAPTURE(checks);
+    const auto cut = memsched::detail::copy_search(g, budget, o, memsched::detail::call_deadline::after_checks(checks));
+    // The first run (the uncopied graph) comes before any check; then at most one run per check.
+    CHECK(cut.evaluations <= checks);
+    CHECK(cut.sched.order.size() == cut.sched.graph.size());
+  }
+  // The whole call: a plan (re-checked by the simulator) or time_limit.
+  const remat_result r = memsched::detail::free_order_until(g, budget, o, std::chrono::steady_clock::now(), memsched::detail::call_deadline::after_checks(k0 + 4));
+  CHECK((r.status == solve_status::time_limit || has_solution(r.status)));
+  if (has_solution(r.status)) CHECK(simulate_plan(g, r.plan).peak_bytes <= budget);
+}

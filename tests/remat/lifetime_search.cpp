@@ -331,3 +331,37 @@ TEST_CASE("lifetime_search_plan: bad input and limits") {
     CHECK(t.plan.steps.empty());
   }
 }
+
+TEST_CASE("lifetime_search: the deadline is checked before every trial split (a counted deadline)") {
+  // A trial split rewrites the slots of the lives it changes (O(n)) and a scan tries one per gap
+  // with over-budget slots, so a scan of a long chain's training graph is quadratic: the deadline
+  // must be checked within it, not only between repair steps.
+  const memory_graph g = make_memory_graph(chain_training_graph(200, 11));
+  const std::vector<std::size_t> order(g.topological_order().begin(), g.topological_order().end());
+  const std::int64_t budget = order_peak(g, order) / 3;
+  const lifetime_search_options o{.order = order};
+  memsched::detail::lifetime_searcher search(g, budget, o);
+  // Without a limit the repair needs several splits.
+  memsched::detail::lifetime_state full(g, order, budget);
+  REQUIRE(search.repair(full, 0.0, memsched::detail::call_deadline(std::chrono::steady_clock::now(), std::nullopt)) ==
+          memsched::detail::lifetime_searcher::outcome::done);
+  REQUIRE(full.recomputations() >= 2);
+  // The third check passes the deadline: the first in the repair step, then one per trial split,
+  // so the repair stops inside its first scan with nothing split (checked only once per step, it
+  // would have applied two steps' splits first).
+  memsched::detail::lifetime_state cut(g, order, budget);
+  CHECK(search.repair(cut, 0.0, memsched::detail::call_deadline::after_checks(3)) == memsched::detail::lifetime_searcher::outcome::out_of_time);
+  CHECK(cut.recomputations() == 0);
+  // The whole search: no plan, status time_limit, however few checks it is given.
+  for (std::size_t checks : {1u, 2u, 5u, 40u}) {
+    CAPTURE(checks);
+    const remat_result r = memsched::detail::lifetime_search_until(g, budget, o, std::chrono::steady_clock::now(), memsched::detail::call_deadline::after_checks(checks));
+    CHECK(r.status == solve_status::time_limit);
+    CHECK(r.plan.steps.empty());
+  }
+  // With enough checks it finds a plan, re-checked by the simulator (a few search rounds).
+  const lifetime_search_options few{.order = order, .max_rounds = 3};
+  const remat_result r = memsched::detail::lifetime_search_until(g, budget, few, std::chrono::steady_clock::now(), memsched::detail::call_deadline::after_checks(1000000));
+  REQUIRE(has_solution(r.status));
+  CHECK(simulate_plan(g, r.plan).peak_bytes <= budget);
+}

@@ -1,6 +1,7 @@
 #include <memsched/remat/revolve.hpp>
 
 #include "support.hpp"
+#include "../support/small_stack.hpp"
 
 #include <doctest/doctest.h>
 
@@ -199,4 +200,30 @@ TEST_CASE("revolve: binomials are exact, then saturate") {
   CHECK(detail::binomial(200, 100) == detail::binomial_cap);
   // Huge l: r grows slowly and t(l, s) stays exact.
   CHECK(revolve_forward_steps(1'000'000, 20) > 1'000'000);
+}
+
+TEST_CASE("revolve: long chains on a small stack (no recursion over snapshots)") {
+  // The schedule's generator once recursed once per snapshot: with s = l + 1 its depth was l.
+  for (const auto [l, s] : {std::pair<std::size_t, std::size_t>{100000, 100001}, {100000, 300}}) {
+    CAPTURE(l);
+    CAPTURE(s);
+    revolve_schedule sched;
+    run_on_small_stack([&] { sched = revolve_actions(l, s); });
+    CHECK(sched.forward_steps == revolve_forward_steps(l, s));
+    CHECK(replay(sched, l, s) == sched.forward_steps);
+  }
+  // The plan on a training chain runs the same generator (snapshot search and a given s).
+  const std::size_t n = 20000;
+  const dataflow_graph t = chain_training_graph(n, 3, true);
+  remat_result all, searched;
+  run_on_small_stack([&] {
+    all = revolve_plan(t, unlimited_budget, {.snapshots = n});
+    searched = revolve_plan(t, all.peak_bytes, {});
+  });
+  REQUIRE(all.status == solve_status::feasible);
+  CHECK(all.overhead == 0.0);
+  CHECK(simulate_plan(t, all.plan).peak_bytes == all.peak_bytes);
+  REQUIRE(searched.status == solve_status::feasible);
+  CHECK(searched.peak_bytes <= all.peak_bytes);
+  CHECK(simulate_plan(t, searched.plan).peak_bytes == searched.peak_bytes);
 }

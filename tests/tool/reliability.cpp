@@ -159,6 +159,10 @@ TEST_CASE("memsched generate: options the reader would reject and sizes beyond t
       {"random-layered --nodes 100 --max-bytes 9000000000000000000", "the graph's bytes could sum beyond 2^63 - 1"},
       {"random-layered --nodes 1000000 --max-bytes 10000000000000", "the graph's bytes could sum beyond 2^63 - 1"},
       {"random-layered --nodes 10000001", "more than 10,000,000 nodes"},
+      // Within the node limit, the edges are bounded too (1,000,000 default nodes: ~17M edges,
+      // several GB), before anything is built.
+      {"random-layered --nodes 1000000", "edges, more than 20,000,000 (the edge limit of memsched generate)"},
+      {"random-layered --nodes 100000 --width 0.6 --edge-density 1", "--nodes, --width, --width-variation and --edge-density could give up to"},
       {"randwire --nodes 3000000 --stages 1", "more than 10,000,000 nodes"},
       {"randwire --channels 1000000000000 --resolution 1000000", "the graph's bytes could sum beyond 2^63 - 1"},
       {"randwire --stages 80", "the graph's bytes could sum beyond 2^63 - 1"},

@@ -15,6 +15,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
 
@@ -178,3 +179,46 @@ TEST_CASE("memsched remat: checkmate and moccasin choose the input order the sam
   CHECK(run_tool("remat " + path.string() + " --budget 100% --algo moccasin --order-from nope", dir).exit_code == 2);
 }
 #endif
+
+TEST_CASE("memsched remat: a budget above every peak (up to 2^63 - 1) is unconstrained for every algorithm") {
+  // Tables in units of the budget once rounded budget + units - 1 past 2^63 (HiRemate, and auto
+  // through it): every algorithm the tool offers must plan as with the no-remat peak.
+  const temp_dir dir;
+  const auto inference = dir / "g.json", training = dir / "t.json";
+  REQUIRE(run_tool("generate random-layered --nodes 40 --seed 4 --out " + inference.string(), dir).exit_code == 0);
+  REQUIRE(run_tool("train " + inference.string() + " --out " + training.string(), dir).exit_code == 0);
+  const dataflow_graph g = read_json_graph(training);
+  const std::int64_t peak = checkpoint_all_plan(g, unlimited_budget).peak_bytes;
+  const std::set<std::string> timed{"auto", "checkmate-lp", "checkmate-milp", "dtr", "free-order", "hiremate", "lifetime-search", "moccasin"};
+  const std::vector<std::string> algorithms{"ap-greedy",    "ap-sqrtn",       "auto",       "best-heuristic",    "checkmate-lp",     "checkmate-milp",
+                                            "checkpoint-all", "dtr",          "free-order", "hiremate",          "lifetime-search",  "linearized-greedy",
+                                            "linearized-sqrtn", "moccasin",   "revolve"};
+  for (const std::string budget : {"9223372036854775807", "9223372036854771712", "9223372036854775000", "4611686018427387904"}) {
+    for (const auto& a : algorithms) {
+      CAPTURE(budget);
+      CAPTURE(a);
+      if (a == "moccasin" || a == "checkmate-milp" || a == "auto") {
+        if (budget != "9223372036854775807") continue;  // the solver-based ones once (time)
+      }
+      const auto out = dir / "plan.json";
+      const tool_run r = run_tool("remat " + training.string() + " --budget " + budget + " --algo " + a + (timed.count(a) ? " --time-limit 20" : "") +
+                                      " --json --out " + out.string(),
+                                  dir);
+      if (r.exit_code == 2 && r.out.find("\"unsupported\"") != std::string::npos) continue;  // the backend was not built
+      REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+      const json doc = json::parse(r.out);
+      CHECK(doc.at("budget") == std::stoll(budget));
+      CHECK(doc.at("peak_bytes").get<std::int64_t>() <= std::max<std::int64_t>(peak, 1));
+      std::map<std::int64_t, std::size_t> index;
+      for (std::size_t v = 0; v < num_vertices(g); ++v) index[g[v].id] = v;
+      std::ifstream in(out);
+      const json written = json::parse(in);
+      execution_plan plan;
+      for (const auto& s : written.at("steps"))
+        plan.steps.push_back({s.at("op") == "compute" ? plan_op::compute : plan_op::free, index.at(s.at("node").get<std::int64_t>())});
+      CHECK(simulate_plan(g, plan).peak_bytes == doc.at("peak_bytes").get<std::int64_t>());
+    }
+  }
+  const tool_run sweep = run_tool("sweep " + training.string() + " --budgets 9223372036854775807,9223372036854771712 --json", dir);
+  REQUIRE_MESSAGE(sweep.exit_code == 0, sweep.err);
+}

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -33,6 +34,72 @@ struct random_layered_options {
   std::int64_t max_cost = 1000;
 };
 
+namespace detail {
+
+/// Checks the options (the throws of make_random_layered).
+inline void check_random_layered_options(const random_layered_options& o) {
+  auto fail = [](const char* option, const std::string& requirement) { throw option_error("make_random_layered", option, requirement); };
+  if (o.nodes < 3) fail("nodes", "must be >= 3, got " + std::to_string(o.nodes));
+  if (!(o.width >= 0)) fail("width", "must be >= 0");
+  if (!(o.width_variation >= 0 && o.width_variation <= 1)) fail("width_variation", "must be in [0, 1]");
+  if (!(o.edge_density >= 0)) fail("edge_density", "must be >= 0");
+  if (!(o.skip_density >= 0 && o.skip_density <= 1)) fail("skip_density", "must be in [0, 1]");
+  if (o.min_bytes < 0 || o.max_bytes < o.min_bytes) throw std::invalid_argument("make_random_layered: need 0 <= min_bytes <= max_bytes");
+  if (o.byte_step < 1) fail("byte_step", "must be >= 1");
+  if (o.min_cost < 0 || o.max_cost < o.min_cost) throw std::invalid_argument("make_random_layered: need 0 <= min_cost <= max_cost");
+}
+
+/// The layer widths of the graph (the generator's first draws from `rng`): they fill nodes
+/// 2..n-1 in order.
+inline std::vector<std::size_t> random_layered_widths(const random_layered_options& o, portable_rng& rng) {
+  const double mean = std::max(1.0, std::round(std::pow(double(o.nodes), o.width)));
+  std::vector<std::size_t> widths;
+  for (std::size_t next = 2; next < o.nodes;) {
+    const double lo = mean * (1.0 - o.width_variation), hi = mean * (1.0 + o.width_variation);
+    auto w = static_cast<std::size_t>(std::max(1.0, std::round(lo + (hi - lo) * rng.uniform01())));
+    w = std::min(w, o.nodes - next);
+    widths.push_back(w);
+    next += w;
+  }
+  return widths;
+}
+
+inline portable_rng random_layered_rng(const random_layered_options& o) { return portable_rng(o.seed ^ 0x5eed1a7e4edULL); }
+
+}  // namespace detail
+
+/// An upper bound on the number of edges make_random_layered(o) gives, computed from the layer
+/// widths without building anything: between layers of widths a and c at most a * c edges, and at
+/// most a * min(c, 2 * edge_density * c + 2) position-matched edges plus the a + c nearest-node
+/// ones; the source's edges (the first layer), the skip edges (counted exactly: the generator's
+/// draws are replayed, nothing stored) and the sink's (the last layer: every other node feeds the
+/// next layer). O(n) time, O(number of layers) memory.
+/// Throws what make_random_layered throws for the options.
+[[nodiscard]] inline std::uint64_t random_layered_edge_bound(const random_layered_options& o) {
+  detail::check_random_layered_options(o);
+  auto rng = detail::random_layered_rng(o);
+  const auto widths = detail::random_layered_widths(o, rng);
+  long double total = static_cast<long double>(widths.front()) + static_cast<long double>(widths.back());
+  for (std::size_t l = 0; l + 1 < widths.size(); ++l) {
+    const long double a = static_cast<long double>(widths[l]), c = static_cast<long double>(widths[l + 1]);
+    total += std::min(a * c, a * std::min(c, 2.0L * static_cast<long double>(o.edge_density) * c + 2.0L) + a + c);
+  }
+  // The skip edges: the same draws as make_random_layered (the local edges draw nothing).
+  std::size_t layer_start = 2, before_previous_end = 0;  // first id of layer l; last id of layer l - 2
+  for (std::size_t l = 0; l < widths.size(); ++l) {
+    if (l >= 2) {
+      for (std::size_t i = 0; i < widths[l]; ++i)
+        if (rng.bernoulli(o.skip_density)) {
+          (void)rng.below(before_previous_end - 2 + 1);
+          total += 1;
+        }
+    }
+    if (l >= 1) before_previous_end = layer_start - 1;  // the last id of layer l - 1, for layer l + 1
+    layer_start += widths[l];
+  }
+  return total >= 1.8e19L ? std::numeric_limits<std::uint64_t>::max() : static_cast<std::uint64_t>(total);
+}
+
 /// A random layered DAG: node 0 is the only source (`input`, cost 0) and node 1 the only sink
 /// (`output`, cost 0, the graph output); nodes 2..n-1 (op `op`) fill layers 1..L in order, each
 /// layer's width drawn as the options say until the nodes run out. Edges: the source feeds layer
@@ -48,36 +115,32 @@ struct random_layered_options {
 /// [0, 1] or byte_step < 1; std::invalid_argument naming both fields for min_bytes < 0, max_bytes <
 /// min_bytes, min_cost < 0 or max_cost < min_cost.
 [[nodiscard]] inline dataflow_graph make_random_layered(const random_layered_options& o = {}) {
-  auto fail = [](const char* option, const std::string& requirement) { throw option_error("make_random_layered", option, requirement); };
-  if (o.nodes < 3) fail("nodes", "must be >= 3, got " + std::to_string(o.nodes));
-  if (!(o.width >= 0)) fail("width", "must be >= 0");
-  if (!(o.width_variation >= 0 && o.width_variation <= 1)) fail("width_variation", "must be in [0, 1]");
-  if (!(o.edge_density >= 0)) fail("edge_density", "must be >= 0");
-  if (!(o.skip_density >= 0 && o.skip_density <= 1)) fail("skip_density", "must be in [0, 1]");
-  if (o.min_bytes < 0 || o.max_bytes < o.min_bytes) throw std::invalid_argument("make_random_layered: need 0 <= min_bytes <= max_bytes");
-  if (o.byte_step < 1) fail("byte_step", "must be >= 1");
-  if (o.min_cost < 0 || o.max_cost < o.min_cost) throw std::invalid_argument("make_random_layered: need 0 <= min_cost <= max_cost");
-  detail::portable_rng rng(o.seed ^ 0x5eed1a7e4edULL);
-  const std::size_t inner = o.nodes - 2;
-  const double mean = std::max(1.0, std::round(std::pow(double(o.nodes), o.width)));
+  detail::check_random_layered_options(o);
+  auto rng = detail::random_layered_rng(o);
   std::vector<std::vector<std::size_t>> layers;
-  for (std::size_t next = 2; next < o.nodes;) {
-    const double lo = mean * (1.0 - o.width_variation), hi = mean * (1.0 + o.width_variation);
-    auto w = static_cast<std::size_t>(std::max(1.0, std::round(lo + (hi - lo) * rng.uniform01())));
-    w = std::min(w, o.nodes - next);
+  std::size_t next = 2;
+  for (const std::size_t w : detail::random_layered_widths(o, rng)) {
     layers.emplace_back();
     for (std::size_t i = 0; i < w; ++i) layers.back().push_back(next++);
   }
-  (void)inner;
   std::vector<std::pair<std::size_t, std::size_t>> edges;
   for (auto v : layers.front()) edges.emplace_back(0, v);
   auto pos = [](std::size_t i, std::size_t w) { return (double(i) + 0.5) / double(w); };
   auto nearest = [](double p, std::size_t w) { return std::min(w - 1, static_cast<std::size_t>(p * double(w))); };
   for (std::size_t l = 0; l + 1 < layers.size(); ++l) {
     const auto &a = layers[l], &c = layers[l + 1];
-    for (std::size_t i = 0; i < a.size(); ++i)
-      for (std::size_t j = 0; j < c.size(); ++j)
-        if (std::abs(pos(i, a.size()) - pos(j, c.size())) <= o.edge_density + 1e-12) edges.emplace_back(a[i], c[j]);
+    const double cw = double(c.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      // Only the j near position p can match: the test runs on that window (one more on each side
+      // for rounding), so the work is the edges made, not a.size() x c.size().
+      const double p = pos(i, a.size());
+      const double from = std::max(0.0, std::floor((p - o.edge_density) * cw - 0.5) - 1.0);
+      const double to = std::min(cw - 1.0, std::ceil((p + o.edge_density) * cw - 0.5) + 1.0);
+      for (double jd = from; jd <= to; jd += 1.0) {
+        const auto j = static_cast<std::size_t>(jd);
+        if (std::abs(p - pos(j, c.size())) <= o.edge_density + 1e-12) edges.emplace_back(a[i], c[j]);
+      }
+    }
     for (std::size_t j = 0; j < c.size(); ++j) edges.emplace_back(a[nearest(pos(j, c.size()), a.size())], c[j]);
     for (std::size_t i = 0; i < a.size(); ++i) edges.emplace_back(a[i], c[nearest(pos(i, a.size()), c.size())]);
   }

@@ -109,8 +109,13 @@ inline copied_schedule schedule_copied(const copied_graph& c, std::int64_t budge
 inline double add_copy(copied_graph& c, const memory_graph& w, std::size_t v, const std::vector<std::size_t>& late, std::size_t depth) {
   std::map<std::size_t, std::size_t> made;
   double added = 0;
-  const auto copy = [&](const auto& self, std::size_t x, std::size_t d) -> std::size_t {
-    if (auto it = made.find(x); it != made.end()) return it->second;
+  // Depth-first over the inputs, `depth` levels deep (up to the graph's depth: an explicit stack,
+  // not recursion). A vertex's copy gets its number on entry and its input edges in input order.
+  struct frame {
+    std::size_t x, d, k, next;  // vertex, levels left, its copy, next input to link
+  };
+  std::vector<frame> stack;
+  const auto enter = [&](std::size_t x, std::size_t d) {
     const std::size_t k = c.data.num_nodes++;
     c.data.bytes.push_back(w.bytes(x));
     c.data.cost.push_back(w.cost(x));
@@ -118,14 +123,39 @@ inline double add_copy(copied_graph& c, const memory_graph& w, std::size_t v, co
     c.origin.push_back(c.origin[x]);
     made[x] = k;
     added += w.cost(x);
-    for (auto in : w.predecessors(x)) {
-      std::size_t from = in;
-      if (d > 0 && w.in_degree(in) > 0) from = self(self, in, d - 1);
-      c.data.edges.emplace_back(from, k);
-    }
+    stack.push_back({x, d, k, 0});
     return k;
   };
-  const std::size_t k = copy(copy, v, depth);
+  const std::size_t k = enter(v, depth);
+  constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
+  std::size_t returned = none;  // the copy of the input whose frame just finished
+  while (!stack.empty()) {
+    const frame f = stack.back();
+    const auto inputs = w.predecessors(f.x);
+    if (returned != none) {
+      c.data.edges.emplace_back(returned, f.k);
+      ++stack.back().next;
+      returned = none;
+      continue;
+    }
+    if (f.next == inputs.size()) {
+      returned = f.k;
+      stack.pop_back();
+      continue;
+    }
+    const std::size_t in = inputs[f.next];
+    if (f.d > 0 && w.in_degree(in) > 0) {
+      if (auto it = made.find(in); it == made.end()) {
+        enter(in, f.d - 1);
+        continue;
+      } else {
+        c.data.edges.emplace_back(it->second, f.k);
+      }
+    } else {
+      c.data.edges.emplace_back(in, f.k);
+    }
+    ++stack.back().next;
+  }
   std::erase_if(c.data.edges, [&](const auto& e) { return e.first == v && std::find(late.begin(), late.end(), e.second) != late.end(); });
   for (auto r : late) c.data.edges.emplace_back(k, r);
   return added;
@@ -163,7 +193,9 @@ inline copy_search_result copy_search(const memory_graph& g, std::int64_t budget
     for (std::size_t k = 0; k < n && evaluations < o.max_evaluations && !deadline.passed(); ++k) {
       if (sched.transient[k] <= budget) continue;
       const std::size_t step = sched.order[k];
-      for (std::size_t v = 0; v < n && evaluations < o.max_evaluations; ++v) {
+      // Each candidate costs a Serenity run on the copied graph (its setup alone is O(n log n)):
+      // the deadline is checked before each one.
+      for (std::size_t v = 0; v < n && evaluations < o.max_evaluations && !deadline.passed(); ++v) {
         if (pos[v] >= k || last[v] <= k || w.is_output(v)) continue;
         const auto readers = w.successors(v);
         if (std::find(readers.begin(), readers.end(), static_cast<memory_graph::vertex>(step)) != readers.end()) continue;
@@ -171,7 +203,7 @@ inline copy_search_result copy_search(const memory_graph& g, std::int64_t budget
         for (auto u : readers)
           if (pos[u] > k) late.push_back(u);
         if (late.size() == readers.size() || !tried.emplace(v, late.size()).second) continue;
-        for (std::size_t depth = 0; depth <= o.max_copy_depth && evaluations < o.max_evaluations; ++depth) {
+        for (std::size_t depth = 0; depth <= o.max_copy_depth && evaluations < o.max_evaluations && !deadline.passed(); ++depth) {
           copied_graph next = cur;
           const double added = add_copy(next, w, v, late, depth);
           copied_schedule s = schedule_copied(next, budget, o, deadline);
@@ -193,6 +225,9 @@ inline copy_search_result copy_search(const memory_graph& g, std::int64_t budget
 }
 
 MEMSCHED_DECL remat_result free_order_on(const memory_graph& g, std::int64_t budget, const free_order_options& o, std::chrono::steady_clock::time_point start);
+/// free_order_on stopping at `deadline` instead of o.solver.time_limit (or a counted deadline).
+MEMSCHED_DECL remat_result free_order_until(const memory_graph& g, std::int64_t budget, const free_order_options& o,
+                                            std::chrono::steady_clock::time_point start, const call_deadline& deadline);
 
 }  // namespace detail
 

@@ -345,7 +345,9 @@ namespace detail {
 inline std::optional<std::vector<std::size_t>> hm_choose(const std::vector<std::vector<hm_group_choice>>& opts, std::int64_t budget,
                                                          std::size_t units) {
   if (budget <= 0) return std::nullopt;
-  const std::int64_t unit = std::max<std::int64_t>(1, (budget + static_cast<std::int64_t>(units) - 1) / static_cast<std::int64_t>(units));
+  // Rounded up without forming budget + units - 1 (a budget near 2^63 would overflow).
+  const std::int64_t n_units = static_cast<std::int64_t>(units);
+  const std::int64_t unit = std::max<std::int64_t>(1, budget / n_units + (budget % n_units != 0 ? 1 : 0));
   const std::size_t U = static_cast<std::size_t>(budget / unit) + 1;
   constexpr double inf = std::numeric_limits<double>::infinity();
   std::vector<double> dp(U, inf), next(U);

@@ -90,10 +90,15 @@ class lifetime_state {
       if (g.is_output(v)) demands_[v].push_back(static_cast<slot>(n_ - 1));
       std::sort(demands_[v].begin(), demands_[v].end());
     }
+    // A difference array: summing each life slot by slot is O(n^2) on a long chain's training
+    // graph (forward values live until their gradients), seconds before the first deadline check.
+    std::vector<std::int64_t> diff(n_ + 1, 0);
     for (std::size_t v = 0; v < n_; ++v) {
-      const slot e = life_end(v, 0);
-      for (slot p = pos_[v]; p <= e; ++p) bytes_[p] += g.bytes(v);
+      diff[pos_[v]] += g.bytes(v);
+      diff[life_end(v, 0) + 1] -= g.bytes(v);
     }
+    std::int64_t running = 0;
+    for (std::size_t p = 0; p < n_; ++p) bytes_[p] = running += diff[p];
     for (std::size_t p = 0; p < n_; ++p) inner_[p] = slot_correction(static_cast<slot>(p));
     for (std::size_t p = 0; p < n_; ++p) over_ += excess(p);
   }
@@ -156,11 +161,25 @@ class lifetime_state {
   }
   /// Drops v's recomputation at s and then every input recomputation left without any demand in
   /// its life (recursively).
+  /// Depth-first with an explicit stack (a chain of recomputations at s is as long as the split
+  /// depth allows, up to the graph's depth).
   void unrecompute(std::size_t v, slot s) {
+    std::vector<std::pair<std::size_t, std::size_t>> stack;  // (vertex, next input)
     remove_start(v, s);
-    for (auto x : g_->predecessors(v)) {
+    stack.emplace_back(v, 0);
+    while (!stack.empty()) {
+      auto& [u, next] = stack.back();
+      const auto inputs = g_->predecessors(u);
+      if (next == inputs.size()) {
+        stack.pop_back();
+        continue;
+      }
+      const std::size_t x = inputs[next++];
       remove_demand(x, s);
-      if (has_start(x, s) && s != pos_[x] && useless(x, s)) unrecompute(x, s);
+      if (has_start(x, s) && s != pos_[x] && useless(x, s)) {
+        remove_start(x, s);
+        stack.emplace_back(x, 0);
+      }
     }
   }
   /// Whether the life of v starting at s has no demand.
@@ -381,7 +400,8 @@ class lifetime_searcher {
       const std::int64_t before = st.over();
       const double cost0 = st.extra_cost();
       std::vector<candidate> singles;
-      const candidate best = scan(st, before, cost0, noise, &singles);
+      const candidate best = scan(st, before, cost0, noise, &singles, deadline);
+      if (best.out_of_time) return outcome::out_of_time;
       if (best.score >= 0) {
         split(st, best.v, best.s, o_.max_recompute_depth);
         st.commit();
@@ -394,8 +414,9 @@ class lifetime_searcher {
       for (const candidate& c : singles) {
         const std::size_t m = st.mark();
         split(st, c.v, c.s, o_.max_recompute_depth);
-        const candidate next = scan(st, before, cost0, noise, nullptr);
+        const candidate next = scan(st, before, cost0, noise, nullptr, deadline);
         st.undo(m);
+        if (next.out_of_time) return outcome::out_of_time;
         if (next.score > second.score) {
           first = c;
           second = next;
@@ -462,12 +483,15 @@ class lifetime_searcher {
     std::size_t v = 0;
     slot s = 0;
     std::int64_t over = 0;  // over-budget bytes after the split
+    bool out_of_time = false;  // the deadline stopped the scan (the rest is not meaningful)
   };
   static constexpr std::size_t pair_width = 16;
 
   // The best split reducing the over-budget bytes below `before` (score: bytes removed per cost
-  // added since `cost0`), or score -1; every split tried goes to `all` when given.
-  candidate scan(lifetime_state& st, std::int64_t before, double cost0, double noise, std::vector<candidate>* all) {
+  // added since `cost0`), or score -1; every split tried goes to `all` when given. A trial split
+  // costs up to O(n) (it rewrites the slots of the lives it changes) and a scan tries up to one
+  // per gap, so the deadline is checked before each trial.
+  candidate scan(lifetime_state& st, std::int64_t before, double cost0, double noise, std::vector<candidate>* all, const call_deadline& deadline) {
     const std::size_t n = st.size();
     over_prefix_.assign(n + 1, 0);
     for (std::size_t p = 0; p < n; ++p) over_prefix_[p + 1] = over_prefix_[p] + (st.memory(p) > budget_ ? 1 : 0);
@@ -487,6 +511,10 @@ class lifetime_searcher {
         // within slot b, after the slot's earlier steps (the in-slot memory).
         if (b <= a) continue;
         if (over_prefix_[b + 1] - over_prefix_[a + 1] == 0) continue;
+        if (deadline.passed()) {
+          best.out_of_time = true;
+          return best;
+        }
         const std::size_t m = st.mark();
         split(st, v, b, o_.max_recompute_depth);
         const std::int64_t after = st.over();
@@ -505,17 +533,40 @@ class lifetime_searcher {
   // Starts a new life of v at demand slot s, then makes each input alive at s: its covering
   // life is extended; when that adds over-budget bytes and depth allows, the input is recomputed
   // at s as well (recursively), kept when that fits where the extension did not, or adds less.
+  // Depth-first with an explicit stack: max_recompute_depth may reach the graph's depth.
   void split(lifetime_state& st, std::size_t v, slot s, std::size_t depth) {
+    struct frame {
+      std::size_t v, depth, next;
+      std::int64_t extended;  // over() after the demand of the input being split (while in_child)
+      std::size_t mark;
+      bool in_child;
+    };
+    std::vector<frame> stack;
     st.add_start(v, s);
-    for (auto x : g_.predecessors(v)) {
+    stack.push_back({v, depth, 0, 0, 0, false});
+    while (!stack.empty()) {
+      frame& f = stack.back();
+      if (f.in_child) {  // the split of input next - 1 is done: kept when it lowers the extension's excess
+        f.in_child = false;
+        if (st.over() >= f.extended) st.undo(f.mark);
+        continue;
+      }
+      const auto inputs = g_.predecessors(f.v);
+      if (f.next == inputs.size()) {
+        stack.pop_back();
+        continue;
+      }
+      const std::size_t x = inputs[f.next++];
       const std::int64_t before = st.over();
       st.add_demand(x, s);
       const std::int64_t extended = st.over();
-      if (depth == 0 || extended == before || st.has_start(x, s)) continue;
-      const std::size_t m = st.mark();
-      split(st, x, s, depth - 1);
-      if (st.over() < extended) continue;
-      st.undo(m);
+      if (f.depth == 0 || extended == before || st.has_start(x, s)) continue;
+      f.extended = extended;
+      f.mark = st.mark();
+      f.in_child = true;
+      const std::size_t child_depth = f.depth - 1;
+      st.add_start(x, s);
+      stack.push_back({x, child_depth, 0, 0, 0, false});  // f is not used after this
     }
   }
 
@@ -531,6 +582,10 @@ class lifetime_searcher {
 /// lifetime_search_plan on a converted graph.
 MEMSCHED_DECL remat_result lifetime_search_on(const memory_graph& g, std::int64_t budget, const lifetime_search_options& options,
                                               std::chrono::steady_clock::time_point start);
+/// lifetime_search_on stopping at `deadline` instead of options.solver.time_limit (a sub-search's
+/// share of its caller's limit, or a counted deadline).
+MEMSCHED_DECL remat_result lifetime_search_until(const memory_graph& g, std::int64_t budget, const lifetime_search_options& options,
+                                                 std::chrono::steady_clock::time_point start, const call_deadline& deadline);
 
 }  // namespace detail
 

@@ -101,32 +101,49 @@ inline std::uint64_t revolve_split(std::uint64_t l, std::uint64_t s) {
 /// Generates the schedule, calling vis.advance(from, to), vis.takeshot(slot, state),
 /// vis.restore(slot, state), vis.turn(state, first), vis.release(slot, state) (a snapshot that is
 /// no longer needed; not an action of the classical algorithm).
+/// The classical algorithm recurses once per snapshot; s reaches l + 1, so the frames live on an
+/// explicit stack (a call stack overflows near 60,000 snapshots).
 template <class Visitor>
 void revolve_generate(std::size_t start, std::size_t end, std::size_t s, std::size_t slot, bool& first, Visitor& vis) {
-  // Precondition: the current state is `start`, stored in `slot`.
-  while (end > start) {
-    const std::size_t l = end - start;
+  // Invariant of each frame: the current state is `start`, stored in `slot`; [start, end) is left
+  // to reverse with s snapshots (slots slot..slot+s-1).
+  struct frame {
+    std::size_t start, end, s, slot;
+  };
+  std::vector<frame> stack{{start, end, s, slot}};
+  while (!stack.empty()) {
+    const frame f = stack.back();
+    const std::size_t l = f.end > f.start ? f.end - f.start : 0;
     if (l == 1) {
-      vis.turn(start, first);
+      vis.turn(f.start, first);
       first = false;
-      return;
+      stack.back().end = f.start;
+      continue;
     }
-    if (s == 1) {
-      for (std::size_t j = end; j > start; --j) {
-        if (j != end) vis.restore(slot, start);
-        if (j - 1 > start) vis.advance(start, j - 1);
+    if (l > 1 && f.s == 1) {
+      for (std::size_t j = f.end; j > f.start; --j) {
+        if (j != f.end) vis.restore(f.slot, f.start);
+        if (j - 1 > f.start) vis.advance(f.start, j - 1);
         vis.turn(j - 1, first);
         first = false;
       }
-      return;
+      stack.back().end = f.start;
+      continue;
     }
-    const std::size_t m = start + static_cast<std::size_t>(revolve_split(l, s));
-    vis.advance(start, m);
-    vis.takeshot(slot + 1, m);
-    revolve_generate(m, end, s - 1, slot + 1, first, vis);
-    vis.release(slot + 1, m);
-    vis.restore(slot, start);
-    end = m;
+    if (l > 1) {
+      // Reverse [m, end) with one snapshot fewer first, then [start, m) from the restored start.
+      const std::size_t m = f.start + static_cast<std::size_t>(revolve_split(l, f.s));
+      vis.advance(f.start, m);
+      vis.takeshot(f.slot + 1, m);
+      stack.push_back({m, f.end, f.s - 1, f.slot + 1});
+      continue;
+    }
+    stack.pop_back();
+    if (stack.empty()) break;
+    frame& parent = stack.back();
+    vis.release(f.slot, f.start);
+    vis.restore(parent.slot, parent.start);
+    parent.end = f.start;
   }
 }
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -27,7 +28,22 @@ class call_deadline {
     }
   }
 
-  [[nodiscard]] bool limited() const noexcept { return deadline_.has_value(); }
+  /// A deadline that passes at its `checks`-th passed() query instead of at a time (its copies
+  /// count together): a counted, clock-free limit for tests of how much work a search does
+  /// between two checks. left() is infinite before it passes and 0 after.
+  [[nodiscard]] static call_deadline after_checks(std::size_t checks) {
+    call_deadline d(clock::now(), std::nullopt);
+    d.checks_left_ = std::make_shared<std::size_t>(checks);
+    return d;
+  }
+  /// The part of what is left that ends after `fraction` of it (a sub-search's share); a counted
+  /// deadline shares its count.
+  [[nodiscard]] call_deadline share(double fraction) const {
+    if (checks_left_ || !deadline_) return *this;
+    return call_deadline(start_, std::chrono::duration<double>(elapsed() + std::max(0.0, left()) * fraction));
+  }
+
+  [[nodiscard]] bool limited() const noexcept { return deadline_.has_value() || checks_left_ != nullptr; }
   /// When the call started (for observers that report seconds since then).
   [[nodiscard]] clock::time_point start() const noexcept { return start_; }
   /// The limit in seconds; infinity when there is none.
@@ -35,9 +51,16 @@ class call_deadline {
   [[nodiscard]] double elapsed() const { return std::chrono::duration<double>(clock::now() - start_).count(); }
   /// Seconds left (<= 0 once passed); infinity when there is no limit.
   [[nodiscard]] double left() const {
+    if (checks_left_) return *checks_left_ == 0 ? 0.0 : std::numeric_limits<double>::infinity();
     return deadline_ ? std::chrono::duration<double>(*deadline_ - clock::now()).count() : std::numeric_limits<double>::infinity();
   }
-  [[nodiscard]] bool passed() const { return deadline_ && clock::now() >= *deadline_; }
+  [[nodiscard]] bool passed() const {
+    if (checks_left_) {
+      if (*checks_left_ > 0) --*checks_left_;
+      return *checks_left_ == 0;
+    }
+    return deadline_ && clock::now() >= *deadline_;
+  }
   /// The time limit for a backend call: what is left, at most `at_most` seconds; nullopt without a
   /// limit (and at_most infinite).
   [[nodiscard]] std::optional<std::chrono::duration<double>> remaining(double at_most = std::numeric_limits<double>::infinity()) const {
@@ -78,6 +101,7 @@ class call_deadline {
   double limit_ = std::numeric_limits<double>::infinity();
   double reserve_ = 0;
   std::optional<clock::time_point> deadline_;
+  std::shared_ptr<std::size_t> checks_left_;  // a counted deadline (after_checks); one thread only
 };
 
 /// Calls `solve(options)` (a backend call) with options.time_limit = deadline.for_backend(at_most);

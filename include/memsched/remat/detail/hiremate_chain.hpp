@@ -278,7 +278,9 @@ std::optional<std::vector<hm_chain_step>> hm_chain_schedule(const hm_chain& chai
   const std::int64_t fit = max_table_bytes / static_cast<std::int64_t>(tables * pairs * sizeof(float)) - 1;
   if (fit < 16) return std::nullopt;
   units = std::min<std::size_t>(units, static_cast<std::size_t>(fit));
-  const std::int64_t unit = std::max<std::int64_t>(1, (avail + static_cast<std::int64_t>(units) - 1) / static_cast<std::int64_t>(units));
+  // Rounded up without forming avail + units - 1 (a budget near 2^63 would overflow).
+  const std::int64_t n_units = static_cast<std::int64_t>(units);
+  const std::int64_t unit = std::max<std::int64_t>(1, avail / n_units + (avail % n_units != 0 ? 1 : 0));
   const std::size_t U = static_cast<std::size_t>(avail / unit);
   const std::size_t W = U + 1;
   auto up = [&](std::int64_t b) { return static_cast<std::size_t>((std::max<std::int64_t>(0, b) + unit - 1) / unit); };
@@ -366,21 +368,28 @@ std::optional<std::vector<hm_chain_step>> hm_chain_schedule(const hm_chain& chai
 
   // Reconstruction: the first candidate (in the table's order) whose value equals the entry. A
   // stage entered through E has its writer's regen step put right before its backward part.
+  // The reconstruction nests once per stage: its pending work lives on an explicit stack (a
+  // call stack would overflow on chains of many thousand stages). A task either rebuilds the
+  // entry (s, t, m) of C (E when `dropped`) or, after the stages it encloses, emits stage s's
+  // backward part (with the regen step of its dropped input first).
   std::vector<hm_chain_step> steps;
   constexpr std::size_t no_regen = std::numeric_limits<std::size_t>::max();
-  auto rebuild = [&](auto&& self, std::size_t s, std::size_t t, std::size_t m, bool dropped, std::size_t regen_option) -> void {
+  struct task {
+    bool backward;
+    std::size_t s, t, m, k;
+    bool dropped;
+    std::size_t regen_option;
+  };
+  std::vector<task> todo{{false, 0, L - 1, U, 0, false, no_regen}};
+  auto rebuild = [&](std::size_t s, std::size_t t, std::size_t m, bool dropped, std::size_t regen_option) {
     const float target = (dropped ? E : C)[id(s, t) + m];
     const std::size_t in = in_of(s);
-    auto backward = [&](std::size_t k) {
-      if (dropped) steps.push_back({hm_chain_step::kind::regen, s - 1, regen_option});
-      steps.push_back({hm_chain_step::kind::backward, s, k});
-    };
     for (std::size_t k = 0; k < ou[s].size(); ++k) {
       const auto& o = ou[s][k];
       if (s == t) {
         if (m >= in + D[s] + std::max(o.fp, o.bp) && o.cost == target) {
           steps.push_back({hm_chain_step::kind::forward, s, k});
-          backward(k);
+          todo.push_back({true, s, t, m, k, dropped, regen_option});
           return;
         }
         continue;
@@ -393,11 +402,11 @@ std::optional<std::vector<hm_chain_step>> hm_chain_schedule(const hm_chain& chai
       const float regen = any_regen ? E[id(s + 1, t) + m2] + o.regen : inf;
       if (std::min(held, regen) + o.cost != target) continue;
       steps.push_back({hm_chain_step::kind::forward, s, k});
+      todo.push_back({true, s, t, m, k, dropped, regen_option});
       if (held <= regen)
-        self(self, s + 1, t, m2, false, no_regen);
+        todo.push_back({false, s + 1, t, m2, 0, false, no_regen});
       else
-        self(self, s + 1, t, m2, true, k);
-      backward(k);
+        todo.push_back({false, s + 1, t, m2, 0, true, k});
       return;
     }
     assert(!dropped);
@@ -407,13 +416,22 @@ std::optional<std::vector<hm_chain_step>> hm_chain_schedule(const hm_chain& chai
       if (m < std::max(in + D[t] + q, in)) continue;
       if ((C[id(s2, t) + m - in] + C[id(s, s2 - 1) + m]) + ck_cost(s, s2) == target) {
         for (std::size_t i = s; i < s2; ++i) steps.push_back({hm_chain_step::kind::forward_only, i, 0});
-        self(self, s2, t, m - in, false, no_regen);
-        self(self, s, s2 - 1, m, false, no_regen);
+        todo.push_back({false, s, s2 - 1, m, 0, false, no_regen});  // second: the stack is last in, first out
+        todo.push_back({false, s2, t, m - in, 0, false, no_regen});
         return;
       }
     }
   };
-  rebuild(rebuild, 0, L - 1, U, false, no_regen);
+  while (!todo.empty()) {
+    const task x = todo.back();
+    todo.pop_back();
+    if (!x.backward) {
+      rebuild(x.s, x.t, x.m, x.dropped, x.regen_option);
+      continue;
+    }
+    if (x.dropped) steps.push_back({hm_chain_step::kind::regen, x.s - 1, x.regen_option});
+    steps.push_back({hm_chain_step::kind::backward, x.s, x.k});
+  }
   return steps;
 }
 

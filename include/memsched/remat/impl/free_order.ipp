@@ -17,10 +17,22 @@ MEMSCHED_DEF remat_result free_order_on(const memory_graph& g, std::int64_t budg
   };
   if (budget < 0) throw std::invalid_argument("free_order_plan: negative budget");
   if (auto why = budget_below_lower_bound(g, budget)) return stop(solve_status::infeasible, *why);
-  const call_deadline deadline(start, o.solver.time_limit);
-  std::optional<std::chrono::duration<double>> copy_limit;
-  if (deadline.limited()) copy_limit = std::chrono::duration<double>(deadline.elapsed() + std::max(0.0, deadline.left()) * o.copy_fraction);
-  const auto [copied, sched, evaluations, peak_bound] = copy_search(g, budget, o, call_deadline(start, copy_limit));
+  return free_order_until(g, budget, o, start, call_deadline(start, o.solver.time_limit));
+}
+
+MEMSCHED_DEF remat_result free_order_until(const memory_graph& g, std::int64_t budget, const free_order_options& o,
+                                            std::chrono::steady_clock::time_point start, const call_deadline& deadline) {
+  remat_result res;
+  const auto stop = [&](solve_status status, std::string why) {
+    res.status = status;
+    res.message = "free_order_plan: " + std::move(why);
+    res.stats.seconds = seconds_since(start);
+    return res;
+  };
+  // The copy search's first Serenity run (and the copied graph's setup) come before its first
+  // check: not started once the deadline has passed (a portfolio's last stage may find it so).
+  if (deadline.passed()) return stop(solve_status::time_limit, "the time limit passed before the copy search");
+  const auto [copied, sched, evaluations, peak_bound] = copy_search(g, budget, o, deadline.share(o.copy_fraction));
   // The bound over every plan (remat_cost_lower_bound: the search over orders, and Serenity's
   // bound on the least peak): a tenth of a time limit.
   cost_lower_bound_options bo{.peak_bound = peak_bound};
@@ -42,10 +54,9 @@ MEMSCHED_DEF remat_result free_order_on(const memory_graph& g, std::int64_t budg
   // The copied graph's order fits: that is the plan (each copy computed once, nothing else).
   if (sched.peak <= budget) offer(sched.order);
   for (std::size_t i = 0; i < o.recompute_depths.size() && !best && !deadline.passed(); ++i) {
-    lifetime_search_options l{.order = sched.order, .max_rounds = o.lifetime_rounds, .seed = o.seed, .max_recompute_depth = o.recompute_depths[i]};
-    if (deadline.limited())
-      l.solver.time_limit = std::chrono::duration<double>(std::max(0.0, deadline.left()) / static_cast<double>(o.recompute_depths.size() - i));
-    const remat_result r = lifetime_search_on(w, budget, l, std::chrono::steady_clock::now());
+    const lifetime_search_options l{.order = sched.order, .max_rounds = o.lifetime_rounds, .seed = o.seed, .max_recompute_depth = o.recompute_depths[i]};
+    const remat_result r = lifetime_search_until(w, budget, l, std::chrono::steady_clock::now(),
+                                                 deadline.share(1.0 / static_cast<double>(o.recompute_depths.size() - i)));
     rounds += r.stats.lns_rounds;
     if (!has_solution(r.status)) continue;
     std::vector<std::size_t> computes;

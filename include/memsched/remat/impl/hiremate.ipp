@@ -676,7 +676,9 @@ MEMSCHED_DECL hiremate_plan_result hm_plan_levels(const memory_graph& g, std::in
 MEMSCHED_DEF hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::int64_t budget, const hiremate_options& options,
                                                 hiremate_partition_options partition,
                                                 std::chrono::steady_clock::time_point start) {
-  return hm_plan_levels(g, budget, options, std::move(partition), start, nullptr);
+  // No step ever holds more than every value and the largest workspace (total_bytes bounds it):
+  // a budget above that constrains nothing, and the tables in units of the budget stay small.
+  return hm_plan_levels(g, std::min(budget, std::max<std::int64_t>(g.total_bytes(), 0)), options, std::move(partition), start, nullptr);
 }
 
 }  // namespace memsched::detail

@@ -58,6 +58,11 @@ MEMSCHED_DEF std::optional<lifetime_state> lifetime_state_from_plan(const memory
 
 MEMSCHED_DEF remat_result lifetime_search_on(const memory_graph& g, std::int64_t budget, const lifetime_search_options& options,
                                               std::chrono::steady_clock::time_point start) {
+  return lifetime_search_until(g, budget, options, start, call_deadline(start, options.solver.time_limit));
+}
+
+MEMSCHED_DEF remat_result lifetime_search_until(const memory_graph& g, std::int64_t budget, const lifetime_search_options& options,
+                                                 std::chrono::steady_clock::time_point start, const call_deadline& deadline) {
   std::vector<std::size_t> order = options.order;
   if (order.empty()) order.assign(g.topological_order().begin(), g.topological_order().end());
   else check_order(g, order, "lifetime_search_plan");
@@ -70,7 +75,6 @@ MEMSCHED_DEF remat_result lifetime_search_on(const memory_graph& g, std::int64_t
     return r;
   };
   if (auto why = budget_below_lower_bound(g, budget)) return stop(solve_status::infeasible, *why);
-  const call_deadline deadline(start, options.solver.time_limit);
   lifetime_searcher search(g, budget, options);
   // The states to start from: each start plan's (converting and cleaning one is cheap), then the
   // constructive repair's; the cheapest after cleanup wins (ties: the earlier).
@@ -93,14 +97,18 @@ MEMSCHED_DEF remat_result lifetime_search_on(const memory_graph& g, std::int64_t
     chosen = std::move(candidate);
     source = std::move(name);
   };
-  for (std::size_t k = 0; k < options.start_plans.size(); ++k)
+  for (std::size_t k = 0; k < options.start_plans.size(); ++k) {
+    if (deadline.passed()) {  // a conversion costs O(recomputations x n): none started past the deadline
+      stopped = true;
+      break;
+    }
     if (auto from_plan = lifetime_state_from_plan(g, order, budget, options.start_plans[k]))
       consider(std::move(*from_plan), "plan " + std::to_string(k), deadline);
+  }
   if (chosen && deadline.limited()) {
     // With a start in hand, the repair (80 s on gpt_96's training graph at 30%, where DTR's plan
     // converts in 2 s) gets at most half the time left, so that the search has time to improve.
-    const call_deadline half(std::chrono::steady_clock::now(), std::chrono::duration<double>(std::max(0.0, deadline.left() / 2)));
-    consider(lifetime_state(g, order, budget), "repair", half);
+    consider(lifetime_state(g, order, budget), "repair", deadline.share(0.5));
   } else {
     consider(lifetime_state(g, order, budget), "repair", deadline);
   }
