@@ -47,16 +47,21 @@ inline constexpr std::int64_t onnx_value_max_elements = 4096;
 }
 
 /// The element count of `dims`, or nullopt when a dim is negative or the count exceeds the cap.
+/// The product of the non-zero dims is capped too, so that no product of some of the dims of an
+/// evaluated value (strides, block sizes) overflows, even when a zero dim makes it empty.
 [[nodiscard]] inline std::optional<std::int64_t> onnx_small_count(const std::vector<std::int64_t>& dims) {
-  std::int64_t n = 1;
+  std::int64_t nonzero = 1;
+  bool empty = false;
   for (const std::int64_t d : dims) {
     if (d < 0) return std::nullopt;
-    if (d == 0) n = 0;
-    else if (n > onnx_value_max_elements / d) return std::nullopt;
-    else n *= d;
+    if (d == 0) {
+      empty = true;
+      continue;
+    }
+    if (nonzero > onnx_value_max_elements / d) return std::nullopt;
+    nonzero *= d;
   }
-  if (n > onnx_value_max_elements) return std::nullopt;
-  return n;
+  return empty ? 0 : nonzero;
 }
 
 /// The value of a tensor stored in the model (initializer or Constant), or nullopt when it is
@@ -227,6 +232,7 @@ class onnx_evaluator {
 
   std::optional<onnx_value> shape_of(bool size) const {
     const auto& dims = *shape0_;
+    if (static_cast<std::int64_t>(dims.size()) > onnx_value_max_elements) return std::nullopt;
     if (size) {
       std::int64_t n = 1;
       for (const auto d : dims)
@@ -438,6 +444,7 @@ class onnx_evaluator {
     } else if (known != n) {
       bad("its input's " + std::to_string(n) + " elements do not match the shape's " + std::to_string(known));
     }
+    if (count_of(dims) < 0) return std::nullopt;  // an empty value with a huge dim
     auto v = x;
     v.dims = dims;
     return v;
@@ -481,7 +488,10 @@ class onnx_evaluator {
     const double n = std::max(std::ceil((static_cast<double>(l) - static_cast<double>(s)) / static_cast<double>(d)), 0.0);
     if (n > static_cast<double>(onnx_value_max_elements)) return std::nullopt;
     onnx_value v{in_[0]->type, {static_cast<std::int64_t>(n)}, {}, {}};
-    for (std::int64_t i = 0; i < v.dims[0]; ++i) v.ints.push_back(s + i * d);
+    for (std::int64_t i = 0, x = 0; i < v.dims[0]; ++i) {
+      if (__builtin_mul_overflow(i, d, &x) || __builtin_add_overflow(s, x, &x)) bad("Range overflows 64 bits");
+      v.ints.push_back(x);
+    }
     return v;
   }
 
