@@ -9,6 +9,7 @@
 #include <memsched/graph/dataflow_graph.hpp>
 #include <memsched/graph/detail/graph_record.hpp>
 #include <memsched/graph/detail/input_limits.hpp>
+#include <memsched/graph/detail/onnx_inference.hpp>
 
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
@@ -177,7 +178,7 @@ class onnx_reader {
           all_weights = false;
           reads.push_back(name);
         }
-      if (options_.fold_constants && any_input && all_weights) {
+      if (options_.fold_constants && any_input && (all_weights || static_shape_query(n))) {
         ++result.folded_nodes;
         for (const auto& out : n.output())
           if (!out.empty()) add_weight(out);
@@ -240,12 +241,15 @@ class onnx_reader {
  private:
   [[noreturn]] void fail(const std::string& what) const { fail_file(source_, what); }
 
-  static std::string node_name(const ::onnx::NodeProto& n) {
-    if (!n.name().empty()) return n.name();
-    for (const auto& out : n.output())
-      if (!out.empty()) return out;
-    return n.op_type();
+  /// Shape or Size of a tensor whose shape is static: its output depends on no tensor's contents,
+  /// so it is a weight (runtimes fold it), and reading its input is no edge.
+  bool static_shape_query(const ::onnx::NodeProto& n) const {
+    if (!default_domain(n) || (n.op_type() != "Shape" && n.op_type() != "Size") || n.input_size() != 1) return false;
+    std::vector<std::int64_t> dims;
+    return find_shape(n.input(0), "input", dims).empty();
   }
+
+  static std::string node_name(const ::onnx::NodeProto& n) { return onnx_node_name(n); }
 
   /// The default domain may be spelled "ai.onnx"; ONNX's shape inference only knows it as "" (also
   /// in the subgraphs it recurses into), so every node and the opset imports are respelled (an
@@ -444,13 +448,20 @@ class onnx_reader {
     }
   }
 
-  /// ONNX shape inference, throwing on a node whose shapes cannot be inferred.
+  /// Shape inference node by node (detail::onnx_inference: ONNX's inference functions, with the
+  /// shape arithmetic evaluated on the way), throwing on a node whose shapes cannot be inferred.
+  /// The model's own symbolic dimensions are noted first: a symbol that inference makes up for an
+  /// unknown dimension is reported as unknown, not as one to bind.
   void infer() {
+    for (const auto* list : {&model_.graph().input(), &model_.graph().output(), &model_.graph().value_info()})
+      for (const auto& vi : *list)
+        if (vi.type().has_tensor_type())
+          for (const auto& d : vi.type().tensor_type().shape().dim())
+            if (d.has_dim_param()) declared_symbols_.insert(d.dim_param());
     try {
-      ::onnx::shape_inference::InferShapes(model_, ::onnx::OpSchemaRegistry::Instance(),
-                                           ::onnx::ShapeInferenceOptions{false, 1, false});
-    } catch (const std::exception& e) {
-      fail(std::string("ONNX shape inference failed: ") + e.what());
+      detail::onnx_inference(model_).run();
+    } catch (const onnx_value_error& e) {
+      fail(e.what());
     }
   }
 
@@ -474,7 +485,7 @@ class onnx_reader {
       if (d.has_dim_value()) {
         if (d.dim_value() < 0) return named() + ": dimension " + std::to_string(k) + " is negative";
         dims.push_back(d.dim_value());
-      } else if (d.has_dim_param()) {
+      } else if (d.has_dim_param() && declared_symbols_.count(d.dim_param())) {
         const auto b = options_.dims.find(d.dim_param());
         if (b == options_.dims.end())
           return named() + ": dimension " + std::to_string(k) + " is symbolic ('" + d.dim_param() +
@@ -600,6 +611,7 @@ class onnx_reader {
   std::set<std::string> weights_;
   std::unordered_map<std::string, const ::onnx::TensorProto*> initializers_;
   std::unordered_map<std::string, const ::onnx::TypeProto*> types_;
+  std::set<std::string> declared_symbols_;  // the model's dim_params (not those inference makes up)
   std::unordered_map<std::string, std::int64_t> producer_;  // tensor -> id of the vertex holding it
 };
 
