@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <random>
 #include <stdexcept>
@@ -118,8 +119,11 @@ remat_result checkmate_lp_on(const memory_graph& g, std::int64_t budget, const c
       stopped = true;
       break;
     }
-    const auto lp_budget = static_cast<std::int64_t>(std::floor(static_cast<double>(budget) * ro.lp_budget_fractions[f]));
-    if (lp_budget < 0) continue;
+    const double scaled = std::floor(static_cast<double>(budget) * ro.lp_budget_fractions[f]);
+    if (!(scaled >= 0)) continue;
+    // A budget near 2^63 rounds up to 2^63 as a double, one past int64's range: such a budget is
+    // above every peak anyway.
+    const std::int64_t lp_budget = scaled >= 0x1p63 ? std::numeric_limits<std::int64_t>::max() : static_cast<std::int64_t>(scaled);
     if (!cm) {
       const double build_start = deadline.elapsed();
       cm = build_checkmate_model_until(g, lp_budget, res.stats.order, options.model, &deadline);
