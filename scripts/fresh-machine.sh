@@ -80,7 +80,8 @@ mkdir -p "$root/src"
 (cd "$repo" && git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf -) | tar -C "$root/src" -xf -
 if [ "$with_shared" -eq 1 ]; then
   [ -d "$repo/../shared" ] || { echo "fresh-machine: --shared given but $repo/../shared does not exist" >&2; exit 2; }
-  cp -a "$repo/../shared" "$root/shared"
+  mkdir -p "$root/shared"
+  cp -a "$repo/../shared/." "$root/shared/"  # through a link to shared/ too (CI's may be one)
 fi
 
 log="$root/fresh-machine.log"
