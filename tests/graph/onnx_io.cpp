@@ -962,6 +962,23 @@ TEST_CASE("malformed shape arithmetic is an error naming the node") {
   CHECK(error_of([&] { return b.read(); }) == expected);
 }
 
+TEST_CASE("an evaluated op whose required input has the empty name is left to shape inference") {
+  // The empty name marks an absent optional input; for these ops the input is required, so the
+  // value is not evaluated (it once dereferenced the missing input). Reading then succeeds or fails
+  // with a file error, as shape inference decides.
+  for (const char* op : {"Reshape", "Add", "Gather", "Expand", "Concat", "Where", "Range"}) {
+    CAPTURE(op);
+    model_builder b = shape_of_x();
+    b.output("y");
+    b.node(op, {"s", ""}, {"y"}, "n");
+    try {
+      (void)b.read();
+    } catch (const file_error& e) {
+      CHECK(std::string(e.what()).rfind("m.onnx: ", 0) == 0);
+    }
+  }
+}
+
 TEST_CASE("a dimension shape inference cannot know is reported as unknown, not as a symbol to bind") {
   // The Tile repeats are a graph input's value: unknown. ONNX's inference names such a dimension
   // 'unk__0', which the reader once offered to bind with --dim unk__0=N.

@@ -153,9 +153,12 @@ class onnx_evaluator {
     const std::string& op = n_.op_type();
     if (op == "Shape" || op == "Size") return shape0_ ? shape_of(op == "Size") : std::nullopt;
     if (op == "Constant") return constant();
+    // Only Slice's and (Un)squeeze's later inputs are optional (read through ints_from); an input
+    // of any other op given the empty name is missing, not absent.
+    const bool optional_inputs = op == "Slice" || op == "Squeeze" || op == "Unsqueeze";
     for (std::size_t i = 0; i < in_.size(); ++i)
-      if (!in_[i] && !n_.input(static_cast<int>(i)).empty()) return std::nullopt;
-    if (in_.empty() || !in_[0]) return std::nullopt;
+      if (!in_[i] && (i == 0 || !optional_inputs || !n_.input(static_cast<int>(i)).empty())) return std::nullopt;
+    if (in_.empty()) return std::nullopt;
     if (op == "Identity") return *in_[0];
     if (op == "Cast") return cast();
     if (op == "Gather") return gather();
