@@ -189,6 +189,12 @@ TEST_CASE("solve_layout: bad buffers and options are refused naming them") {
   CHECK_THROWS_WITH_AS(solve_layout(bs), doctest::Contains("alignment"), std::invalid_argument);
   bs = {{.first = 0, .last = 1, .size = 1, .alignment = 4, .offset = 2}};
   CHECK_THROWS_WITH_AS(solve_layout(bs), doctest::Contains("multiple"), std::invalid_argument);
+  // Sizes whose sum passes 2^63 - 1 (each alone is fine): the stacked arena would overflow.
+  constexpr std::int64_t half = std::int64_t{1} << 62;
+  bs = {{.first = 0, .last = 1, .size = half}, {.first = 0, .last = 1, .size = half}};
+  CHECK_THROWS_WITH_AS(solve_layout(bs), doctest::Contains("2^63 - 1"), std::invalid_argument);
+  bs = {{.first = 0, .last = 1, .size = half - 1}, {.first = 0, .last = 1, .size = half}};
+  CHECK(solve_layout(bs).arena_bytes == 2 * half - 1);
   bs = {{.first = 0, .last = 1, .size = 1}};
   CHECK_THROWS_AS(solve_layout(bs, {.capacity = -1}), option_error);
   CHECK_THROWS_AS(solve_layout(bs, {.time_limit = std::chrono::duration<double>(-1)}), option_error);

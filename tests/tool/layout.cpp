@@ -17,12 +17,6 @@ namespace {
 using namespace memsched::testing;
 using json = nlohmann::json;
 
-const temp_dir& stderr_dir() {
-  static const temp_dir dir;
-  return dir;
-}
-tool_run run(const std::string& args) { return run_tool(args, stderr_dir()); }
-json run_json(const std::string& args) { return run_tool_json(args, stderr_dir()); }
 
 const std::string example = (std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "minimalloc" / "example.12.csv").string();
 
@@ -30,14 +24,14 @@ const std::string example = (std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "mi
 
 TEST_CASE("memsched layout: MiniMalloc's example, minimised and at a capacity, written back") {
   const temp_dir s;
-  const json doc = run_json("layout " + example + " --json");
+  const json doc = run_tool_json("layout " + example + " --json");
   CHECK(doc["status"] == "optimal");
   CHECK(doc["arena_bytes"] == 12);
   CHECK(doc["lower_bound"] == 12);
   CHECK(doc["buffers"] == 5);
   CHECK(doc["valid"] == true);
   const std::string out = (s.path() / "out.csv").string();
-  const json at = run_json("layout " + example + " --capacity 12 --out " + out + " --json");
+  const json at = run_tool_json("layout " + example + " --capacity 12 --out " + out + " --json");
   CHECK(at["capacity"] == 12);
   CHECK(at["status"] == "optimal");
   // The file written holds the offsets: re-read and re-checked here.
@@ -49,7 +43,7 @@ TEST_CASE("memsched layout: MiniMalloc's example, minimised and at a capacity, w
   std::vector<memsched::layout_buffer> free = p.buffers;
   for (auto& b : free) b.offset.reset();
   CHECK(memsched::check_layout(free, offsets, 12).valid);
-  const json tight = run_json("layout " + example + " --capacity 11 --json");
+  const json tight = run_tool_json("layout " + example + " --capacity 11 --json");
   CHECK(tight["status"] == "infeasible");
   CHECK(tight["arena_bytes"].is_null());
   CHECK(tight["lower_bound"] == 12);
@@ -58,32 +52,45 @@ TEST_CASE("memsched layout: MiniMalloc's example, minimised and at a capacity, w
 TEST_CASE("memsched layout: bad files and flags are errors naming the place") {
   const temp_dir s;
   const std::string bad = s.write("bad.csv", "id,lower,upper,size\n0,1,2,4\n1,1,x,4\n");
-  const tool_run r = run("layout " + bad);
+  const tool_run r = run_tool("layout " + bad);
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("bad.csv:3:3: upper 'x' is not an integer") != std::string::npos);
   const std::string gaps = s.write("gaps.csv", "id,lower,upper,size,gaps\n");
-  CHECK(run("layout " + gaps).err.find("gaps.csv:1:5: unknown column 'gaps'") != std::string::npos);
-  CHECK(run("layout " + example + " --capacity -3").exit_code == 2);
-  CHECK(run("layout " + example + " --node-limit x").exit_code == 2);
-  CHECK(run("layout").exit_code == 2);
+  CHECK(run_tool("layout " + gaps).err.find("gaps.csv:1:5: unknown column 'gaps'") != std::string::npos);
+  CHECK(run_tool("layout " + example + " --capacity -3").exit_code == 2);
+  CHECK(run_tool("layout " + example + " --node-limit x").exit_code == 2);
+  CHECK(run_tool("layout").exit_code == 2);
 }
 
-TEST_CASE("memsched simulate --arena exact: arena = peak on a graph where greedy by size fragments") {
+TEST_CASE("memsched simulate --arena exact: arena = peak where greedy by size fragments") {
   const temp_dir s;
+  {
+    // Checkmate's MobileNet inference graph is a chain: its one order's greedy-by-size arena is
+    // above the peak, and a layout at the peak exists (tests/sim/arena.cpp).
+    const std::string mobilenet = (std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "checkmate" / "mobilenet_inference.json").string();
+    const std::string kahn = (s / "kahn.json").string();
+    REQUIRE(run_tool("order " + mobilenet + " --algo kahn --out " + kahn + " --json").exit_code == 0);
+    const json greedy = run_tool_json("simulate " + mobilenet + " --order " + kahn + " --no-timeline --json");
+    const json exact = run_tool_json("simulate " + mobilenet + " --order " + kahn + " --arena exact --no-timeline --json");
+    CHECK(greedy["arena_bytes"].get<std::int64_t>() > greedy["peak_bytes"].get<std::int64_t>());
+    CHECK(exact["arena_bytes"] == exact["peak_bytes"]);
+    CHECK(exact["arena_status"] == "optimal");
+  }
+  // A small chain, through an order and through a plan.
   // 0 (10) -> 1 (10) -> 2 (20): first fit needs 40, the peak is 30 (tests/sim/arena.cpp).
   const std::string graph = s.write("g.json", R"({"nodes": [{"id": 0, "bytes": 10}, {"id": 1, "bytes": 10},
     {"id": 2, "bytes": 20}], "edges": [[0, 1], [1, 2]], "outputs": [2]})");
   const std::string order = s.write("o.json", R"({"order": [0, 1, 2]})");
-  const json doc = run_json("simulate " + graph + " --order " + order + " --arena exact --no-timeline --json");
+  const json doc = run_tool_json("simulate " + graph + " --order " + order + " --arena exact --no-timeline --json");
   CHECK(doc["arena"] == "exact");
   CHECK(doc["arena_bytes"] == doc["peak_bytes"]);
   CHECK(doc["arena_lower_bound"] == doc["peak_bytes"]);
   CHECK(doc["arena_status"] == "optimal");
   const std::string plan = s.write("p.json", R"({"steps": [{"op": "compute", "node": 0}, {"op": "compute", "node": 1},
     {"op": "free", "node": 0}, {"op": "compute", "node": 2}, {"op": "free", "node": 1}]})");
-  const json p = run_json("simulate " + graph + " --plan " + plan + " --arena exact --time-limit 5 --no-timeline --json");
+  const json p = run_tool_json("simulate " + graph + " --plan " + plan + " --arena exact --time-limit 5 --no-timeline --json");
   CHECK(p["arena"] == "exact");
   CHECK(p["arena_status"] == "optimal");
   CHECK(p["arena_bytes"] == p["peak_bytes"]);
-  CHECK(run("simulate " + graph + " --order " + order + " --arena exact --time-limit 0").exit_code == 2);
+  CHECK(run_tool("simulate " + graph + " --order " + order + " --arena exact --time-limit 0").exit_code == 2);
 }

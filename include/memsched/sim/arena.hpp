@@ -225,7 +225,7 @@ std::string check_shared_offsets(const memory_graph& g, const std::vector<arena_
 
 
 /// Offsets of `buffers` by `strategy`; `bound` is raised to the exact search's proven bound.
-inline std::vector<std::int64_t> place_arena(std::vector<arena_buffer>& buffers, std::size_t steps, arena_strategy strategy,
+inline std::vector<std::int64_t> place_arena(const std::vector<arena_buffer>& buffers, std::size_t steps, arena_strategy strategy,
                                              const layout_options& options, std::int64_t& bound) {
   std::vector<std::int64_t> offsets;
   if (strategy == arena_strategy::greedy_by_size) {

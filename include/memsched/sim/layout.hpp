@@ -60,7 +60,7 @@ struct layout_stats {
   std::size_t decisions = 0;          ///< Capacities the exact search was run at.
   std::int64_t max_load = 0;          ///< Most bytes live at one time (a lower bound on the arena).
   std::int64_t greedy_bytes = 0;      ///< Arena of the best greedy layout (the search's start).
-  bool searched = false;              ///< False when the memory cap left only the greedy layouts.
+  bool searched = false;              ///< The exact search ran (not needed, or the memory cap left only the greedy layouts: false).
 };
 
 /// The result of solve_layout.
@@ -98,6 +98,20 @@ inline void check_layout_buffers(std::span<const layout_buffer> buffers, const c
     if (b.offset && *b.offset % b.alignment != 0) fail("has a fixed offset that is not a multiple of its alignment");
     if (b.offset && *b.offset > std::numeric_limits<std::int64_t>::max() - b.size) fail("ends past 2^63 bytes");
   }
+  // Every arena the solver builds (buffers stacked, each rounded up to its alignment, above the
+  // highest fixed buffer) is at most this total, so no sum of offsets and sizes overflows.
+  constexpr std::int64_t most = std::numeric_limits<std::int64_t>::max();
+  std::int64_t total = 0, highest_fixed = 0;
+  auto add = [&](std::int64_t bytes) {
+    if (bytes > most - total) throw std::invalid_argument(std::string(function) + ": the buffers total more than 2^63 - 1 bytes");
+    total += bytes;
+  };
+  for (const auto& b : buffers) {
+    add(b.size);
+    add(b.alignment - 1);
+    if (b.offset) highest_fixed = std::max(highest_fixed, *b.offset + b.size);
+  }
+  add(highest_fixed);
 }
 
 }  // namespace detail
@@ -214,8 +228,11 @@ class layout_solver {
     std::int64_t best_bytes = height(best);
     r.stats.greedy_bytes = best_bytes;
     const std::int64_t want = capacity_.value_or(std::numeric_limits<std::int64_t>::max());
-    r.stats.searched = fits_memory();
-    if (best_bytes > want && r.lower_bound <= want && r.stats.searched) {
+    // The search's index (overlap lists, sections) is built only when a search follows.
+    const bool decide = best_bytes > want && r.lower_bound <= want;
+    const bool minimise_bytes = !capacity_ && best_bytes > r.lower_bound;
+    r.stats.searched = (decide || minimise_bytes) && fits_memory();
+    if (decide && r.stats.searched) {
       // Decision: only the capacity asked for.
       layout_search search(in_, clock_, node_limit_);
       const layout_outcome o = search.decide(want);
@@ -227,7 +244,7 @@ class layout_solver {
       } else if (o == layout_outcome::exhausted) {
         r.lower_bound = want + 1;
       }
-    } else if (!capacity_ && best_bytes > r.lower_bound && r.stats.searched) {
+    } else if (minimise_bytes && r.stats.searched) {
       minimise(r, best, best_bytes);
     }
     if (capacity_ && (best_bytes > want || r.lower_bound > want)) {
@@ -306,8 +323,7 @@ class layout_solver {
                        std::all_of(in_.fixed.begin(), in_.fixed.end(), [](std::int64_t f) { return f < 0; });
     std::vector<std::vector<std::int64_t>> tries(2);
     if (plain) {
-      auto copy = steps;
-      place_greedy_by_size(copy, tries[0]);
+      place_greedy_by_size(steps, tries[0]);
       place_first_fit(steps, times.size(), tries[1]);
     } else {
       std::vector<std::size_t> by_size(n), by_start(n);
@@ -321,7 +337,7 @@ class layout_solver {
     for (const auto& t : tries) {
       std::vector<std::int64_t> offsets(n);
       for (std::size_t k = 0; k < n; ++k) offsets[steps[k].node] = t[k];
-      if (const std::int64_t h = height(offsets); h < best_bytes) {
+      if (const std::int64_t h = height(offsets); best.empty() || h < best_bytes) {  // an arena may be 2^63 - 1
         best_bytes = h;
         best = std::move(offsets);
       }

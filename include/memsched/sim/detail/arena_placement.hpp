@@ -81,7 +81,7 @@ class placed_by_lifetime {
 /// overlaps its own, that fits it, or above them all (lowest offset among equal gaps).
 /// O(B log B + sum over buffers of k log(k T)), k = placed buffers overlapping it in time: near
 /// linear when few tensors live at once (a chain), O(B^2 log B) when all of them do.
-inline void place_greedy_by_size(std::vector<arena_buffer>& buffers, std::vector<std::int64_t>& offsets) {
+inline void place_greedy_by_size(const std::vector<arena_buffer>& buffers, std::vector<std::int64_t>& offsets) {
   std::vector<std::size_t> by_size(buffers.size());
   for (std::size_t i = 0; i < by_size.size(); ++i) by_size[i] = i;
   std::sort(by_size.begin(), by_size.end(), [&](std::size_t a, std::size_t b) {
