@@ -50,4 +50,14 @@ inline nlohmann::json run_tool_json(const std::string& args, const temp_dir& scr
   return doc;
 }
 
+/// The scratch directory of the one-argument overloads below: one for the whole test program.
+inline const temp_dir& shared_scratch() {
+  static const temp_dir dir;
+  return dir;
+}
+
+/// run_tool and run_tool_json with the program's shared scratch directory.
+inline tool_run run_tool(const std::string& args) { return run_tool(args, shared_scratch()); }
+inline nlohmann::json run_tool_json(const std::string& args) { return run_tool_json(args, shared_scratch()); }
+
 }  // namespace memsched::testing

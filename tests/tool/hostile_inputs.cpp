@@ -12,6 +12,7 @@
 #include <memsched/sim/simulate_order.hpp>
 
 #include "../support/run_tool.hpp"
+#include "tool_test_support.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -43,15 +44,6 @@ using namespace memsched::testing;
 using nlohmann::json;
 
 namespace {
-
-const std::filesystem::path data_dir(MEMSCHED_TEST_DATA_DIR);
-const std::string training = (data_dir / "torch" / "resnet18.training.json").string();
-
-const char* chain = R"({"name": "chain", "nodes": [
-  {"id": 1, "bytes": 10}, {"id": 2, "bytes": 20}, {"id": 3, "bytes": 5}],
-  "edges": [[1, 2], [2, 3]], "outputs": [3]})";
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 /// A GraphML file of `body` (nodes and edges of one graph) with the bytes key.
 std::string graphml(const std::string& graph_attributes, const std::string& body, const std::string& after = "") {
@@ -85,7 +77,7 @@ TEST_CASE("endless inputs: a device as a graph, order or plan path is refused at
       CAPTURE(command);
       const tool_run r = run_tool(command, s);
       CHECK(r.exit_code == 1);
-      CHECK(has(r.err, named + ": is a device, not a regular file"));
+      CHECK(contains(r.err, named + ": is a device, not a regular file"));
     }
   }
   // A pipe (a shell's <(...)): read whole below the cap, refused past it, naming the file and the cap.
@@ -132,31 +124,31 @@ TEST_CASE("train refuses what it cannot represent, a training graph, and writes 
     {"id": 1, "bytes": 8, "cost": 1e300}], "edges": [[0, 1]]})").string();
   const tool_run overflow = run_tool("train " + huge_cost + " --grad-cost-factor 1e10 --out " + out.string(), s);
   CHECK(overflow.exit_code == 1);
-  CHECK(has(overflow.err, "make_training_graph: the gradient of node 1 would cost 1e+10 x 1e+300, beyond the range of double"));
+  CHECK(contains(overflow.err, "make_training_graph: the gradient of node 1 would cost 1e+10 x 1e+300, beyond the range of double"));
   CHECK(!std::filesystem::exists(out));
   const tool_run overflow_stdout = run_tool("train " + huge_cost + " --grad-cost-factor 1e10", s);
   CHECK(overflow_stdout.exit_code == 1);
-  CHECK(!has(overflow_stdout.out, "null"));
+  CHECK(!contains(overflow_stdout.out, "null"));
   // Factors that are not finite numbers >= 0 are usage errors.
   for (const char* bad : {"inf", "nan", "-1", "1e400", "-inf", "0x10", "+2"}) {
     CAPTURE(bad);
     const tool_run r = run_tool("train " + huge_cost + " --grad-cost-factor " + bad, s);
     CHECK(r.exit_code == 2);
-    CHECK(has(r.err, "--grad-cost-factor must be"));
+    CHECK(contains(r.err, "--grad-cost-factor must be"));
   }
   // A factor of 1e308 on a cost of 1: finite gradients, but their sum overflows.
   const std::string small = s.write("s.json", R"({"nodes": [{"id": 1, "bytes": 8, "cost": 1, "op": "input"},
     {"id": 2, "bytes": 8, "cost": 1}, {"id": 3, "bytes": 8, "cost": 1}], "edges": [[1, 2], [2, 3]]})").string();
   const tool_run big_factor = run_tool("train " + small + " --grad-cost-factor 1e308 --out " + out.string(), s);
   CHECK(big_factor.exit_code == 1);
-  CHECK(has(big_factor.err, "the sum of costs over all vertices overflows to infinity"));
+  CHECK(contains(big_factor.err, "the sum of costs over all vertices overflows to infinity"));
   CHECK(!std::filesystem::exists(out));
   // A node of 2^63 - 1 bytes: its gradient doubles the sum of bytes.
   const std::string huge_bytes = s.write("b.json", R"({"nodes": [{"id": 1, "bytes": 1, "op": "input"},
     {"id": 2, "bytes": 9223372036854775000}], "edges": [[1, 2]]})").string();
   const tool_run bytes = run_tool("train " + huge_bytes + " --out " + out.string(), s);
   CHECK(bytes.exit_code == 1);
-  CHECK(has(bytes.err, "the sum of bytes and workspace overflows 64 bits"));
+  CHECK(contains(bytes.err, "the sum of bytes and workspace overflows 64 bits"));
   CHECK(!std::filesystem::exists(out));
   // What train writes, memsched reads: a plain graph round-trips through train and info.
   REQUIRE(run_tool("train " + small + " --out " + out.string(), s).exit_code == 0);
@@ -164,10 +156,10 @@ TEST_CASE("train refuses what it cannot represent, a training graph, and writes 
   // A training graph already has a loss and gradients: no second backward pass.
   const tool_run twice = run_tool("train " + out.string(), s);
   CHECK(twice.exit_code == 1);
-  CHECK(has(twice.err, "make_training_graph: the graph already has training roles"));
+  CHECK(contains(twice.err, "make_training_graph: the graph already has training roles"));
   const tool_run resnet = run_tool("train " + training, s);
   CHECK(resnet.exit_code == 1);
-  CHECK(has(resnet.err, "already has training roles"));
+  CHECK(contains(resnet.err, "already has training roles"));
   // null where a value belongs is an error naming the node and the field, not "absent".
   for (const std::string field : {"cost", "workspace", "grad_of", "role", "name", "op", "inplace", "backward"}) {
     CAPTURE(field);
@@ -175,14 +167,14 @@ TEST_CASE("train refuses what it cannot represent, a training graph, and writes 
                                                    R"(": null}], "edges": [[1, 2]]})").string();
     const tool_run r = run_tool("info " + g, s);
     CHECK(r.exit_code == 1);
-    CHECK(has(r.err, g + ": node 2: " + field + " is null: give a value or leave the field out"));
+    CHECK(contains(r.err, g + ": node 2: " + field + " is null: give a value or leave the field out"));
   }
   for (const std::string field : {"edges", "outputs", "order", "name", "kind"}) {
     CAPTURE(field);
     const std::string g = s.write("null.json", R"({"nodes": [{"id": 1, "bytes": 8}], ")" + field + R"(": null})").string();
     const tool_run r = run_tool("info " + g, s);
     CHECK(r.exit_code == 1);
-    CHECK(has(r.err, g + ": " + field + " is null"));
+    CHECK(contains(r.err, g + ": " + field + " is null"));
   }
 }
 
@@ -195,13 +187,13 @@ TEST_CASE("forward vertices that read the loss or a backward vertex: one error w
     CAPTURE(command);
     const tool_run r = run_tool(command, s);
     CHECK(r.exit_code == 1);
-    CHECK(has(r.err, g + ": forward node 3 reads backward node 2; forward vertices must not depend on the loss or on backward vertices"));
+    CHECK(contains(r.err, g + ": forward node 3 reads backward node 2; forward vertices must not depend on the loss or on backward vertices"));
   }
   const std::string loss = s.write("loss.json", R"({"nodes": [{"id": 0, "bytes": 8}, {"id": 1, "bytes": 4, "op": "loss"},
     {"id": 2, "bytes": 8}], "edges": [[0, 1], [1, 2]]})").string();
   const tool_run r = run_tool("info " + loss, s);
   CHECK(r.exit_code == 1);
-  CHECK(has(r.err, "forward node 2 reads loss node 1"));
+  CHECK(contains(r.err, "forward node 2 reads loss node 1"));
   // The library's own graphs: the same rule wherever a memory_graph is built.
   memory_graph_data d{.num_nodes = 3, .edges = {{0, 1}, {1, 2}}, .bytes = {8, 4, 8}};
   d.roles = {node_role::forward, node_role::loss, node_role::forward};
@@ -230,7 +222,7 @@ TEST_CASE("rewrite refuses new node ids past 2^63 - 1 instead of wrapping onto e
   const std::string at_top = s.write("top.json", graph_with_top_id(9223372036854775807LL)).string();
   const tool_run r = run_tool("rewrite " + at_top + " --out " + out.string(), s);
   CHECK(r.exit_code == 1);
-  CHECK(has(r.err, "rewrite_identities: the new nodes need ids above the largest id 9223372036854775807, beyond 2^63 - 1"));
+  CHECK(contains(r.err, "rewrite_identities: the new nodes need ids above the largest id 9223372036854775807, beyond 2^63 - 1"));
   CHECK(!std::filesystem::exists(out));
   // Room for the new ids: they follow the largest (the reader refuses duplicates).
   const std::int64_t top = 9223372036854775807LL - 100;
@@ -273,7 +265,7 @@ TEST_CASE("GraphML content memsched cannot hold is an error, not dropped") {
     const std::string path = s.write(c.name + ".graphml", c.text).string();
     const tool_run r = run_tool("info " + path, s);
     CHECK(r.exit_code == 1);
-    CHECK_MESSAGE(has(r.err, path + ": " + c.message), r.err);
+    CHECK_MESSAGE(contains(r.err, path + ": " + c.message), r.err);
   }
   // The same graph with edgedefault reads.
   const std::string fine = s.write("fine.graphml", graphml(" edgedefault=\"directed\"", node_a + node_b + R"(<edge source="1" target="2"/>)")).string();
@@ -308,7 +300,7 @@ TEST_CASE("messages say what is wrong: nodes of the wrong type, numbers out of r
     const std::string path = s.write(c.name, c.text).string();
     const tool_run r = run_tool("info " + path, s);
     CHECK(r.exit_code == 1);
-    CHECK_MESSAGE(has(r.err, path + ": " + c.message), r.err);
+    CHECK_MESSAGE(contains(r.err, path + ": " + c.message), r.err);
   }
   // A small cost a double holds (a subnormal) reads in every format.
   CHECK(run_tool("info " + s.write("sub.json", R"({"nodes": [{"id": 1, "bytes": 8, "cost": 1e-310}]})").string(), s).exit_code == 0);
@@ -317,7 +309,7 @@ TEST_CASE("messages say what is wrong: nodes of the wrong type, numbers out of r
   const std::string g = s.write("g.json", chain).string();
   const tool_run inference = run_tool("remat " + g + " --algo hiremate --budget 100%", s);
   CHECK(inference.exit_code == 1);
-  CHECK(has(inference.err, "make one with `memsched train GRAPH --out TRAINING.json`"));
+  CHECK(contains(inference.err, "make one with `memsched train GRAPH --out TRAINING.json`"));
 }
 
 TEST_CASE("flags: one checked parser for numbers (finite, in range, out of range said so); a repeated option is refused") {
@@ -325,42 +317,42 @@ TEST_CASE("flags: one checked parser for numbers (finite, in range, out of range
   const std::string g = s.write("g.json", chain).string();
   const tool_run lp = run_tool("remat " + g + " --algo checkmate-lp --budget 100% --gap 0.1", s);
   CHECK(lp.exit_code == 2);
-  CHECK(has(lp.err, "--gap is not an option of --algo checkmate-lp"));
+  CHECK(contains(lp.err, "--gap is not an option of --algo checkmate-lp"));
   for (const std::string algo : {"checkmate-milp", "auto"}) {
     for (const char* bad : {"nan", "-1", "inf", "2", "1e400", "0x1", "''"}) {
       CAPTURE(algo);
       CAPTURE(bad);
       const tool_run r = run_tool("remat " + g + " --algo " + algo + " --budget 100% --gap " + bad, s);
       CHECK(r.exit_code == 2);
-      CHECK(has(r.err, "--gap must be"));
+      CHECK(contains(r.err, "--gap must be"));
     }
   }
   // Every --seed is an integer >= 0 (moccasin's too), and a 64-bit overflow says "out of range".
   const tool_run negative = run_tool("remat " + g + " --algo moccasin --budget 100% --seed -1", s);
   CHECK(negative.exit_code == 2);
-  CHECK(has(negative.err, "--seed must not be negative, got -1"));
+  CHECK(contains(negative.err, "--seed must not be negative, got -1"));
   const tool_run wide = run_tool("remat " + g + " --algo moccasin --budget 100% --seed 18446744073709551615", s);
   CHECK(wide.exit_code == 2);
-  CHECK(has(wide.err, "--seed = 18446744073709551615 is out of range"));
+  CHECK(contains(wide.err, "--seed = 18446744073709551615 is out of range"));
   const tool_run onchip = run_tool("simulate " + g + " --order " + g + " --onchip 9223372036854775808", s);
   CHECK(onchip.exit_code == 2);
-  CHECK(has(onchip.err, "--onchip = 9223372036854775808 is out of range"));
+  CHECK(contains(onchip.err, "--onchip = 9223372036854775808 is out of range"));
   for (const char* bad : {"0", "-2", "99999999999999999999999"}) {
     CAPTURE(bad);
     const tool_run r = run_tool("remat " + g + " --algo dtr --budget 100% --max-computations " + bad, s);
     CHECK(r.exit_code == 2);
-    CHECK(has(r.err, "--max-computations"));
+    CHECK(contains(r.err, "--max-computations"));
   }
   // Repeated options, values or flags, spelled apart or with '=': refused, naming the option.
   for (const std::string args : {"--algo dtr --algo kahn", "--budget 10 --budget=20", "--json --json", "--out a.json --out b.json"}) {
     CAPTURE(args);
     const tool_run r = run_tool("remat " + g + " --algo checkpoint-all --budget 100% " + args, s);
     CHECK(r.exit_code == 2);
-    CHECK(has(r.err, "is given twice"));
+    CHECK(contains(r.err, "is given twice"));
   }
   const tool_run twice = run_tool("order " + g + " --algo kahn --algo dfs", s);
   CHECK(twice.exit_code == 2);
-  CHECK(has(twice.err, "option --algo is given twice"));
+  CHECK(contains(twice.err, "option --algo is given twice"));
 }
 
 TEST_CASE("remat --order FILE reports the order's peak, as --order-from kahn does") {
@@ -413,7 +405,7 @@ TEST_CASE("DOT: every name either reads back exactly or is refused by the writer
     try {
       write_dot_graph(out, g);
     } catch (const graph_error& e) {
-      CHECK(has(e.what(), "DOT cannot hold it"));
+      CHECK(contains(e.what(), "DOT cannot hold it"));
       ++refused;
       continue;
     }

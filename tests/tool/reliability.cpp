@@ -9,6 +9,7 @@
 
 #include "../graph/io_test_support.hpp"
 #include "../support/run_tool.hpp"
+#include "tool_test_support.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -22,23 +23,6 @@ using namespace memsched;
 using namespace memsched::testing;
 using nlohmann::json;
 
-namespace {
-
-const std::filesystem::path data_dir(MEMSCHED_TEST_DATA_DIR);
-const std::string training = (data_dir / "torch" / "resnet18.training.json").string();
-
-const char* chain = R"({"name": "chain", "nodes": [
-  {"id": 1, "bytes": 10}, {"id": 2, "bytes": 20}, {"id": 3, "bytes": 5}],
-  "edges": [[1, 2], [2, 3]], "outputs": [3]})";
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-std::string file_text(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-}  // namespace
 
 TEST_CASE("memsched: budgets are bytes in [0, 2^63) or finite percentages > 0, one rule everywhere") {
   const temp_dir s;
@@ -51,11 +35,11 @@ TEST_CASE("memsched: budgets are bytes in [0, 2^63) or finite percentages > 0, o
     CAPTURE(r.err);
     CHECK(r.exit_code == 2);
     const std::string shown = std::string(bad) == "''" ? "" : bad;
-    CHECK(has(r.err, "--budget must be a number of bytes >= 0 or a percentage like 90%, got '" + shown + "'"));
+    CHECK(contains(r.err, "--budget must be a number of bytes >= 0 or a percentage like 90%, got '" + shown + "'"));
     if (shown.empty()) continue;  // an empty item of a --budgets list is skipped
     const tool_run sweep = run_tool("sweep " + training + " --algos checkpoint-all --budgets '100%," + shown + "'", s);
     CHECK(sweep.exit_code == 2);
-    CHECK(has(sweep.err, "--budgets must be a number of bytes >= 0 or a percentage like 90%, got '" + shown + "'"));
+    CHECK(contains(sweep.err, "--budgets must be a number of bytes >= 0 or a percentage like 90%, got '" + shown + "'"));
   }
   // What percentages and bytes mean: floor(pct / 100 * the no-remat peak); bytes as written.
   for (const auto& [text, bytes] : std::vector<std::pair<std::string, std::int64_t>>{
@@ -74,7 +58,7 @@ TEST_CASE("memsched: budgets are bytes in [0, 2^63) or finite percentages > 0, o
     CAPTURE(bad);
     const tool_run r = run_tool("order " + g + " --algo serenity --budget " + bad, s);
     CHECK(r.exit_code == 2);
-    CHECK(has(r.err, "--budget must be a number of bytes >= 0, got '" + std::string(bad) + "'"));
+    CHECK(contains(r.err, "--budget must be a number of bytes >= 0, got '" + std::string(bad) + "'"));
   }
   const json ok = run_tool_json("order " + g + " --algo serenity --json --budget 30", s);
   CHECK(ok.at("peak_bytes") == 30);
@@ -105,7 +89,7 @@ TEST_CASE("memsched: a failed write exits 1 naming the file, <stdout> for standa
     CAPTURE(it.args);
     const tool_run r = run_tool(it.args, s);
     CHECK(r.exit_code == 1);
-    CHECK(has(r.err, "error: " + it.file + ": cannot write the file"));
+    CHECK(contains(r.err, "error: " + it.file + ": cannot write the file"));
   }
   // The same runs to a real file succeed (the failures above are the device's).
   CHECK(run_tool("sweep " + training + " --algos checkpoint-all --num-budgets 2 --csv " + (s / "x.csv").string(), s).exit_code == 0);
@@ -127,7 +111,7 @@ TEST_CASE("memsched: every graph --out is written in the format of its extension
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
     const std::string text = file_text(out);
     CHECK(text.front() != '{');  // not JSON under another name
-    CHECK(has(text, std::string(ext) == ".graphml" ? "<graphml" : "digraph"));
+    CHECK(contains(text, std::string(ext) == ".graphml" ? "<graphml" : "digraph"));
     CHECK(canonical(read_graph(out)) == canonical(expected_rewrite));
 
     const auto trained = s / (std::string("t") + ext);
@@ -144,7 +128,7 @@ TEST_CASE("memsched: every graph --out is written in the format of its extension
     const std::string input = std::string(cmd).rfind("generate", 0) == 0 ? "" : unet + " ";
     const tool_run r = run_tool(std::string(cmd) + input + "--out " + (s / "x.txt").string(), s);
     CHECK(r.exit_code == 2);
-    CHECK(has(r.err, "--out " + (s / "x.txt").string() + ": unknown graph file extension (expected .json, .graphml or .dot)"));
+    CHECK(contains(r.err, "--out " + (s / "x.txt").string() + ": unknown graph file extension (expected .json, .graphml or .dot)"));
     CHECK(!std::filesystem::exists(s / "x.txt"));
   }
 }
@@ -176,7 +160,7 @@ TEST_CASE("memsched generate: options the reader would reject and sizes beyond t
     CAPTURE(it.args);
     const tool_run r = run_tool("generate " + it.args + out, s);
     CHECK(r.exit_code == 2);
-    CHECK(has(r.err, it.message));
+    CHECK(contains(r.err, it.message));
     CHECK(!std::filesystem::exists(s / "g.json"));
   }
   // Within the limits: the graph is written and reads back (the largest byte sizes that fit).
@@ -193,9 +177,9 @@ TEST_CASE("memsched sweep --num-budgets is capped at 10,000") {
     CAPTURE(bad);
     const tool_run r = run_tool("sweep " + training + " --num-budgets " + bad, s);
     CHECK(r.exit_code == 2);
-    CHECK(has(r.err, "--num-budgets must be in [1, 10000], got " + std::string(bad)));
+    CHECK(contains(r.err, "--num-budgets must be in [1, 10000], got " + std::string(bad)));
   }
-  CHECK(has(run_tool("sweep --help", s).out, "at most 10000"));
+  CHECK(contains(run_tool("sweep --help", s).out, "at most 10000"));
 }
 
 TEST_CASE("memsched order/remat: --algo is required and flags of another algorithm are usage errors") {
@@ -203,8 +187,8 @@ TEST_CASE("memsched order/remat: --algo is required and flags of another algorit
   const std::string g = s.write("g.json", chain).string();
   const tool_run none = run_tool("order " + g, s);
   CHECK(none.exit_code == 2);
-  CHECK(has(none.err, "--algo is required"));
-  CHECK(has(none.err, "usage: memsched order GRAPH --algo NAME"));
+  CHECK(contains(none.err, "--algo is required"));
+  CHECK(contains(none.err, "usage: memsched order GRAPH --algo NAME"));
   struct item {
     std::string args, message;
   };
@@ -223,7 +207,7 @@ TEST_CASE("memsched order/remat: --algo is required and flags of another algorit
     CAPTURE(it.args);
     const tool_run r = run_tool(it.args, s);
     CHECK(r.exit_code == 2);
-    CHECK(has(r.err, it.message));
+    CHECK(contains(r.err, it.message));
   }
   // Each algorithm's own options still work.
   CHECK(run_tool("order " + g + " --algo serenity --budget 30 --time-limit 5", s).exit_code == 0);
@@ -241,5 +225,5 @@ TEST_CASE("memsched: a small DOT file whose subgraph edges expand to millions is
   const std::string path = s.write("pairs.dot", text).string();
   const tool_run r = run_tool("info " + path, s);
   CHECK(r.exit_code == 1);
-  CHECK(has(r.err, "error: " + path + ": line 2: edges between subgraphs expand to more than"));
+  CHECK(contains(r.err, "error: " + path + ": line 2: edges between subgraphs expand to more than"));
 }

@@ -20,14 +20,6 @@ using namespace memsched::testing;
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
-// Standard error is not checked here (run_json shows it when a run fails); one scratch directory
-// holds it for every run.
-const temp_dir& stderr_dir() {
-  static const temp_dir dir;
-  return dir;
-}
-tool_run run(const std::string& args) { return run_tool(args, stderr_dir()); }
-json run_json(const std::string& args) { return run_tool_json(args, stderr_dir()); }
 
 
 // 0 (10) -> {1, 2} -> 3 (5); bytes 10 20 30 5, cost 1 2 3 4: the diamond of tests/order/kahn.cpp,
@@ -43,7 +35,7 @@ TEST_CASE("memsched simulate --order: a valid order, by hand") {
   const temp_dir s;
   const std::string graph = s.write("g.json", diamond);
   const std::string order = s.write("o.json", R"({"order": [100, 102, 101, 103]})");
-  const json doc = run_json("simulate " + graph + " --order " + order + " --json");
+  const json doc = run_tool_json("simulate " + graph + " --order " + order + " --json");
   CHECK(doc["valid"] == true);
   // 100: 10 | 102: 40 | 101: 60, frees 100 -> 50 | 103: 55 -> 5.
   CHECK(doc["peak_bytes"] == 60);
@@ -61,13 +53,13 @@ TEST_CASE("memsched simulate --order: a valid order, by hand") {
   CHECK(doc["timeline"][3]["live_after"] == 5);
   // A bare array is accepted; first-fit and an on-chip capacity that forces traffic.
   const std::string bare = s.write("bare.json", "[100, 101, 102, 103]");
-  const json d2 = run_json("simulate " + graph + " --order " + bare + " --arena first-fit --onchip 55 --json");
+  const json d2 = run_tool_json("simulate " + graph + " --order " + bare + " --arena first-fit --onchip 55 --json");
   CHECK(d2["arena"] == "first-fit");
   // 100 101 102 103 with 55 bytes: running 102 (10 + 20 + 30 = 60) must evict 101 (100 is its
   // input, so pinned): write 20; 103 reads it back: 20.
   CHECK(d2["offchip_bytes"] == 40);
   CHECK(d2["offchip"]["bytes_written"] == 20);
-  const json d3 = run_json("simulate " + graph + " --order " + bare + " --onchip 10 --json");
+  const json d3 = run_tool_json("simulate " + graph + " --order " + bare + " --onchip 10 --json");
   CHECK(d3["offchip_bytes"].is_null());
   CHECK(d3["offchip"]["status"] == "infeasible");
 }
@@ -78,8 +70,8 @@ TEST_CASE("memsched simulate accepts the output of memsched order, for every bas
   for (const char* algo : {"kahn", "dfs", "greedy"}) {
     CAPTURE(algo);
     const std::string order = (s / (std::string(algo) + ".json")).string();
-    const json ordered = run_json("order " + graph + " --algo " + algo + " --out " + order + " --json");
-    const json doc = run_json("simulate " + graph + " --order " + order + " --json");
+    const json ordered = run_tool_json("order " + graph + " --algo " + algo + " --out " + order + " --json");
+    const json doc = run_tool_json("simulate " + graph + " --order " + order + " --json");
     CHECK(doc["valid"] == true);
     CHECK(doc["peak_bytes"] == ordered["peak_bytes"]);
     CHECK(doc["arena_bytes"].get<std::int64_t>() >= doc["peak_bytes"].get<std::int64_t>());
@@ -92,16 +84,16 @@ TEST_CASE("memsched simulate: an invalid order or plan gives valid:false and exi
   for (const char* text : {R"({"order": [101, 100, 102, 103]})", R"({"order": [100, 101, 102]})",
                            R"({"order": [100, 101, 102, 103, 103]})"}) {
     CAPTURE(text);
-    const tool_run r = run("simulate " + graph + " --order " + s.write("bad.json", text).string() + " --json");
+    const tool_run r = run_tool("simulate " + graph + " --order " + s.write("bad.json", text).string() + " --json");
     CHECK(r.exit_code == 1);
     const json doc = json::parse(r.out);
     CHECK(doc["valid"] == false);
     CHECK(!doc["error"].get<std::string>().empty());
   }
-  const tool_run r = run("simulate " + graph + " --order " + s.write("bad.json", R"({"order": [101, 100, 102, 103]})").string() + " --json");
+  const tool_run r = run_tool("simulate " + graph + " --order " + s.write("bad.json", R"({"order": [101, 100, 102, 103]})").string() + " --json");
   CHECK(json::parse(r.out)["error"].get<std::string>().find("node 101") != std::string::npos);
   const std::string plan = s.write("p.json", R"({"steps": [{"op": "compute", "node": 101}]})");
-  const tool_run p = run("simulate " + graph + " --plan " + plan + " --json");
+  const tool_run p = run_tool("simulate " + graph + " --plan " + plan + " --json");
   CHECK(p.exit_code == 1);
   const json doc = json::parse(p.out);
   CHECK(doc["valid"] == false);
@@ -118,10 +110,10 @@ TEST_CASE("memsched simulate: an invalid order or plan gives valid:false and exi
   CHECK(b.exit_code == 1);
   CHECK(b.err.find(bad_op + ": steps[0].op must be") != std::string::npos);
   // Usage errors are not verdicts: exit code 2.
-  CHECK(run("simulate " + graph + " --json").exit_code == 2);
-  CHECK(run("simulate " + graph + " --order a --plan b").exit_code == 2);
-  CHECK(run("simulate " + graph + " --order " + plan + " --arena best").exit_code == 2);
-  CHECK(run("simulate --help").exit_code == 0);
+  CHECK(run_tool("simulate " + graph + " --json").exit_code == 2);
+  CHECK(run_tool("simulate " + graph + " --order a --plan b").exit_code == 2);
+  CHECK(run_tool("simulate " + graph + " --order " + plan + " --arena best").exit_code == 2);
+  CHECK(run_tool("simulate --help").exit_code == 0);
 }
 
 TEST_CASE("memsched simulate --plan: recomputation, cost and overhead") {
@@ -132,7 +124,7 @@ TEST_CASE("memsched simulate --plan: recomputation, cost and overhead") {
     {"op": "compute", "node": 100}, {"op": "compute", "node": 101}, {"op": "free", "node": 100},
     {"op": "compute", "node": 100}, {"op": "compute", "node": 102}, {"op": "free", "node": 100},
     {"op": "compute", "node": 103}, {"op": "free", "node": 101}, {"op": "free", "node": 102}]})");
-  const json doc = run_json("simulate " + graph + " --plan " + plan + " --json");
+  const json doc = run_tool_json("simulate " + graph + " --plan " + plan + " --json");
   CHECK(doc["valid"] == true);
   CHECK(doc["kind"] == "plan");
   // 10 | 30 -> 20 | 30 | 60 -> 50 | 55 -> 25 -> 5: peak 60 at step 4.
@@ -160,22 +152,22 @@ TEST_CASE("memsched simulate: the streamed timeline is the JSON print_json write
     {"op": "compute", "node": 103}, {"op": "free", "node": 101}, {"op": "free", "node": 102}]})");
   for (const std::string& what : {"--order " + order, "--plan " + plan}) {
     CAPTURE(what);
-    const tool_run pretty = run("simulate " + graph + " " + what);
-    const tool_run line = run("simulate " + graph + " " + what + " --json");
+    const tool_run pretty = run_tool("simulate " + graph + " " + what);
+    const tool_run line = run_tool("simulate " + graph + " " + what + " --json");
     REQUIRE(pretty.exit_code == 0);
     REQUIRE(line.exit_code == 0);
     const json doc = json::parse(line.out);
     CHECK(line.out == doc.dump() + "\n");
     CHECK(pretty.out == doc.dump(2) + "\n");
     CHECK(doc.contains("timeline"));
-    const json none = run_json("simulate " + graph + " " + what + " --json --no-timeline");
+    const json none = run_tool_json("simulate " + graph + " " + what + " --json --no-timeline");
     json without = doc;
     without.erase("timeline");
     CHECK(none == without);
   }
   // --csv: the rows of the timeline (a free's transient is its live_before).
   const std::string csv = (s.path() / "t.csv").string();
-  REQUIRE(run("simulate " + graph + " --plan " + plan + " --csv " + csv + " --no-timeline").exit_code == 0);
+  REQUIRE(run_tool("simulate " + graph + " --plan " + plan + " --csv " + csv + " --no-timeline").exit_code == 0);
   std::ifstream in(csv);
   std::string header, row0, row1, row2;
   std::getline(in, header);
@@ -186,7 +178,7 @@ TEST_CASE("memsched simulate: the streamed timeline is the JSON print_json write
   CHECK(row0 == "0,100,compute,0,10,10");
   CHECK(row1 == "1,101,compute,10,30,30");
   CHECK(row2 == "2,100,free,30,30,20");
-  CHECK(run("simulate " + graph + " --plan " + plan + " --csv " + (s.path() / "no-dir" / "t.csv").string()).exit_code == 1);
+  CHECK(run_tool("simulate " + graph + " --plan " + plan + " --csv " + (s.path() / "no-dir" / "t.csv").string()).exit_code == 1);
 }
 
 TEST_CASE("memsched simulate --plan: a 200,000-step plan (a 1,000-vertex chain computed 100 times)") {
@@ -214,7 +206,7 @@ TEST_CASE("memsched simulate --plan: a 200,000-step plan (a 1,000-vertex chain c
   }
   p += "]}";
   REQUIRE(steps == 199999);
-  const json doc = run_json("simulate " + s.write("chain.json", g).string() + " --plan " + s.write("plan.json", p).string() +
+  const json doc = run_tool_json("simulate " + s.write("chain.json", g).string() + " --plan " + s.write("plan.json", p).string() +
                             " --json --no-timeline");
   CHECK(doc["valid"] == true);
   CHECK(doc["computes"] == 100000);
