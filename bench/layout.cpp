@@ -7,7 +7,8 @@
 // - A star of 5,000 branches (one source read by every other vertex, every branch a graph output, so
 //   all tensors live to the end), Kahn's order: simulate_order and plan_arena with each strategy
 //   (Layout/star/...). Placement is quadratic in the branches there (docs/layout.md, "Limits"):
-//   the row tracks it at a size that runs in seconds.
+//   the row tracks it at a size that runs in seconds. Layout/star200k/{first-fit,auto}: 200,000
+//   branches, where auto takes first fit.
 //
 //   bench_layout [--benchmark_filter=REGEX] [google benchmark flags]
 //
@@ -98,6 +99,16 @@ void register_star() {
       state.counters["arena"] = static_cast<double>(a.arena_bytes);
       state.counters["peak"] = static_cast<double>(a.peak_bytes);
     })->Unit(benchmark::kMillisecond)->Iterations(1);
+  // 200,000 branches: first fit, and auto (which takes first fit beyond 2^24 pairs live together).
+  auto wide = std::make_shared<const memory_graph>(star(200000));
+  auto wide_order = std::make_shared<const std::vector<std::size_t>>(kahn_order(*wide).order);
+  for (auto strategy : {arena_strategy::first_fit, arena_strategy::automatic})
+    benchmark::RegisterBenchmark(("Layout/star200k/" + std::string(to_string(strategy))).c_str(), [wide, wide_order, strategy](benchmark::State& state) {
+      arena_plan a;
+      for (auto _ : state) a = plan_arena(*wide, *wide_order, strategy);
+      state.counters["arena"] = static_cast<double>(a.arena_bytes);
+      state.counters["peak"] = static_cast<double>(a.peak_bytes);
+    })->Unit(benchmark::kMillisecond);
 }
 
 }  // namespace

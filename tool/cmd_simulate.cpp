@@ -10,6 +10,7 @@
 #include <memsched/sim/simulate_plan.hpp>
 
 #include <iostream>
+#include <span>
 #include <string_view>
 
 namespace memsched_cli {
@@ -17,7 +18,7 @@ namespace {
 
 std::string simulate_usage() {
   return "usage: memsched simulate GRAPH (--order ORDER.json | --plan PLAN.json)\n"
-         "                         [--arena greedy-by-size|first-fit|exact] [--time-limit S]\n"
+         "                         [--arena auto|greedy-by-size|first-fit|exact|none] [--time-limit S]\n"
          "                         [--onchip BYTES] [--json]\n\n"
          "Checks an execution order or plan of GRAPH and simulates its memory (model: docs/simulator.md).\n"
          "ORDER.json is {\"order\": [ids]} (the output of `memsched order` is accepted) or a bare array;\n"
@@ -31,9 +32,12 @@ std::string simulate_usage() {
          "options:\n"
          "  --order FILE     the order to simulate\n"
          "  --plan FILE      the plan (compute/free steps, recomputation allowed) to simulate\n"
-         "  --arena NAME     tensor placement for arena_bytes: greedy-by-size (default, as TFLite),\n"
-         "                   first-fit, or exact (the least arena, docs/layout.md: arena_status optimal\n"
-         "                   when proven, arena_lower_bound the proven bound)\n"
+         "  --arena NAME     tensor placement for arena_bytes: auto (default: greedy-by-size, or first-fit\n"
+         "                   when more than 2^24 pairs of tensors live at once; \"arena\" names the one\n"
+         "                   used), greedy-by-size (as TFLite; quadratic in the tensors live at once),\n"
+         "                   first-fit, exact (the least arena, docs/layout.md: arena_status optimal\n"
+         "                   when proven, arena_lower_bound the proven bound), or none (no placement:\n"
+         "                   the arena fields are null)\n"
          "  --time-limit S   limit of --arena exact (default 10): the best layout found, not proven\n"
          "  --onchip BYTES   on-chip capacity: offchip_bytes = bytes moved off and back on chip under\n"
          "                   Belady eviction (orders only; null without this option or for plans)\n"
@@ -108,21 +112,37 @@ void write_timeline_csv(const std::string& path, std::size_t steps, Entry entry)
   });
 }
 
-memsched::arena_strategy parse_strategy(const std::string& name) {
-  if (name == "greedy-by-size") return memsched::arena_strategy::greedy_by_size;
-  if (name == "first-fit") return memsched::arena_strategy::first_fit;
-  if (name == "exact") return memsched::arena_strategy::exact;
-  throw usage_error("unknown --arena '" + name + "' (greedy-by-size, first-fit or exact)");
-}
-
 // The exact strategy's limits: --time-limit, 10 s by default.
 memsched::layout_options arena_options(const parsed_args& args) {
   return {.time_limit = time_limit_of(args).value_or(std::chrono::duration<double>(10.0))};
 }
 
-// The arena fields of simulate's output.
+// --arena: a strategy, or none (no placement).
+std::optional<memsched::arena_strategy> parse_strategy(const std::string& name) {
+  if (name == "auto") return memsched::arena_strategy::automatic;
+  if (name == "greedy-by-size") return memsched::arena_strategy::greedy_by_size;
+  if (name == "first-fit") return memsched::arena_strategy::first_fit;
+  if (name == "exact") return memsched::arena_strategy::exact;
+  if (name == "none") return std::nullopt;
+  throw usage_error("unknown --arena '" + name + "' (auto, greedy-by-size, first-fit, exact or none)");
+}
+
+// The layout of `what` (an order or a plan) by --arena, or none.
+template <class What>
+auto place_tensors(const memsched::memory_graph& g, const What& what, const parsed_args& args) {
+  using layout = decltype(memsched::plan_arena(g, what, memsched::arena_strategy::first_fit));
+  const auto strategy = parse_strategy(args.get_or("arena", "auto"));
+  return strategy ? std::optional<layout>(memsched::plan_arena_with(g, what, *strategy, arena_options(args))) : std::nullopt;
+}
+
+// The arena fields of simulate's output (null with --arena none).
 template <class Arena>
-void add_arena(json& out, const Arena& arena) {
+void add_arena(json& out, const std::optional<Arena>& placed) {
+  if (!placed) {
+    for (const char* key : {"arena", "arena_bytes", "arena_lower_bound", "arena_status", "fragmentation"}) out[key] = nullptr;
+    return;
+  }
+  const Arena& arena = *placed;
   out["arena"] = std::string(to_string(arena.strategy));
   out["arena_bytes"] = arena.arena_bytes;
   out["arena_lower_bound"] = arena.lower_bound;
@@ -145,8 +165,7 @@ int simulate_order_file(const memsched::memory_graph& g, const std::string& path
   } catch (const memsched::invalid_order& e) {
     return invalid(e.what(), one_line);
   }
-  const auto strategy = parse_strategy(args.get_or("arena", "greedy-by-size"));
-  const memsched::arena_plan arena = memsched::plan_arena_with(g, order, strategy, arena_options(args));
+  const auto arena = place_tensors(g, std::span<const std::size_t>(order), args);
   json out = {{"valid", true},
               {"kind", "order"},
               {"peak_bytes", sim.peak_bytes},
@@ -175,7 +194,8 @@ int simulate_order_file(const memsched::memory_graph& g, const std::string& path
   }
   const auto entry = [&](std::size_t k) {
     const std::size_t v = order[k];
-    return timeline_entry{k, {}, g.id(v), sim.live_before[k], sim.live_after[k], sim.transient[k], arena.offset[v]};
+    return timeline_entry{k, {}, g.id(v), sim.live_before[k], sim.live_after[k], sim.transient[k],
+                          arena ? std::optional<std::int64_t>(arena->offset[v]) : std::nullopt};
   };
   if (const auto csv = args.get("csv")) write_timeline_csv(*csv, order.size(), entry);
   print_with_timeline(std::move(out), one_line, !args.has("no-timeline"), order.size(), entry);
@@ -193,8 +213,7 @@ int simulate_plan_file(const memsched::memory_graph& g, const std::string& path,
   } catch (const memsched::invalid_plan& e) {
     return invalid(e.what(), one_line);
   }
-  const auto strategy = parse_strategy(args.get_or("arena", "greedy-by-size"));
-  const memsched::plan_arena_layout arena = memsched::plan_arena_with(g, plan, strategy, arena_options(args));
+  const auto arena = place_tensors(g, plan, args);
   json out = {{"valid", true},
               {"kind", "plan"},
               {"peak_bytes", sim.peak_bytes},
@@ -211,7 +230,7 @@ int simulate_plan_file(const memsched::memory_graph& g, const std::string& path,
     timeline_entry e{k, to_string(s.op), g.id(s.node), sim.live_before[k], sim.live_after[k], std::nullopt, std::nullopt};
     if (s.op == memsched::plan_op::compute) {
       e.transient = sim.transient[k];
-      e.offset = arena.offset[k];
+      if (arena) e.offset = arena->offset[k];
     }
     return e;
   };

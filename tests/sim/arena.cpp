@@ -14,6 +14,7 @@
 
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <random>
 #include <string>
 
@@ -449,4 +450,94 @@ TEST_CASE("plan_arena exact: Checkmate's MobileNet inference graph (a chain) rea
   CHECK(e.arena_bytes == e.peak_bytes);
   CHECK(e.status == solve_status::optimal);
   CHECK(greedy.arena_bytes > greedy.peak_bytes);  // what the exact strategy is for
+}
+
+// First fit by its definition, with a scan over every live buffer from offset 0: at each step the
+// buffers ended at the previous step leave, then each new one goes to the lowest offset where it
+// fits among those live. Against the library's indexed version, on random lifetimes and sizes
+// (many small buffers and a few large ones, so that gaps open and close at every height).
+TEST_CASE("first fit: the indexed placement equals the scan over the live buffers") {
+  std::size_t placed_in_gap = 0;
+  for (std::uint64_t seed = 0; seed < 40; ++seed) {
+    std::mt19937_64 rng(seed);
+    const std::size_t steps = 20 + seed * 10;
+    std::vector<detail::arena_buffer> buffers;
+    for (std::size_t k = 0; k < steps; ++k)
+      for (std::size_t c = std::uniform_int_distribution<std::size_t>(0, 3)(rng); c > 0; --c) {
+        const std::size_t life = std::uniform_int_distribution<std::size_t>(0, rng() % 4 == 0 ? steps : 8)(rng);
+        const std::int64_t size = rng() % 5 == 0 ? std::uniform_int_distribution<std::int64_t>(50, 400)(rng)
+                                                 : std::uniform_int_distribution<std::int64_t>(1, 40)(rng);
+        buffers.push_back({.node = buffers.size(), .size = size, .first = k, .last = std::min(steps - 1, k + life)});
+      }
+    std::vector<std::int64_t> fast;
+    detail::place_first_fit(buffers, steps, fast);
+    std::vector<std::int64_t> scan(buffers.size(), 0);
+    std::map<std::int64_t, std::int64_t> live;  // offset -> end
+    std::size_t next = 0;
+    for (std::size_t k = 0; k < steps; ++k) {
+      for (std::size_t j = 0; j < next; ++j)
+        if (k > 0 && buffers[j].last == k - 1) live.erase(scan[j]);
+      for (; next < buffers.size() && buffers[next].first == k; ++next) {
+        std::int64_t at = 0;
+        for (auto [start, end] : live) {
+          if (start - at >= buffers[next].size) break;
+          at = end;
+        }
+        if (!live.empty() && at < std::prev(live.end())->second) ++placed_in_gap;
+        scan[next] = at;
+        live.emplace(at, at + buffers[next].size);
+      }
+    }
+    INFO("seed " << seed);
+    CHECK(fast == scan);
+  }
+  MESSAGE(placed_in_gap << " buffers placed in a gap below the top");
+  CHECK(placed_in_gap > 100);
+}
+
+TEST_CASE("overlapping_pairs counts the pairs of buffers live at the same step (brute force)") {
+  for (std::uint64_t seed = 0; seed < 30; ++seed) {
+    std::mt19937_64 rng(seed);
+    const std::size_t steps = 5 + seed * 3;
+    std::vector<detail::arena_buffer> buffers;
+    for (std::size_t k = 0; k < steps; ++k)
+      for (std::size_t c = rng() % 3; c > 0; --c)
+        buffers.push_back({.size = 1, .first = k, .last = std::min(steps - 1, k + rng() % (seed % 5 == 0 ? steps : 4))});
+    std::uint64_t pairs = 0;
+    for (std::size_t i = 0; i < buffers.size(); ++i)
+      for (std::size_t j = i + 1; j < buffers.size(); ++j)
+        pairs += buffers[i].first <= buffers[j].last && buffers[j].first <= buffers[i].last;
+    INFO("seed " << seed);
+    CHECK(detail::overlapping_pairs(buffers) == pairs);
+  }
+}
+
+TEST_CASE("arena_strategy::automatic: greedy by size while affordable, first fit on a wide star") {
+  // Below the threshold: the same layout as greedy by size, and the result names it.
+  for (std::uint64_t seed = 0; seed < 20; ++seed) {
+    const memory_graph g(random_dag(30, 0.2, seed));
+    const std::vector<std::size_t> order = kahn_order(g).order;
+    const arena_plan a = plan_arena(g, order, arena_strategy::automatic);
+    const arena_plan gs = plan_arena(g, order, arena_strategy::greedy_by_size);
+    CHECK(a.strategy == arena_strategy::greedy_by_size);
+    CHECK(a.offset == gs.offset);
+    CHECK(a.arena_bytes == gs.arena_bytes);
+  }
+  // A star of 6,000 branches, every branch an output: 18 million pairs live at once at the end.
+  memory_graph_data d{.num_nodes = 6001};
+  for (std::size_t i = 1; i < d.num_nodes; ++i) d.edges.emplace_back(0, i);
+  d.bytes.resize(d.num_nodes);
+  for (std::size_t i = 0; i < d.num_nodes; ++i) d.bytes[i] = 16 + static_cast<std::int64_t>(i % 13);
+  const memory_graph star(d);
+  const std::vector<std::size_t> order = kahn_order(star).order;
+  const arena_plan a = plan_arena(star, order, arena_strategy::automatic);
+  CHECK(a.strategy == arena_strategy::first_fit);
+  CHECK(a.offset == plan_arena(star, order, arena_strategy::first_fit).offset);
+  CHECK(check_arena(star, order, a).valid);
+  CHECK(a.arena_bytes >= a.peak_bytes);
+  // Plans resolve the same way.
+  const execution_plan plan = plan_from_computes(star, order);
+  const plan_arena_layout p = plan_arena(star, plan, arena_strategy::automatic);
+  CHECK(p.strategy == arena_strategy::first_fit);
+  CHECK(check_arena(star, plan, p).valid);
 }

@@ -55,6 +55,13 @@ TEST_CASE("memsched simulate --order: a valid order, by hand") {
   const std::string bare = s.write("bare.json", "[100, 101, 102, 103]");
   const json d2 = run_tool_json("simulate " + graph + " --order " + bare + " --arena first-fit --onchip 55 --json");
   CHECK(d2["arena"] == "first-fit");
+  // --arena none: no placement, the arena fields null and no offsets in the timeline.
+  const json dn = run_tool_json("simulate " + graph + " --order " + order + " --arena none --json");
+  CHECK(dn["peak_bytes"] == 60);
+  for (const char* key : {"arena", "arena_bytes", "arena_lower_bound", "arena_status", "fragmentation"}) CHECK(dn[key].is_null());
+  REQUIRE(dn["timeline"].size() == 4);
+  CHECK_FALSE(dn["timeline"][2].contains("offset"));
+  CHECK(doc["timeline"][2].contains("offset"));
   // 100 101 102 103 with 55 bytes: running 102 (10 + 20 + 30 = 60) must evict 101 (100 is its
   // input, so pinned): write 20; 103 reads it back: 20.
   CHECK(d2["offchip_bytes"] == 40);
@@ -217,4 +224,30 @@ TEST_CASE("memsched simulate --plan: a 200,000-step plan (a 1,000-vertex chain c
   CHECK(doc["peak_step"] == 11);  // compute 6 is step 2 * 6 - 1
   CHECK(doc["peak_node"] == 6);
   CHECK(!doc.contains("timeline"));
+}
+
+TEST_CASE("memsched simulate --order: a star of 20,000 branches, every branch live at the end") {
+  // 200 million pairs of tensors live together: the default placement (auto) takes first fit
+  // there (greedy by size is quadratic in them) and says so; the arena equals the peak, as
+  // nothing is freed. With --arena none there is no placement at all.
+  const temp_dir s;
+  const int n = 20000;
+  std::string g = R"({"nodes": [{"id": 0, "bytes": 8})";
+  for (int i = 1; i <= n; ++i) g += R"(, {"id": )" + std::to_string(i) + R"(, "bytes": )" + std::to_string(8 + i % 5) + "}";
+  g += R"(], "edges": [)";
+  for (int i = 1; i <= n; ++i) g += (i > 1 ? ", [0, " : "[0, ") + std::to_string(i) + "]";
+  g += "]}";
+  const std::string graph = s.write("star.json", g).string();
+  std::string order = "[0";
+  for (int i = 1; i <= n; ++i) order += ", " + std::to_string(i);
+  order += "]";
+  const std::string order_file = s.write("order.json", order).string();
+  const json doc = run_tool_json("simulate " + graph + " --order " + order_file + " --json --no-timeline");
+  CHECK(doc["valid"] == true);
+  CHECK(doc["arena"] == "first-fit");
+  CHECK(doc["arena_bytes"] == doc["peak_bytes"]);
+  CHECK(doc["arena_status"] == "optimal");
+  const json none = run_tool_json("simulate " + graph + " --order " + order_file + " --arena none --json --no-timeline");
+  CHECK(none["arena"].is_null());
+  CHECK(none["peak_bytes"] == doc["peak_bytes"]);
 }

@@ -36,11 +36,20 @@ enum class arena_strategy {
   greedy_by_size,  ///< Largest first; each into the smallest gap among time-overlapping tensors (TFLite).
   first_fit,       ///< In order of allocation, each at the lowest offset free at that step.
   exact,           ///< solve_layout: the least arena, proven unless a limit stops it.
+  /// greedy_by_size, or first_fit when more than 2^24 pairs of tensors live at the same time
+  /// (greedy by size is quadratic in them); the result's `strategy` says which was used.
+  automatic,
 };
 
-/// "greedy-by-size", "first-fit" or "exact". O(1), never throws.
+/// "greedy-by-size", "first-fit", "exact" or "auto". O(1), never throws.
 [[nodiscard]] constexpr std::string_view to_string(arena_strategy s) noexcept {
-  return s == arena_strategy::greedy_by_size ? "greedy-by-size" : s == arena_strategy::first_fit ? "first-fit" : "exact";
+  switch (s) {
+    case arena_strategy::greedy_by_size: return "greedy-by-size";
+    case arena_strategy::first_fit: return "first-fit";
+    case arena_strategy::exact: return "exact";
+    case arena_strategy::automatic: return "auto";
+  }
+  return "unknown";
 }
 
 /// Offsets of every tensor of an order in one arena.
@@ -224,9 +233,12 @@ std::string check_shared_offsets(const memory_graph& g, const std::vector<arena_
 }
 
 
-/// Offsets of `buffers` by `strategy`; `bound` is raised to the exact search's proven bound.
-inline std::vector<std::int64_t> place_arena(const std::vector<arena_buffer>& buffers, std::size_t steps, arena_strategy strategy,
+/// Offsets of `buffers` by `strategy` (automatic is resolved in place to the strategy used);
+/// `bound` is raised to the exact search's proven bound.
+inline std::vector<std::int64_t> place_arena(const std::vector<arena_buffer>& buffers, std::size_t steps, arena_strategy& strategy,
                                              const layout_options& options, std::int64_t& bound) {
+  if (strategy == arena_strategy::automatic)
+    strategy = greedy_by_size_affordable(buffers) ? arena_strategy::greedy_by_size : arena_strategy::first_fit;
   std::vector<std::int64_t> offsets;
   if (strategy == arena_strategy::greedy_by_size) {
     place_greedy_by_size(buffers, offsets);
@@ -287,8 +299,9 @@ template <class G, class... Maps>
 /// Places every tensor of `order` (output tensors and workspaces, lifetimes as documented on
 /// arena_plan) in one arena with `strategy`. Returns the offsets, the arena size (>= the order's
 /// peak), the peak and the fragmentation arena / peak - 1. Deterministic.
-/// O(B log B + B L log B) for greedy_by_size and O(B * L) for first_fit, B = number of non-empty
-/// tensors and workspaces, L = most of them live at once; exact is solve_layout without limits
+/// O(B log B + P log B) for greedy_by_size, P = pairs of tensors live at the same time (quadratic
+/// in B when all of them are), O(B log B) expected for first_fit and for automatic beyond 2^24
+/// pairs, B = number of non-empty tensors and workspaces; exact is solve_layout without limits
 /// (exponential in the worst case: plan_arena_with sets limits). Throws invalid_order when `order` is not a
 /// topological order of every vertex; what make_memory_graph throws for a bad graph.
 template <class G, class... Maps>
@@ -312,7 +325,7 @@ template <class G, class... Maps>
   std::vector<std::size_t> buffer_of;
   auto buffers = detail::arena_buffers(g, order, plan.first_step, plan.last_step, buffer_of);
   std::int64_t bound = 0;
-  const std::vector<std::int64_t> offsets = detail::place_arena(buffers, order.size(), strategy, options, bound);
+  const std::vector<std::int64_t> offsets = detail::place_arena(buffers, order.size(), plan.strategy, options, bound);
   plan.offset.assign(g.size(), 0);
   plan.workspace_offset.assign(g.size(), 0);
   for (std::size_t i = 0; i < buffers.size(); ++i) {
@@ -381,7 +394,7 @@ template <class G, class... Maps>
   std::vector<std::size_t> buffer_of_step;
   auto buffers = detail::plan_arena_buffers(g, plan, sim.reused, buffer_of_step);
   std::int64_t bound = 0;
-  const std::vector<std::int64_t> offsets = detail::place_arena(buffers, plan.steps.size(), strategy, options, bound);
+  const std::vector<std::int64_t> offsets = detail::place_arena(buffers, plan.steps.size(), layout.strategy, options, bound);
   layout.offset.assign(plan.steps.size(), 0);
   layout.workspace_offset.assign(plan.steps.size(), 0);
   for (std::size_t i = 0; i < buffers.size(); ++i) {

@@ -323,8 +323,9 @@ class layout_solver {
                        std::all_of(in_.fixed.begin(), in_.fixed.end(), [](std::int64_t f) { return f < 0; });
     std::vector<std::vector<std::int64_t>> tries(2);
     if (plain) {
-      place_greedy_by_size(steps, tries[0]);
-      place_first_fit(steps, times.size(), tries[1]);
+      if (greedy_by_size_affordable(steps)) place_greedy_by_size(steps, tries[0]);
+      else tries.pop_back();
+      place_first_fit(steps, times.size(), tries.back());
     } else {
       std::vector<std::size_t> by_size(n), by_start(n);
       for (std::size_t i = 0; i < n; ++i) by_size[i] = by_start[i] = i;

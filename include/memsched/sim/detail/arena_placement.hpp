@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <map>
+#include <utility>
 #include <vector>
 
 namespace memsched::detail {
@@ -76,6 +76,31 @@ class placed_by_lifetime {
   std::vector<std::size_t> stack_;
 };
 
+/// The pairs of buffers whose lifetimes intersect: greedy by size compares each buffer with every
+/// placed one that lives at the same time as it, so its work grows with this count (quadratic when
+/// all of them live at once). Buffers are listed by `first`. O(B log T), T = steps.
+inline std::uint64_t overlapping_pairs(const std::vector<arena_buffer>& buffers) {
+  if (buffers.empty()) return 0;
+  std::size_t steps = 0;
+  for (const auto& b : buffers) steps = std::max(steps, b.last + 1);
+  std::vector<std::uint64_t> ended(steps + 1, 0);  // Fenwick tree: earlier buffers by last step
+  std::uint64_t pairs = 0;
+  for (std::size_t i = 0; i < buffers.size(); ++i) {
+    std::uint64_t ended_before = 0;  // earlier buffers whose last step is below this first step
+    for (std::size_t k = buffers[i].first; k > 0; k -= k & (~k + 1)) ended_before += ended[k];
+    pairs += i - ended_before;
+    for (std::size_t k = buffers[i].last + 1; k <= steps; k += k & (~k + 1)) ++ended[k];
+  }
+  return pairs;
+}
+
+/// Whether greedy by size stays fast on `buffers`: at most 2^24 pairs of them live at once (each
+/// pair costs it a comparison and a share of a sort); beyond, first fit (O(B log L)) is used
+/// where the caller lets the library choose.
+inline bool greedy_by_size_affordable(const std::vector<arena_buffer>& buffers) {
+  return overlapping_pairs(buffers) <= (std::uint64_t{1} << 24);
+}
+
 /// Greedy by size: largest first (ties: earlier allocation, output before workspace, smaller
 /// index); each goes into the smallest gap, among the already placed buffers whose lifetime
 /// overlaps its own, that fits it, or above them all (lowest offset among equal gaps).
@@ -117,26 +142,139 @@ inline void place_greedy_by_size(const std::vector<arena_buffer>& buffers, std::
   }
 }
 
+/// The live buffers of first fit, by offset, each with the gap below it (from the end of the live
+/// buffer below it, or from 0): a treap whose nodes hold the largest gap of their subtree, so that
+/// the lowest gap of at least s bytes is found in O(log L) expected instead of by a scan over the
+/// L live buffers (a wide graph keeps tens of thousands live at once). Live buffers are disjoint.
+class first_fit_gaps {
+ public:
+  /// The lowest offset where `size` bytes fit: the start of the lowest gap that holds them, or the
+  /// end of the highest live buffer.
+  [[nodiscard]] std::int64_t lowest_fit(std::int64_t size) const {
+    for (int t = root_; t != nil;) {
+      const node& n = nodes_[t];
+      if (n.left != nil && nodes_[n.left].max_gap >= size) {
+        t = n.left;
+      } else if (n.gap >= size) {
+        return n.start - n.gap;
+      } else {
+        t = n.right;
+      }
+    }
+    return top_end(root_);
+  }
+
+  /// Adds a live buffer [start, end) disjoint from the others.
+  void insert(std::int64_t start, std::int64_t end) {
+    auto [below, above] = split(root_, start);
+    const int added = make(start, end, start - top_end(below));
+    above = with_gap_of_lowest(above, end);
+    root_ = merge(merge(below, added), above);
+  }
+
+  /// Removes the live buffer that starts at `start`.
+  void erase(std::int64_t start) {
+    auto [below, rest] = split(root_, start);
+    auto [removed, above] = split(rest, start + 1);
+    free_.push_back(removed);
+    above = with_gap_of_lowest(above, top_end(below));
+    root_ = merge(below, above);
+  }
+
+ private:
+  static constexpr int nil = -1;
+  struct node {
+    std::int64_t start = 0, end = 0, gap = 0, max_gap = 0;
+    std::uint64_t priority = 0;
+    int left = nil, right = nil;
+  };
+
+  int make(std::int64_t start, std::int64_t end, std::int64_t gap) {
+    seed_ = seed_ * 6364136223846793005ULL + 1442695040888963407ULL;  // deterministic priorities
+    const node n{start, end, gap, gap, seed_ ^ (seed_ >> 29), nil, nil};
+    if (!free_.empty()) {
+      const int t = free_.back();
+      free_.pop_back();
+      nodes_[t] = n;
+      return t;
+    }
+    nodes_.push_back(n);
+    return static_cast<int>(nodes_.size()) - 1;
+  }
+
+  void pull(int t) {
+    node& n = nodes_[t];
+    n.max_gap = n.gap;
+    if (n.left != nil) n.max_gap = std::max(n.max_gap, nodes_[n.left].max_gap);
+    if (n.right != nil) n.max_gap = std::max(n.max_gap, nodes_[n.right].max_gap);
+  }
+
+  /// (buffers starting below `key`, the others).
+  std::pair<int, int> split(int t, std::int64_t key) {
+    if (t == nil) return {nil, nil};
+    if (nodes_[t].start < key) {
+      auto [a, b] = split(nodes_[t].right, key);
+      nodes_[t].right = a;
+      pull(t);
+      return {t, b};
+    }
+    auto [a, b] = split(nodes_[t].left, key);
+    nodes_[t].left = b;
+    pull(t);
+    return {a, t};
+  }
+
+  int merge(int a, int b) {
+    if (a == nil) return b;
+    if (b == nil) return a;
+    if (nodes_[a].priority > nodes_[b].priority) {
+      nodes_[a].right = merge(nodes_[a].right, b);
+      pull(a);
+      return a;
+    }
+    nodes_[b].left = merge(a, nodes_[b].left);
+    pull(b);
+    return b;
+  }
+
+  /// The end of the highest buffer of subtree t (0 when empty): the rightmost one, as they are disjoint.
+  std::int64_t top_end(int t) const {
+    std::int64_t end = 0;
+    for (; t != nil; t = nodes_[t].right) end = nodes_[t].end;
+    return end;
+  }
+
+  /// Subtree t with the gap of its lowest buffer measured from `below_end`.
+  int with_gap_of_lowest(int t, std::int64_t below_end) {
+    if (t == nil) return t;
+    std::int64_t lowest_start = nodes_[t].start;
+    for (int u = t; u != nil; u = nodes_[u].left) lowest_start = nodes_[u].start;
+    auto [lowest, rest] = split(t, lowest_start + 1);
+    nodes_[lowest].gap = nodes_[lowest].max_gap = lowest_start - below_end;
+    return merge(lowest, rest);
+  }
+
+  std::vector<node> nodes_;
+  std::vector<int> free_;
+  int root_ = nil;
+  std::uint64_t seed_ = 0x9e3779b97f4a7c15ULL;
+};
+
 /// First fit in order of allocation: step by step, release the buffers whose life ended at the
 /// previous step, then place the step's output and then its workspace at the lowest offset where
-/// they fit. O(B * L) for B buffers and at most L live at once.
+/// they fit. O(B log L) expected for B buffers and at most L live at once.
 inline void place_first_fit(const std::vector<arena_buffer>& buffers, std::size_t steps, std::vector<std::int64_t>& offsets) {
   offsets.assign(buffers.size(), 0);
   std::vector<std::vector<std::size_t>> ending(steps + 1);
-  std::map<std::int64_t, std::int64_t> live;  // offset -> end of the live buffers
+  first_fit_gaps live;
   std::size_t next = 0;
   for (std::size_t k = 0; k < steps; ++k) {
     if (k > 0)
       for (std::size_t i : ending[k - 1]) live.erase(offsets[i]);
     for (; next < buffers.size() && buffers[next].first == k; ++next) {
       const auto& b = buffers[next];
-      std::int64_t at = 0;
-      for (auto [start, end] : live) {
-        if (start - at >= b.size) break;
-        at = std::max(at, end);
-      }
-      offsets[next] = at;
-      live.emplace(at, at + b.size);
+      offsets[next] = live.lowest_fit(b.size);
+      live.insert(offsets[next], offsets[next] + b.size);
       ending[b.last].push_back(next);
     }
   }
