@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <iomanip>
 #include <iterator>
 #include <sstream>
 
@@ -133,27 +134,71 @@ std::map<std::string, remat_algorithm>& remat_algorithms() {
 std::vector<std::int64_t> node_ids(const memsched::dataflow_graph& g) { return memsched::vertex_ids(g, memsched::default_node_maps(g)); }
 
 namespace {
-void print_progress_line(double seconds, const char* fields) { std::fprintf(stderr, "[progress] t=%.2fs %s\n", seconds, fields); }
-std::string progress_number(double x) {
-  if (std::isnan(x)) return "-";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.10g", x);
-  return buf;
-}
+bool live_line_shown = false;  // a live progress line is on the terminal
 }  // namespace
+
+progress_printer::progress_printer(const parsed_args& args, double offset, progress_values values, double total_cost)
+    : values_(values), offset_(offset), total_cost_(total_cost) {
+  if (args.has("progress")) mode_ = mode::lines;
+  else if (!args.has("quiet") && ::isatty(STDERR_FILENO)) mode_ = mode::live;
+  if (const auto limit = time_limit_of(args)) limit_ = limit->count();
+}
+
+std::string progress_printer::value_text(double value) const {
+  if (std::isnan(value)) return "-";
+  if (values_ == progress_values::bytes) return size_text(static_cast<std::int64_t>(value));
+  if (values_ == progress_values::cost && total_cost_ > 0) return percent_text(value / total_cost_ - 1, true);
+  return number_text(value);
+}
+
+void progress_printer::show(double seconds) {
+  if (mode_ == mode::off) return;
+  std::string line = seconds_text(seconds);
+  if (limit_) line += " / " + seconds_text(*limit_);
+  if (!phase_.empty()) line += "  " + phase_;
+  line += "  best " + value_text(best_) + "  bound " + value_text(bound_);
+  if (!std::isnan(best_) && !std::isnan(bound_) && best_ > 0) line += "  gap " + percent_text(std::max(0.0, (best_ - bound_) / best_));
+  if (mode_ == mode::lines) {
+    // The raw numbers too, for scripts that read the log.
+    line += "  (value=" + (std::isnan(best_) ? std::string("-") : number_text(best_)) +
+            " bound=" + (std::isnan(bound_) ? std::string("-") : number_text(bound_)) + ")";
+    std::fprintf(stderr, "[progress] %s\n", line.c_str());
+  } else {
+    std::fprintf(stderr, "\r\033[K[memsched] %s", line.c_str());
+    live_line_shown = true;
+  }
+  std::fflush(stderr);
+}
 
 void progress_printer::on_incumbent(double seconds, double value, double bound) {
   best_seconds_ = seconds + offset_;
   ++incumbents_;
-  if (print_) print_progress_line(best_seconds_, ("value=" + progress_number(value) + " bound=" + progress_number(bound)).c_str());
+  best_ = value;
+  if (!std::isnan(bound)) bound_ = bound;
+  show(best_seconds_);
 }
 
 void progress_printer::on_bound(double seconds, double bound) {
-  if (print_) print_progress_line(seconds + offset_, ("bound=" + progress_number(bound)).c_str());
+  bound_ = bound;
+  show(seconds + offset_);
 }
 
 void progress_printer::on_phase(double seconds, std::string_view phase) {
-  if (print_) print_progress_line(seconds + offset_, ("phase=" + std::string(phase)).c_str());
+  phase_ = std::string(phase);
+  show(seconds + offset_);
+}
+
+double total_cost_of(const memsched::dataflow_graph& g) {
+  double sum = 0;
+  for (auto v : boost::make_iterator_range(boost::vertices(g))) sum += g[v].cost;
+  return sum;
+}
+
+void end_progress_line() {
+  if (!live_line_shown) return;
+  std::fputs("\r\033[K", stderr);
+  std::fflush(stderr);
+  live_line_shown = false;
 }
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -287,6 +332,83 @@ void save_graph(const std::string& path, const memsched::dataflow_graph& g) {
 }
 
 void print_json(const json& doc, bool one_line) { std::cout << (one_line ? doc.dump() : doc.dump(2)) << '\n'; }
+
+void print_result(const json& doc, const parsed_args& args, const std::function<void(std::ostream&)>& summary) {
+  end_progress_line();
+  if (args.has("json")) return print_json(doc, true);
+  summary(std::cout);
+}
+
+/// "1,234,567" for readability.
+std::string grouped(std::int64_t value) {
+  std::string digits = std::to_string(value), out;
+  const std::size_t start = digits[0] == '-' ? 1 : 0;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > start && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+/// "1,234,567 (1.2 MiB)".
+std::string bytes_text(std::int64_t value) {
+  static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double scaled = static_cast<double>(value);
+  std::size_t unit = 0;
+  while (scaled >= 1024 && unit + 1 < std::size(units)) {
+    scaled /= 1024;
+    ++unit;
+  }
+  std::ostringstream s;
+  s << grouped(value);
+  if (unit > 0) s << " (" << std::fixed << std::setprecision(1) << scaled << ' ' << units[unit] << ')';
+  return s.str();
+}
+
+void summary_line(std::ostream& out, const std::string& key, const std::string& value) {
+  out << std::left << std::setw(17) << key << value << '\n';
+}
+
+std::string size_text(std::int64_t bytes, int digits) {
+  static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  if (bytes < 1024 && bytes > -1024) return std::to_string(bytes) + " B";
+  double scaled = static_cast<double>(bytes);
+  std::size_t unit = 0;
+  while (std::abs(scaled) >= 1024 && unit + 1 < std::size(units)) {
+    scaled /= 1024;
+    ++unit;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f %s", digits, scaled, units[unit]);
+  return buf;
+}
+
+std::string percent_text(double fraction, bool sign) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, sign ? "%+.2f%%" : "%.2f%%", 100.0 * fraction);
+  return buf;
+}
+
+std::string number_text(double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.10g", value);
+  return buf;
+}
+
+std::string seconds_text(double seconds) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, seconds < 10 ? "%.2f s" : "%.1f s", seconds);
+  return buf;
+}
+
+std::string status_text(const std::string& status) {
+  if (status == "optimal") return "optimal (proven)";
+  if (status == "feasible") return "feasible (not proven optimal)";
+  if (status == "infeasible") return "infeasible (proven: nothing fits)";
+  if (status == "no_solution") return "no solution found (not proven impossible)";
+  if (status == "time_limit") return "time limit reached (not proven)";
+  return status;
+}
 
 std::string option_error_message(const memsched::option_error& e, const std::string& usage) {
   std::string flag = "--" + e.option();

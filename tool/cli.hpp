@@ -109,29 +109,52 @@ struct register_remat_algorithm {
   explicit register_remat_algorithm(remat_algorithm a) { remat_algorithms().emplace(a.name, std::move(a)); }
 };
 
-/// The observer behind every --progress flag: prints each report of an algorithm on stderr, one
-/// line each ("[progress] t=1.23s value=4096 bound=3072", "[progress] t=0.50s bound=3072",
-/// "[progress] t=0.01s phase=layered"; bound=- when none), and remembers when the last incumbent
-/// came (the tool's time_to_best). `offset` seconds are added to every time (work done before the
-/// algorithm started: loading, the input order); with print = false it only keeps the times.
-/// Pass it as `options.observer = printer` (an observer_ref to it: it must outlive the call).
+/// The observer behind every search's progress report, on stderr: with --progress one line per
+/// report ("[progress] 1.23 s / 10 s  lifetime-search  best +3.21%  bound +0.50%  gap 2.70%
+/// (value=1032.1 bound=1005)", the raw values last);
+/// without it, when stderr is a terminal and --quiet is absent, the same text as one live line
+/// rewritten in place (cleared by end_progress_line); otherwise nothing. Values read as `values`
+/// says (costs as overhead over `total_cost`). It remembers when the
+/// last incumbent came (the tool's time_to_best). `offset` seconds are added to every time (work
+/// done before the algorithm started: loading, the input order). Pass it as
+/// `options.observer = printer` (an observer_ref to it: it must outlive the call).
+/// How a progress report's values read: bytes (an order's peak), plan costs (shown as overhead over
+/// the graph's total cost), or plain numbers (a solver's own objective).
+enum class progress_values { bytes, cost, number };
+
 class progress_printer {
  public:
-  explicit progress_printer(bool print = true, double offset = 0) : print_(print), offset_(offset) {}
+  explicit progress_printer(const parsed_args& args, double offset = 0, progress_values values = progress_values::bytes,
+                            double total_cost = 0);
   void on_incumbent(double seconds, double value, double bound);
   void on_bound(double seconds, double bound);
   void on_phase(double seconds, std::string_view phase);
+  /// Whether it prints anything (--progress, or the live line).
+  [[nodiscard]] bool active() const noexcept { return mode_ != mode::off; }
   /// Seconds (with the offset) of the last incumbent reported; 0 when none was.
   [[nodiscard]] double seconds_to_best() const noexcept { return best_seconds_; }
   /// The number of incumbents reported.
   [[nodiscard]] std::size_t incumbents() const noexcept { return incumbents_; }
 
  private:
-  bool print_;
-  double offset_;
+  enum class mode { off, lines, live };
+  void show(double seconds);
+  [[nodiscard]] std::string value_text(double value) const;
+  mode mode_ = mode::off;
+  progress_values values_ = progress_values::bytes;
+  double offset_ = 0, total_cost_ = 0;
+  std::optional<double> limit_;
+  std::string phase_;
+  double best_ = std::numeric_limits<double>::quiet_NaN(), bound_ = std::numeric_limits<double>::quiet_NaN();
   double best_seconds_ = 0;
   std::size_t incumbents_ = 0;
 };
+
+/// The sum of the costs of `g`'s vertices (a plan without recomputation costs that much).
+[[nodiscard]] double total_cost_of(const memsched::dataflow_graph& g);
+
+/// Clears the live progress line if one is on the terminal (before the result is printed).
+void end_progress_line();
 
 /// --threads N (unsigned; 0: every hardware thread) of `args`, or `fallback` when absent. One rule
 /// for every subcommand. Throws usage_error naming the flag on a negative or non-integer value.
@@ -199,5 +222,27 @@ std::vector<std::int64_t> node_ids(const memsched::dataflow_graph& g);
 
 /// Prints `doc` on one line when --json was given, indented otherwise.
 void print_json(const json& doc, bool one_line);
+
+/// A subcommand's result: `doc` as one line of JSON with --json (nothing else on stdout), else
+/// the lines `summary` writes for a person.
+void print_result(const json& doc, const parsed_args& args, const std::function<void(std::ostream&)>& summary);
+
+/// "1,234,567" for readability.
+[[nodiscard]] std::string grouped(std::int64_t value);
+/// "1,234,567 (1.2 MiB)": the exact bytes and the size in binary units.
+[[nodiscard]] std::string bytes_text(std::int64_t value);
+/// One line of a summary: the key padded to one column, then the value (as `memsched info`).
+void summary_line(std::ostream& out, const std::string& key, const std::string& value);
+
+/// Text for people: "512 B", "1.44 MiB", "2.10 GiB" (binary units, `digits` after the point).
+[[nodiscard]] std::string size_text(std::int64_t bytes, int digits = 2);
+/// "12.5%" (fraction 0.125); with `sign`, "+12.5%" / "-3.0%".
+[[nodiscard]] std::string percent_text(double fraction, bool sign = false);
+/// A cost or count as "%.10g" writes it ("1234.5", "1e+20").
+[[nodiscard]] std::string number_text(double value);
+/// "0.42 s", "12.3 s".
+[[nodiscard]] std::string seconds_text(double seconds);
+/// A solve status in words: "optimal (proven)", "feasible (not proven optimal)", ...
+[[nodiscard]] std::string status_text(const std::string& status);
 
 }  // namespace memsched_cli

@@ -20,8 +20,8 @@ namespace {
 std::string convert_usage() {
   return "usage: memsched convert MODEL --out FILE [--dim NAME=V[,NAME=V...]] [--alias-views] [--no-fold] [--no-inplace] [--json]\n\n"
          "Reads MODEL (.json, .graphml, .dot, or an ONNX model .onnx when the tool was built with ONNX) and\n"
-         "writes it to FILE in the format of FILE's extension (.json, .graphml, .dot or .gv). Prints\n"
-         "{\"file\", \"out\", \"nodes\", \"edges\", \"total_bytes\"} and, for ONNX, \"weights\", \"weight_bytes\",\n"
+         "writes it to FILE in the format of FILE's extension (.json, .graphml, .dot or .gv). Prints a\n"
+         "summary (nodes, edges, bytes, file); --json: one line {\"file\", \"out\", \"nodes\", \"edges\", \"total_bytes\"} and, for ONNX, \"weights\", \"weight_bytes\",\n"
          "\"constant_nodes\", \"folded_nodes\", \"merged_views\" (what is not a vertex: docs/graph-format.md), \"inplace_nodes\".\n\n"
          "ONNX options (an error for other inputs):\n"
          "  --dim NAME=V,...   bind symbolic dimensions (batch=1); every one in the model must be bound\n"
@@ -98,7 +98,17 @@ int run_convert(const std::vector<std::string>& argv) {
   doc["nodes"] = num_vertices(g);
   doc["edges"] = num_edges(g);
   doc["total_bytes"] = total;
-  print_json(doc, args.has("json"));
+  print_result(doc, args, [&](std::ostream& os) {
+    summary_line(os, "read", path);
+    summary_line(os, "nodes", grouped(static_cast<std::int64_t>(num_vertices(g))));
+    summary_line(os, "edges", grouped(static_cast<std::int64_t>(num_edges(g))));
+    summary_line(os, "total bytes", bytes_text(total));
+    if (doc.contains("weights"))
+      summary_line(os, "weights", grouped(doc["weights"].get<std::int64_t>()) + " tensors, " + bytes_text(doc["weight_bytes"].get<std::int64_t>()) +
+                                      " (not vertices); " + grouped(doc["folded_nodes"].get<std::int64_t>()) + " nodes folded, " +
+                                      grouped(doc["inplace_nodes"].get<std::int64_t>()) + " in place");
+    summary_line(os, "written to", *out);
+  });
   return 0;
 }
 

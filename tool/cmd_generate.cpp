@@ -18,7 +18,7 @@ namespace {
 std::string generate_usage() {
   return "usage: memsched generate KIND [options] --out FILE [--json]\n\n"
          "Writes a generated graph to FILE in the format of its extension (.json, .graphml, .dot) and\n"
-         "prints {\"kind\", \"nodes\", \"edges\", \"out\"}. At most 10,000,000 nodes (random-layered --nodes,\n"
+         "prints a summary (nodes, edges, file; --json: one line {\"kind\", \"nodes\", \"edges\", \"out\"}). At most 10,000,000 nodes (random-layered --nodes,\n"
          "randwire --nodes x --stages x 4, darts --cells x 16) and 20,000,000 edges (random-layered: an\n"
          "upper bound from --nodes, --width, --width-variation and --edge-density, checked before anything\n"
          "is built); sizes whose total could overflow 64 bits\n"
@@ -186,8 +186,13 @@ int run_generate(const std::vector<std::string>& argv) {
   }
   check_readable(g, kind);
   save_graph(*out, g);
-  print_json(json{{"kind", kind}, {"name", g[boost::graph_bundle].name}, {"nodes", num_vertices(g)}, {"edges", num_edges(g)}, {"out", *out}},
-             args.has("json"));
+  const json doc{{"kind", kind}, {"name", g[boost::graph_bundle].name}, {"nodes", num_vertices(g)}, {"edges", num_edges(g)}, {"out", *out}};
+  print_result(doc, args, [&](std::ostream& os) {
+    summary_line(os, "generated", kind + " " + g[boost::graph_bundle].name);
+    summary_line(os, "nodes", grouped(static_cast<std::int64_t>(num_vertices(g))));
+    summary_line(os, "edges", grouped(static_cast<std::int64_t>(num_edges(g))));
+    summary_line(os, "written to", *out);
+  });
   return 0;
 }
 

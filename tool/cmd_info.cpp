@@ -45,32 +45,6 @@ std::string info_usage() {
   return text;
 }
 
-/// "1,234,567" for readability.
-std::string grouped(std::int64_t value) {
-  std::string digits = std::to_string(value), out;
-  const std::size_t start = digits[0] == '-' ? 1 : 0;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > start && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
-/// "1,234,567 (1.2 MiB)".
-std::string bytes_text(std::int64_t value) {
-  static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  double scaled = static_cast<double>(value);
-  std::size_t unit = 0;
-  while (scaled >= 1024 && unit + 1 < std::size(units)) {
-    scaled /= 1024;
-    ++unit;
-  }
-  std::ostringstream s;
-  s << grouped(value);
-  if (unit > 0) s << " (" << std::fixed << std::setprecision(1) << scaled << ' ' << units[unit] << ')';
-  return s.str();
-}
-
 int run_info(const std::vector<std::string>& argv) {
   const parsed_args args(argv, option_spec{{}, {"json"}});
   const std::string& path = args.one_positional("graph file");
@@ -135,9 +109,7 @@ int run_info(const std::vector<std::string>& argv) {
     print_json(doc, true);
     return 0;
   }
-  auto line = [](const std::string& key, const std::string& value) {
-    std::cout << std::left << std::setw(17) << key << value << '\n';
-  };
+  auto line = [](const std::string& key, const std::string& value) { summary_line(std::cout, key, value); };
   line("file", path);
   line("name", info.name.empty() ? "-" : info.name + (info.kind.empty() ? "" : " (" + info.kind + ")"));
   line("nodes", grouped(static_cast<std::int64_t>(g.size())));

@@ -19,7 +19,7 @@ std::string layout_usage() {
          "arena or finds a layout within --capacity.\n"
          "FILE.csv is MiniMalloc's format: a header naming id, lower (or begin), upper (exclusive) or end\n"
          "(inclusive), size, and optionally alignment and offset (a fixed offset); one buffer a row.\n\n"
-         "Prints {\"file\", \"buffers\", \"capacity\", \"status\", \"arena_bytes\", \"lower_bound\", \"max_load\",\n"
+         "Prints a summary (status in words, arena, bound, greedy start, valid); --json: one line {\"file\", \"buffers\", \"capacity\", \"status\", \"arena_bytes\", \"lower_bound\", \"max_load\",\n"
          "\"greedy_bytes\", \"nodes\", \"valid\"}. status: optimal (the least arena, or a layout within the\n"
          "capacity whose arena equals the bound), feasible (a layout not proven least), infeasible\n"
          "(proven: no layout fits the capacity), time_limit (a limit stopped the search first). The\n"
@@ -61,7 +61,17 @@ int run_layout(const std::vector<std::string>& argv) {
               {"nodes", r.stats.nodes},
               {"valid", found ? json(check.valid) : json(nullptr)}};
   if (!check.valid) doc["error"] = check.error;
-  print_json(doc, args.has("json"));
+  print_result(doc, args, [&](std::ostream& os) {
+    summary_line(os, "buffers", grouped(static_cast<std::int64_t>(problem.buffers.size())));
+    if (options.capacity) summary_line(os, "capacity", bytes_text(*options.capacity));
+    summary_line(os, "status", status_text(doc["status"].get<std::string>()));
+    if (found) summary_line(os, "arena", bytes_text(r.arena_bytes));
+    summary_line(os, "lower bound", bytes_text(r.lower_bound) + " (most bytes live at once " + bytes_text(r.stats.max_load) + ")");
+    summary_line(os, "greedy start", bytes_text(r.stats.greedy_bytes));
+    if (found) summary_line(os, "valid", check.valid ? "yes (re-checked)" : "no: " + check.error);
+    const auto out = args.get("out");
+    if (found) summary_line(os, "layout", out ? "written to " + *out : "not written (--out OUT.csv writes the offsets)");
+  });
   return check.valid ? 0 : 1;
 }
 

@@ -4,20 +4,36 @@
 
 #include <memsched/remat/checkpoint_plan.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
+#include <ostream>
 
 namespace memsched_cli {
 namespace {
 
 std::string remat_usage() {
   std::string text =
-      "usage: memsched remat GRAPH --budget BYTES|PCT% --algo NAME [--out PLAN.json] [--json]\n\n"
+      "usage: memsched remat GRAPH --budget BYTES|PCT% --algo NAME [--out PLAN.json] [--json] [--quiet]\n\n"
       "Computes an execution plan (compute/free steps, with recomputation) of the training graph GRAPH\n"
       "whose peak memory is within the budget (bytes, or a percentage of the no-remat peak, i.e. the\n"
       "peak of checkpoint-all: a finite decimal > 0). --algo is required; options of another algorithm\n"
-      "are errors. Prints {\"algorithm\", \"status\", \"budget\", \"peak_bytes\", \"total_cost\",\n"
-      "\"overhead\", \"seconds\", \"steps\": [{\"op\", \"node\"}], ...}; --out writes the same document\n"
-      "(readable by `memsched simulate --plan`). Exit code 2 when the algorithm finds no plan within the\n"
+      "are errors. Prints a summary:\n\n"
+      "  algorithm        auto (best plan from lifetime-search)\n"
+      "  status           feasible (not proven optimal)\n"
+      "  budget           8,388,608 (8.0 MiB)\n"
+      "  peak             8,380,416 (8.0 MiB), 99.90% of the budget\n"
+      "  overhead         +1.52% compute (total cost ...)\n"
+      "  cost bound       +0.40% (no plan along the order costs less), gap 1.10%\n"
+      "  steps            ... (... computes)\n"
+      "  time             5.01 s\n"
+      "  plan             written to PLAN.json\n\n"
+      "--out PLAN.json writes the plan (readable by `memsched simulate --plan`). --json prints instead one\n"
+      "line {\"algorithm\", \"status\", \"budget\", \"peak_bytes\", \"total_cost\", \"overhead\",\n"
+      "\"seconds\", \"steps\": [{\"op\", \"node\"}], ...} (the document --out writes) and nothing else on\n"
+      "stdout. A search with a time limit shows a live progress line on stderr when it is a terminal\n"
+      "(elapsed / limit, phase, best overhead, bound, gap); --quiet: none; --progress: one line per\n"
+      "report. Exit code 2 when the algorithm finds no plan within the\n"
       "budget (status infeasible (proven), no_solution (not proven), time_limit or unsupported; steps\n"
       "empty; \"message\" says why).\n\n"
       "algorithms:\n";
@@ -25,8 +41,36 @@ std::string remat_usage() {
   return text;
 }
 
+// What a person reads without --json: the plan's figures against the budget, with units, and
+// where the plan went. `base` is the cost of computing every vertex once.
+void remat_summary(std::ostream& os, const json& doc, double base, const std::optional<std::string>& out) {
+  std::string algorithm = doc["algorithm"].get<std::string>();
+  if (doc.contains("method") && doc["method"].is_string()) algorithm += " (best plan from " + doc["method"].get<std::string>() + ")";
+  summary_line(os, "algorithm", algorithm);
+  summary_line(os, "status", status_text(doc["status"].get<std::string>()));
+  const auto budget = doc["budget"].get<std::int64_t>();
+  summary_line(os, "budget", bytes_text(budget));
+  const std::size_t steps = doc["steps"].size();
+  if (steps > 0) {
+    const auto peak = doc["peak_bytes"].get<std::int64_t>();
+    summary_line(os, "peak", bytes_text(peak) + (budget > 0 ? ", " + percent_text(static_cast<double>(peak) / static_cast<double>(budget)) + " of the budget" : ""));
+    summary_line(os, "overhead", percent_text(doc["overhead"].get<double>(), true) + " compute (total cost " + number_text(doc["total_cost"].get<double>()) + ")");
+    if (doc.contains("cost_bound") && doc["cost_bound"].is_number() && base > 0) {
+      const double bound = doc["cost_bound"].get<double>(), cost = doc["total_cost"].get<double>();
+      summary_line(os, "cost bound", percent_text(bound / base - 1, true) + " (no plan along the order costs less), gap " +
+                                         percent_text(cost > 0 ? std::max(0.0, (cost - bound) / cost) : 0.0));
+    }
+    std::size_t computes = 0;
+    for (const auto& step : doc["steps"]) computes += step["op"] == "compute";
+    summary_line(os, "steps", grouped(static_cast<std::int64_t>(steps)) + " (" + grouped(static_cast<std::int64_t>(computes)) + " computes)");
+  }
+  if (doc.contains("message")) summary_line(os, "message", doc["message"].get<std::string>());
+  summary_line(os, "time", seconds_text(doc["seconds"].get<double>()));
+  if (steps > 0) summary_line(os, "plan", out ? "written to " + *out : "not written (--out PLAN.json writes it; --json prints everything)");
+}
+
 int run_remat(const std::vector<std::string>& argv) {
-  const option_spec common{{"algo", "out", "budget"}, {"json"}};
+  const option_spec common{{"algo", "out", "budget"}, {"json", "quiet"}};
   option_spec spec = common;
   for (const auto& [name, algo] : remat_algorithms()) spec.merge(algo.options);
   const parsed_args args(argv, spec);
@@ -60,8 +104,9 @@ int run_remat(const std::vector<std::string>& argv) {
   for (auto& [key, value] : extra.items()) doc[key] = value;
   const auto ids = node_ids(graph);
   doc["steps"] = memsched::plan_to_json(ids, result.plan);
-  if (auto out = args.get("out")) memsched::write_plan(*out, ids, result.plan, doc);
-  print_json(doc, args.has("json"));
+  const auto out = args.get("out");
+  if (out) memsched::write_plan(*out, ids, result.plan, doc);
+  print_result(doc, args, [&](std::ostream& os) { remat_summary(os, doc, total_cost_of(graph), out); });
   return memsched::has_solution(result.status) ? 0 : 2;
 }
 

@@ -15,7 +15,7 @@ std::string rewrite_usage() {
          "Serenity's identity graph rewriting: concat -> conv2d becomes accumulating partial convolutions,\n"
          "concat -> depthwise conv becomes per-input depthwise convs and a concat (see docs/ops.md).\n"
          "Writes the rewritten graph to FILE in the format of its extension (.json, .graphml, .dot) and\n"
-         "prints {\"concat_conv_rewrites\", \"concat_depthwise_rewrites\", \"concats_removed\", \"passes\",\n"
+         "prints a summary (nodes and Kahn peak before -> after, rewrites); --json: one line {\"concat_conv_rewrites\", \"concat_depthwise_rewrites\", \"concats_removed\", \"passes\",\n"
          "\"nodes_before\", \"nodes_after\", \"kahn_peak_before\", \"kahn_peak_after\",\n"
          "\"original\": [id of the input node each output node comes from]}.\n"
          "  --no-elementwise   do not look through relu/batchnorm/... between the concat and the conv\n"
@@ -47,7 +47,13 @@ int run_rewrite(const std::vector<std::string>& argv) {
                     {"kahn_peak_after", memsched::kahn_order(r.graph).peak_bytes},
                     {"out", *out},
                     {"original", memsched::order_to_json(node_ids(graph), r.original)}};
-  print_json(doc, args.has("json"));
+  print_result(doc, args, [&](std::ostream& os) {
+    summary_line(os, "nodes", grouped(doc["nodes_before"].get<std::int64_t>()) + " -> " + grouped(doc["nodes_after"].get<std::int64_t>()));
+    summary_line(os, "rewrites", grouped(static_cast<std::int64_t>(r.concat_conv_rewrites + r.concat_depthwise_rewrites)) + " (" +
+                                     grouped(static_cast<std::int64_t>(r.concats_removed)) + " concats removed, " + std::to_string(r.passes) + " passes)");
+    summary_line(os, "kahn peak", bytes_text(doc["kahn_peak_before"].get<std::int64_t>()) + " -> " + bytes_text(doc["kahn_peak_after"].get<std::int64_t>()));
+    summary_line(os, "written to", *out);
+  });
   return 0;
 }
 

@@ -23,12 +23,19 @@ std::string simulate_usage() {
          "Checks an execution order or plan of GRAPH and simulates its memory (model: docs/simulator.md).\n"
          "ORDER.json is {\"order\": [ids]} (the output of `memsched order` is accepted) or a bare array;\n"
          "PLAN.json is {\"steps\": [{\"op\": \"compute\", \"node\": id}, {\"op\": \"free\", \"node\": id}, ...]}.\n\n"
-         "Prints {\"valid\": true, \"peak_bytes\", \"peak_step\", \"peak_node\", \"total_cost\", \"overhead\",\n"
-         "\"arena\", \"arena_bytes\", \"arena_lower_bound\", \"arena_status\", \"fragmentation\", \"offchip_bytes\",\n"
-         "\"offchip\", \"timeline\": [...]}.\n"
-         "An order or plan the simulator rejects prints {\"valid\": false, \"error\": \"...\"} and exits with\n"
-         "code 1; a file that cannot be read as an order or plan of GRAPH (unknown node id, bad format)\n"
-         "is an error naming the file and the entry (stderr, exit code 1).\n\n"
+         "Prints a summary:\n\n"
+         "  valid            yes (order of 4 steps)\n"
+         "  peak             60 at step 2 (node 101)\n"
+         "  arena            60, greedy-by-size, fragmentation 0.00%\n"
+         "  arena status     optimal (proven), lower bound 60\n"
+         "  timeline         --csv FILE writes it; --json prints everything\n\n"
+         "--json prints instead one line {\"valid\": true, \"peak_bytes\", \"peak_step\", \"peak_node\",\n"
+         "\"total_cost\", \"overhead\", \"arena\", \"arena_bytes\", \"arena_lower_bound\", \"arena_status\",\n"
+         "\"fragmentation\", \"offchip_bytes\", \"offchip\", \"timeline\": [...]} and nothing else on stdout.\n"
+         "An order or plan the simulator rejects is said on stderr and printed as the result (\"valid no:\n"
+         "...\", with --json {\"valid\": false, \"error\": \"...\"}), exit code 1; a file that cannot be read\n"
+         "as an order or plan of GRAPH (unknown node id, bad format) is an error naming the file and the\n"
+         "entry (stderr only, exit code 1).\n\n"
          "options:\n"
          "  --order FILE     the order to simulate\n"
          "  --plan FILE      the plan (compute/free steps, recomputation allowed) to simulate\n"
@@ -45,10 +52,10 @@ std::string simulate_usage() {
          "                   steps prints hundreds of MB)\n"
          "  --csv FILE       write the timeline as CSV: step,node,op,live_before,transient,live_after\n"
          "                   (op compute or free; what scripts/plot.py timeline reads)\n"
-         "  --json           one-line JSON\n";
+         "  --json           the result as one line of JSON\n";
 }
 
-// One timeline entry as nlohmann's dump() or dump(2) writes it at array depth 1 (keys sorted), so
+// One timeline entry as nlohmann's dump() writes it (keys sorted), so
 // that the output is the same as a DOM's without holding one object per step (a 2-million-step plan
 // made a 2 GB DOM).
 struct timeline_entry {
@@ -58,11 +65,10 @@ struct timeline_entry {
   std::optional<std::int64_t> transient, offset;  // compute steps only
 };
 
-void write_entry(std::ostream& out, const timeline_entry& e, bool one_line) {
+void write_entry(std::ostream& out, const timeline_entry& e) {
   bool first = true;
-  // `"name": ` with the separator before it (dump(2) puts each member on its own line).
   auto key = [&](std::string_view name) -> std::ostream& {
-    out << (first ? (one_line ? "{" : "{\n      ") : (one_line ? "," : ",\n      ")) << '"' << name << "\":" << (one_line ? "" : " ");
+    out << (first ? "{" : ",") << '"' << name << "\":";
     first = false;
     return out;
   };
@@ -73,30 +79,24 @@ void write_entry(std::ostream& out, const timeline_entry& e, bool one_line) {
   if (!e.op.empty()) key("op") << '"' << e.op << '"';
   key("step") << e.step;
   if (e.transient) key("transient") << *e.transient;
-  out << (one_line ? "}" : "\n    }");
+  out << '}';
 }
 
-// Prints `doc` as print_json does, with "timeline": [entry(0), ..., entry(steps - 1)] in its place
-// among the sorted keys (or without it when `timeline` is false), streamed entry by entry.
+// Prints `doc` as one line of JSON, with "timeline": [entry(0), ..., entry(steps - 1)] in its
+// place among the sorted keys (or without it when `timeline` is false), streamed entry by entry.
 template <class Entry>
-void print_with_timeline(json doc, bool one_line, bool timeline, std::size_t steps, Entry entry) {
-  if (!timeline) return print_json(doc, one_line);
+void print_with_timeline(json doc, bool timeline, std::size_t steps, Entry entry) {
+  if (!timeline) return print_json(doc, true);
   static constexpr std::string_view mark = "\"memsched timeline\"";
   doc["timeline"] = "memsched timeline";
-  const std::string text = one_line ? doc.dump() : doc.dump(2);
+  const std::string text = doc.dump();
   const std::size_t at = text.find(mark);
-  std::cout << std::string_view(text).substr(0, at);
-  if (steps == 0) {
-    std::cout << "[]";
-  } else {
-    std::cout << (one_line ? "[" : "[\n    ");
-    for (std::size_t k = 0; k < steps; ++k) {
-      if (k > 0) std::cout << (one_line ? "," : ",\n    ");
-      write_entry(std::cout, entry(k), one_line);
-    }
-    std::cout << (one_line ? "]" : "\n  ]");
+  std::cout << std::string_view(text).substr(0, at) << '[';
+  for (std::size_t k = 0; k < steps; ++k) {
+    if (k > 0) std::cout << ',';
+    write_entry(std::cout, entry(k));
   }
-  std::cout << std::string_view(text).substr(at + mark.size()) << '\n';
+  std::cout << ']' << std::string_view(text).substr(at + mark.size()) << '\n';
 }
 
 // --csv FILE: the timeline as CSV rows (checked like every written file).
@@ -150,20 +150,51 @@ void add_arena(json& out, const std::optional<Arena>& placed) {
   out["fragmentation"] = arena.fragmentation;
 }
 
-int invalid(const std::string& error, bool one_line) {
-  print_json({{"valid", false}, {"error", error}}, one_line);
+// An order or plan the simulator rejects: a result (stdout, exit code 1), said on stderr too.
+int invalid(const std::string& kind, const std::string& error, const parsed_args& args) {
+  std::cerr << "memsched simulate: invalid " << kind << ": " << error << '\n';
+  print_result({{"valid", false}, {"error", error}}, args, [&](std::ostream& os) { summary_line(os, "valid", "no: " + error); });
   return 1;
+}
+
+// What a person reads without --json: the figures of `doc` with units.
+void simulate_summary(std::ostream& os, const json& doc, std::size_t steps, const parsed_args& args) {
+  const bool plan = doc["kind"] == "plan";
+  summary_line(os, "valid", std::string("yes (") + (plan ? "plan" : "order") + " of " + grouped(static_cast<std::int64_t>(steps)) + " steps)");
+  std::string peak = bytes_text(doc["peak_bytes"].get<std::int64_t>());
+  if (doc["peak_step"].is_number())
+    peak += " at step " + std::to_string(doc["peak_step"].get<std::int64_t>()) + " (node " + std::to_string(doc["peak_node"].get<std::int64_t>()) + ")";
+  summary_line(os, "peak", peak);
+  if (plan) {
+    summary_line(os, "computes", grouped(doc["computes"].get<std::int64_t>()));
+    summary_line(os, "overhead", percent_text(doc["overhead"].get<double>(), true) + " compute (total cost " + number_text(doc["total_cost"].get<double>()) + ")");
+  }
+  if (doc["arena"].is_string()) {
+    summary_line(os, "arena", bytes_text(doc["arena_bytes"].get<std::int64_t>()) + ", " + doc["arena"].get<std::string>() + ", fragmentation " +
+                                  percent_text(doc["fragmentation"].get<double>()));
+    summary_line(os, "arena status", status_text(doc["arena_status"].get<std::string>()) + ", lower bound " +
+                                         bytes_text(doc["arena_lower_bound"].get<std::int64_t>()));
+  }
+  if (doc["offchip"].is_object()) {
+    const json& t = doc["offchip"];
+    if (doc["offchip_bytes"].is_number())
+      summary_line(os, "off-chip traffic", bytes_text(doc["offchip_bytes"].get<std::int64_t>()) + " with " + bytes_text(t["capacity"].get<std::int64_t>()) +
+                                               " on chip (" + grouped(t["evictions"].get<std::int64_t>()) + " evictions, " +
+                                               grouped(t["reloads"].get<std::int64_t>()) + " reloads)");
+    else
+      summary_line(os, "off-chip traffic", "none possible: " + t["error"].get<std::string>());
+  }
+  summary_line(os, "timeline", args.get("csv") ? "written to " + *args.get("csv") : "--csv FILE writes it; --json prints everything");
 }
 
 int simulate_order_file(const memsched::memory_graph& g, const std::string& path,
                         const parsed_args& args) {
-  const bool one_line = args.has("json");
   const std::vector<std::size_t> order = memsched::read_order(path, g.all_ids());
   memsched::order_simulation sim;
   try {
     sim = memsched::simulate_order(g, order);
   } catch (const memsched::invalid_order& e) {
-    return invalid(e.what(), one_line);
+    return invalid("order", e.what(), args);
   }
   const auto arena = place_tensors(g, std::span<const std::size_t>(order), args);
   json out = {{"valid", true},
@@ -198,20 +229,20 @@ int simulate_order_file(const memsched::memory_graph& g, const std::string& path
                           arena ? std::optional<std::int64_t>(arena->offset[v]) : std::nullopt};
   };
   if (const auto csv = args.get("csv")) write_timeline_csv(*csv, order.size(), entry);
-  print_with_timeline(std::move(out), one_line, !args.has("no-timeline"), order.size(), entry);
+  if (args.has("json")) print_with_timeline(std::move(out), !args.has("no-timeline"), order.size(), entry);
+  else simulate_summary(std::cout, out, order.size(), args);
   return 0;
 }
 
 int simulate_plan_file(const memsched::memory_graph& g, const std::string& path,
                        const parsed_args& args) {
-  const bool one_line = args.has("json");
   if (args.has("onchip")) throw usage_error("--onchip applies to --order only");
   const memsched::execution_plan plan = memsched::read_plan(path, g.all_ids());
   memsched::plan_simulation sim;
   try {
     sim = memsched::simulate_plan(g, plan);
   } catch (const memsched::invalid_plan& e) {
-    return invalid(e.what(), one_line);
+    return invalid("plan", e.what(), args);
   }
   const auto arena = place_tensors(g, plan, args);
   json out = {{"valid", true},
@@ -235,7 +266,8 @@ int simulate_plan_file(const memsched::memory_graph& g, const std::string& path,
     return e;
   };
   if (const auto csv = args.get("csv")) write_timeline_csv(*csv, plan.steps.size(), entry);
-  print_with_timeline(std::move(out), one_line, !args.has("no-timeline"), plan.steps.size(), entry);
+  if (args.has("json")) print_with_timeline(std::move(out), !args.has("no-timeline"), plan.steps.size(), entry);
+  else simulate_summary(std::cout, out, plan.steps.size(), args);
   return 0;
 }
 

@@ -37,16 +37,20 @@ int main(int argc, char** argv) {
     }
   try {
     const int code = it->second.run(args);
+    end_progress_line();
     check_written(std::cout, "<stdout>");  // every subcommand's printing, checked once
     return code;
   } catch (const usage_error& e) {
+    end_progress_line();
     std::cerr << "memsched " << name << ": " << e.what() << "\n\n" << it->second.usage();
     return 2;
   } catch (const memsched::option_error& e) {
+    end_progress_line();
     // The library checks the ranges of its options; the flag that set one is a usage error.
     std::cerr << "memsched " << name << ": " << option_error_message(e, it->second.usage()) << "\n\n" << it->second.usage();
     return 2;
   } catch (const std::exception& e) {
+    end_progress_line();
     // Every other failure (file_error, graph_error, invalid_order, ...): its message names the file,
     // function or node.
     std::cerr << "memsched " << name << ": error: " << e.what() << '\n';

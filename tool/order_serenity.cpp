@@ -37,8 +37,8 @@ memsched::serenity_options serenity_options_of(const parsed_args& args) {
 
 memsched::order_result run_serenity(const memsched::dataflow_graph& g, const parsed_args& args) {
   memsched::serenity_options o = serenity_options_of(args);
-  progress_printer printer(args.has("progress"));
-  if (args.has("progress")) o.observer = printer;
+  progress_printer printer(args);
+  if (printer.active()) o.observer = printer;
   if (args.has("rewrite")) {
     const auto rw = memsched::rewrite_identities(g);
     memsched::order_result r = memsched::serenity_order(rw.graph, o);

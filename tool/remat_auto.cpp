@@ -82,7 +82,7 @@ memsched::remat_result run_auto(const memsched::dataflow_graph& graph, std::int6
   }
   const memsched::input_order_result& in = orders.front();
   const double used = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  progress_printer printer(args.has("progress"), used);
+  progress_printer printer(args, used, progress_values::cost, total_cost_of(graph));
   return with_milp_backend(args, "auto", /*allow_none=*/std::true_type{}, [&](const auto& backend) -> memsched::remat_result {
     memsched::remat_plan_options o{.backend = backend};
     o.lifetime_rounds = count_of(args, "lifetime-rounds", o.lifetime_rounds);

@@ -66,7 +66,7 @@ memsched::remat_result run_checkmate_milp(const memsched::dataflow_graph& graph,
   }
   const memsched::input_order_result in = remat_order_of(graph, args, order_limit(limit), heuristic);
   const double used = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  progress_printer printer(args.has("progress"), used);
+  progress_printer printer(args, used, progress_values::cost, total_cost_of(graph));
   return with_milp_backend(args, "checkmate", /*allow_none=*/std::false_type{}, [&](const auto& backend) -> memsched::remat_result {
     memsched::checkmate_options o{.backend = backend};
     o.order = in.order;
@@ -94,7 +94,7 @@ memsched::remat_result run_checkmate_lp(const memsched::dataflow_graph& graph, s
   const auto max_memory = max_memory_of(args);
   const memsched::input_order_result in = remat_order_of(graph, budget, args, order_limit(limit));
   const double used = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  progress_printer printer(args.has("progress"), used);
+  progress_printer printer(args, used, progress_values::cost, total_cost_of(graph));
   return with_milp_backend(args, "checkmate", /*allow_none=*/std::false_type{}, [&](const auto& backend) -> memsched::remat_result {
     if constexpr (memsched::lp_backend<std::decay_t<decltype(backend)>>) {
       memsched::checkmate_lp_options o{.backend = backend};

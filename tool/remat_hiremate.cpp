@@ -115,7 +115,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   o.dtr = !args.has("no-dtr");
   o.regenerate_carries = !args.has("no-carry-regen");
   o.nested_start_dtr = args.has("nested-start-dtr");
-  progress_printer printer(args.has("progress"));
+  progress_printer printer(args, 0, progress_values::cost, total_cost_of(graph));
   o.observer = printer;
   memsched::check_hiremate_options(o);  // before any work; main reports a bad flag as a usage error
   // The library's message names its own function; the tool's user makes a training graph with `train`.

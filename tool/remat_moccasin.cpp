@@ -48,7 +48,7 @@ memsched::remat_result run_moccasin(const memsched::dataflow_graph& graph, std::
   const memsched::remat_result heuristic = memsched::best_heuristic_plan(graph, budget);
   const memsched::input_order_result in = remat_order_of(graph, args, order_limit(time_limit), heuristic);
   const double prep = used();
-  progress_printer printer(args.has("progress"), prep);
+  progress_printer printer(args, prep, progress_values::number);
   memsched::remat_result r;
 #ifdef MEMSCHED_HAVE_GECODE
   if (backend == "gecode") {

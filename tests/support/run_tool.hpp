@@ -39,10 +39,13 @@ inline tool_run run_tool(const std::string& args, const temp_dir& scratch) {
   return r;
 }
 
-/// Runs `memsched ARGS`, REQUIREs that it exits with 0 and returns its standard output parsed as JSON.
-/// A failure names the command and shows its standard error (or the start of its output, if that is not
-/// JSON), so it reads as a failed check rather than an exception thrown out of the test.
-inline nlohmann::json run_tool_json(const std::string& args, const temp_dir& scratch) {
+/// Runs `memsched ARGS --json` (ARGS as given when they already hold --json), REQUIREs that it exits
+/// with 0 and returns its standard output parsed as JSON. A failure names the command and shows its
+/// standard error (or the start of its output, if that is not JSON), so it reads as a failed check
+/// rather than an exception thrown out of the test.
+inline nlohmann::json run_tool_json(const std::string& given, const temp_dir& scratch) {
+  const bool has_json = (given + " ").find(" --json ") != std::string::npos;
+  const std::string args = has_json ? given : given + " --json";
   const tool_run r = run_tool(args, scratch);
   REQUIRE_MESSAGE(r.exit_code == 0, "memsched " << args << " exited with " << r.exit_code << ": " << r.err);
   nlohmann::json doc = nlohmann::json::parse(r.out, nullptr, false);

@@ -94,15 +94,17 @@ TEST_CASE("memsched order --algo serenity --progress prints better orders and bo
   REQUIRE(r.exit_code == 0);
   const json doc = json::parse(r.out);  // stdout stays the JSON document
   REQUIRE(doc["status"] == "optimal");
-  // Lines "[progress] t=0.01s value=120220 bound=87600" and "[progress] t=0.01s bound=103810".
+  // Lines "[progress] 0.01 s  best 117.4 KiB  bound 85.5 KiB  gap 27.13%  (value=120220 bound=87600)":
+  // the best value and the bound so far; each report changes one of them.
   std::vector<double> values, bounds;
   std::size_t pos = 0;
   while ((pos = r.err.find("[progress]", pos)) != std::string::npos) {
     const std::string line = r.err.substr(pos, r.err.find('\n', pos) - pos);
-    const auto v = line.find("value="), b = line.find("bound=");
+    const auto v = line.find("(value="), b = line.find(" bound=", v == std::string::npos ? 0 : v);
+    REQUIRE(v != std::string::npos);
     REQUIRE(b != std::string::npos);
-    if (v != std::string::npos) values.push_back(std::stod(line.substr(v + 6)));
-    else bounds.push_back(std::stod(line.substr(b + 6)));
+    if (line[v + 7] != '-' && (values.empty() || std::stod(line.substr(v + 7)) != values.back())) values.push_back(std::stod(line.substr(v + 7)));
+    if (line[b + 7] != '-' && (bounds.empty() || std::stod(line.substr(b + 7)) != bounds.back())) bounds.push_back(std::stod(line.substr(b + 7)));
     ++pos;
   }
   REQUIRE(values.size() >= 2);
