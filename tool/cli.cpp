@@ -331,11 +331,11 @@ void save_graph(const std::string& path, const memsched::dataflow_graph& g) {
   memsched::write_graph(path, g);
 }
 
-void print_json(const json& doc, bool one_line) { std::cout << (one_line ? doc.dump() : doc.dump(2)) << '\n'; }
+void print_json(const json& doc) { std::cout << doc.dump() << '\n'; }
 
 void print_result(const json& doc, const parsed_args& args, const std::function<void(std::ostream&)>& summary) {
   end_progress_line();
-  if (args.has("json")) return print_json(doc, true);
+  if (args.has("json")) return print_json(doc);
   summary(std::cout);
 }
 
@@ -352,17 +352,7 @@ std::string grouped(std::int64_t value) {
 
 /// "1,234,567 (1.2 MiB)".
 std::string bytes_text(std::int64_t value) {
-  static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  double scaled = static_cast<double>(value);
-  std::size_t unit = 0;
-  while (scaled >= 1024 && unit + 1 < std::size(units)) {
-    scaled /= 1024;
-    ++unit;
-  }
-  std::ostringstream s;
-  s << grouped(value);
-  if (unit > 0) s << " (" << std::fixed << std::setprecision(1) << scaled << ' ' << units[unit] << ')';
-  return s.str();
+  return value >= 1024 ? grouped(value) + " (" + size_text(value, 1) + ")" : grouped(value);
 }
 
 void summary_line(std::ostream& out, const std::string& key, const std::string& value) {

@@ -220,8 +220,8 @@ memsched::dataflow_graph load_graph(const std::string& path);
 /// The node ids of `g` by vertex index (what memsched's order and plan files hold).
 std::vector<std::int64_t> node_ids(const memsched::dataflow_graph& g);
 
-/// Prints `doc` on one line when --json was given, indented otherwise.
-void print_json(const json& doc, bool one_line);
+/// Prints `doc` as one line of JSON (what --json prints).
+void print_json(const json& doc);
 
 /// A subcommand's result: `doc` as one line of JSON with --json (nothing else on stdout), else
 /// the lines `summary` writes for a person.

@@ -106,7 +106,7 @@ int run_info(const std::vector<std::string>& argv) {
   }
 
   if (args.has("json")) {
-    print_json(doc, true);
+    print_json(doc);
     return 0;
   }
   auto line = [](const std::string& key, const std::string& value) { summary_line(std::cout, key, value); };

@@ -34,7 +34,7 @@ int run_revolve(const std::vector<std::string>& argv) {
       if (a.op == memsched::revolve_op::takeshot || a.op == memsched::revolve_op::restore) j["snapshot"] = a.snapshot;
       actions.push_back(std::move(j));
     }
-    print_json({{"steps", *l}, {"snaps", *s}, {"forward_steps", sched.forward_steps}, {"actions", std::move(actions)}}, true);
+    print_json({{"steps", *l}, {"snaps", *s}, {"forward_steps", sched.forward_steps}, {"actions", std::move(actions)}});
     return 0;
   }
   for (const auto& a : sched.actions) {

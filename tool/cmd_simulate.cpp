@@ -86,7 +86,7 @@ void write_entry(std::ostream& out, const timeline_entry& e) {
 // place among the sorted keys (or without it when `timeline` is false), streamed entry by entry.
 template <class Entry>
 void print_with_timeline(json doc, bool timeline, std::size_t steps, Entry entry) {
-  if (!timeline) return print_json(doc, true);
+  if (!timeline) return print_json(doc);
   static constexpr std::string_view mark = "\"memsched timeline\"";
   doc["timeline"] = "memsched timeline";
   const std::string text = doc.dump();

@@ -74,7 +74,7 @@ int run_sweep(const std::vector<std::string>& argv) {
                            {"seconds", e.seconds}});
       rows.push_back({{"budget", row.budget}, {"entries", std::move(entries)}});
     }
-    print_json({{"lower_bound", sweep.lower_bound}, {"no_remat_peak", sweep.no_remat_peak}, {"rows", std::move(rows)}}, true);
+    print_json({{"lower_bound", sweep.lower_bound}, {"no_remat_peak", sweep.no_remat_peak}, {"rows", std::move(rows)}});
     return 0;
   }
   std::cout << "no-remat peak " << sweep.no_remat_peak << " bytes, lower bound " << sweep.lower_bound << " bytes\n";
