@@ -357,23 +357,43 @@ class layout_solver {
     return true;
   }
 
-  /// Nodes of the first decision, at the bound: when it neither finds a layout nor proves there
-  /// is none within them, the binary search goes on above the bound (the anytime answer improves)
-  /// and the bound stays unproven.
-  static constexpr std::uint64_t bound_probe_nodes = 50000;
+  /// Nodes a decision may take in the first round of minimise; each later round doubles it.
+  static constexpr std::uint64_t first_round_nodes = 50000;
 
-  /// Binary search on the capacity: first the bound itself (often reached), then halving.
+  /// Rounds of binary search on the capacity, each giving every decision a node allowance twice
+  /// the last round's. A capacity that neither a layout nor a proof settles within the allowance is
+  /// left unresolved: the round looks above it (the anytime answer improves) and the next round
+  /// comes back to it. Tight capacities are often far harder to decide than loose ones, in both
+  /// directions, so no single decision may hold the whole call. Ends when a round resolves every
+  /// capacity it probed (the bound is then proven) or a limit stops it.
   void minimise(layout_result& r, std::vector<std::int64_t>& best, std::int64_t& best_bytes) {
     layout_search search(in_, clock_, node_limit_);
-    std::int64_t lo = r.lower_bound, probe_lo = lo;  // probe_lo: below it, nothing is left to try
-    bool first = true;
+    std::int64_t lo = r.lower_bound;  // proven: nothing below lo fits
+    for (std::uint64_t allowance = first_round_nodes; lo < best_bytes; allowance *= 2) {
+      const round_end end = minimise_round(search, allowance, lo, best, best_bytes, r.stats.decisions);
+      if (end != round_end::unresolved) break;
+      if (allowance > std::numeric_limits<std::uint64_t>::max() / 4) allowance /= 2;  // stays finite
+    }
+    r.stats.nodes = search.nodes();
+    r.lower_bound = lo;
+  }
+
+  enum class round_end { settled, unresolved, stopped };
+
+  /// One round of minimise: the bound first, then halving between the lowest capacity not yet
+  /// tried this round and the best arena found.
+  round_end minimise_round(layout_search& search, std::uint64_t allowance, std::int64_t& lo, std::vector<std::int64_t>& best,
+                           std::int64_t& best_bytes, std::size_t& decisions) {
+    std::int64_t probe_lo = lo;  // below it, this round has nothing left to try
+    bool unresolved = false, first = true;
     while (probe_lo < best_bytes) {
       const std::int64_t c = first ? lo : probe_lo + (best_bytes - 1 - probe_lo) / 2;
-      const layout_outcome o = first ? search.decide(c, bound_probe_nodes) : search.decide(c);
       first = false;
-      ++r.stats.decisions;
+      const layout_outcome o = search.decide(c, allowance);
+      ++decisions;
       if (o == layout_outcome::call_budget) {
-        probe_lo = c + 1;  // unresolved: look above it
+        unresolved = true;
+        probe_lo = c + 1;
       } else if (o == layout_outcome::found) {
         best = search.solution();
         best_bytes = height(best);
@@ -381,11 +401,10 @@ class layout_solver {
         lo = std::max(lo, c + 1);
         probe_lo = std::max(probe_lo, c + 1);
       } else {
-        break;
+        return round_end::stopped;
       }
     }
-    r.stats.nodes = search.nodes();
-    r.lower_bound = lo;
+    return unresolved ? round_end::unresolved : round_end::settled;
   }
 
   /// Offsets for every buffer: the search's for those that take room, fixed or 0 for the rest.
