@@ -9,13 +9,23 @@
 //   (Layout/star/...). Placement is quadratic in the branches there (docs/layout.md, "Limits"):
 //   the row tracks it at a size that runs in seconds. Layout/star200k/{first-fit,auto}: 200,000
 //   branches, where auto takes first fit.
+// - Orders chosen for the arena (arena_order from Serenity's order, 10 s, peak kept optimal):
+//   Layout/arena_order/<graph> for moccasin/* and random layered graphs of 250 and 500 vertices
+//   (edge density 0.3, seeds 2-8; seeds 1-3 of 250 and seed 4 of 500 were used while developing
+//   the search, the others are held out). Counters:
+//   peak, start (the arena of Serenity's order, exact layout within the search's first quarter),
+//   start10s (Serenity's order laid out alone for the whole 10 s, untimed: what the search must
+//   beat), arena (the order found), orders (orders tried), optimal (1 when the arena equals the peak).
+// - Minimisation (no capacity, 20 s limit) of MiniMalloc's instances: Layout/minimise/A .. K.
 //
 //   bench_layout [--benchmark_filter=REGEX] [google benchmark flags]
 //
 // Counters: buffers, arena (bytes), bound (proven lower bound), load (most bytes live at once),
 // optimal (1 when proven), nodes (search nodes), peak (the order's peak).
 
+#include <memsched/graph/random_layered.hpp>
 #include <memsched/graph/read_graph.hpp>
+#include <memsched/order/arena_order.hpp>
 #include <memsched/order/kahn.hpp>
 #include <memsched/order/serenity.hpp>
 #include <memsched/sim/arena.hpp>
@@ -27,6 +37,7 @@
 
 #include "bench_support.hpp"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,6 +63,50 @@ void register_minimalloc() {
       state.counters["solved"] = has_solution(r.status) ? 1 : 0;
     })->Unit(benchmark::kSecond)->Iterations(1);
   }
+}
+
+void register_minimise() {
+  for (const char* name : {"A", "B", "C", "D", "E", "F", "G", "H", "I", "J", "K"}) {
+    auto problem = std::make_shared<const layout_problem>(read_layout_csv(minimalloc_dir / (std::string(name) + ".1048576.csv")));
+    benchmark::RegisterBenchmark((std::string("Layout/minimise/") + name).c_str(), [problem](benchmark::State& state) {
+      layout_result r;
+      for (auto _ : state) r = solve_layout(problem->buffers, {.time_limit = std::chrono::duration<double>(20.0)});
+      if (!check_layout(problem->buffers, r.offsets).valid) state.SkipWithError("invalid layout");
+      state.counters["arena"] = static_cast<double>(r.arena_bytes);
+      state.counters["bound"] = static_cast<double>(r.lower_bound);
+      state.counters["optimal"] = r.status == solve_status::optimal ? 1 : 0;
+    })->Unit(benchmark::kSecond)->Iterations(1);
+  }
+}
+
+void register_arena_order_row(const std::string& name, std::function<memory_graph()> make) {
+  benchmark::RegisterBenchmark(("Layout/arena_order/" + name).c_str(), [make](benchmark::State& state) {
+    const memory_graph g = make();
+    const std::vector<std::size_t> start = serenity_order(g, serenity_options{.time_limit = std::chrono::duration<double>(10.0)}).order;
+    arena_order_result r;
+    for (auto _ : state) r = arena_order(g, start, {.time_limit = std::chrono::duration<double>(10.0)});
+    if (!check_arena(g, r.order, r.arena).valid) state.SkipWithError("invalid layout");
+    state.counters["peak"] = static_cast<double>(r.arena.peak_bytes);
+    state.counters["start"] = static_cast<double>(r.start_arena_bytes);
+    state.counters["arena"] = static_cast<double>(r.arena.arena_bytes);
+    state.counters["orders"] = static_cast<double>(r.stats.orders_tried);
+    // Serenity's order with the whole 10 s given to its layout: what the search must beat.
+    const double alone = r.start_arena_bytes == r.arena.peak_bytes
+                             ? static_cast<double>(r.start_arena_bytes)
+                             : static_cast<double>(plan_arena_with(g, start, arena_strategy::exact, {.time_limit = std::chrono::duration<double>(10.0)}).arena_bytes);
+    state.counters["start10s"] = alone;
+    state.counters["optimal"] = r.status == solve_status::optimal ? 1 : 0;
+  })->Unit(benchmark::kSecond)->Iterations(1);
+}
+
+void register_arena_order() {
+  for (const auto& file : memsched_bench::shared_graph_files([](const std::string& name) { return name.rfind("moccasin/", 0) == 0; }))
+    register_arena_order_row(memsched_bench::graph_name(file), [file] { return make_memory_graph(read_graph(file)); });
+  for (std::size_t nodes : {250, 500})
+    for (std::uint64_t seed : {2, 3, 4, 5, 6, 7, 8})
+      register_arena_order_row("rl" + std::to_string(nodes) + "_seed" + std::to_string(seed), [nodes, seed] {
+        return make_memory_graph(make_random_layered({.nodes = nodes, .edge_density = 0.3, .seed = seed}));
+      });
 }
 
 void register_serenity() {
@@ -116,7 +171,9 @@ void register_star() {
 int main(int argc, char** argv) {
   return memsched_bench::run_benchmarks(argc, argv, [] {
     register_minimalloc();
+    register_minimise();
     register_serenity();
+    register_arena_order();
     register_star();
   });
 }

@@ -3,6 +3,7 @@
 // single-node cuts. Includes every public header of memsched/order/ (the ctest area_headers checks
 // that none is missing).
 
+#include <memsched/order/arena_order.hpp>
 #include <memsched/order/dfs.hpp>
 #include <memsched/order/greedy.hpp>
 #include <memsched/order/kahn.hpp>

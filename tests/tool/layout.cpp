@@ -94,3 +94,40 @@ TEST_CASE("memsched simulate --arena exact: arena = peak where greedy by size fr
   CHECK(p["arena_bytes"] == p["peak_bytes"]);
   CHECK(run_tool("simulate " + graph + " --order " + order + " --arena exact --time-limit 0").exit_code == 2);
 }
+
+TEST_CASE("memsched order --arena exact: the order with the least arena found, its peak and the start's arena beside it") {
+  const temp_dir s;
+  // Seed 14 at 80 vertices: Serenity's order leaves gaps in its least arena (tests/order/arena_order.cpp).
+  const std::string graph = (s.path() / "rl.json").string(), order = (s.path() / "o.json").string();
+  REQUIRE(run_tool("generate random-layered --nodes 80 --edge-density 0.3 --seed 14 --out " + graph).exit_code == 0);
+  const json plain = run_tool_json("order " + graph + " --algo serenity");
+  CHECK_FALSE(plain.contains("arena"));
+  const json doc = run_tool_json("order " + graph + " --algo serenity --arena exact --out " + order);
+  REQUIRE(doc.contains("arena"));
+  const json& a = doc["arena"];
+  CHECK(doc["peak_bytes"] == plain["peak_bytes"]);  // no slack: the peak stays optimal
+  CHECK(a["start_peak_bytes"] == plain["peak_bytes"]);
+  CHECK(a["start_bytes"].get<std::int64_t>() > plain["peak_bytes"].get<std::int64_t>());
+  CHECK(a["bytes"].get<std::int64_t>() <= a["start_bytes"].get<std::int64_t>());
+  CHECK(a["bytes"].get<std::int64_t>() >= doc["peak_bytes"].get<std::int64_t>());
+  CHECK(a["lower_bound"].get<std::int64_t>() <= a["bytes"].get<std::int64_t>());
+  CHECK((a["status"] == "optimal") == (a["bytes"] == doc["peak_bytes"]));
+  // The order written is the one reported: simulate lays it out as well or better.
+  const json sim = run_tool_json("simulate " + graph + " --order " + order + " --arena exact");
+  CHECK(sim["valid"] == true);
+  CHECK(sim["peak_bytes"] == doc["peak_bytes"]);
+  CHECK(sim["arena_bytes"].get<std::int64_t>() <= a["bytes"].get<std::int64_t>());
+  const tool_run summary = run_tool("order " + graph + " --algo serenity --arena exact");
+  CHECK(summary.out.find("arena search") != std::string::npos);
+}
+
+TEST_CASE("memsched order --arena: wrong values and orphan flags are usage errors") {
+  const std::string graph = (std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / "moccasin" / "random_layered_n100.json").string();
+  const tool_run greedy = run_tool("order " + graph + " --algo kahn --arena greedy-by-size");
+  CHECK(greedy.exit_code == 2);
+  CHECK(greedy.err.find("--arena takes exact") != std::string::npos);
+  const tool_run orphan = run_tool("order " + graph + " --algo kahn --arena-time-limit 3");
+  CHECK(orphan.exit_code == 2);
+  CHECK(orphan.err.find("need --arena exact") != std::string::npos);
+  CHECK(run_tool("order " + graph + " --algo kahn --arena exact --arena-peak-slack -1").exit_code == 2);
+}

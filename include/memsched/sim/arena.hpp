@@ -233,6 +233,15 @@ std::string check_shared_offsets(const memory_graph& g, const std::vector<arena_
 }
 
 
+/// The buffers as solve_layout reads them: inclusive steps [first, last] are the half-open [first, last + 1).
+inline std::vector<layout_buffer> layout_buffers_of(const std::vector<arena_buffer>& buffers) {
+  std::vector<layout_buffer> intervals(buffers.size());
+  for (std::size_t i = 0; i < buffers.size(); ++i)
+    intervals[i] = {.first = static_cast<std::int64_t>(buffers[i].first), .last = static_cast<std::int64_t>(buffers[i].last) + 1,
+                    .size = buffers[i].size, .alignment = 1, .offset = std::nullopt};
+  return intervals;
+}
+
 /// Offsets of `buffers` by `strategy` (automatic is resolved in place to the strategy used);
 /// `bound` is raised to the exact search's proven bound.
 inline std::vector<std::int64_t> place_arena(const std::vector<arena_buffer>& buffers, std::size_t steps, arena_strategy& strategy,
@@ -245,14 +254,9 @@ inline std::vector<std::int64_t> place_arena(const std::vector<arena_buffer>& bu
   } else if (strategy == arena_strategy::first_fit) {
     place_first_fit(buffers, steps, offsets);
   } else {
-    // Inclusive steps [first, last] are the half-open [first, last + 1).
-    std::vector<layout_buffer> intervals(buffers.size());
-    for (std::size_t i = 0; i < buffers.size(); ++i)
-      intervals[i] = {.first = static_cast<std::int64_t>(buffers[i].first), .last = static_cast<std::int64_t>(buffers[i].last) + 1,
-                      .size = buffers[i].size, .alignment = 1, .offset = std::nullopt};
     layout_options free = options;
     free.capacity.reset();
-    layout_result r = solve_layout(intervals, free);
+    layout_result r = solve_layout(layout_buffers_of(buffers), free);
     bound = std::max(bound, r.lower_bound);
     offsets = std::move(r.offsets);
   }
@@ -265,6 +269,24 @@ void finish_arena(Plan& plan, std::int64_t bound) {
   plan.fragmentation = plan.peak_bytes > 0 ? static_cast<double>(plan.arena_bytes) / static_cast<double>(plan.peak_bytes) - 1.0 : 0.0;
   plan.lower_bound = std::min(std::max(plan.peak_bytes, bound), plan.arena_bytes);
   plan.status = plan.arena_bytes == plan.lower_bound ? solve_status::optimal : solve_status::feasible;
+}
+
+/// Fills `plan` (whose strategy, first_step and last_step are set) from the offsets of the
+/// buffers of `order` (arena_buffers) and the proven bound of their layout.
+inline void fill_arena_plan(const memory_graph& g, std::span<const std::size_t> order, const std::vector<arena_buffer>& buffers,
+                            const std::vector<std::size_t>& buffer_of, const std::vector<std::int64_t>& offsets, std::int64_t bound,
+                            arena_plan& plan) {
+  plan.arena_bytes = 0;
+  plan.offset.assign(g.size(), 0);
+  plan.workspace_offset.assign(g.size(), 0);
+  for (std::size_t i = 0; i < buffers.size(); ++i) {
+    if (buffers[i].workspace) plan.workspace_offset[buffers[i].node] = offsets[i];
+    plan.arena_bytes = std::max(plan.arena_bytes, offsets[i] + buffers[i].size);
+  }
+  for (std::size_t v = 0; v < g.size(); ++v)
+    if (buffer_of[v] != memory_step::none) plan.offset[v] = offsets[buffer_of[v]];
+  plan.peak_bytes = order_peak_unchecked(g, order);
+  finish_arena(plan, bound);
 }
 
 }  // namespace detail
@@ -326,16 +348,7 @@ template <class G, class... Maps>
   auto buffers = detail::arena_buffers(g, order, plan.first_step, plan.last_step, buffer_of);
   std::int64_t bound = 0;
   const std::vector<std::int64_t> offsets = detail::place_arena(buffers, order.size(), plan.strategy, options, bound);
-  plan.offset.assign(g.size(), 0);
-  plan.workspace_offset.assign(g.size(), 0);
-  for (std::size_t i = 0; i < buffers.size(); ++i) {
-    if (buffers[i].workspace) plan.workspace_offset[buffers[i].node] = offsets[i];
-    plan.arena_bytes = std::max(plan.arena_bytes, offsets[i] + buffers[i].size);
-  }
-  for (std::size_t v = 0; v < g.size(); ++v)
-    if (buffer_of[v] != memory_step::none) plan.offset[v] = offsets[buffer_of[v]];
-  plan.peak_bytes = detail::order_peak_unchecked(g, order);
-  detail::finish_arena(plan, bound);
+  detail::fill_arena_plan(g, order, buffers, buffer_of, offsets, bound, plan);
   return plan;
 }
 
