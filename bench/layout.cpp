@@ -17,6 +17,8 @@
 //   start10s (Serenity's order laid out alone for the whole 10 s, untimed: what the search must
 //   beat), arena (the order found), orders (orders tried), optimal (1 when the arena equals the peak).
 // - Minimisation (no capacity, 20 s limit) of MiniMalloc's instances: Layout/minimise/A .. K.
+// - Random instances of 20,000 and 50,000 buffers (make_random_layout, seed 1), minimised within
+//   10 s: Layout/random/20k, 50k. Counters: arena, bound, greedy (greedy by size), searched.
 //
 //   bench_layout [--benchmark_filter=REGEX] [google benchmark flags]
 //
@@ -31,6 +33,7 @@
 #include <memsched/sim/arena.hpp>
 #include <memsched/sim/layout.hpp>
 #include <memsched/sim/layout_io.hpp>
+#include <memsched/sim/random_layout.hpp>
 #include <memsched/sim/simulate_order.hpp>
 
 #include <benchmark/benchmark.h>
@@ -77,6 +80,20 @@ void register_minimise() {
       state.counters["optimal"] = r.status == solve_status::optimal ? 1 : 0;
     })->Unit(benchmark::kSecond)->Iterations(1);
   }
+}
+
+void register_random() {
+  for (std::size_t thousands : {20, 50})
+    benchmark::RegisterBenchmark(("Layout/random/" + std::to_string(thousands) + "k").c_str(), [thousands](benchmark::State& state) {
+      const auto buffers = make_random_layout({.buffers = thousands * 1000, .seed = 1});
+      layout_result r;
+      for (auto _ : state) r = solve_layout(buffers, {.time_limit = std::chrono::duration<double>(10.0)});
+      if (!check_layout(buffers, r.offsets).valid) state.SkipWithError("invalid layout");
+      state.counters["arena"] = static_cast<double>(r.arena_bytes);
+      state.counters["bound"] = static_cast<double>(r.lower_bound);
+      state.counters["greedy"] = static_cast<double>(r.stats.greedy_bytes);
+      state.counters["searched"] = r.stats.searched ? 1 : 0;
+    })->Unit(benchmark::kSecond)->Iterations(1);
 }
 
 void register_arena_order_row(const std::string& name, std::function<memory_graph()> make) {
@@ -174,6 +191,7 @@ int main(int argc, char** argv) {
     register_minimise();
     register_serenity();
     register_arena_order();
+    register_random();
     register_star();
   });
 }

@@ -7,6 +7,8 @@
 #include <memsched/graph/json_io.hpp>
 #include <memsched/graph/random_layered.hpp>
 #include <memsched/graph/randwire.hpp>
+#include <memsched/sim/layout_io.hpp>
+#include <memsched/sim/random_layout.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -37,7 +39,11 @@ std::string generate_usage() {
          "  gpt             GPT decoder stack at aten-trace granularity (15 nodes per layer; fp32, FLOPs;\n"
          "                  the defaults are GPT-2 small; `memsched train` makes its training graph)\n"
          "    --layers N [12] --hidden D [768] --heads H [12] --sequence S [256] --batch B [1]\n"
-         "    --vocab V [50257] --mlp-ratio R [4]\n";
+         "    --vocab V [50257] --mlp-ratio R [4]\n"
+         "  layout          not a graph: buffers with random lifetimes and sizes for `memsched layout`\n"
+         "                  (sim/random_layout.hpp), written as CSV (--out FILE.csv)\n"
+         "    --buffers N [10000] --horizon T [buffers / 2] --long-lived F [0.05] --mean-short L [8]\n"
+         "    --min-size B [64] --max-size B [1048576] --alignment A [1] --seed S [0]\n";
 }
 
 template <class T>
@@ -95,15 +101,43 @@ void check_readable(const memsched::dataflow_graph& g, const std::string& kind) 
   }
 }
 
+/// generate layout: a CSV of random buffers (make_random_layout).
+int generate_layout(const parsed_args& args, const std::string& out) {
+  if (!out.ends_with(".csv")) throw usage_error("--out of generate layout must name a .csv file, got '" + out + "'");
+  memsched::random_layout_options o;
+  set_int(args, "buffers", o.buffers);
+  set_int(args, "horizon", o.horizon);
+  set_double(args, "long-lived", o.long_lived);
+  set_int(args, "mean-short", o.mean_short);
+  set_int(args, "min-size", o.min_size);
+  set_int(args, "max-size", o.max_size);
+  set_int(args, "alignment", o.alignment);
+  set_int(args, "seed", o.seed);
+  check_node_count(static_cast<long double>(o.buffers), "--buffers");
+  memsched::layout_problem p;
+  p.buffers = memsched::make_random_layout(o);
+  p.ids.reserve(p.buffers.size());
+  for (std::size_t i = 0; i < p.buffers.size(); ++i) p.ids.push_back(std::string(1, 'b').append(std::to_string(i)));
+  memsched::write_layout_csv(std::filesystem::path(out), p);
+  const json doc{{"kind", "layout"}, {"buffers", p.buffers.size()}, {"out", out}};
+  print_result(doc, args, [&](std::ostream& os) {
+    summary_line(os, "generated", "layout of " + grouped(static_cast<std::int64_t>(p.buffers.size())) + " buffers");
+    summary_line(os, "written to", out);
+  });
+  return 0;
+}
+
 int run_generate(const std::vector<std::string>& argv) {
   const option_spec spec{{"out", "stages", "nodes", "k", "p", "seed", "channels", "resolution", "classes", "cells", "stem-multiplier", "width",
                           "width-variation", "edge-density", "skip-density", "min-bytes", "max-bytes", "byte-step", "min-cost", "max-cost",
-                          "layers", "hidden", "heads", "sequence", "batch", "vocab", "mlp-ratio"},
+                          "layers", "hidden", "heads", "sequence", "batch", "vocab", "mlp-ratio", "buffers", "horizon", "long-lived",
+                          "mean-short", "min-size", "max-size", "alignment"},
                          {"json", "compact", "no-stem-head"}};
   const parsed_args args(argv, spec);
   const std::string& kind = args.one_positional("graph kind");
   const auto out = args.get("out");
   if (!out) throw usage_error("--out FILE is required");
+  if (kind == "layout") return generate_layout(args, *out);
   check_graph_path(*out);
   memsched::dataflow_graph g;
   try {

@@ -11,5 +11,6 @@
 #include <memsched/sim/offchip_traffic.hpp>
 #include <memsched/sim/plan_from_computes.hpp>
 #include <memsched/sim/plan_io.hpp>
+#include <memsched/sim/random_layout.hpp>
 #include <memsched/sim/simulate_order.hpp>
 #include <memsched/sim/simulate_plan.hpp>

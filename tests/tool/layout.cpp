@@ -131,3 +131,23 @@ TEST_CASE("memsched order --arena: wrong values and orphan flags are usage error
   CHECK(orphan.err.find("need --arena exact") != std::string::npos);
   CHECK(run_tool("order " + graph + " --algo kahn --arena exact --arena-peak-slack -1").exit_code == 2);
 }
+
+TEST_CASE("memsched generate layout: a CSV that memsched layout reads and lays out") {
+  const temp_dir s;
+  const std::string csv = (s.path() / "r.csv").string();
+  const json gen = run_tool_json("generate layout --buffers 3000 --seed 5 --alignment 8 --out " + csv);
+  CHECK(gen["buffers"] == 3000);
+  const memsched::layout_problem p = memsched::read_layout_csv(std::filesystem::path(csv));
+  REQUIRE(p.buffers.size() == 3000);
+  CHECK(p.buffers[0].alignment == 8);
+  const json doc = run_tool_json("layout " + csv + " --node-limit 10000");
+  CHECK(doc["valid"] == true);
+  CHECK(doc["arena_bytes"].get<std::int64_t>() <= doc["greedy_bytes"].get<std::int64_t>());
+  CHECK(doc["lower_bound"].get<std::int64_t>() >= doc["max_load"].get<std::int64_t>());
+  const tool_run bad = run_tool("generate layout --buffers 10 --out " + (s.path() / "r.json").string());
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find(".csv") != std::string::npos);
+  const tool_run range = run_tool("generate layout --buffers 10 --long-lived 2 --out " + csv);
+  CHECK(range.exit_code != 0);
+  CHECK(range.err.find("long-lived") != std::string::npos);
+}
