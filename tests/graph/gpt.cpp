@@ -1,4 +1,4 @@
-#include "../support/edge_ids.hpp"
+#include "../support/same_graph.hpp"
 
 #include <memsched/graph/gpt.hpp>
 #include <memsched/graph/json_io.hpp>
@@ -16,28 +16,8 @@
 
 using namespace memsched;
 
-namespace {
-
+using memsched::testing::check_same_graph;
 using memsched::testing::edge_ids;
-
-// Node by node and edge by edge: the generated graph is the traced one.
-void check_same_graph(const dataflow_graph& built, const dataflow_graph& expected) {
-  REQUIRE(num_vertices(built) == num_vertices(expected));
-  for (std::size_t v = 0; v < num_vertices(built); ++v) {
-    CAPTURE(v);
-    CHECK(built[v].id == expected[v].id);
-    CHECK(built[v].name == expected[v].name);
-    CHECK(built[v].op == expected[v].op);
-    CHECK(built[v].bytes == expected[v].bytes);
-    CHECK(built[v].cost == doctest::Approx(expected[v].cost));
-  }
-  CHECK(edge_ids(built) == edge_ids(expected));
-  REQUIRE(expected[boost::graph_bundle].outputs.has_value());
-  REQUIRE(built[boost::graph_bundle].outputs.has_value());
-  CHECK(*built[boost::graph_bundle].outputs == *expected[boost::graph_bundle].outputs);
-}
-
-}  // namespace
 
 TEST_CASE("make_gpt: a one-layer tiny config, every node by hand") {
   // d = 4, 2 heads, S = 3, B = 2 (T = 6 tokens), vocab 5, MLP 2d = 8.
@@ -99,26 +79,6 @@ TEST_CASE("make_gpt: the defaults are the traced GPT-2 small, node for node") {
   check_same_graph(built, expected);
   CHECK(built[boost::graph_bundle].name == "gpt2_small");
   CHECK(num_vertices(make_training_graph(built)) == 374);
-}
-
-TEST_CASE("make_gpt: the shared gpt2_medium and gpt_96 traces, when ../shared/graphs is there") {
-  const std::filesystem::path dir = std::filesystem::path(MEMSCHED_TEST_DATA_DIR) / ".." / ".." / ".." / "shared" / "graphs" / "torch";
-  const std::map<std::string, gpt_options> configs{
-      {"gpt2_medium", {.layers = 24, .hidden = 1024, .heads = 16}},
-      {"gpt_96", {.layers = 96, .hidden = 512, .heads = 8, .vocab = 32000}},
-  };
-  for (const auto& [stem, options] : configs) {
-    CAPTURE(stem);
-    const auto fwd = dir / (stem + ".inference.json");
-    const auto train = dir / (stem + ".training.json");
-    if (!std::filesystem::exists(fwd) || !std::filesystem::exists(train)) {
-      MESSAGE("skipped " << stem << ": " << fwd << " not found");
-      continue;
-    }
-    const dataflow_graph built = make_gpt(options);
-    check_same_graph(built, read_json_graph(fwd));
-    check_same_graph(make_training_graph(built), read_json_graph(train));
-  }
 }
 
 TEST_CASE("make_gpt: sizes grow by 15 forward and 30 training nodes per layer") {

@@ -225,6 +225,23 @@ TEST_CASE("remat_plan: options (an order, chosen stages), bad input") {
   CHECK_THROWS_AS((void)remat_plan(g, -1), std::invalid_argument);
   CHECK_THROWS_AS((void)remat_plan(g, 40, remat_plan_options{.order = std::vector<std::size_t>{1, 0, 2, 3, 4, 5, 6}}), invalid_order);
   CHECK_THROWS_AS((void)remat_plan(g, 40, remat_plan_options{.order = std::vector<std::size_t>{0, 1, 2}}), invalid_order);
+  // Shares of the time left and the full solve's minimum time, each named when out of range.
+  remat_plan_options<> bad;
+  bad.lifetime_fraction = 1.5;
+  CHECK_THROWS_WITH_AS((void)remat_plan(g, 40, bad), doctest::Contains("lifetime_fraction"), option_error);
+  bad = {};
+  bad.hiremate_fraction = std::nan("");
+  CHECK_THROWS_WITH_AS((void)remat_plan(g, 40, bad), doctest::Contains("hiremate_fraction"), option_error);
+  bad = {};
+  bad.hiremate_fraction = -0.1;
+  CHECK_THROWS_WITH_AS((void)remat_plan(g, 40, bad), doctest::Contains("hiremate_fraction"), option_error);
+  bad = {};
+  bad.min_full_solve_time = std::chrono::duration<double>(-1);
+  CHECK_THROWS_WITH_AS((void)remat_plan(g, 40, bad), doctest::Contains("min_full_solve_time"), option_error);
+  bad = {};
+  bad.lifetime_fraction = 0;  // the ends of the range are shares too
+  bad.hiremate_fraction = 1;
+  check_plan_of(g, remat_plan(g, 40, bad), 40);
 }
 
 TEST_CASE("remat_plan: more input orders: the cheapest of the orders' portfolios, each order's cost, TDI 0 where an order fits") {

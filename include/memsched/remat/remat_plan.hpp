@@ -115,6 +115,17 @@ struct remat_plan_options {
 
 namespace detail {
 
+/// Throws option_error naming the field of remat_plan_options that is out of range.
+template <class Backend>
+void check_remat_plan_options(const remat_plan_options<Backend>& o) {
+  auto share = [](double f, const char* field) {
+    if (!(f >= 0 && f <= 1)) throw option_error("remat_plan", field, "must be a share of the time left, in [0, 1]");
+  };
+  share(o.lifetime_fraction, "lifetime_fraction");
+  share(o.hiremate_fraction, "hiremate_fraction");
+  if (!(o.min_full_solve_time.count() >= 0)) throw option_error("remat_plan", "min_full_solve_time", "must be >= 0 seconds");
+}
+
 /// Forwards Checkmate's reports to remat_plan's observer: times shifted to the portfolio's call,
 /// phases prefixed, and only incumbents better than what the observer has seen.
 struct remat_plan_forwarder {
@@ -481,7 +492,8 @@ remat_result remat_over_orders(const memory_graph& g, std::int64_t budget, const
 /// Complexity: that of the stages, once per order: O(n (n + m)) per DTR eviction at most,
 /// HiRemate's hierarchy, and Checkmate's MILP (exponential worst case: give a time limit on large
 /// graphs).
-/// Throws: std::invalid_argument on a negative budget; invalid_order naming the entry when
+/// Throws: std::invalid_argument on a negative budget; option_error naming the field of an option
+/// out of range (lifetime_fraction, hiremate_fraction, min_full_solve_time); invalid_order naming the entry when
 /// options.order or one of options.more_orders is not a topological order; graph_error when a forward node reads a backward
 /// node; what make_memory_graph and hiremate_plan throw.
 template <class G, class Backend, class... Maps>
@@ -490,6 +502,7 @@ template <class G, class Backend, class... Maps>
   const auto t0 = std::chrono::steady_clock::now();
   const memory_graph& g = detail::to_memory_graph(graph, maps...);
   if (budget < 0) throw std::invalid_argument("remat_plan: negative budget");
+  detail::check_remat_plan_options(options);
   std::vector<std::size_t> order = options.order ? *options.order : detail::checkmate_best_basic_order(g);
   detail::check_checkmate_order(g, order, "remat_plan");
   if (auto why = detail::budget_below_lower_bound(g, budget)) {
