@@ -6,7 +6,7 @@
 #include "remat_order.hpp"
 
 #include <memsched/remat/hiremate.hpp>
-#include <memsched/remat/hiremate_milp_lower.hpp>
+#include <memsched/experimental/hiremate_milp_lower.hpp>
 
 #include <algorithm>
 #include <cmath>

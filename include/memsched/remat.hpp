@@ -16,7 +16,6 @@
 #include <memsched/remat/free_order.hpp>
 #include <memsched/remat/heuristic_options.hpp>
 #include <memsched/remat/hiremate.hpp>
-#include <memsched/remat/hiremate_milp_lower.hpp>
 #include <memsched/remat/hiremate_partition.hpp>
 #include <memsched/remat/hiremate_subgraph.hpp>
 #include <memsched/remat/input_order.hpp>

@@ -6,7 +6,7 @@
 
 #include <memsched/graph/gpt.hpp>
 #include <memsched/remat/hiremate.hpp>
-#include <memsched/remat/hiremate_milp_lower.hpp>
+#include <memsched/experimental/hiremate_milp_lower.hpp>
 #include <memsched/remat/input_order.hpp>
 #include <memsched/remat/training_graph.hpp>
 #include <memsched/sim/simulate_order.hpp>

@@ -239,6 +239,11 @@ TEST_CASE("remat_plan: options (an order, chosen stages), bad input") {
   bad.min_full_solve_time = std::chrono::duration<double>(-1);
   CHECK_THROWS_WITH_AS((void)remat_plan(g, 40, bad), doctest::Contains("min_full_solve_time"), option_error);
   bad = {};
+  bad.hiremate_stage_options.levels = 7;  // HiRemate's own check, before any stage runs
+  CHECK_THROWS_WITH_AS((void)remat_plan(g, 40, bad), doctest::Contains("levels"), option_error);
+  bad.hiremate = false;  // a stage that does not run is not checked
+  check_plan_of(g, remat_plan(g, 40, bad), 40);
+  bad = {};
   bad.lifetime_fraction = 0;  // the ends of the range are shares too
   bad.hiremate_fraction = 1;
   check_plan_of(g, remat_plan(g, 40, bad), 40);

@@ -106,6 +106,10 @@ struct remat_plan_options {
   /// With a time limit and a MILP backend: HiRemate's share of the time left when it starts (the
   /// MILP gets the rest); without a backend it may use all of it.
   double hiremate_fraction = 0.3;
+  /// Options of the HiRemate stage, checked before any stage runs. remat_plan sets its time_limit
+  /// (the share above), its threads (solver.threads) and heuristic_start = false (the heuristics
+  /// stage has run them on the whole graph).
+  hiremate_options hiremate_stage_options;
   /// Checkmate: the full solve after its large-neighbourhood search runs when at least this much
   /// time is left (checkmate_options::min_full_solve_time).
   std::chrono::duration<double> min_full_solve_time{2.0};
@@ -124,6 +128,7 @@ void check_remat_plan_options(const remat_plan_options<Backend>& o) {
   share(o.lifetime_fraction, "lifetime_fraction");
   share(o.hiremate_fraction, "hiremate_fraction");
   if (!(o.min_full_solve_time.count() >= 0)) throw option_error("remat_plan", "min_full_solve_time", "must be >= 0 seconds");
+  if (o.hiremate) check_hiremate_options(o.hiremate_stage_options);
 }
 
 /// Forwards Checkmate's reports to remat_plan's observer: times shifted to the portfolio's call,
@@ -251,7 +256,7 @@ class remat_portfolio {
   void hiremate() {
     if (!o_.hiremate || !g_.has_training_roles()) return;
     if (out_of_time()) return;
-    hiremate_options h;
+    hiremate_options h = o_.hiremate_stage_options;
     h.threads = o_.solver.threads;
     h.heuristic_start = false;  // the heuristics stage has run them on the whole graph already
     if (deadline_.limited()) h.time_limit = std::chrono::duration<double>(std::max(0.0, deadline_.left()) * (has_milp ? o_.hiremate_fraction : 1.0));
@@ -493,7 +498,8 @@ remat_result remat_over_orders(const memory_graph& g, std::int64_t budget, const
 /// HiRemate's hierarchy, and Checkmate's MILP (exponential worst case: give a time limit on large
 /// graphs).
 /// Throws: std::invalid_argument on a negative budget; option_error naming the field of an option
-/// out of range (lifetime_fraction, hiremate_fraction, min_full_solve_time); invalid_order naming the entry when
+/// out of range (lifetime_fraction, hiremate_fraction, min_full_solve_time, and hiremate_stage_options
+/// as check_hiremate_options names them); invalid_order naming the entry when
 /// options.order or one of options.more_orders is not a topological order; graph_error when a forward node reads a backward
 /// node; what make_memory_graph and hiremate_plan throw.
 template <class G, class Backend, class... Maps>

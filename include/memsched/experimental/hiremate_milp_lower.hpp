@@ -1,9 +1,11 @@
 #pragma once
-// An exact method at HiRemate's lowest level (issue 10: "the lowest level may use any exact method
-// the library has ... and every applicable solver, as the paper does"): each budget of each
-// subgraph problem is solved by the heuristics and DTR (hiremate_plan's default lowest level), then
-// by Checkmate's MILP through a MILP backend, started from that plan, when the problem is small
-// enough for the MILP (about 2 n^2 binaries for n vertices); the cheaper plan is the option.
+// Experimental (memsched/experimental/: outside the area and umbrella headers; include it
+// directly). An exact method at HiRemate's lowest level: each budget of each subgraph problem is
+// solved by the heuristics and DTR (hiremate_plan's default lowest level), then by Checkmate's MILP
+// through a MILP backend, started from that plan, when the problem is small enough for the MILP
+// (about 2 n^2 binaries for n vertices); the cheaper plan is the option. Kept out of the public
+// areas because the MILP solves multiply the time of a HiRemate call by orders of magnitude for
+// a small gain in cost (docs/hiremate.md).
 
 #include <memsched/core/status.hpp>
 #include <memsched/graph/memory_graph.hpp>
