@@ -28,9 +28,10 @@ def _as_tuple(inputs):
     return tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
 
 
-def export_joint(model, example_inputs, path, name="model"):
-    """Traces model's joint graph and writes it as memsched graph JSON to path; returns the JointGraph."""
-    jg = trace(model, _as_tuple(example_inputs))
+def export_joint(model, example_inputs, path, name="model", costs="flops", cost_runs=5):
+    """Traces model's joint graph and writes it as memsched graph JSON to path; returns the JointGraph.
+    costs: "flops" or "timed" (median seconds of cost_runs runs per op, cached: joint.trace)."""
+    jg = trace(model, _as_tuple(example_inputs), costs=costs, runs=cost_runs)
     with open(path, "w") as f:
         json.dump(jg.to_json(name), f, separators=(",", ":"))
     return jg
@@ -80,15 +81,17 @@ def _unique_params(model):
 
 
 def budgeted(model, example_inputs, budget=1.0, algo="auto", tool=None, name="model", keep_graph=None, extra=(),
-             joint=None, find_least=True):
+             joint=None, find_least=True, costs="flops", cost_runs=5):
     """A module that runs model's training step within budget (bytes, or a fraction of the
     no-recomputation peak) by memsched's plan (--algo algo; extra: more tool flags).
 
     Raises TraceError when the module cannot be traced, PlanError when no plan meets the budget
     (naming the budget and the least feasible one). keep_graph: a path to keep the graph JSON at;
-    joint: the JointGraph of an earlier trace() of the same model and inputs, to plan again."""
+    joint: the JointGraph of an earlier trace() of the same model and inputs, to plan again.
+    costs: what the plan minimises, "flops" (default, deterministic) or "timed" (the median
+    seconds of cost_runs runs of each op on this machine, cached: joint.trace)."""
     inputs = _as_tuple(example_inputs)
-    jg = joint if joint is not None else trace(model, inputs)
+    jg = joint if joint is not None else trace(model, inputs, costs=costs, runs=cost_runs)
     graph = jg.to_json(name)
     with tempfile.TemporaryDirectory() as tmp:
         path = keep_graph or os.path.join(tmp, "joint.json")

@@ -190,6 +190,8 @@ def main(argv):
     parser.add_argument("--segments", default="2,4")
     parser.add_argument("--memsched")
     parser.add_argument("--time-limit", default="30", help="the tool's --time-limit per plan (seconds)")
+    parser.add_argument("--costs", choices=("flops", "timed"), default="flops",
+                        help="what plans minimise: FLOPs, or the median seconds of each op on this CPU (cached)")
     parser.add_argument("--no-baselines", action="store_true")
     parser.add_argument("--inference", action="store_true",
                         help="inference rows instead: Serenity's order against eager's forward")
@@ -204,7 +206,7 @@ def main(argv):
         inputs = (torch.randn(args.batch, 3, args.size, args.size),)
         eager = eager_step(model, inputs)
         eager_peak = measure(eager, model)
-        jg = memsched_torch.trace(model, inputs)
+        jg = memsched_torch.trace(model, inputs, costs=args.costs)
         for text in args.budgets.split(","):
             budget = float(text)
             try:

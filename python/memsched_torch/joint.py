@@ -11,9 +11,19 @@ new tensor of a multi-output op (an item), and each tangent. Views, aliases and 
 views are no vertices: they are evaluated again from their base when a consumer needs them.
 An in-place op on a storage that a vertex created just before (dropout's `bernoulli_` on an
 `empty_like`) joins that vertex: recomputing the vertex runs both.
+
+Costs are FLOPs (deterministic: what the tests use) or, with costs="timed", the median seconds of
+`runs` timed runs of each vertex's op on this machine, cached on disk by a fingerprint of the
+graph, the shapes, the torch version and the machine.
 """
 
+import hashlib
+import json
 import operator
+import os
+import platform
+import statistics
+import time
 from dataclasses import dataclass, field
 
 import torch
@@ -110,6 +120,7 @@ class JointGraph:
         self.grad_vertices = []             # per parameter: the vertices its gradient's storage is
         self.static_bytes = 0
         self.counters = []                  # buffers (num_batches_tracked) a step adds 1 to
+        self.cost_unit = "flops"
 
     def to_json(self, name):
         nodes = []
@@ -121,7 +132,7 @@ class JointGraph:
         edges = sorted({(p, v.id) for v in self.vertices for p in v.preds})
         return {"format": "memsched-graph", "version": 1, "name": name, "kind": "training",
                 "source": "memsched_torch joint graph (functorch aot_function)", "tracer": "aot-autograd-joint",
-                "cost_unit": "flops", "static_bytes": self.static_bytes,
+                "cost_unit": self.cost_unit, "static_bytes": self.static_bytes,
                 "nodes": nodes, "edges": [list(e) for e in edges], "outputs": self.outputs,
                 "order": [v.id for v in self.vertices]}
 
@@ -214,8 +225,15 @@ def _batchnorm_counts(model, buffer_name):
         and module.track_running_stats
 
 
-def trace(model, example_inputs):
-    """The joint graph of model on example_inputs with each vertex's bytes, cost, role and preds."""
+def trace(model, example_inputs, costs="flops", runs=5, cache_dir=None):
+    """The joint graph of model on example_inputs with each vertex's bytes, cost, role and preds.
+
+    costs: "flops" (deterministic) or "timed" (median seconds of `runs` runs of each op, cached in
+    cache_dir, default $XDG_CACHE_HOME/memsched_torch or ~/.cache/memsched_torch)."""
+    if costs not in ("flops", "timed"):
+        raise ValueError(f"costs must be 'flops' or 'timed', got {costs!r}")
+    if costs == "timed" and (not isinstance(runs, int) or runs < 1):
+        raise ValueError(f"runs must be an integer >= 1, got {runs!r}")
     inputs = tuple(example_inputs) if isinstance(example_inputs, (tuple, list)) else (example_inputs,)
     jg, params, buffers, tangents = capture_joint(model, inputs)
     placeholders = [n for n in jg.gm.graph.nodes if n.op == "placeholder"]
@@ -236,15 +254,75 @@ def trace(model, example_inputs):
         if ptr not in seen:
             seen.add(ptr)
             jg.static_bytes += nbytes
-    _Classifier(jg, values, [torch.ones_like(t) for t in tangents], tangent_nodes).run()
+    timer = _OpTimer(runs, _cache_path(cache_dir, jg, values)) if costs == "timed" else None
+    _Classifier(jg, values, [torch.ones_like(t) for t in tangents], tangent_nodes, timer).run()
+    if timer is not None:
+        timer.save()
+        jg.cost_unit = f"seconds (median of {runs} runs)"
     return jg
+
+
+def _cache_path(cache_dir, jg, values):
+    """The cache file of this graph on these shapes, this torch and this machine."""
+    key = hashlib.sha256()
+    for part in (jg.gm.code, repr([(tuple(v.shape), str(v.dtype)) for v in values]), torch.__version__,
+                 platform.machine(), platform.processor(), str(torch.get_num_threads())):
+        key.update(part.encode())
+    base = cache_dir or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "memsched_torch")
+    return os.path.join(base, f"costs-{key.hexdigest()[:24]}.json")
+
+
+class _OpTimer:
+    """Median seconds of each op over `runs` runs (the classifying run is the first), by node name,
+    read from and written to a cache file."""
+
+    def __init__(self, runs, path):
+        self.runs, self.path = runs, path
+        self.seconds, self.loaded = {}, False
+        try:
+            with open(path) as f:
+                self.seconds, self.loaded = json.load(f), True
+        except (OSError, ValueError):
+            pass
+
+    def run(self, node, args, kwargs, again):
+        """node's result; its median time is kept when `again` (the op may run more than once)."""
+        start = time.perf_counter()
+        result = node.target(*args, **kwargs)
+        first = time.perf_counter() - start
+        if again and node.name not in self.seconds:
+            samples = [first]
+            for _ in range(self.runs - 1):
+                start = time.perf_counter()
+                node.target(*args, **kwargs)
+                samples.append(time.perf_counter() - start)
+            self.seconds[node.name] = statistics.median(samples)
+        elif not again:
+            self.seconds.setdefault(node.name, first)
+        return result
+
+    def cost(self, node):
+        return float(self.seconds.get(node.name, 0.0))
+
+    def save(self):
+        if self.loaded:
+            return
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            tmp = self.path + f".{os.getpid()}.tmp"
+            with open(tmp, "w") as f:
+                json.dump(self.seconds, f)
+            os.replace(tmp, self.path)
+        except OSError:
+            pass  # a cache that cannot be written only costs the next trace its timing runs
 
 
 class _Classifier:
     """Runs the joint graph once on real values and turns its nodes into vertices."""
 
-    def __init__(self, jg, primal_values, tangent_values, tangent_nodes):
+    def __init__(self, jg, primal_values, tangent_values, tangent_nodes, timer=None):
         self.jg = jg
+        self.timer = timer
         self.env = {}
         self.owner = {}        # storage ptr -> vertex id (None: static)
         self.readers = {}      # storage ptr -> nodes that read it
@@ -285,7 +363,9 @@ class _Classifier:
         in_ptrs = {storage_of(t)[0] for t in ins}
         buffers = {i: args[i].clone() for i, a in enumerate(node.args)
                    if isinstance(a, torch.fx.Node) and self.jg.static.get(a, ("",))[0] == "buffer"}
-        result = node.target(*args, **kwargs)
+        # Ops that write (in place, or buffers) run once: a second run would change the values.
+        writes = bool(written_args(node)) or bool(buffers)
+        result = self.timer.run(node, args, kwargs, not writes) if self.timer else node.target(*args, **kwargs)
         self.env[node] = result
         self.keep.append(result)
         name = op_name(node)
@@ -310,7 +390,7 @@ class _Classifier:
         for t in ins:
             self.readers.setdefault(storage_of(t)[0], []).append(node)
         if new:
-            v = self.add_vertex(node, name, "op", sum(new.values()), float(flops(name, args, outs)))
+            v = self.add_vertex(node, name, "op", sum(new.values()), self.cost_of(node, name, args, outs))
             v.random = name in RANDOM_OPS
             v.writes_static = [i for i in written if self.is_static(args[i])]
             for ptr in new:
@@ -332,8 +412,11 @@ class _Classifier:
                                  f"{earlier[0].name if earlier else 'another op'} read before: not supported")
             base_vertex.group.append(node)
             base_vertex.random = base_vertex.random or name in RANDOM_OPS
-            base_vertex.cost += float(flops(name, args, outs))
+            base_vertex.cost += self.cost_of(node, name, args, outs)
         self.jg.alias[node] = node.args[written[0]]
+
+    def cost_of(self, node, name, args, outs):
+        return self.timer.cost(node) if self.timer else float(flops(name, args, outs))
 
     def multi(self, node):
         return isinstance(self.env.get(node), (tuple, list))

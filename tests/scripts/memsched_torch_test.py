@@ -120,6 +120,36 @@ def check_inference():
     check("inference: the output in Serenity's order equals eager's", torch.equal(runner(x), expected))
 
 
+def check_timed_costs(work):
+    """costs="timed": seconds per op (finite, >= 0, some > 0), the same bytes as FLOPs' graph, read
+    back from the cache the second time, and a plan by them that trains as eager does."""
+    import math
+    torch.manual_seed(0)
+    model = SmallCNN().train()
+    inputs = (torch.randn(4, 3, 16, 16),)
+    cache = os.path.join(work, "cost-cache")
+    timed = memsched_torch.trace(copy.deepcopy(model), inputs, costs="timed", runs=3, cache_dir=cache)
+    flops = memsched_torch.trace(copy.deepcopy(model), inputs)
+    costs = [v.cost for v in timed.vertices]
+    doc = timed.to_json("small_cnn")
+    check("timed costs: the file says seconds", doc["cost_unit"].startswith("seconds"), doc["cost_unit"])
+    check("timed costs: finite, >= 0, some > 0", all(math.isfinite(c) and c >= 0 for c in costs) and any(c > 0 for c in costs))
+    check("timed costs: the same vertices and bytes as with FLOPs",
+          [(v.op, v.bytes) for v in timed.vertices] == [(v.op, v.bytes) for v in flops.vertices])
+    check("timed costs: one cache file written", len(os.listdir(cache)) == 1, str(os.listdir(cache)))
+    again = memsched_torch.trace(copy.deepcopy(model), inputs, costs="timed", runs=3, cache_dir=cache)
+    check("timed costs: the second trace reads the cache", [v.cost for v in again.vertices] == costs)
+    eager = train(copy.deepcopy(model), inputs, 1, seed=7)
+    m = memsched_torch.budgeted(copy.deepcopy(model), inputs, budget=0.6, tool=tool, joint=timed, extra=FAST)
+    diff = same(eager, train(m, inputs, 1, seed=7))
+    check("timed costs: a 60% plan by seconds trains as eager does", not diff, diff)
+    try:
+        memsched_torch.trace(model, inputs, costs="seconds")
+        check("an unknown costs value is rejected", False, "no error")
+    except ValueError as exc:
+        check("an unknown costs value is rejected", "costs" in str(exc), str(exc))
+
+
 def main():
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory() as work:
@@ -127,6 +157,7 @@ def main():
         run_model("tiny_gpt", TinyGPT, (torch.randint(0, 32, (4, 16)),), 1, work)
         jg, path = run_model("inplace_views", InplaceViews, (torch.randn(64, 12),), 1, work)
         check_inference()
+        check_timed_costs(work)
         try:
             memsched_torch.budgeted(InplaceViews(), (torch.randn(64, 12),), budget=64, tool=tool, joint=jg, extra=FAST)
             check("an infeasible budget raises PlanError", False, "no error")
