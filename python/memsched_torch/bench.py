@@ -152,14 +152,30 @@ def make_model(name):
     return getattr(torchvision.models, name)()
 
 
+def search_space_model(name):
+    """The DARTS (20 cells, CIFAR) or RandWire (WS, seed 0, ImageNet) network of
+    scripts/onnx_models.py, with its input shape."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "onnx_models.py")
+    spec = importlib.util.spec_from_file_location("onnx_models", path)
+    models = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(models)
+    return models.make(name, False, 0)
+
+
 def inference_rows(args):
     """Serenity's order run by the inference runner against eager's forward, both under no_grad."""
     from memsched_torch.inference import ordered
     print("model         predicted  measured  eager_peak  pred/meas  (inference, Serenity's order)")
     for name in args.models.split(","):
-        model = make_model(name).eval()
-        size = 299 if name == "inception_v3" else args.size
-        x = torch.randn(args.batch, 3, size, size)
+        if name in ("darts", "randwire"):
+            model, shape = search_space_model(name)
+            x = torch.randn(args.batch, *shape[1:])
+        else:
+            model = make_model(name)
+            size = 299 if name == "inception_v3" else args.size
+            x = torch.randn(args.batch, 3, size, size)
+        model = model.eval()
         runner, doc, graph = ordered(model, (x,), tool=args.memsched)
         inputs = sum(v["bytes"] for v in graph["nodes"] if v["op"] == "input")
         with torch.no_grad():
