@@ -13,10 +13,12 @@
 #include <memsched/remat/hiremate.hpp>
 #include <memsched/remat/lifetime_search.hpp>
 #include <memsched/remat/remat_plan.hpp>
+#include <memsched/remat/training_graph.hpp>
 #include <memsched/sim/simulate_plan.hpp>
 
 #include "../support/brute_force_plans.hpp"
 #include "../support/eviction_greedy_plans.hpp"
+#include "../support/random_cases.hpp"
 #include "../support/random_dag.hpp"
 #include "../support/remat_plan_checks.hpp"
 
@@ -372,7 +374,34 @@ TEST_CASE("remat_plan: a time limit of zero returns at once without a plan; the 
   recorder without_greedy;
   (void)remat_plan(g, budget, remat_plan_options{.solver = {.observer = without_greedy}, .eviction_greedy = false});
   CHECK(without_greedy.phases == std::vector<std::string>{"heuristics", "dtr", "lifetime-search", "hiremate"});
-  // A generous limit changes nothing on a small graph.
+  // A generous limit: the stages' counted ends, then the lifetime search again with the time left
+  // until a run stalls: never dearer than without a limit, and the rule that ended it is said.
   const remat_result limited = remat_plan(g, budget, remat_plan_options{.solver = {.time_limit = std::chrono::duration<double>(600)}});
-  CHECK(limited.plan == r.plan);
+  check_plan_of(g, limited, budget);
+  CHECK(limited.total_cost <= r.total_cost * (1 + 1e-12));
+  CHECK(limited.stats.seconds < 60);  // it stalls long before the limit on 24 vertices
+  const bool said = limited.message.find("ended by every stage stalled") != std::string::npos ||
+                    limited.message.find("ended by the best plan meets the cost bound") != std::string::npos;
+  CHECK_MESSAGE(said, limited.message);
+  CHECK(r.message.find("ended by every stage finished") != std::string::npos);
+}
+
+TEST_CASE("remat_plan: with a time limit, the time the stages leave goes to the lifetime search; never dearer") {
+  int cheaper = 0;
+  for (std::uint64_t seed = 0; seed < memsched::testing::random_cases(8); ++seed) {
+    const memory_graph g = make_memory_graph(make_training_graph(make_random_layered({.nodes = 30, .edge_density = 0.3, .seed = 100 + seed})));
+    CAPTURE(seed);
+    const std::int64_t peak = checkpoint_all_plan(g, unlimited_budget).peak_bytes;
+    const std::int64_t budget = lower_bound_of(g) + (peak - lower_bound_of(g)) / 3;
+    const remat_plan_options<> plain{.dtr_heuristics = {dtr_heuristic::lru}, .lifetime_rounds = 40, .hiremate = false};
+    remat_plan_options<> timed = plain;
+    timed.solver.time_limit = std::chrono::duration<double>(30);
+    const remat_result a = remat_plan(g, budget, plain), b = remat_plan(g, budget, timed);
+    if (!has_solution(a.status)) continue;
+    check_plan_of(g, b, budget);
+    CHECK(b.total_cost <= a.total_cost * (1 + 1e-12));
+    CHECK(b.message.find("ended by") != std::string::npos);
+    cheaper += b.total_cost < a.total_cost * (1 - 1e-9);
+  }
+  MESSAGE(cheaper << " graphs got a cheaper plan from the time left");
 }

@@ -35,6 +35,7 @@
 #include <cmath>
 #include <concepts>
 #include <cstddef>
+#include <cstdio>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -165,6 +166,7 @@ class remat_portfolio {
     lifetime();
     hiremate();
     if constexpr (milp_backend<Backend>) milp();
+    refine();
     return finish();
   }
 
@@ -253,6 +255,50 @@ class remat_portfolio {
     offer(r, "lifetime-search");
   }
 
+  /// Time the stages left (one skipped, or all done early) goes to the lifetime search, the stage
+  /// that keeps improving with time: again from the best plans along the order, with a new seed
+  /// each run, until a run finds nothing cheaper, the best plan meets the native bound, or the
+  /// limit. Only with a time limit: without one every stage has run to its counted end.
+  void refine() {
+    if (!deadline_.limited() || !std::isfinite(deadline_.left()) || o_.lifetime_rounds == 0 || !found_) {
+      end_ = deadline_.passed() ? "the time limit" : "every stage finished";
+      return;
+    }
+    const double native = cost_lower_bound_along(g_, budget_, order_);
+    for (std::uint64_t seed = 1;; ++seed) {
+      if (best_.total_cost <= native * (1 + 1e-9)) {
+        end_ = "the best plan meets the cost bound";
+        return;
+      }
+      if (out_of_time() || deadline_.left() < min_refine_seconds) {
+        end_ = "the time limit";
+        return;
+      }
+      o_.solver.observer.on_phase(deadline_.elapsed(), "lifetime-search");
+      std::vector<execution_plan> starts = starts_;
+      if (first_computation_order(best_.plan, g_.size()) == order_) starts.insert(starts.begin(), best_.plan);
+      lifetime_search_options l{.order = order_, .max_rounds = o_.lifetime_rounds, .seed = seed, .start_plans = std::move(starts)};
+      l.solver.time_limit = std::chrono::duration<double>(std::max(0.0, deadline_.left()));
+      const double before = best_.total_cost;
+      const remat_result r = lifetime_search_plan(g_, budget_, l);
+      offer(r, "lifetime-search");
+      if (!(best_.total_cost < before - 1e-9 * std::max(1.0, std::abs(before)))) {
+        end_ = r.status == solve_status::time_limit ? "the time limit" : "every stage stalled with " + seconds_left_text() + " left";
+        return;
+      }
+    }
+  }
+
+  std::string seconds_left_text() const {
+    const double left = std::max(0.0, deadline_.left());
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f s", left);
+    return text;
+  }
+
+  /// Below this much time left the refinement does not start a run (it would only set up).
+  static constexpr double min_refine_seconds = 0.05;
+
   void hiremate() {
     if (!o_.hiremate || !g_.has_training_roles()) return;
     if (out_of_time()) return;
@@ -331,6 +377,7 @@ class remat_portfolio {
     if (rejected_ > 0) msg += "; " + std::to_string(rejected_) + " plan(s) rejected by the simulator";
     if (!milp_note_.empty()) msg += "; " + milp_note_;
     if (stopped_) msg += "; the time limit stopped the portfolio early";
+    if (!end_.empty()) msg += "; ended by " + end_;
     res.message = std::move(msg);
     return res;
   }
@@ -350,6 +397,7 @@ class remat_portfolio {
   std::string milp_note_;
   std::size_t tried_ = 0, valid_ = 0, rejected_ = 0;
   bool stopped_ = false;  // the time limit skipped or cut a stage
+  std::string end_;       // the rule that ended the run (refine())
 };
 
 /// remat_plan over its input orders: the portfolio along each (with an even share of the time
