@@ -154,7 +154,7 @@ class arena_order_search {
     layout_found f;
     f.peak = order_peak_unchecked(g_, order);
     f.bound = lr.lower_bound;
-    if (!lr.offsets.empty()) {
+    if (has_solution(lr.status)) {  // (no buffer of positive size: a solution with no offsets)
       f.arena = lr.arena_bytes;
       f.offsets = std::move(lr.offsets);
     }

@@ -283,7 +283,8 @@ class remat_portfolio {
       const remat_result r = lifetime_search_plan(g_, budget_, l);
       offer(r, "lifetime-search");
       if (!(best_.total_cost < before - 1e-9 * std::max(1.0, std::abs(before)))) {
-        end_ = r.status == solve_status::time_limit ? "the time limit" : "every stage stalled with " + seconds_left_text() + " left";
+        const bool out = r.status == solve_status::time_limit || deadline_.left() < min_refine_seconds;
+        end_ = out ? "the time limit" : "every stage stalled with " + seconds_left_text() + " left";
         return;
       }
     }
