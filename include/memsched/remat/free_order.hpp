@@ -231,7 +231,7 @@ MEMSCHED_DECL remat_result free_order_until(const memory_graph& g, std::int64_t 
 
 }  // namespace detail
 
-/// A rematerialization plan within `budget` with the order free (issue 13, item 2): a greedy
+/// A rematerialization plan within `budget` with the order free: a greedy
 /// search copies values for their readers after an over-budget step (with up to
 /// options.max_copy_depth levels of their inputs), keeping the copy that lowers the peak of
 /// Serenity's order of the copied graph most per cost added (then its over-budget bytes), until

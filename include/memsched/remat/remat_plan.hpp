@@ -1,6 +1,6 @@
 #pragma once
-// remat_plan: the library's best rematerialization plan for a graph and a budget (issue 13, item
-// 6), a portfolio run along one input order: every heuristic, DTR with each cheap eviction score,
+// remat_plan: the library's best rematerialization plan for a graph and a budget,
+// a portfolio run along one input order: every heuristic, DTR with each cheap eviction score,
 // HiRemate on training graphs, then (with a MILP backend) Checkmate's MILP warm-started from every
 // plan found so far that follows the order, so that it is never worse than the best of them and
 // its proof or LP bound certifies the answer. Every candidate is re-checked by the simulator.

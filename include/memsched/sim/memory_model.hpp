@@ -6,7 +6,7 @@
 //   - after v, each input whose consumers have all run is freed, unless it is a graph output;
 //   - a value nobody reads (no consumer, not an output) is freed right after it is computed;
 //   - graph outputs stay resident to the end;
-//   - in-place outputs (issue 12): v REUSES its input p when v is in-place (memory_graph::inplace),
+//   - in-place outputs: v REUSES its input p when v is in-place (memory_graph::inplace),
 //     bytes(p) == bytes(v) > 0, p is not a graph output and p dies at v (v is its last pending
 //     consumer; with recomputation: p's current value is freed right after this step). Then v's
 //     output takes over p's buffer: the memory in use during v is live + workspace(v), without

@@ -143,7 +143,7 @@ template <class Json>
 
 /// read_order on the file's text (`source`: its name). Also what fuzz/plan_files.cpp reads.
 [[nodiscard]] inline std::vector<std::size_t> read_order_text(std::string_view text, std::span<const std::int64_t> ids, const std::string& source) {
-  // The entries are converted as they are read (no json_value per entry: issue 11, orders and
+  // The entries are converted as they are read (no json_value per entry: orders and
   // plans of millions of steps); the document's shape is checked after.
   const auto index = index_of_ids(ids);
   std::vector<std::size_t> order;

@@ -63,7 +63,7 @@ namespace detail {
 
 /// How long a backend may run past the limit it was given: 3% of the limit plus 30 ms, at most
 /// 1 s. A backend in a child process (process_isolation.hpp) is killed once it runs this long
-/// after its deadline (issue 11: a call ends within 10% + 0.2 s of its limit; the fork, the kernel
+/// after its deadline (a call ends within 10% + 0.2 s of its limit; the fork, the kernel
 /// freeing the child's memory (25 ms for 300 MB) and the caller's decoding come on top). A child
 /// that stops on its own clock sends its result within that; one stuck in an uninterruptible phase
 /// (presolve, scaling, factorisation) loses nothing it had reported. Algorithms that must end by a

@@ -3,7 +3,7 @@
 // helpers their writers need. Internal.
 //
 // Why not nlohmann/json: including it costs ~3 s of compile time in every translation unit that
-// reads a graph (issue 9, section 6), for a format of five value types. This reader keeps every
+// reads a graph, for a format of five value types. This reader keeps every
 // check the files had through nlohmann: strict grammar (no comments, trailing commas, leading
 // zeros, NaN), UTF-8 validated in strings, \u escapes with surrogate pairs, a UTF-8 byte order mark
 // skipped, integers exact in int64 (or uint64, so that messages can say "does not fit in 64 bits"),

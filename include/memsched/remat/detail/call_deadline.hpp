@@ -1,7 +1,7 @@
 #pragma once
 // The wall-clock budget of one call of a solver-based rematerialization algorithm (Checkmate,
 // Moccasin): it runs from the call's entry to its return, so graph conversion, model building,
-// start solutions, every backend call, decoding and repair all spend the same limit (issue 11).
+// start solutions, every backend call, decoding and repair all spend the same limit.
 
 #include <memsched/core/status.hpp>
 #include <memsched/solver/solver_options.hpp>
