@@ -285,7 +285,7 @@ TEST_CASE("layout CSV: aliases, round trip and errors naming line and column") {
 TEST_CASE("make_random_layout: lifetimes inside the horizon, sizes in range and aligned, deterministic per seed") {
   for (std::uint64_t seed = 0; seed < 20; ++seed) {
     CAPTURE(seed);
-    const random_layout_options o{.buffers = 500 + seed * 37, .horizon = seed % 2 ? 0 : 200, .long_lived = 0.1, .mean_short = 1 + seed % 9,
+    const random_layout_options o{.buffers = 500 + seed * 37, .horizon = seed % 2 ? 0 : 200, .long_lived = 0.1, .mean_short = static_cast<std::int64_t>(1 + seed % 9),
                                   .min_size = 16, .max_size = 4096, .alignment = seed % 3 ? 1 : 64, .seed = seed};
     const auto a = make_random_layout(o), b = make_random_layout(o);
     REQUIRE(a.size() == o.buffers);
