@@ -5,13 +5,13 @@
 // magnitude. For scaling the layout search beyond the sizes of published instances.
 
 #include <memsched/core/errors.hpp>
+#include <memsched/graph/detail/generator_support.hpp>
 #include <memsched/sim/layout.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -32,8 +32,9 @@ struct random_layout_options {
 /// `options.buffers` buffers, each live over a half-open [first, last) inside [0, horizon]: starts
 /// uniform; lifetimes 1 + geometric with mean `mean_short` - 1, or, for a `long_lived` share,
 /// uniform in [horizon / 10, horizon]; sizes log-uniform in [min_size, max_size] rounded up to the
-/// alignment. Deterministic for the same options (the draws use std::mt19937_64 and no standard
-/// distribution, so every platform gives the same buffers). O(buffers).
+/// alignment. Deterministic for the same options, on every platform: the draws come from the
+/// generators' portable_rng (graph/detail/generator_support.hpp), not from a standard engine or
+/// distribution. O(buffers).
 /// Throws option_error naming the field for an option out of range, or sizes whose sum could
 /// pass 2^63.
 [[nodiscard]] inline std::vector<layout_buffer> make_random_layout(const random_layout_options& o = {}) {
@@ -47,27 +48,25 @@ struct random_layout_options {
   const long double most = static_cast<long double>(o.max_size) + static_cast<long double>(o.alignment);
   if (!(most * 2 * static_cast<long double>(o.buffers) < 9.2e18L)) fail("max_size", "times buffers could sum past 2^63 bytes");
   const std::int64_t horizon = o.horizon > 0 ? o.horizon : std::max<std::int64_t>(1, static_cast<std::int64_t>(o.buffers / 2));
-  std::mt19937_64 rng(o.seed);
-  auto unit = [&] { return static_cast<double>(rng() >> 11) * 0x1.0p-53; };  // [0, 1)
-  auto below = [&](std::int64_t n) { return static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(n)); };
+  detail::portable_rng rng(o.seed);
   const double log_min = std::log(static_cast<double>(o.min_size)), log_max = std::log(static_cast<double>(o.max_size));
   std::vector<layout_buffer> out(o.buffers);
   for (auto& b : out) {
     std::int64_t length = 1;
-    if (unit() < o.long_lived) {
-      length = std::max<std::int64_t>(1, horizon / 10) + below(horizon - std::max<std::int64_t>(1, horizon / 10) + 1);
+    if (rng.uniform01() < o.long_lived) {
+      length = rng.between(std::max<std::int64_t>(1, horizon / 10), horizon);
     } else {
       // Geometric by inversion: each further step with probability 1 - 1 / mean_short.
       const double go_on = 1.0 - 1.0 / static_cast<double>(o.mean_short);
       if (go_on > 0) {
-        const double extra = std::floor(std::log1p(-unit()) / std::log(go_on));
+        const double extra = std::floor(std::log1p(-rng.uniform01()) / std::log(go_on));
         length += extra < static_cast<double>(horizon) ? static_cast<std::int64_t>(extra) : horizon;
       }
     }
     length = std::min(length, horizon);
-    b.first = below(horizon - length + 1);
+    b.first = rng.between(0, horizon - length);
     b.last = b.first + length;
-    const auto raw = static_cast<std::int64_t>(std::llround(std::exp(log_min + (log_max - log_min) * unit())));
+    const auto raw = static_cast<std::int64_t>(std::llround(std::exp(log_min + (log_max - log_min) * rng.uniform01())));
     const std::int64_t size = std::clamp(raw, o.min_size, o.max_size);
     b.size = (size + o.alignment - 1) / o.alignment * o.alignment;
     b.alignment = o.alignment;
