@@ -64,9 +64,9 @@ void order_summary(std::ostream& os, const json& doc, const std::optional<std::s
   summary_line(os, "order", out ? "written to " + *out : "not written (--out ORDER.json writes it; --json prints everything)");
 }
 
-// --arena exact: the order with the least arena found from `result`'s (arena_order), into `result`
-// and the "arena" object of `doc`.
-void choose_for_arena(const memsched::dataflow_graph& graph, const parsed_args& args, memsched::order_result& result, json& doc) {
+// --arena exact: the order with the least arena found from `result`'s (arena_order), into `result`;
+// returns the "arena" object of the JSON.
+json choose_for_arena(const memsched::dataflow_graph& graph, const parsed_args& args, memsched::order_result& result) {
   if (const std::string how = *args.get("arena"); how != "exact")
     throw usage_error("--arena takes exact here, got '" + how + "' (simulate --order places an order with the other strategies)");
   const memsched::arena_order_options options{
@@ -76,13 +76,13 @@ void choose_for_arena(const memsched::dataflow_graph& graph, const parsed_args& 
   if (chosen.arena.peak_bytes != result.peak_bytes) result.status = memsched::solve_status::feasible;  // the peak grew within the slack
   result.order = chosen.order;
   result.peak_bytes = chosen.arena.peak_bytes;
-  doc["arena"] = {{"bytes", chosen.arena.arena_bytes},
-                  {"lower_bound", chosen.arena.lower_bound},
-                  {"status", std::string(to_string(chosen.status))},
-                  {"start_bytes", chosen.start_arena_bytes},
-                  {"start_peak_bytes", chosen.start_peak_bytes},
-                  {"orders_tried", chosen.stats.orders_tried},
-                  {"seconds", chosen.stats.seconds}};
+  return {{"bytes", chosen.arena.arena_bytes},
+          {"lower_bound", chosen.arena.lower_bound},
+          {"status", std::string(to_string(chosen.status))},
+          {"start_bytes", chosen.start_arena_bytes},
+          {"start_peak_bytes", chosen.start_peak_bytes},
+          {"orders_tried", chosen.stats.orders_tried},
+          {"seconds", chosen.stats.seconds}};
 }
 
 int run_order(const std::vector<std::string>& argv) {
@@ -101,8 +101,7 @@ int run_order(const std::vector<std::string>& argv) {
   if (!args.has("arena") && (args.has("arena-time-limit") || args.has("arena-peak-slack")))
     throw usage_error("--arena-time-limit and --arena-peak-slack need --arena exact");
   memsched::order_result result = it->second.run(graph, args);
-  json arena;
-  if (args.has("arena")) choose_for_arena(graph, args, result, arena);
+  const json arena = args.has("arena") ? choose_for_arena(graph, args, result) : json();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const auto ids = node_ids(graph);
   json doc = {{"algorithm", *name},
@@ -116,7 +115,7 @@ int run_order(const std::vector<std::string>& argv) {
                 {"states_stored", result.stats.states_stored},
                 {"search_bytes", result.stats.search_bytes},
                 {"seconds", result.stats.seconds}}}};
-  if (!arena.is_null()) doc["arena"] = arena["arena"];
+  if (!arena.is_null()) doc["arena"] = arena;
   const auto out = args.get("out");
   if (out) memsched::write_order(*out, ids, result.order, doc);
   print_result(doc, args, [&](std::ostream& os) { order_summary(os, doc, out); });

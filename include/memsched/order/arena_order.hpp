@@ -79,9 +79,10 @@ class arena_order_search {
     r.start_peak_bytes = order_peak_unchecked(g_, current_);
     peak_limit_ = peak_limit(r.start_peak_bytes);
     best_order_ = current_;
-    best_ = layout_of(current_, std::nullopt);
+    const std::vector<arena_buffer> buffers = buffers_of(current_);
+    best_ = layout_of(layout_buffers_of(buffers), r.start_peak_bytes, std::nullopt);
     r.start_arena_bytes = best_.arena;
-    current_greedy_ = greedy_arena(current_);
+    current_greedy_ = greedy_arena(buffers, current_.size());
     position_.resize(g_.size());
     for (std::size_t k = 0; k < current_.size(); ++k) position_[current_[k]] = k;
     while (best_.arena > best_.peak && r.stats.orders_tried < options_.move_limit && !clock_.read()) {
@@ -112,47 +113,34 @@ class arena_order_search {
     return static_cast<std::int64_t>(std::floor(limit));
   }
 
-  /// The buffers of `order` as solve_layout reads them.
-  std::vector<layout_buffer> buffers_of(std::span<const std::size_t> order) const {
+  /// The tensors of `order`, built once per order for its greedy arena and its exact layouts.
+  std::vector<arena_buffer> buffers_of(std::span<const std::size_t> order) const {
     std::vector<std::size_t> first, last, buffer_of;
-    return layout_buffers_of(arena_buffers(g_, order, first, last, buffer_of));
+    return arena_buffers(g_, order, first, last, buffer_of);
   }
 
-  /// The least arena of the greedy strategies for `order`: the walk's guide.
-  std::int64_t greedy_arena(std::span<const std::size_t> order) const {
-    std::vector<std::size_t> first, last, buffer_of;
-    const auto buffers = arena_buffers(g_, order, first, last, buffer_of);
-    std::int64_t best = std::numeric_limits<std::int64_t>::max();
+  /// The least arena of the greedy strategies for an order's buffers over `steps` steps: the walk's guide.
+  static std::int64_t greedy_arena(const std::vector<arena_buffer>& buffers, std::size_t steps) {
     std::vector<std::int64_t> offsets;
-    auto height = [&] {
-      std::int64_t h = 0;
-      for (std::size_t i = 0; i < buffers.size(); ++i) h = std::max(h, offsets[i] + buffers[i].size);
-      return h;
-    };
-    if (greedy_by_size_affordable(buffers)) {
-      place_greedy_by_size(buffers, offsets);
-      best = height();
-    }
-    place_first_fit(buffers, order.size(), offsets);
-    return std::min(best, height());
+    return place_least_greedy(buffers, steps, offsets);
   }
 
   /// Nodes of the start order's least-arena search, which may take up to a quarter of the time
   /// limit: the rest goes to other orders, where a gap the start cannot close often disappears.
   static constexpr std::uint64_t start_nodes = 200000;
 
-  /// An exact layout of `order`: the least arena (no capacity; the start) or any layout below `capacity`.
-  layout_found layout_of(std::span<const std::size_t> order, std::optional<std::int64_t> capacity) {
+  /// An exact layout of an order's `buffers` (layout_buffers_of), whose peak is `peak`: the least
+  /// arena (no capacity; the start) or any layout below `capacity`.
+  layout_found layout_of(std::span<const layout_buffer> buffers, std::int64_t peak, std::optional<std::int64_t> capacity) {
     layout_options o{.capacity = capacity, .time_limit = std::nullopt, .node_limit = capacity ? candidate_nodes : start_nodes,
                      .max_bytes = options_.max_bytes};
     if (!clock_.unlimited()) {
       const double left = std::max(0.0, std::chrono::duration<double>(clock_.deadline() - std::chrono::steady_clock::now()).count());
       o.time_limit = std::chrono::duration<double>(capacity ? left : left / 4);
     }
-    const auto buffers = buffers_of(order);
     layout_result lr = solve_layout(buffers, o);
     layout_found f;
-    f.peak = order_peak_unchecked(g_, order);
+    f.peak = peak;
     f.bound = lr.lower_bound;
     if (has_solution(lr.status)) {  // (no buffer of positive size: a solution with no offsets)
       f.arena = lr.arena_bytes;
@@ -177,9 +165,11 @@ class arena_order_search {
     std::vector<std::size_t> candidate = current_;
     if (to > from) std::rotate(candidate.begin() + from, candidate.begin() + from + 1, candidate.begin() + to + 1);
     else std::rotate(candidate.begin() + to, candidate.begin() + from, candidate.begin() + from + 1);
-    if (order_peak_unchecked(g_, candidate) > peak_limit_) return;
+    const std::int64_t peak = order_peak_unchecked(g_, candidate);
+    if (peak > peak_limit_) return;
     ++stats.orders_in_bound;
-    const std::int64_t greedy = greedy_arena(candidate);
+    const std::vector<arena_buffer> buffers = buffers_of(candidate);
+    const std::int64_t greedy = greedy_arena(buffers, n);
     if (greedy > current_greedy_) return;
     // The exact search (whose set-up is quadratic in the tensors) runs where the greedy layout
     // improved, and at every few orders of a plateau.
@@ -189,11 +179,16 @@ class arena_order_search {
     for (std::size_t k = std::min(from, to); k <= std::max(from, to); ++k) position_[current_[k]] = k;
     if (!search) return;
     ++stats.layouts_searched;
-    layout_found f = layout_of(current_, best_.arena - 1);
+    search_current(layout_buffers_of(buffers), peak);
+  }
+
+  /// Asks the exact search for a layout of the current order (its `buffers` and `peak`) below the best arena.
+  void search_current(std::span<const layout_buffer> buffers, std::int64_t peak) {
+    layout_found f = layout_of(buffers, peak, best_.arena - 1);
     if (f.arena < best_.arena) {
       // The decision found some layout below the best; the least arena of this order may be lower still.
       best_order_ = current_;
-      layout_found least = layout_of(current_, f.arena - 1);
+      layout_found least = layout_of(buffers, peak, f.arena - 1);
       best_ = least.arena < f.arena ? std::move(least) : std::move(f);
     }
   }

@@ -321,11 +321,9 @@ class layout_solver {
     std::stable_sort(steps.begin(), steps.end(), [](const arena_buffer& a, const arena_buffer& b) { return a.first < b.first; });
     const bool plain = std::all_of(in_.align.begin(), in_.align.end(), [](std::int64_t a) { return a == 1; }) &&
                        std::all_of(in_.fixed.begin(), in_.fixed.end(), [](std::int64_t f) { return f < 0; });
-    std::vector<std::vector<std::int64_t>> tries(2);
+    std::vector<std::vector<std::int64_t>> tries(plain ? 1 : 2);
     if (plain) {
-      if (greedy_by_size_affordable(steps)) place_greedy_by_size(steps, tries[0]);
-      else tries.pop_back();
-      place_first_fit(steps, times.size(), tries.back());
+      place_least_greedy(steps, times.size(), tries[0]);
     } else {
       std::vector<std::size_t> by_size(n), by_start(n);
       for (std::size_t i = 0; i < n; ++i) by_size[i] = by_start[i] = i;
@@ -369,10 +367,11 @@ class layout_solver {
   void minimise(layout_result& r, std::vector<std::int64_t>& best, std::int64_t& best_bytes) {
     layout_search search(in_, clock_, node_limit_);
     std::int64_t lo = r.lower_bound;  // proven: nothing below lo fits
-    for (std::uint64_t allowance = first_round_nodes; lo < best_bytes; allowance *= 2) {
+    // Capped so that doubling never wraps around.
+    constexpr std::uint64_t most_nodes = std::numeric_limits<std::uint64_t>::max() / 2;
+    for (std::uint64_t allowance = first_round_nodes; lo < best_bytes; allowance = std::min(2 * allowance, most_nodes)) {
       const round_end end = minimise_round(search, allowance, lo, best, best_bytes, r.stats.decisions);
       if (end != round_end::unresolved) break;
-      if (allowance > std::numeric_limits<std::uint64_t>::max() / 4) allowance /= 2;  // stays finite
     }
     r.stats.nodes = search.nodes();
     r.lower_bound = lo;

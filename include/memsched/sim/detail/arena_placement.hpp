@@ -1,6 +1,7 @@
 #pragma once
 // The fast arena strategies (greedy by size, first fit) on buffers with inclusive step lifetimes.
-// Internal: used by plan_arena (sim/arena.hpp) and as the starts of solve_layout (sim/layout.hpp).
+// Internal: used by plan_arena (sim/arena.hpp), as the starts of solve_layout (sim/layout.hpp) and
+// as the guide of arena_order (order/arena_order.hpp).
 
 #include <algorithm>
 #include <bit>
@@ -278,6 +279,28 @@ inline void place_first_fit(const std::vector<arena_buffer>& buffers, std::size_
       ending[b.last].push_back(next);
     }
   }
+}
+
+/// The arena of a layout of `buffers`: the highest offset + size (0 without buffers). O(B).
+inline std::int64_t arena_height(const std::vector<arena_buffer>& buffers, const std::vector<std::int64_t>& offsets) {
+  std::int64_t h = 0;
+  for (std::size_t i = 0; i < buffers.size(); ++i) h = std::max(h, offsets[i] + buffers[i].size);
+  return h;
+}
+
+/// The lower of the two greedy layouts into `offsets`, and its arena: greedy by size where it is
+/// affordable, unless first fit (over `steps` steps) is strictly lower. solve_layout starts from
+/// it and arena_order's walk is guided by its arena.
+inline std::int64_t place_least_greedy(const std::vector<arena_buffer>& buffers, std::size_t steps, std::vector<std::int64_t>& offsets) {
+  std::vector<std::int64_t> first_fit;
+  place_first_fit(buffers, steps, first_fit);
+  const std::int64_t fit = arena_height(buffers, first_fit);
+  if (greedy_by_size_affordable(buffers)) {
+    place_greedy_by_size(buffers, offsets);
+    if (const std::int64_t by_size = arena_height(buffers, offsets); by_size <= fit) return by_size;
+  }
+  offsets = std::move(first_fit);
+  return fit;
 }
 
 }  // namespace memsched::detail
