@@ -82,7 +82,7 @@ class lifetime_state {
 
   lifetime_state(const memory_graph& g, const std::vector<std::size_t>& order, std::int64_t budget)
       : g_(&g), n_(g.size()), budget_(budget), order_(order), pos_(n_), starts_(n_), demands_(n_), recs_(n_),
-        bytes_(n_, 0), inner_(n_, 0), last_read_(n_, none), step_of_(n_, none) {
+        bytes_(n_, 0), inner_(n_, 0), last_read_(n_, none), step_of_(n_, none), stale_(n_, 0) {
     for (std::size_t k = 0; k < n_; ++k) pos_[order[k]] = static_cast<slot>(k);
     for (std::size_t v = 0; v < n_; ++v) {
       starts_[v].push_back(pos_[v]);
@@ -104,10 +104,17 @@ class lifetime_state {
   }
 
   [[nodiscard]] std::size_t size() const noexcept { return n_; }
-  [[nodiscard]] std::int64_t over() const noexcept { return over_; }  ///< Sum over slots of bytes above the budget.
+  /// Sum over slots of bytes above the budget.
+  [[nodiscard]] std::int64_t over() const {
+    settle();
+    return over_;
+  }
   [[nodiscard]] double extra_cost() const noexcept { return extra_cost_; }  ///< Cost of the recomputations.
   [[nodiscard]] std::size_t recomputations() const noexcept { return recomputations_; }
-  [[nodiscard]] std::int64_t memory(std::size_t p) const noexcept { return bytes_[p] + inner_[p]; }
+  [[nodiscard]] std::int64_t memory(std::size_t p) const {
+    settle();
+    return bytes_[p] + inner_[p];
+  }
   [[nodiscard]] slot pos(std::size_t v) const noexcept { return pos_[v]; }
   [[nodiscard]] const std::vector<slot>& starts(std::size_t v) const noexcept { return starts_[v]; }
   [[nodiscard]] const std::vector<slot>& demands(std::size_t v) const noexcept { return demands_[v]; }
@@ -192,7 +199,12 @@ class lifetime_state {
   }
 
   /// Journal position, to undo back to it.
-  [[nodiscard]] std::size_t mark() const noexcept { return journal_.size(); }
+  /// The memory is settled at a mark, so that undo can restore it without computing it again.
+  [[nodiscard]] std::size_t mark() const {
+    settle();
+    return journal_.size();
+  }
+  /// Undoes the moves back to `to`, a mark().
   void undo(std::size_t to) {
     recording_ = false;
     while (journal_.size() > to) {
@@ -203,9 +215,13 @@ class lifetime_state {
         case op_kind::remove_start: add_start(o.v, o.s); break;
         case op_kind::add_demand: remove_demand(o.v, o.s); break;
         case op_kind::remove_demand: add_demand(o.v, o.s); break;
+        case op_kind::set_inner: set_inner(o.s, o.old_inner); break;
       }
     }
     recording_ = true;
+    // Back at a mark, where every correction was settled: those the moves marked are as then.
+    for (slot p : stale_slots_) stale_[p] = 0;
+    stale_slots_.clear();
   }
   /// Forgets the journal (the moves so far are kept).
   void commit() noexcept { journal_.clear(); }
@@ -225,11 +241,13 @@ class lifetime_state {
   }
 
  private:
-  enum class op_kind : std::uint8_t { add_start, remove_start, add_demand, remove_demand };
+  // set_inner: a settled correction of slot s, old_inner the one it replaced.
+  enum class op_kind : std::uint8_t { add_start, remove_start, add_demand, remove_demand, set_inner };
   struct op {
     op_kind kind;
     std::uint32_t v;
     slot s;
+    std::int64_t old_inner = 0;
   };
 
   [[nodiscard]] std::int64_t excess(std::size_t p) const noexcept { return std::max<std::int64_t>(0, bytes_[p] + inner_[p] - budget_); }
@@ -247,7 +265,7 @@ class lifetime_state {
   // minus the bytes not yet computed in the slot (lives starting at p) or already freed in it
   // (lives ending at p, freed after their last reader in the slot, as plan_from_computes does).
   // O(computations in the slot * in-degree).
-  std::int64_t slot_correction(slot p) {
+  std::int64_t slot_correction(slot p) const {
     steps_.assign(recs_[p].begin(), recs_[p].end());
     std::sort(steps_.begin(), steps_.end(), [&](auto a, auto b) { return pos_[a] < pos_[b]; });
     steps_.push_back(static_cast<std::uint32_t>(order_[p]));
@@ -292,22 +310,37 @@ class lifetime_state {
     }
     return corr;
   }
+  // A move marks the slots whose correction it may change; settle() computes each once when the
+  // memory is next read (a split touches its slot many times, and a slot full of recomputations
+  // costs O(its computations) to correct).
   void refresh(std::initializer_list<slot> ps) {
     for (slot p : ps)
-      if (p < n_) {
-        const std::int64_t c = slot_correction(p);
-        if (c != inner_[p]) set_inner(p, c);
+      if (p < n_ && !stale_[p]) {
+        stale_[p] = 1;
+        stale_slots_.push_back(p);
       }
+  }
+  void settle() const {
+    for (slot p : stale_slots_) {
+      stale_[p] = 0;
+      const std::int64_t c = slot_correction(p);
+      if (c == inner_[p]) continue;
+      if (recording_) journal_.push_back({op_kind::set_inner, 0, p, inner_[p]});
+      set_inner(p, c);
+    }
+    stale_slots_.clear();
   }
   struct bound {
     std::int64_t bytes;
     std::uint32_t from, to;
   };
-  std::vector<std::uint32_t> steps_;
-  std::vector<bound> bounds_;
-  std::vector<std::int64_t> covered_;
+  // Scratch of slot_correction, and the lazily settled corrections: the memory a const state
+  // reports is brought up to date on reading.
+  mutable std::vector<std::uint32_t> steps_;
+  mutable std::vector<bound> bounds_;
+  mutable std::vector<std::int64_t> covered_;
 
-  void set_inner(slot p, std::int64_t w) {
+  void set_inner(slot p, std::int64_t w) const {
     over_ -= excess(p);
     inner_[p] = w;
     over_ += excess(p);
@@ -355,12 +388,15 @@ class lifetime_state {
   std::vector<slot> pos_;
   std::vector<std::vector<slot>> starts_, demands_;  // sorted; demands a multiset
   std::vector<std::vector<std::uint32_t>> recs_;     // per slot: the vertices recomputed there
-  std::vector<std::int64_t> bytes_, inner_;              // per slot: lives' bytes, slot_correction
-  std::vector<std::uint32_t> last_read_, step_of_;    // scratch of slot_correction (none when unused)
-  std::int64_t over_ = 0;
+  std::vector<std::int64_t> bytes_;                      // per slot: lives' bytes
+  mutable std::vector<std::int64_t> inner_;              // per slot: slot_correction
+  mutable std::vector<std::uint32_t> last_read_, step_of_;  // scratch of slot_correction (none when unused)
+  mutable std::vector<char> stale_;                         // per slot: its correction awaits settle()
+  mutable std::vector<slot> stale_slots_;
+  mutable std::int64_t over_ = 0;
   double extra_cost_ = 0;
   std::size_t recomputations_ = 0;
-  std::vector<op> journal_;
+  mutable std::vector<op> journal_;
   bool recording_ = true;
 };
 
