@@ -33,4 +33,7 @@ template memsched::memory_graph memsched::make_memory_graph<memsched::dataflow_g
                                                                                      std::string_view);
 template memsched::remat_result memsched::detail::remat_over_orders<memsched::no_solver>(
     const memsched::memory_graph&, std::int64_t, const memsched::remat_plan_options<memsched::no_solver>&,
-    std::chrono::steady_clock::time_point, std::vector<std::vector<std::size_t>>);
+    std::chrono::steady_clock::time_point, std::vector<std::vector<std::size_t>>, const memsched::remat_result*, double);
+template memsched::remat_result memsched::detail::remat_on_ladder<memsched::no_solver>(
+    const memsched::memory_graph&, std::int64_t, const memsched::remat_plan_options<memsched::no_solver>&,
+    std::chrono::steady_clock::time_point, const std::vector<std::vector<std::size_t>>&);

@@ -246,6 +246,12 @@ TEST_CASE("remat_plan: options (an order, chosen stages), bad input") {
   bad.hiremate = false;  // a stage that does not run is not checked
   check_plan_of(g, remat_plan(g, 40, bad), 40);
   bad = {};
+  bad.ladder_steps = memsched::detail::max_ladder_steps + 1;
+  CHECK_THROWS_WITH_AS((void)remat_plan(g, 40, bad), doctest::Contains("ladder_steps"), option_error);
+  bad = {};
+  bad.ladder_peak = -1;
+  CHECK_THROWS_WITH_AS((void)remat_plan(g, 40, bad), doctest::Contains("ladder_peak"), option_error);
+  bad = {};
   bad.lifetime_fraction = 0;  // the ends of the range are shares too
   bad.hiremate_fraction = 1;
   check_plan_of(g, remat_plan(g, 40, bad), 40);
@@ -404,4 +410,81 @@ TEST_CASE("remat_plan: with a time limit, the time the stages leave goes to the 
     cheaper += b.total_cost < a.total_cost * (1 - 1e-9);
   }
   MESSAGE(cheaper << " graphs got a cheaper plan from the time left");
+}
+
+namespace {
+
+/// Graphs of four families for the ladder: random DAGs, random training DAGs, training graphs of
+/// random layered graphs, random layered graphs.
+memory_graph ladder_family_graph(std::uint64_t seed) {
+  switch (seed % 4) {
+    case 0: return memory_graph(random_dag(14, 0.3, seed));
+    case 1: return memory_graph(random_training_dag(7, 0.35, seed));
+    case 2: return make_memory_graph(make_training_graph(make_random_layered({.nodes = 16, .edge_density = 0.3, .seed = seed})));
+    default: return make_memory_graph(make_random_layered({.nodes = 40, .edge_density = 0.3, .seed = seed}));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("remat_plan: with a budget ladder the cost never rises as the budget loosens (95% .. 60% of the peak, four families)") {
+  constexpr std::size_t steps = 20;
+  std::size_t rises_without = 0, pairs = 0;
+  // A light portfolio (heuristics, DTR with one score, the eviction greedy), cheap enough for every
+  // seed under the sanitizers too: without the ladder it gets dearer at a looser budget on some of
+  // these graphs, so a ladder that did nothing would be caught.
+  for (std::uint64_t seed = 0; seed < 24; ++seed) {
+    const memory_graph g = ladder_family_graph(seed);
+    CAPTURE(seed);
+    const std::int64_t peak = checkpoint_all_plan(g, unlimited_budget).peak_bytes;
+    remat_plan_options<> plain{.dtr_heuristics = {dtr_heuristic::lru}, .lifetime_rounds = 0, .hiremate = false};
+    remat_plan_options<> ladder = plain;
+    ladder.ladder_steps = steps;
+    ladder.ladder_peak = peak;
+    std::optional<double> looser_cost, looser_plain;  // at the budget one step up
+    for (std::size_t j = 19; j >= 12; --j) {
+      // The budgets of the ladder itself: j/20 of its peak, as remat_plan computes them.
+      const auto budget = static_cast<std::int64_t>(static_cast<double>(j) / static_cast<double>(steps) * static_cast<double>(peak));
+      CAPTURE(budget);
+      const remat_result r = remat_plan(g, budget, ladder);
+      const remat_result p = remat_plan(g, budget, plain);
+      if (has_solution(r.status)) {
+        check_plan_of(g, r, budget);
+        // The last run of the ladder is the plain portfolio, offered the plan below first.
+        if (has_solution(p.status)) CHECK(r.total_cost <= p.total_cost * (1 + 1e-12));
+        CHECK(r.message.find("ladder: ") != std::string::npos);
+      } else {
+        CHECK(!has_solution(p.status));
+      }
+      if (j < 19) {
+        // This budget is on the ladder of the one a step looser: that one has a plan when this
+        // one has, and it is no dearer.
+        if (has_solution(r.status)) CHECK(looser_cost.has_value());
+        if (has_solution(r.status) && looser_cost) {
+          ++pairs;
+          CHECK(*looser_cost <= r.total_cost * (1 + 1e-12));
+        }
+        if (looser_plain && has_solution(p.status)) rises_without += *looser_plain > p.total_cost * (1 + 1e-9);
+      }
+      looser_cost = has_solution(r.status) ? std::optional(r.total_cost) : std::nullopt;
+      looser_plain = has_solution(p.status) ? std::optional(p.total_cost) : std::nullopt;
+    }
+  }
+  CHECK(pairs > 0);
+  MESSAGE(rises_without << " budget steps where the portfolio without the ladder got dearer as the budget loosened");
+}
+
+TEST_CASE("remat_plan: a budget between ladder budgets is never dearer than the ladder budget below it; deterministic") {
+  const memory_graph g = make_memory_graph(make_training_graph(make_random_layered({.nodes = 16, .edge_density = 0.3, .seed = 7})));
+  const std::int64_t peak = checkpoint_all_plan(g, unlimited_budget).peak_bytes;
+  remat_plan_options<> o{.dtr_heuristics = {dtr_heuristic::lru}, .lifetime_rounds = 40, .ladder_steps = 10, .ladder_peak = peak};
+  const auto rung = static_cast<std::int64_t>(0.7 * static_cast<double>(peak));
+  const remat_result at_rung = remat_plan(g, rung, o);
+  REQUIRE(has_solution(at_rung.status));
+  const remat_result above = remat_plan(g, rung + (peak - rung) / 4, o);
+  check_plan_of(g, above, rung + (peak - rung) / 4);
+  CHECK(above.total_cost <= at_rung.total_cost * (1 + 1e-12));
+  const remat_result again = remat_plan(g, rung + (peak - rung) / 4, o);
+  CHECK(again.plan == above.plan);
+  CHECK(again.total_cost == above.total_cost);
 }

@@ -25,6 +25,7 @@
 #include <memsched/remat/lifetime_search.hpp>
 #include <memsched/remat/remat_result.hpp>
 #include <memsched/sim/execution_plan.hpp>
+#include <memsched/sim/simulate_order.hpp>
 #include <memsched/sim/simulate_plan.hpp>
 #include <memsched/solver/concepts.hpp>
 #include <memsched/solver/model_size.hpp>
@@ -116,9 +117,24 @@ struct remat_plan_options {
   std::chrono::duration<double> min_full_solve_time{2.0};
   /// Checkmate's cap on the model's estimated memory (checkmate_options::max_bytes).
   std::uint64_t max_bytes = default_max_bytes();
+  /// A ladder of budgets, so that a looser budget never gets a dearer plan. With N > 0, the
+  /// portfolio first runs at each ladder budget below `budget` (j/N of ladder_peak, j = 1 .. N-1,
+  /// those no plan is known to be unable to meet), lowest first, each run offered the plan of the
+  /// one below; then at `budget`, offered the last. Without a time limit the plan at any budget is
+  /// then no dearer than the plan remat_plan returns at any ladder budget below it, by
+  /// construction. It costs up to N - 1 more portfolio runs; with a time limit the ladder gets at
+  /// most half of it. 0: no ladder.
+  std::size_t ladder_steps = 0;
+  /// The peak the ladder's budgets are fractions of (bytes); 0: the peak without recomputation
+  /// along the first input order. j/N x peak is computed as the tool computes "P%" of its reference
+  /// peak, so the tool's budgets at multiples of 100/N percent are ladder budgets.
+  std::int64_t ladder_peak = 0;
 };
 
 namespace detail {
+
+/// More ladder steps than this would only repeat budgets a byte apart.
+inline constexpr std::size_t max_ladder_steps = 1000;
 
 /// Throws option_error naming the field of remat_plan_options that is out of range.
 template <class Backend>
@@ -129,6 +145,8 @@ void check_remat_plan_options(const remat_plan_options<Backend>& o) {
   share(o.lifetime_fraction, "lifetime_fraction");
   share(o.hiremate_fraction, "hiremate_fraction");
   if (!(o.min_full_solve_time.count() >= 0)) throw option_error("remat_plan", "min_full_solve_time", "must be >= 0 seconds");
+  if (o.ladder_steps > max_ladder_steps) throw option_error("remat_plan", "ladder_steps", "must be at most " + std::to_string(max_ladder_steps));
+  if (o.ladder_peak < 0) throw option_error("remat_plan", "ladder_peak", "must be >= 0 bytes (0: the peak along the first order)");
   if (o.hiremate) check_hiremate_options(o.hiremate_stage_options);
 }
 
@@ -155,11 +173,13 @@ template <class Backend>
 class remat_portfolio {
  public:
   /// `reported`: the best cost the observer has seen (shared by the portfolios of several orders).
+  /// `seed`: a plan to offer before any stage (the ladder's plan at a lower budget), or null.
   remat_portfolio(const memory_graph& g, std::int64_t budget, const remat_plan_options<Backend>& o, const call_deadline& deadline,
-                  std::vector<std::size_t> order, double& reported)
-      : g_(g), budget_(budget), o_(o), deadline_(deadline), order_(std::move(order)), reported_(reported) {}
+                  std::vector<std::size_t> order, double& reported, const remat_result* seed)
+      : g_(g), budget_(budget), o_(o), deadline_(deadline), order_(std::move(order)), reported_(reported), seed_(seed) {}
 
   remat_result run() {
+    if (seed_) offer(*seed_, seed_->stats.method.starts_with("ladder") ? seed_->stats.method : "ladder: " + seed_->stats.method);
     heuristics();
     dtr();
     eviction();
@@ -264,7 +284,7 @@ class remat_portfolio {
       end_ = deadline_.passed() ? "the time limit" : "every stage finished";
       return;
     }
-    const double native = cost_lower_bound_along(g_, budget_, order_);
+    const double native = native_bound();
     for (std::uint64_t seed = 1;; ++seed) {
       if (best_.total_cost <= native * (1 + 1e-9)) {
         end_ = "the best plan meets the cost bound";
@@ -276,7 +296,13 @@ class remat_portfolio {
       }
       o_.solver.observer.on_phase(deadline_.elapsed(), "lifetime-search");
       std::vector<execution_plan> starts = starts_;
-      if (first_computation_order(best_.plan, g_.size()) == order_) starts.insert(starts.begin(), best_.plan);
+      if (first_computation_order(best_.plan, g_.size()) == order_) {
+        // The best plan first; offer() has usually kept it among the starts already.
+        if (auto at = std::find(starts.begin(), starts.end(), best_.plan); at != starts.end())
+          std::rotate(starts.begin(), at, at + 1);
+        else
+          starts.insert(starts.begin(), best_.plan);
+      }
       lifetime_search_options l{.order = order_, .max_rounds = o_.lifetime_rounds, .seed = seed, .start_plans = std::move(starts)};
       l.solver.time_limit = std::chrono::duration<double>(std::max(0.0, deadline_.left()));
       const double before = best_.total_cost;
@@ -288,6 +314,12 @@ class remat_portfolio {
         return;
       }
     }
+  }
+
+  /// The native bound on the plans along the order (infinity when a step cannot fit).
+  double native_bound() {
+    if (!native_bound_) native_bound_ = cost_lower_bound_along(g_, budget_, order_);
+    return *native_bound_;
   }
 
   std::string seconds_left_text() const {
@@ -337,8 +369,7 @@ class remat_portfolio {
 
   remat_result finish() {
     remat_result res;
-    // The native bound on the plans along the order (infinity when a step cannot fit).
-    const double native = cost_lower_bound_along(g_, budget_, order_);
+    const double native = native_bound();
     if (found_) {
       res = std::move(best_);
       res.status = solve_status::feasible;
@@ -393,6 +424,8 @@ class remat_portfolio {
   std::string method_;
   double best_seconds_ = 0;
   double& reported_;  // the best cost the observer has seen
+  const remat_result* seed_;
+  std::optional<double> native_bound_;  // cost_lower_bound_along, once computed
   std::vector<execution_plan> starts_;                         // valid plans that follow the order
   std::optional<remat_result> milp_;
   std::string milp_note_;
@@ -404,10 +437,11 @@ class remat_portfolio {
 /// remat_plan over its input orders: the portfolio along each (with an even share of the time
 /// left, counting free_order_plan's share), the cheapest plan wins; proofs and bounds hold for the
 /// union of the orders' plans only when every order has one. With one order this is the
-/// portfolio's own result (plus cost_per_order).
+/// portfolio's own result (plus cost_per_order). `seed` (or null) is offered to each portfolio.
 template <class Backend>
 remat_result remat_along_orders(const memory_graph& g, std::int64_t budget, const remat_plan_options<Backend>& o,
-                                std::chrono::steady_clock::time_point t0, std::vector<std::vector<std::size_t>> orders, double& reported) {
+                                std::chrono::steady_clock::time_point t0, std::vector<std::vector<std::size_t>> orders, double& reported,
+                                const remat_result* seed) {
   const call_deadline whole(t0, o.solver.time_limit);
   std::vector<remat_result> results;
   const std::size_t k_orders = orders.size();
@@ -417,7 +451,7 @@ remat_result remat_along_orders(const memory_graph& g, std::int64_t budget, cons
     if (whole.limited()) limit = std::chrono::duration<double>(whole.elapsed() + std::max(0.0, whole.left()) / static_cast<double>(shares - k));
     // (Deadlines counted from the call's start: the observer's seconds stay the call's.)
     const call_deadline share(t0, limit);
-    results.push_back(remat_portfolio<Backend>(g, budget, o, share, std::move(orders[k]), reported).run());
+    results.push_back(remat_portfolio<Backend>(g, budget, o, share, std::move(orders[k]), reported, seed).run());
   }
   std::optional<std::size_t> winner;
   bool every_order_proven = true, stopped = false;
@@ -467,12 +501,14 @@ remat_result remat_along_orders(const memory_graph& g, std::int64_t budget, cons
 /// plan recomputes nothing (nothing is cheaper): its plan wins when cheaper (or when no order has
 /// one). The bound and the proof then hold over every plan: cost_bound is free_order_plan's
 /// (remat_cost_lower_bound over every plan), `optimal` needs the plan to meet it.
-/// cost_per_order and cost_bound_per_order get a last entry for it.
+/// cost_per_order and cost_bound_per_order get a last entry for it. `seed`: a valid plan within
+/// the budget offered first to every portfolio (no plan returned is dearer), or null; `reported`:
+/// the best cost the observer has seen before this call.
 template <class Backend>
 remat_result remat_over_orders(const memory_graph& g, std::int64_t budget, const remat_plan_options<Backend>& o,
-                               std::chrono::steady_clock::time_point t0, std::vector<std::vector<std::size_t>> orders) {
-  double reported = std::numeric_limits<double>::infinity();
-  remat_result res = remat_along_orders(g, budget, o, t0, std::move(orders), reported);
+                               std::chrono::steady_clock::time_point t0, std::vector<std::vector<std::size_t>> orders,
+                               const remat_result* seed, double reported) {
+  remat_result res = remat_along_orders(g, budget, o, t0, std::move(orders), reported, seed);
   if (!o.free_order || res.status == solve_status::infeasible) return res;
   const call_deadline whole(t0, o.solver.time_limit);
   const auto tolerance = [](double cost) { return 1e-9 * std::max(1.0, std::abs(cost)); };
@@ -508,6 +544,59 @@ remat_result remat_over_orders(const memory_graph& g, std::int64_t budget, const
   }
   // A plan along an order may be proven cheapest along the orders, not over every plan.
   res.status = res.cost_bound && res.total_cost <= *res.cost_bound + tolerance(res.total_cost) ? solve_status::optimal : solve_status::feasible;
+  return res;
+}
+
+/// The ladder's budgets below `budget`, lowest first: j/steps x peak for j = 1 .. steps - 1, in
+/// the tool's arithmetic for "P%" budgets, without repeats and without those below what every
+/// plan needs.
+inline std::vector<std::int64_t> ladder_budgets(const memory_graph& g, std::int64_t budget, std::size_t steps, std::int64_t peak) {
+  std::vector<std::int64_t> rungs;
+  for (std::size_t j = 1; j < steps; ++j) {
+    const auto b = static_cast<std::int64_t>(static_cast<double>(j) / static_cast<double>(steps) * static_cast<double>(peak));
+    if (b >= budget) break;
+    if ((rungs.empty() || b > rungs.back()) && !budget_below_lower_bound(g, b)) rungs.push_back(b);
+  }
+  return rungs;
+}
+
+/// remat_over_orders at each ladder budget below `budget`, lowest first, each run offered the
+/// cheapest plan so far, then at `budget`. Every rung's plan fits the budgets above it, and a
+/// portfolio returns its seed unless it finds something cheaper, so the plans along the ladder never
+/// get dearer. With a time limit the rungs share half of it (the rest is the budget's own); the
+/// observer hears of each cheaper plan (it fits `budget` too), not of bounds at other budgets.
+template <class Backend>
+remat_result remat_on_ladder(const memory_graph& g, std::int64_t budget, const remat_plan_options<Backend>& o,
+                             std::chrono::steady_clock::time_point t0, const std::vector<std::vector<std::size_t>>& orders) {
+  const std::int64_t peak = o.ladder_peak > 0 ? o.ladder_peak : simulate_order(g, orders.front()).peak_bytes;
+  // At or above the peak the plan recomputes nothing: no rung could be cheaper.
+  const std::vector<std::int64_t> rungs = budget < peak ? ladder_budgets(g, budget, o.ladder_steps, peak) : std::vector<std::int64_t>{};
+  const call_deadline whole(t0, o.solver.time_limit);
+  const double ladder_end = whole.limited() ? whole.elapsed() + std::max(0.0, whole.left()) / 2 : 0;
+  remat_plan_options<Backend> rung_options = o;
+  rung_options.solver.observer = observer_ref{};
+  std::optional<remat_result> carried;
+  std::optional<std::int64_t> carried_budget;
+  double reported = std::numeric_limits<double>::infinity();
+  for (std::size_t k = 0; k < rungs.size(); ++k) {
+    if (whole.limited()) {
+      if (whole.passed() || whole.elapsed() >= ladder_end) break;
+      rung_options.solver.time_limit =
+          std::chrono::duration<double>(whole.elapsed() + (ladder_end - whole.elapsed()) / static_cast<double>(rungs.size() - k));
+    }
+    o.solver.observer.on_phase(whole.elapsed(), "ladder " + std::to_string(rungs[k]));
+    remat_result r = remat_over_orders(g, rungs[k], rung_options, t0, orders, carried ? &*carried : nullptr, reported);
+    if (!has_solution(r.status)) continue;
+    if (r.total_cost < reported) {
+      reported = r.total_cost;
+      o.solver.observer.on_incumbent(whole.elapsed(), r.total_cost, std::numeric_limits<double>::quiet_NaN());
+    }
+    carried = std::move(r);
+    carried_budget = rungs[k];
+  }
+  remat_result res = remat_over_orders(g, budget, o, t0, orders, carried ? &*carried : nullptr, reported);
+  res.message += "; ladder: " + std::to_string(rungs.size()) + " budget(s) below";
+  if (carried) res.message += ", the plan at " + std::to_string(*carried_budget) + " bytes offered";
   return res;
 }
 
@@ -571,7 +660,8 @@ template <class G, class Backend, class... Maps>
   for (const auto& more : options.more_orders) detail::check_checkmate_order(g, more, "remat_plan (more_orders)");
   std::vector<std::vector<std::size_t>> orders{std::move(order)};
   orders.insert(orders.end(), options.more_orders.begin(), options.more_orders.end());
-  return detail::remat_over_orders(g, budget, options, t0, std::move(orders));
+  if (options.ladder_steps > 0) return detail::remat_on_ladder(g, budget, options, t0, orders);
+  return detail::remat_over_orders(g, budget, options, t0, std::move(orders), nullptr, std::numeric_limits<double>::infinity());
 }
 
 #ifdef MEMSCHED_SEPARATE_COMPILATION
@@ -581,7 +671,9 @@ namespace detail {
 // Portfolios with a backend depend on the backend's type and stay templates in the caller's TU.
 extern template remat_result remat_over_orders<no_solver>(const memory_graph&, std::int64_t, const remat_plan_options<no_solver>&,
                                                           std::chrono::steady_clock::time_point,
-                                                          std::vector<std::vector<std::size_t>>);
+                                                          std::vector<std::vector<std::size_t>>, const remat_result*, double);
+extern template remat_result remat_on_ladder<no_solver>(const memory_graph&, std::int64_t, const remat_plan_options<no_solver>&,
+                                                        std::chrono::steady_clock::time_point, const std::vector<std::vector<std::size_t>>&);
 }  // namespace detail
 #endif
 
