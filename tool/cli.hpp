@@ -19,6 +19,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace memsched_cli {
@@ -135,6 +136,8 @@ class progress_printer {
   [[nodiscard]] double seconds_to_best() const noexcept { return best_seconds_; }
   /// The number of incumbents reported.
   [[nodiscard]] std::size_t incumbents() const noexcept { return incumbents_; }
+  /// Each incumbent reported: seconds (with the offset) and value, in the order reported.
+  [[nodiscard]] const std::vector<std::pair<double, double>>& trace() const noexcept { return trace_; }
 
  private:
   enum class mode { off, lines, live };
@@ -148,6 +151,7 @@ class progress_printer {
   double best_ = std::numeric_limits<double>::quiet_NaN(), bound_ = std::numeric_limits<double>::quiet_NaN();
   double best_seconds_ = 0;
   std::size_t incumbents_ = 0;
+  std::vector<std::pair<double, double>> trace_;
 };
 
 /// The sum of the costs of `g`'s vertices (a plan without recomputation costs that much).

@@ -1,6 +1,7 @@
 // memsched remat GRAPH --budget BYTES --algo NAME [--out PLAN.json] [--json]
 
 #include "cli.hpp"
+#include "remat_order.hpp"
 
 #include <memsched/remat/checkpoint_plan.hpp>
 
@@ -87,7 +88,7 @@ int run_remat(const std::vector<std::string>& argv) {
   if (budget_text->empty() || budget_text->back() != '%') (void)budget_of(*budget_text, "budget", [] { return std::int64_t{0}; });
   const auto graph = load_graph(path);
   const std::int64_t budget =
-      budget_of(*budget_text, "budget", [&] { return memsched::checkpoint_all_plan(graph, memsched::unlimited_budget).peak_bytes; });
+      budget_of(*budget_text, "budget", [&] { return budget_reference_peak(graph); });
   json extra = json::object();
   const auto start = std::chrono::steady_clock::now();
   const memsched::remat_result result = it->second.run(graph, budget, args, extra);

@@ -1,5 +1,5 @@
 // memsched remat GRAPH --budget B --algo auto [--order ORDER.json | --order-from graph|kahn|best|heuristic|free]
-//   [--lifetime-rounds N] [--skip STAGES] [--time-limit S] [--backend cbc|glpk|none] [--threads N] [--gap G] [--progress] [--max-memory BYTES|N%]
+//   [--ladder N] [--lifetime-rounds N] [--skip STAGES] [--time-limit S] [--backend cbc|glpk|none] [--threads N] [--gap G] [--progress] [--max-memory BYTES|N%]
 // The library's best method for the graph and budget: memsched::remat_plan (remat/remat_plan.hpp).
 
 #include "cli.hpp"
@@ -24,7 +24,7 @@ const std::string auto_usage = std::string(
     "    from every plan that follows the input order, for the time left (remat_plan; stages in\n"
     "    docs/remat_auto.md). Extra fields: method (which one won), cost_bound (a proven\n"
     "    lower bound along the order; null when none), backend, order_source, seconds_to_best,\n"
-    "    message.\n"
+    "    seconds_to_first, incumbents ([seconds, total cost] of each better plan), message.\n"
     "    --backend cbc|glpk|none MILP solver (default: cbc when built); none: no MILP stage\n") + remat_order_usage +
     "    --order-from free       the order as a decision: the portfolio along the given order\n"
     "                            (--order, else the file's) and along the best order, then\n"
@@ -34,6 +34,10 @@ const std::string auto_usage = std::string(
     "                            (null cost: no plan; null peak_bytes: no fixed order; cost_bound:\n"
     "                            along the order, over every plan for free-order); cost_bound is\n"
     "                            then over every plan\n" +
+    "    --ladder N              plan first at each budget j/N of the --budget reference peak\n"
+    "                            below B (j = 1 .. N-1), lowest first, each run offered the plan\n"
+    "                            below; without a time limit a looser budget then never gets a\n"
+    "                            dearer plan than one of these (N = 20: every 5%); 0: none (default)\n"
     "    --lifetime-rounds N     the lifetime search's rounds (default 200; 0: skip the stage)\n"
     "    --skip STAGES           comma-separated stages not to run: eviction-greedy,\n"
     "                            lifetime-search, hiremate\n"
@@ -43,7 +47,7 @@ const std::string auto_usage = std::string(
     "    --progress              print each better plan to stderr\n"
     "    --max-memory BYTES|N%   cap on the MILP model's estimated memory (default: half the RAM)\n";
 
-const option_spec auto_spec{{"backend", "order", "order-from", "lifetime-rounds", "skip", "time-limit", "threads", "gap", "max-memory"}, {"progress"}};
+const option_spec auto_spec{{"backend", "order", "order-from", "ladder", "lifetime-rounds", "skip", "time-limit", "threads", "gap", "max-memory"}, {"progress"}};
 
 /// Applies --skip: each named stage is switched off in `o`; a usage_error names any other item.
 template <class Options>
@@ -86,6 +90,10 @@ memsched::remat_result run_auto(const memsched::dataflow_graph& graph, std::int6
   return with_milp_backend(args, "auto", /*allow_none=*/std::true_type{}, [&](const auto& backend) -> memsched::remat_result {
     memsched::remat_plan_options o{.backend = backend};
     o.lifetime_rounds = count_of(args, "lifetime-rounds", o.lifetime_rounds);
+    o.ladder_steps = count_of(args, "ladder", 0);
+    if (o.ladder_steps > memsched::detail::max_ladder_steps)
+      throw usage_error("--ladder must be at most " + std::to_string(memsched::detail::max_ladder_steps) + ", got " + std::to_string(o.ladder_steps));
+    if (o.ladder_steps > 0) o.ladder_peak = budget_reference_peak(graph);
     skip_stages(args, o);
     o.order = in.order;
     for (std::size_t k = 1; k < orders.size(); ++k) o.more_orders.push_back(orders[k].order);
@@ -116,6 +124,11 @@ memsched::remat_result run_auto(const memsched::dataflow_graph& graph, std::int6
       extra["orders"] = std::move(per_order);
     }
     extra["seconds_to_best"] = has_solution(r.status) ? json(r.stats.seconds_to_best + used) : json(nullptr);
+    // The anytime profile: when each better plan came (seconds from the start, total cost).
+    json incumbents = json::array();
+    for (const auto& [seconds, cost] : printer.trace()) incumbents.push_back({seconds, cost});
+    extra["seconds_to_first"] = printer.trace().empty() ? json(nullptr) : json(printer.trace().front().first);
+    extra["incumbents"] = std::move(incumbents);
     if (r.stats.solver_status) extra["solver_status"] = std::string(to_string(*r.stats.solver_status));
     return r;  // cmd_remat writes seconds and message
   });

@@ -27,6 +27,11 @@
 
 namespace memsched_cli {
 
+/// The peak a "P%" --budget of `memsched remat` is a percentage of: checkpoint-all's.
+[[nodiscard]] inline std::int64_t budget_reference_peak(const memsched::dataflow_graph& graph) {
+  return memsched::checkpoint_all_plan(graph, memsched::unlimited_budget).peak_bytes;
+}
+
 inline const char* const remat_order_usage =
     "    --order ORDER.json      input order: a JSON array of node ids, or {\"order\": [...]}\n"
     "    --order-from SOURCE     graph (the file's order, else checkpoint-all's first computations),\n"

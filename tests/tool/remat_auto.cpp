@@ -20,6 +20,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -91,7 +92,7 @@ TEST_CASE("memsched remat --algo auto: the library's plan along Kahn's order on 
   MESSAGE(skipped_methods << " of 3 budgets return another method with --skip eviction-greedy,hiremate");
   // Usage errors: exit 2, nothing on standard output, the flag named.
   const std::string base = "remat " + path.string() + " --budget 70% --algo auto";
-  for (const std::string bad : {" --order-from anywhere", " --lifetime-rounds -1", " --skip milp", " --backend nope", " --dtr-heuristic lru", " --time-limit 0", " --threads -1"}) {
+  for (const std::string bad : {" --order-from anywhere", " --lifetime-rounds -1", " --ladder -1", " --ladder 1001", " --skip milp", " --backend nope", " --dtr-heuristic lru", " --time-limit 0", " --threads -1"}) {
     CAPTURE(bad);
     const tool_run r = run_tool(base + bad, dir);
     CHECK(r.exit_code == 2);
@@ -149,6 +150,48 @@ TEST_CASE("memsched remat --algo auto --order-from free: the file's order and th
       df, best.peak_bytes, remat_plan_options{.order = file_order.order, .more_orders = {best.order}, .lifetime_rounds = 10, .free_order = true});
   CHECK(plan_from_json(doc, g.all_ids(), "tool output") == lib.plan);
   CHECK(simulate_plan(g, lib.plan).peak_bytes <= best.peak_bytes);
+}
+
+TEST_CASE("memsched remat --algo auto --ladder: the library's ladder plan, no dearer at a looser ladder budget; the incumbents") {
+  const temp_dir dir;
+  const std::filesystem::path path = dir / "dag.json";
+  write_json_graph(path, to_dataflow_graph(random_dag(14, 0.3, 8)));
+  const dataflow_graph df = read_json_graph(path);
+  const memory_graph g = make_memory_graph(df);
+  const std::int64_t peak = checkpoint_all_plan(g, unlimited_budget).peak_bytes;
+  const std::vector<std::size_t> kahn = remat_input_order(df, input_order_options{.source = input_order_source::kahn}).order;
+  std::optional<double> looser;  // the cost at the budget 5% above
+  for (int pct : {95, 90, 85, 80, 75}) {
+    CAPTURE(pct);
+    const tool_run r = run_tool("remat " + path.string() + " --budget " + std::to_string(pct) +
+                                    "% --algo auto --backend none --order-from kahn --ladder 20 --time-limit 1e12 --json",
+                                dir);
+    const json doc = json::parse(r.out);
+    // "P%" of the tool's reference peak is a ladder budget when P is a multiple of 5.
+    const auto budget = static_cast<std::int64_t>(pct / 100.0 * static_cast<double>(peak));
+    CHECK(doc.at("budget") == budget);
+    const remat_result lib = remat_plan(df, budget, remat_plan_options{.order = kahn, .ladder_steps = 20, .ladder_peak = peak});
+    CHECK(r.exit_code == (has_solution(lib.status) ? 0 : 2));
+    REQUIRE(doc.at("status") == std::string(to_string(lib.status)));
+    const json& incumbents = doc.at("incumbents");
+    if (!has_solution(lib.status)) {
+      CHECK(incumbents.empty());
+      CHECK(doc.at("seconds_to_first").is_null());
+      looser.reset();
+      continue;
+    }
+    CHECK(plan_from_json(doc, g.all_ids(), "tool output") == lib.plan);
+    // Each better plan, in time order, each cheaper; the last is the plan returned.
+    REQUIRE(!incumbents.empty());
+    CHECK(doc.at("seconds_to_first") == incumbents.front().at(0));
+    for (std::size_t k = 1; k < incumbents.size(); ++k) {
+      CHECK(incumbents[k].at(0).get<double>() >= incumbents[k - 1].at(0).get<double>());
+      CHECK(incumbents[k].at(1).get<double>() < incumbents[k - 1].at(1).get<double>());
+    }
+    CHECK(incumbents.back().at(1).get<double>() == doctest::Approx(doc.at("total_cost").get<double>()));
+    if (looser) CHECK(*looser <= doc.at("total_cost").get<double>() * (1 + 1e-12));
+    looser = doc.at("total_cost").get<double>();
+  }
 }
 
 TEST_CASE("memsched remat --algo auto --backend none: the native bound proves a training chain's plan optimal") {
