@@ -1,0 +1,143 @@
+#!/usr/bin/python3
+"""remat_plan's quality table on random layered graphs, Moccasin's protocol.
+
+For each graph and budget: `memsched remat G --budget B --algo auto --order-from graph
+--time-limit T --json` with B = P% of the file order's peak (`memsched info G --json`'s
+order_peak: Moccasin's protocol; the tool's own "P%" is of checkpoint-all's peak, which may follow
+another order), and prints one row: the
+overhead, the gap to the proven bound ((cost - bound) / cost, "-" without a bound), the time to
+the first plan, to within 1% of the final cost and to the final plan (the incumbents of the
+JSON), and the run's seconds. With --loaded every row runs a second time beside a busy loop
+pinned to CPU 0 (the run itself is not pinned): the loaded overhead and its ratio to the
+unloaded one.
+
+Graphs: the bundled Moccasin graphs (tests/data/moccasin/random_layered_n100.json, n250) and
+graphs from `memsched generate random-layered --nodes N --width 0.43 --edge-density 0.2 --seed
+S`: the width and density that give the bundled n250's edge count at 250 vertices (916 edges
+against 944; the default width 0.27 gives fewer edges than the artifact's n100). Seeds 21-23
+(500 vertices) and 21 (1,000) were looked at while developing; pass others with --seeds.
+
+  bench/remat_quality.py --memsched build/tool/memsched [--sizes 500,1000] [--seeds 24,25,26]
+      [--budgets 90,80] [--limit-500 180] [--limit-1000 300] [--limit-bundled 60] [--backend cbc]
+      [--loaded] [--ladder N] [--bundled-only | --no-bundled]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def run_json(cmd):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if not p.stdout.strip():
+        raise SystemExit(f"{' '.join(cmd)} printed nothing (exit {p.returncode}): {p.stderr.strip()[:300]}")
+    return json.loads(p.stdout)
+
+
+def generate(memsched, nodes, seed, out):
+    run_json([memsched, "generate", "random-layered", "--nodes", str(nodes), "--width", "0.43",
+              "--edge-density", "0.2", "--seed", str(seed), "--out", out, "--json"])
+
+
+def profile(doc):
+    """(overhead, gap, first, within 1%, final) of one run; None where there is no plan."""
+    inc = doc.get("incumbents") or []
+    if not inc or doc.get("status") not in ("optimal", "feasible"):
+        return None
+    cost = doc["total_cost"]
+    bound = doc.get("cost_bound")
+    gap = (cost - bound) / cost if bound is not None and cost > 0 else None
+    within = next(s for s, c in inc if c <= cost * 1.01)
+    return doc["overhead"], gap, inc[0][0], within, inc[-1][0]
+
+
+def busy_loop():
+    return subprocess.Popen(["taskset", "-c", "0", "sh", "-c", "while :; do :; done"])
+
+
+def order_peak(memsched, graph):
+    return run_json([memsched, "info", graph, "--json"])["order_peak"]
+
+
+def remat(memsched, graph, pct, limit, args):
+    budget = int(pct / 100.0 * order_peak(memsched, graph))
+    cmd = [memsched, "remat", graph, "--budget", str(budget), "--algo", "auto", "--order-from", "graph",
+           "--time-limit", str(limit), "--backend", args.backend, "--json"]
+    if args.ladder:
+        cmd += ["--ladder", str(args.ladder)]
+    return run_json(cmd)
+
+
+def pct_text(x):
+    return "-" if x is None else f"{100 * x:.2f}%"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--memsched", default=os.path.join(ROOT, "build", "tool", "memsched"))
+    ap.add_argument("--sizes", default="500,1000")
+    ap.add_argument("--seeds", default="24,25,26")
+    ap.add_argument("--budgets", default="90,80")
+    ap.add_argument("--limit-500", type=float, default=180)
+    ap.add_argument("--limit-1000", type=float, default=300)
+    ap.add_argument("--limit-bundled", type=float, default=60)
+    ap.add_argument("--backend", default="cbc")
+    ap.add_argument("--ladder", type=int, default=0)
+    ap.add_argument("--loaded", action="store_true")
+    ap.add_argument("--bundled-only", action="store_true")
+    ap.add_argument("--no-bundled", action="store_true")
+    args = ap.parse_args()
+
+    rows = []  # (name, path, limit)
+    if not args.no_bundled:
+        for n in ("n100", "n250"):
+            rows.append((f"moccasin {n}", os.path.join(ROOT, "tests", "data", "moccasin", f"random_layered_{n}.json"),
+                         args.limit_bundled))
+    tmp = tempfile.mkdtemp(prefix="remat_quality_")
+    if not args.bundled_only:
+        for size in (int(s) for s in args.sizes.split(",") if s):
+            for seed in (int(s) for s in args.seeds.split(",") if s):
+                path = os.path.join(tmp, f"rl{size}_{seed}.json")
+                generate(args.memsched, size, seed, path)
+                limit = args.limit_500 if size <= 500 else args.limit_1000
+                rows.append((f"rl{size} seed {seed}", path, limit))
+
+    head = "| graph | budget | limit s | overhead | gap to bound | first plan s | within 1% s | final s |"
+    sep = "|---|---|---|---|---|---|---|---|"
+    if args.loaded:
+        head += " loaded overhead | loaded / alone |"
+        sep += "---|---|"
+    print(head)
+    print(sep)
+    for name, path, limit in rows:
+        for pct in (int(b) for b in args.budgets.split(",") if b):
+            alone = profile(remat(args.memsched, path, pct, limit, args))
+            cells = [name, f"{pct}%", f"{limit:g}"]
+            if alone is None:
+                cells += ["no plan", "-", "-", "-", "-"]
+            else:
+                ovh, gap, first, within, final = alone
+                cells += [pct_text(ovh), pct_text(gap), f"{first:.2f}", f"{within:.2f}", f"{final:.2f}"]
+            if args.loaded:
+                loop = busy_loop()
+                try:
+                    loaded = profile(remat(args.memsched, path, pct, limit, args))
+                finally:
+                    loop.kill()
+                    loop.wait()
+                if loaded is None:
+                    cells += ["no plan", "-"]
+                else:
+                    ratio = "-" if alone is None or alone[0] == 0 else f"{loaded[0] / alone[0]:.2f}"
+                    cells += [pct_text(loaded[0]), ratio]
+            print("| " + " | ".join(cells) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
