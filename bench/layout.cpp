@@ -18,7 +18,9 @@
 //   beat), arena (the order found), orders (orders tried), optimal (1 when the arena equals the peak).
 // - Minimisation (no capacity, 20 s limit) of MiniMalloc's instances: Layout/minimise/A .. K.
 // - Random instances of 20,000 and 50,000 buffers (make_random_layout, seed 1), minimised within
-//   10 s: Layout/random/20k, 50k. Counters: arena, bound, greedy (greedy by size), searched.
+//   10 s: Layout/random/20k, 50k. Counters: arena, bound, greedy (the start: the lower of greedy
+//   by size and first fit, first fit alone where greedy by size would be slow), searched, by_size
+//   and by_size_s (greedy by size itself, run untimed after the row: the arena to be no worse than).
 //
 //   bench_layout [--benchmark_filter=REGEX] [google benchmark flags]
 //
@@ -31,6 +33,7 @@
 #include <memsched/order/kahn.hpp>
 #include <memsched/order/serenity.hpp>
 #include <memsched/sim/arena.hpp>
+#include <memsched/sim/detail/arena_placement.hpp>
 #include <memsched/sim/layout.hpp>
 #include <memsched/sim/layout_io.hpp>
 #include <memsched/sim/random_layout.hpp>
@@ -40,9 +43,12 @@
 
 #include "bench_support.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -82,6 +88,28 @@ void register_minimise() {
   }
 }
 
+/// Greedy by size's arena on `buffers` and its seconds, untimed by the benchmark: the layout the
+/// target compares with (solve_layout skips it where its quadratic work would not pay).
+std::pair<std::int64_t, double> greedy_by_size_arena(const std::vector<layout_buffer>& buffers) {
+  std::vector<std::int64_t> times;
+  for (const auto& b : buffers) {
+    times.push_back(b.first);
+    times.push_back(b.last);
+  }
+  std::sort(times.begin(), times.end());
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+  auto rank = [&](std::int64_t t) { return static_cast<std::size_t>(std::lower_bound(times.begin(), times.end(), t) - times.begin()); };
+  std::vector<detail::arena_buffer> steps(buffers.size());
+  for (std::size_t i = 0; i < buffers.size(); ++i)
+    steps[i] = {i, false, buffers[i].size, rank(buffers[i].first), std::max(rank(buffers[i].first), rank(buffers[i].last) - 1)};
+  std::stable_sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::int64_t> offsets;
+  detail::place_greedy_by_size(steps, offsets);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return {detail::arena_height(steps, offsets), seconds};
+}
+
 void register_random() {
   for (std::size_t thousands : {20, 50})
     benchmark::RegisterBenchmark(("Layout/random/" + std::to_string(thousands) + "k").c_str(), [thousands](benchmark::State& state) {
@@ -93,6 +121,9 @@ void register_random() {
       state.counters["bound"] = static_cast<double>(r.lower_bound);
       state.counters["greedy"] = static_cast<double>(r.stats.greedy_bytes);
       state.counters["searched"] = r.stats.searched ? 1 : 0;
+      const auto [by_size, by_size_seconds] = greedy_by_size_arena(buffers);
+      state.counters["by_size"] = static_cast<double>(by_size);
+      state.counters["by_size_s"] = by_size_seconds;
     })->Unit(benchmark::kSecond)->Iterations(1);
 }
 
