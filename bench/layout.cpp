@@ -91,18 +91,13 @@ void register_minimise() {
 /// Greedy by size's arena on `buffers` and its seconds, untimed by the benchmark: the layout the
 /// target compares with (solve_layout skips it where its quadratic work would not pay).
 std::pair<std::int64_t, double> greedy_by_size_arena(const std::vector<layout_buffer>& buffers) {
-  std::vector<std::int64_t> times;
+  std::vector<std::int64_t> first, last, size;
   for (const auto& b : buffers) {
-    times.push_back(b.first);
-    times.push_back(b.last);
+    first.push_back(b.first);
+    last.push_back(b.last);
+    size.push_back(b.size);
   }
-  std::sort(times.begin(), times.end());
-  times.erase(std::unique(times.begin(), times.end()), times.end());
-  auto rank = [&](std::int64_t t) { return static_cast<std::size_t>(std::lower_bound(times.begin(), times.end(), t) - times.begin()); };
-  std::vector<detail::arena_buffer> steps(buffers.size());
-  for (std::size_t i = 0; i < buffers.size(); ++i)
-    steps[i] = {i, false, buffers[i].size, rank(buffers[i].first), std::max(rank(buffers[i].first), rank(buffers[i].last) - 1)};
-  std::stable_sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  const std::vector<detail::arena_buffer> steps = detail::arena_buffers_over_times(first, last, size).buffers;
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::int64_t> offsets;
   detail::place_greedy_by_size(steps, offsets);

@@ -307,23 +307,13 @@ class layout_solver {
   /// The best of the greedy layouts, in the search's numbering.
   std::vector<std::int64_t> greedy() {
     const std::size_t n = in_.size_n();
-    // Steps: the distinct times, so that [first, last) becomes the inclusive [rank(first), rank(last) - 1].
-    std::vector<std::int64_t> times;
-    for (std::size_t i = 0; i < n; ++i) {
-      times.push_back(in_.first[i]);
-      times.push_back(in_.last[i]);
-    }
-    std::sort(times.begin(), times.end());
-    times.erase(std::unique(times.begin(), times.end()), times.end());
-    auto rank = [&](std::int64_t t) { return static_cast<std::size_t>(std::lower_bound(times.begin(), times.end(), t) - times.begin()); };
-    std::vector<arena_buffer> steps(n);
-    for (std::size_t i = 0; i < n; ++i) steps[i] = {i, false, in_.size[i], rank(in_.first[i]), rank(in_.last[i]) - 1};
-    std::stable_sort(steps.begin(), steps.end(), [](const arena_buffer& a, const arena_buffer& b) { return a.first < b.first; });
+    stepped_buffers stepped = arena_buffers_over_times(in_.first, in_.last, in_.size);
+    const std::vector<arena_buffer>& steps = stepped.buffers;
     const bool plain = std::all_of(in_.align.begin(), in_.align.end(), [](std::int64_t a) { return a == 1; }) &&
                        std::all_of(in_.fixed.begin(), in_.fixed.end(), [](std::int64_t f) { return f < 0; });
     std::vector<std::vector<std::int64_t>> tries(plain ? 1 : 2);
     if (plain) {
-      place_least_greedy(steps, times.size(), tries[0]);
+      place_least_greedy(steps, stepped.steps, tries[0]);
     } else {
       std::vector<std::size_t> by_size(n), by_start(n);
       for (std::size_t i = 0; i < n; ++i) by_size[i] = by_start[i] = i;

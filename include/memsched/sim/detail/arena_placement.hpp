@@ -281,6 +281,27 @@ inline void place_first_fit(const std::vector<arena_buffer>& buffers, std::size_
   }
 }
 
+/// Buffers with half-open lifetimes [first[i], last[i]) over arbitrary times (first < last) as
+/// arena buffers over steps, the distinct times: [first, last) becomes the inclusive steps
+/// [rank(first), rank(last) - 1]. Listed by `first` (stable: buffer i is `node` i); `steps` is the
+/// number of distinct times. O(B log B).
+struct stepped_buffers {
+  std::vector<arena_buffer> buffers;
+  std::size_t steps = 0;
+};
+inline stepped_buffers arena_buffers_over_times(const std::vector<std::int64_t>& first, const std::vector<std::int64_t>& last,
+                                                const std::vector<std::int64_t>& size) {
+  std::vector<std::int64_t> times(first);
+  times.insert(times.end(), last.begin(), last.end());
+  std::sort(times.begin(), times.end());
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+  auto rank = [&](std::int64_t t) { return static_cast<std::size_t>(std::lower_bound(times.begin(), times.end(), t) - times.begin()); };
+  stepped_buffers r{std::vector<arena_buffer>(first.size()), times.size()};
+  for (std::size_t i = 0; i < first.size(); ++i) r.buffers[i] = {i, false, size[i], rank(first[i]), rank(last[i]) - 1};
+  std::stable_sort(r.buffers.begin(), r.buffers.end(), [](const arena_buffer& a, const arena_buffer& b) { return a.first < b.first; });
+  return r;
+}
+
 /// The arena of a layout of `buffers`: the highest offset + size (0 without buffers). O(B).
 inline std::int64_t arena_height(const std::vector<arena_buffer>& buffers, const std::vector<std::int64_t>& offsets) {
   std::int64_t h = 0;
