@@ -19,7 +19,7 @@ against 944; the default width 0.27 gives fewer edges than the artifact's n100).
 
   bench/remat_quality.py --memsched build/tool/memsched [--sizes 500,1000] [--seeds 24,25,26]
       [--budgets 90,80] [--limit-500 180] [--limit-1000 300] [--limit-bundled 60] [--backend cbc]
-      [--loaded] [--ladder N] [--bundled-only | --no-bundled]
+      [--loaded] [--ladder-steps N] [--bundled-only | --no-bundled]
 """
 
 import argparse
@@ -69,8 +69,8 @@ def remat(memsched, graph, pct, limit, args):
     budget = int(pct / 100.0 * order_peak(memsched, graph))
     cmd = [memsched, "remat", graph, "--budget", str(budget), "--algo", "auto", "--order-from", "graph",
            "--time-limit", str(limit), "--backend", args.backend, "--json"]
-    if args.ladder:
-        cmd += ["--ladder", str(args.ladder)]
+    if args.ladder_steps:
+        cmd += ["--ladder-steps", str(args.ladder_steps)]
     return run_json(cmd)
 
 
@@ -88,7 +88,7 @@ def main():
     ap.add_argument("--limit-1000", type=float, default=300)
     ap.add_argument("--limit-bundled", type=float, default=60)
     ap.add_argument("--backend", default="cbc")
-    ap.add_argument("--ladder", type=int, default=0)
+    ap.add_argument("--ladder-steps", type=int, default=0)
     ap.add_argument("--loaded", action="store_true")
     ap.add_argument("--bundled-only", action="store_true")
     ap.add_argument("--no-bundled", action="store_true")

@@ -1,5 +1,5 @@
 // memsched remat GRAPH --budget B --algo auto [--order ORDER.json | --order-from graph|kahn|best|heuristic|free]
-//   [--ladder N] [--lifetime-rounds N] [--skip STAGES] [--time-limit S] [--backend cbc|glpk|none] [--threads N] [--gap G] [--progress] [--max-memory BYTES|N%]
+//   [--ladder-steps N] [--lifetime-rounds N] [--skip STAGES] [--time-limit S] [--backend cbc|glpk|none] [--threads N] [--gap G] [--progress] [--max-memory BYTES|N%]
 // The library's best method for the graph and budget: memsched::remat_plan (remat/remat_plan.hpp).
 
 #include "cli.hpp"
@@ -34,7 +34,7 @@ const std::string auto_usage = std::string(
     "                            (null cost: no plan; null peak_bytes: no fixed order; cost_bound:\n"
     "                            along the order, over every plan for free-order); cost_bound is\n"
     "                            then over every plan\n" +
-    "    --ladder N              plan first at each budget j/N of the --budget reference peak\n"
+    "    --ladder-steps N        plan first at each budget j/N of the --budget reference peak\n"
     "                            below B (j = 1 .. N-1), lowest first, each run offered the plan\n"
     "                            below; without a time limit a looser budget then never gets a\n"
     "                            dearer plan than one of these (N = 20: every 5%); 0: none (default)\n"
@@ -47,7 +47,7 @@ const std::string auto_usage = std::string(
     "    --progress              print each better plan to stderr\n"
     "    --max-memory BYTES|N%   cap on the MILP model's estimated memory (default: half the RAM)\n";
 
-const option_spec auto_spec{{"backend", "order", "order-from", "ladder", "lifetime-rounds", "skip", "time-limit", "threads", "gap", "max-memory"}, {"progress"}};
+const option_spec auto_spec{{"backend", "order", "order-from", "ladder-steps", "lifetime-rounds", "skip", "time-limit", "threads", "gap", "max-memory"}, {"progress"}};
 
 /// Applies --skip: each named stage is switched off in `o`; a usage_error names any other item.
 template <class Options>
@@ -90,9 +90,7 @@ memsched::remat_result run_auto(const memsched::dataflow_graph& graph, std::int6
   return with_milp_backend(args, "auto", /*allow_none=*/std::true_type{}, [&](const auto& backend) -> memsched::remat_result {
     memsched::remat_plan_options o{.backend = backend};
     o.lifetime_rounds = count_of(args, "lifetime-rounds", o.lifetime_rounds);
-    o.ladder_steps = count_of(args, "ladder", 0);
-    if (o.ladder_steps > memsched::detail::max_ladder_steps)
-      throw usage_error("--ladder must be at most " + std::to_string(memsched::detail::max_ladder_steps) + ", got " + std::to_string(o.ladder_steps));
+    o.ladder_steps = count_of(args, "ladder-steps", 0);  // remat_plan names the flag when it is out of range
     if (o.ladder_steps > 0) o.ladder_peak = budget_reference_peak(graph);
     skip_stages(args, o);
     o.order = in.order;

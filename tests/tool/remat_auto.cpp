@@ -92,7 +92,7 @@ TEST_CASE("memsched remat --algo auto: the library's plan along Kahn's order on 
   MESSAGE(skipped_methods << " of 3 budgets return another method with --skip eviction-greedy,hiremate");
   // Usage errors: exit 2, nothing on standard output, the flag named.
   const std::string base = "remat " + path.string() + " --budget 70% --algo auto";
-  for (const std::string bad : {" --order-from anywhere", " --lifetime-rounds -1", " --ladder -1", " --ladder 1001", " --skip milp", " --backend nope", " --dtr-heuristic lru", " --time-limit 0", " --threads -1"}) {
+  for (const std::string bad : {" --order-from anywhere", " --lifetime-rounds -1", " --ladder-steps -1", " --ladder-steps 1001", " --skip milp", " --backend nope", " --dtr-heuristic lru", " --time-limit 0", " --threads -1"}) {
     CAPTURE(bad);
     const tool_run r = run_tool(base + bad, dir);
     CHECK(r.exit_code == 2);
@@ -152,7 +152,7 @@ TEST_CASE("memsched remat --algo auto --order-from free: the file's order and th
   CHECK(simulate_plan(g, lib.plan).peak_bytes <= best.peak_bytes);
 }
 
-TEST_CASE("memsched remat --algo auto --ladder: the library's ladder plan, no dearer at a looser ladder budget; the incumbents") {
+TEST_CASE("memsched remat --algo auto --ladder-steps: the library's ladder plan, no dearer at a looser ladder budget; the incumbents") {
   const temp_dir dir;
   const std::filesystem::path path = dir / "dag.json";
   write_json_graph(path, to_dataflow_graph(random_dag(14, 0.3, 8)));
@@ -164,7 +164,7 @@ TEST_CASE("memsched remat --algo auto --ladder: the library's ladder plan, no de
   for (int pct : {95, 90, 85, 80, 75}) {
     CAPTURE(pct);
     const tool_run r = run_tool("remat " + path.string() + " --budget " + std::to_string(pct) +
-                                    "% --algo auto --backend none --order-from kahn --ladder 20 --time-limit 1e12 --json",
+                                    "% --algo auto --backend none --order-from kahn --ladder-steps 20 --time-limit 1e12 --json",
                                 dir);
     const json doc = json::parse(r.out);
     // "P%" of the tool's reference peak is a ladder budget when P is a multiple of 5.
