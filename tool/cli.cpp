@@ -171,12 +171,10 @@ void progress_printer::show(double seconds) {
 }
 
 void progress_printer::on_incumbent(double seconds, double value, double bound) {
-  best_seconds_ = seconds + offset_;
-  ++incumbents_;
-  trace_.emplace_back(best_seconds_, value);
+  trace_.emplace_back(seconds + offset_, value);
   best_ = value;
   if (!std::isnan(bound)) bound_ = bound;
-  show(best_seconds_);
+  show(seconds + offset_);
 }
 
 void progress_printer::on_bound(double seconds, double bound) {

@@ -115,8 +115,8 @@ struct register_remat_algorithm {
 /// (value=1032.1 bound=1005)", the raw values last);
 /// without it, when stderr is a terminal and --quiet is absent, the same text as one live line
 /// rewritten in place (cleared by end_progress_line); otherwise nothing. Values read as `values`
-/// says (costs as overhead over `total_cost`). It remembers when the
-/// last incumbent came (the tool's time_to_best). `offset` seconds are added to every time (work
+/// says (costs as overhead over `total_cost`). It keeps every incumbent with its time (trace(): the
+/// tool's anytime profile). `offset` seconds are added to every time (work
 /// done before the algorithm started: loading, the input order). Pass it as
 /// `options.observer = printer` (an observer_ref to it: it must outlive the call).
 /// How a progress report's values read: bytes (an order's peak), plan costs (shown as overhead over
@@ -132,10 +132,6 @@ class progress_printer {
   void on_phase(double seconds, std::string_view phase);
   /// Whether it prints anything (--progress, or the live line).
   [[nodiscard]] bool active() const noexcept { return mode_ != mode::off; }
-  /// Seconds (with the offset) of the last incumbent reported; 0 when none was.
-  [[nodiscard]] double seconds_to_best() const noexcept { return best_seconds_; }
-  /// The number of incumbents reported.
-  [[nodiscard]] std::size_t incumbents() const noexcept { return incumbents_; }
   /// Each incumbent reported: seconds (with the offset) and value, in the order reported.
   [[nodiscard]] const std::vector<std::pair<double, double>>& trace() const noexcept { return trace_; }
 
@@ -149,8 +145,6 @@ class progress_printer {
   std::optional<double> limit_;
   std::string phase_;
   double best_ = std::numeric_limits<double>::quiet_NaN(), bound_ = std::numeric_limits<double>::quiet_NaN();
-  double best_seconds_ = 0;
-  std::size_t incumbents_ = 0;
   std::vector<std::pair<double, double>> trace_;
 };
 
