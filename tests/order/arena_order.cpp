@@ -127,9 +127,15 @@ TEST_CASE("arena_order: a time limit stops the search and the result stays valid
   const double limit = 0.2;
   const arena_order_result r = arena_order(g, start, {.time_limit = std::chrono::duration<double>(limit),
                                                       .move_limit = std::numeric_limits<std::uint64_t>::max()});
-  CHECK(r.stats.seconds >= limit);
   CHECK(r.stats.seconds < limit * 1.1 + 0.2);
-  CHECK(r.status == solve_status::feasible);  // the gap is still open
+  if (r.status == solve_status::optimal) {
+    // A machine fast enough to close the gap within the limit stops there, with the proof.
+    CHECK(r.arena.arena_bytes == r.arena.peak_bytes);
+    MESSAGE("the walk closed the gap within " << limit << " s: the limit was not reached");
+  } else {
+    CHECK(r.status == solve_status::feasible);
+    CHECK(r.stats.seconds >= limit);  // without a move limit only the limit ends an open gap
+  }
   CHECK(check_arena(g, r.order, r.arena).valid);
   CHECK(r.arena.arena_bytes <= r.start_arena_bytes);
 }
