@@ -20,6 +20,7 @@
 #include <memsched/solver/solver_options.hpp>
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
@@ -51,15 +52,18 @@ struct lifetime_search_options {
   /// Seed of the search's tie-breaking (std::mt19937_64).
   std::uint64_t seed = 0;
   /// How deep a split may recompute inputs that are not alive where it recomputes (0: only extend
-  /// their lives).
+  /// their lives). The constructive repair runs at depths 0, 1, 2, 4, ... below this one and at it
+  /// (shallowest first); the cheapest plan after cleanup starts the search, which splits at this
+  /// depth.
   std::size_t max_recompute_depth = 2;
   /// Plans to start from (DTR's or a heuristic's along the same order, say), besides the
   /// constructive repair's. Each whose first computations follow the order becomes lives
   /// (detail::lifetime_state_from_plan), is repaired where its slot memory is over the budget and
   /// cleaned up; the search starts from the cheapest of these states and its own repair's (ties:
-  /// the plans first; stats.start_source: "plan k" or "repair"). With a time limit and a start in
-  /// hand, the repair gets at most half the time left. Plans that do not follow the order are
-  /// skipped.
+  /// the plans first; stats.start_source: "plan k", "repair" (at max_recompute_depth) or "repair
+  /// at depth d"). With a time limit and a start in hand, the repair at max_recompute_depth gets
+  /// at most half the time left and each shallower one a quarter. Plans that do not follow the
+  /// order are skipped.
   std::vector<execution_plan> start_plans;
 };
 
@@ -204,8 +208,9 @@ class lifetime_state {
     settle();
     return journal_.size();
   }
-  /// Undoes the moves back to `to`, a mark().
+  /// Undoes the moves back to `to`, a mark() taken since the last commit().
   void undo(std::size_t to) {
+    assert(to <= journal_.size());  // a commit in between would leave moves that undo cannot see
     recording_ = false;
     while (journal_.size() > to) {
       const op o = journal_.back();
@@ -538,7 +543,9 @@ class lifetime_searcher {
       const auto& starts = st.starts(v);
       // Gaps of each life: between its start and its first demand, and between consecutive
       // demands; splitting at the gap's end b frees v over (a, b) and in slot b until v is
-      // recomputed there.
+      // recomputed there. A second split point: just after the gap's last over-budget slot before
+      // b, where the inputs that stayed alive through the over-budget slots still are (at b they
+      // may have to be kept alive or recomputed), at the price of v's bytes up to b.
       for (std::size_t k = 0, i = 0; k < d.size(); ++k) {
         const slot b = d[k];
         while (i + 1 < starts.size() && starts[i + 1] <= b) ++i;
@@ -547,26 +554,39 @@ class lifetime_searcher {
         // within slot b, after the slot's earlier steps (the in-slot memory).
         if (b <= a) continue;
         if (over_prefix_[b + 1] - over_prefix_[a + 1] == 0) continue;
-        if (deadline.passed()) {
-          best.out_of_time = true;
-          return best;
+        for (const slot at : {b, after_last_over(a, b)}) {
+          if (at <= a) continue;  // no over-budget slot before b - 1: the split at b only
+          if (deadline.passed()) {
+            best.out_of_time = true;
+            return best;
+          }
+          const std::size_t m = st.mark();
+          split(st, v, at, o_.max_recompute_depth);
+          const std::int64_t after = st.over();
+          const double added = st.extra_cost() - cost0;
+          st.undo(m);
+          if (all) all->push_back({-1, v, at, after});
+          if (after >= before) continue;
+          double score = static_cast<double>(before - after) / std::max(added, tiny_cost_);
+          if (noise > 0) score *= 1.0 + noise * unit_(rng_);
+          if (score > best.score) best = {score, v, at, after};  // strict: ties go to the smaller vertex, then slot
         }
-        const std::size_t m = st.mark();
-        split(st, v, b, o_.max_recompute_depth);
-        const std::int64_t after = st.over();
-        const double added = st.extra_cost() - cost0;
-        st.undo(m);
-        if (all) all->push_back({-1, v, b, after});
-        if (after >= before) continue;
-        double score = static_cast<double>(before - after) / std::max(added, tiny_cost_);
-        if (noise > 0) score *= 1.0 + noise * unit_(rng_);
-        if (score > best.score) best = {score, v, b, after};  // strict: ties go to the smaller vertex, then slot
       }
     }
     return best;
   }
 
-  // Starts a new life of v at demand slot s, then makes each input alive at s: its covering
+  // The slot after the last over-budget slot in (a, b) (over_prefix_ as scan fills it), or a when
+  // there is none or it is b - 1 (then the split at b is the same).
+  slot after_last_over(slot a, slot b) const {
+    const auto first = over_prefix_.begin() + a + 1, last = over_prefix_.begin() + b;
+    if (*last == *first) return a;
+    const auto at = std::lower_bound(first, last + 1, *last);  // the first index with the last count
+    const auto s = static_cast<slot>(at - over_prefix_.begin());  // = the last over-budget slot + 1
+    return s < b ? s : a;
+  }
+
+  // Starts a new life of v at slot s (a demand slot, or a slot inside a gap), then makes each input alive at s: its covering
   // life is extended; when that adds over-budget bytes and depth allows, the input is recomputed
   // at s as well (recursively), kept when that fits where the extension did not, or adds less.
   // Depth-first with an explicit stack: max_recompute_depth may reach the graph's depth.

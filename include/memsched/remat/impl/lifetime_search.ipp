@@ -76,20 +76,24 @@ MEMSCHED_DEF remat_result lifetime_search_until(const memory_graph& g, std::int6
   };
   if (auto why = budget_below_lower_bound(g, budget)) return stop(solve_status::infeasible, *why);
   lifetime_searcher search(g, budget, options);
+  lifetime_search_options shallow_options = options;  // the repairs at lower depths
+  lifetime_searcher shallow(g, budget, shallow_options);
   // The states to start from: each start plan's (converting and cleaning one is cheap), then the
   // constructive repair's; the cheapest after cleanup wins (ties: the earlier).
   std::optional<lifetime_state> chosen;
   std::string source;
   bool stopped = false;
-  std::int64_t stuck_over = -1;  // the first stuck repair's over-budget bytes
-  auto consider = [&](lifetime_state candidate, std::string name, const call_deadline& until) {
-    const auto outcome = search.repair(candidate, 0.0, until);
+  std::int64_t stuck_over = -1;  // the least over-budget bytes a stuck repair left
+  auto consider = [&](lifetime_state candidate, std::string name, std::size_t depth, const call_deadline& until) {
+    shallow_options.max_recompute_depth = depth;
+    lifetime_searcher& by = depth == options.max_recompute_depth ? search : shallow;
+    const auto outcome = by.repair(candidate, 0.0, until);
     if (outcome == lifetime_searcher::outcome::out_of_time) {
       stopped = true;
       return;
     }
     if (outcome == lifetime_searcher::outcome::stuck) {
-      if (stuck_over < 0) stuck_over = candidate.over();
+      if (stuck_over < 0 || candidate.over() < stuck_over) stuck_over = candidate.over();
       return;
     }
     search.cleanup(candidate, until);
@@ -103,14 +107,25 @@ MEMSCHED_DEF remat_result lifetime_search_until(const memory_graph& g, std::int6
       break;
     }
     if (auto from_plan = lifetime_state_from_plan(g, order, budget, options.start_plans[k]))
-      consider(std::move(*from_plan), "plan " + std::to_string(k), deadline);
+      consider(std::move(*from_plan), "plan " + std::to_string(k), options.max_recompute_depth, deadline);
   }
-  if (chosen && deadline.limited()) {
-    // With a start in hand, the repair (80 s on gpt_96's training graph at 30%, where DTR's plan
-    // converts in 2 s) gets at most half the time left, so that the search has time to improve.
-    consider(lifetime_state(g, order, budget), "repair", deadline.share(0.5));
-  } else {
-    consider(lifetime_state(g, order, budget), "repair", deadline);
+  // The constructive repair at recompute depths 0, 1, 2, 4, ... below the option's, then at it,
+  // shallowest (fastest) first: which depth reaches a budget, and which is cheapest there, depends
+  // on the graph, not on depth alone (a deeper split fixes the slot it aims at and may strand
+  // another). With a time limit and a start in hand, the option's depth gets at most half the
+  // time left and each shallower one a quarter (a repair took 80 s on gpt_96's training graph at
+  // 30%, where DTR's plan converted in 2 s), so that the search has time left.
+  std::vector<std::size_t> depths{0};
+  for (std::size_t d = 1; d < options.max_recompute_depth; d *= 2) depths.push_back(d);
+  if (options.max_recompute_depth > 0) depths.push_back(options.max_recompute_depth);
+  for (const std::size_t depth : depths) {
+    if (deadline.passed()) {
+      stopped = true;
+      break;
+    }
+    const std::string name = depth == options.max_recompute_depth ? "repair" : "repair at depth " + std::to_string(depth);
+    const double share = depth == options.max_recompute_depth ? 0.5 : 0.25;
+    consider(lifetime_state(g, order, budget), name, depth, chosen && deadline.limited() ? deadline.share(share) : deadline);
   }
   if (!chosen) {
     if (stopped) return stop(solve_status::time_limit, "the time limit stopped the repair before any plan");
