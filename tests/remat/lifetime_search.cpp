@@ -316,7 +316,7 @@ TEST_CASE("lifetime_search_plan: the repair runs at every shallower depth too an
 
 TEST_CASE("lifetime_search_plan: the stall stop hands windows over to vertex sets, then ends the search") {
   std::size_t stopped_early = 0, by_vertices = 0;
-  for (std::uint64_t seed = 0; seed < 8; ++seed) {
+  for (std::uint64_t seed = 0; seed < 16; ++seed) {
     const auto& [g, order, budget] = lns_case_of(seed);
     INFO("seed " << seed);
     constexpr std::size_t stall = 6, cap = 120;

@@ -52,9 +52,9 @@ struct lifetime_search_options {
   /// Seed of the search's tie-breaking (std::mt19937_64).
   std::uint64_t seed = 0;
   /// How deep a split may recompute inputs that are not alive where it recomputes (0: only extend
-  /// their lives). The constructive repair runs at depths 0, 1, 2, 4, ... below this one and at it
-  /// (shallowest first); the cheapest plan after cleanup starts the search, which splits at this
-  /// depth.
+  /// their lives). The constructive repair runs at this depth, then at depths 0, 1, 2, 4, ...
+  /// below it; the cheapest plan after cleanup starts the search (ties: the earlier), which
+  /// splits at this depth.
   std::size_t max_recompute_depth = 2;
   /// Plans to start from (DTR's or a heuristic's along the same order, say), besides the
   /// constructive repair's. Each whose first computations follow the order becomes lives
@@ -543,9 +543,7 @@ class lifetime_searcher {
       const auto& starts = st.starts(v);
       // Gaps of each life: between its start and its first demand, and between consecutive
       // demands; splitting at the gap's end b frees v over (a, b) and in slot b until v is
-      // recomputed there. A second split point: just after the gap's last over-budget slot before
-      // b, where the inputs that stayed alive through the over-budget slots still are (at b they
-      // may have to be kept alive or recomputed), at the price of v's bytes up to b.
+      // recomputed there.
       for (std::size_t k = 0, i = 0; k < d.size(); ++k) {
         const slot b = d[k];
         while (i + 1 < starts.size() && starts[i + 1] <= b) ++i;
@@ -554,39 +552,26 @@ class lifetime_searcher {
         // within slot b, after the slot's earlier steps (the in-slot memory).
         if (b <= a) continue;
         if (over_prefix_[b + 1] - over_prefix_[a + 1] == 0) continue;
-        for (const slot at : {b, after_last_over(a, b)}) {
-          if (at <= a) continue;  // no over-budget slot before b - 1: the split at b only
-          if (deadline.passed()) {
-            best.out_of_time = true;
-            return best;
-          }
-          const std::size_t m = st.mark();
-          split(st, v, at, o_.max_recompute_depth);
-          const std::int64_t after = st.over();
-          const double added = st.extra_cost() - cost0;
-          st.undo(m);
-          if (all) all->push_back({-1, v, at, after});
-          if (after >= before) continue;
-          double score = static_cast<double>(before - after) / std::max(added, tiny_cost_);
-          if (noise > 0) score *= 1.0 + noise * unit_(rng_);
-          if (score > best.score) best = {score, v, at, after};  // strict: ties go to the smaller vertex, then slot
+        if (deadline.passed()) {
+          best.out_of_time = true;
+          return best;
         }
+        const std::size_t m = st.mark();
+        split(st, v, b, o_.max_recompute_depth);
+        const std::int64_t after = st.over();
+        const double added = st.extra_cost() - cost0;
+        st.undo(m);
+        if (all) all->push_back({-1, v, b, after});
+        if (after >= before) continue;
+        double score = static_cast<double>(before - after) / std::max(added, tiny_cost_);
+        if (noise > 0) score *= 1.0 + noise * unit_(rng_);
+        if (score > best.score) best = {score, v, b, after};  // strict: ties go to the smaller vertex, then slot
       }
     }
     return best;
   }
 
-  // The slot after the last over-budget slot in (a, b) (over_prefix_ as scan fills it), or a when
-  // there is none or it is b - 1 (then the split at b is the same).
-  slot after_last_over(slot a, slot b) const {
-    const auto first = over_prefix_.begin() + a + 1, last = over_prefix_.begin() + b;
-    if (*last == *first) return a;
-    const auto at = std::lower_bound(first, last + 1, *last);  // the first index with the last count
-    const auto s = static_cast<slot>(at - over_prefix_.begin());  // = the last over-budget slot + 1
-    return s < b ? s : a;
-  }
-
-  // Starts a new life of v at slot s (a demand slot, or a slot inside a gap), then makes each input alive at s: its covering
+  // Starts a new life of v at demand slot s, then makes each input alive at s: its covering
   // life is extended; when that adds over-budget bytes and depth allows, the input is recomputed
   // at s as well (recursively), kept when that fits where the extension did not, or adds less.
   // Depth-first with an explicit stack: max_recompute_depth may reach the graph's depth.

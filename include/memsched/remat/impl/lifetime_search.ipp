@@ -109,15 +109,16 @@ MEMSCHED_DEF remat_result lifetime_search_until(const memory_graph& g, std::int6
     if (auto from_plan = lifetime_state_from_plan(g, order, budget, options.start_plans[k]))
       consider(std::move(*from_plan), "plan " + std::to_string(k), options.max_recompute_depth, deadline);
   }
-  // The constructive repair at recompute depths 0, 1, 2, 4, ... below the option's, then at it,
-  // shallowest (fastest) first: which depth reaches a budget, and which is cheapest there, depends
-  // on the graph, not on depth alone (a deeper split fixes the slot it aims at and may strand
-  // another). With a time limit and a start in hand, the option's depth gets at most half the
-  // time left and each shallower one a quarter (a repair took 80 s on gpt_96's training graph at
-  // 30%, where DTR's plan converted in 2 s), so that the search has time left.
-  std::vector<std::size_t> depths{0};
+  // The constructive repair at the option's recompute depth, then at depths 0, 1, 2, 4, ... below
+  // it: which depth reaches a budget, and which is cheapest there, depends on the graph, not on
+  // depth alone (a deeper split fixes the slot it aims at and may strand another). A shallower
+  // repair replaces the start only when strictly cheaper. With a time limit and a start in hand,
+  // the option's depth gets at most half the time left and each shallower one a quarter (a repair
+  // took 80 s on gpt_96's training graph at 30%, where DTR's plan converted in 2 s), so that the
+  // search has time left.
+  std::vector<std::size_t> depths{options.max_recompute_depth};
+  if (options.max_recompute_depth > 0) depths.push_back(0);
   for (std::size_t d = 1; d < options.max_recompute_depth; d *= 2) depths.push_back(d);
-  if (options.max_recompute_depth > 0) depths.push_back(options.max_recompute_depth);
   for (const std::size_t depth : depths) {
     if (deadline.passed()) {
       stopped = true;
