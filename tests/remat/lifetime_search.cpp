@@ -281,16 +281,16 @@ TEST_CASE("lifetime_search_plan: the repair runs at every shallower depth too an
   // DAGs, budgets from 95% down to 75% of the order's peak.
   std::size_t plans = 0, shallower_won = 0;
   auto check_depths = [&](const memory_graph& g, const std::vector<std::size_t>& order, std::int64_t budget) {
-    std::optional<remat_result> by_depth[3];
+    std::vector<remat_result> by_depth;
     for (std::size_t d = 0; d < 3; ++d)
-      by_depth[d] = lifetime_search_plan(g, budget, lifetime_search_options{.order = order, .max_rounds = 0, .max_recompute_depth = d});
+      by_depth.push_back(lifetime_search_plan(g, budget, lifetime_search_options{.order = order, .max_rounds = 0, .max_recompute_depth = d}));
     for (std::size_t d = 1; d < 3; ++d)
       for (std::size_t e = 0; e < d; ++e) {
-        if (!has_plan(*by_depth[e])) continue;
-        REQUIRE(has_plan(*by_depth[d]));
-        CHECK(by_depth[d]->total_cost <= by_depth[e]->total_cost + 1e-9 * by_depth[e]->total_cost);
+        if (!has_plan(by_depth[e])) continue;
+        REQUIRE(has_plan(by_depth[d]));
+        CHECK(by_depth[d].total_cost <= by_depth[e].total_cost + 1e-9 * by_depth[e].total_cost);
       }
-    const remat_result& deepest = *by_depth[2];
+    const remat_result& deepest = by_depth[2];
     if (!has_plan(deepest)) return;
     ++plans;
     check_result(g, deepest, budget);
@@ -340,8 +340,28 @@ TEST_CASE("lifetime_search_plan: the stall stop hands windows over to vertex set
     CHECK(sooner.total_cost == doctest::Approx(r.total_cost));
     CHECK(sooner.stats.lns_improvements == r.stats.lns_improvements);
   }
-  CHECK(stopped_early > 0);
   CHECK(by_vertices > 0);
+  // A search that stalls by construction: x0 (10 bytes) feeds x1 and the last vertex x7 of the
+  // chain x0 -> ... -> x7 (3 bytes each, x7 1 byte). Holding x0 across the chain needs 16 bytes, so
+  // at 14 one recomputation is needed and the cheapest (x0 before x7, cost 1) is the only kind:
+  // the repair's plan is optimal, no round improves it, the windows stall, the vertex sets take
+  // over and stall too, and the search ends after exactly 2 x stall rounds.
+  memory_graph_data chain{.num_nodes = 8, .edges = {{0, 7}}};
+  for (std::size_t v = 0; v < 8; ++v) {
+    if (v > 0) chain.edges.emplace_back(v - 1, v);
+    chain.bytes.push_back(v == 0 ? 10 : v == 7 ? 1 : 3);
+    chain.cost.push_back(1.0);
+  }
+  const memory_graph g(chain);
+  const std::vector<std::size_t> order(g.topological_order().begin(), g.topological_order().end());
+  REQUIRE(order_peak(g, order) == 16);
+  constexpr std::size_t stall = 5;
+  const auto r = lifetime_search_plan(g, 14, lifetime_search_options{.order = order, .max_rounds = 1000, .max_stall_rounds = stall});
+  check_result(g, r, 14);
+  CHECK(r.total_cost == doctest::Approx(g.total_cost() + 1.0));
+  CHECK(r.stats.lns_improvements == 0);
+  CHECK(r.stats.lns_rounds == 2 * stall);
+  MESSAGE(stopped_early << " of the random cases stopped early");
 }
 
 TEST_CASE("lifetime_search_plan: bad input and limits") {

@@ -421,8 +421,11 @@ class lifetime_searcher {
  public:
   using slot = lifetime_state::slot;
 
+  /// Splits reach `depth` inputs deep (default: the option's max_recompute_depth).
   lifetime_searcher(const memory_graph& g, std::int64_t budget, const lifetime_search_options& o)
-      : g_(g), budget_(budget), o_(o), rng_(o.seed) {
+      : lifetime_searcher(g, budget, o, o.max_recompute_depth) {}
+  lifetime_searcher(const memory_graph& g, std::int64_t budget, const lifetime_search_options& o, std::size_t depth)
+      : g_(g), budget_(budget), depth_(depth), rng_(o.seed) {
     double total = 0;
     for (std::size_t v = 0; v < g.size(); ++v) total += g.cost(v);
     tiny_cost_ = 1e-9 * (total / static_cast<double>(std::max<std::size_t>(1, g.size())) + 1.0);
@@ -444,7 +447,7 @@ class lifetime_searcher {
       const candidate best = scan(st, before, cost0, noise, &singles, deadline);
       if (best.out_of_time) return outcome::out_of_time;
       if (best.score >= 0) {
-        split(st, best.v, best.s, o_.max_recompute_depth);
+        split(st, best.v, best.s, depth_);
         st.commit();
         continue;
       }
@@ -454,7 +457,7 @@ class lifetime_searcher {
       candidate first, second;
       for (const candidate& c : singles) {
         const std::size_t m = st.mark();
-        split(st, c.v, c.s, o_.max_recompute_depth);
+        split(st, c.v, c.s, depth_);
         const candidate next = scan(st, before, cost0, noise, nullptr, deadline);
         st.undo(m);
         if (next.out_of_time) return outcome::out_of_time;
@@ -464,8 +467,8 @@ class lifetime_searcher {
         }
       }
       if (second.score < 0) return outcome::stuck;
-      split(st, first.v, first.s, o_.max_recompute_depth);
-      split(st, second.v, second.s, o_.max_recompute_depth);
+      split(st, first.v, first.s, depth_);
+      split(st, second.v, second.s, depth_);
       st.commit();
     }
     return outcome::done;
@@ -557,7 +560,7 @@ class lifetime_searcher {
           return best;
         }
         const std::size_t m = st.mark();
-        split(st, v, b, o_.max_recompute_depth);
+        split(st, v, b, depth_);
         const std::int64_t after = st.over();
         const double added = st.extra_cost() - cost0;
         st.undo(m);
@@ -613,7 +616,7 @@ class lifetime_searcher {
 
   const memory_graph& g_;
   std::int64_t budget_;
-  const lifetime_search_options& o_;
+  std::size_t depth_;  // how many inputs deep a split recomputes
   std::mt19937_64 rng_;
   std::uniform_real_distribution<double> unit_{0.0, 1.0};
   double tiny_cost_ = 0;

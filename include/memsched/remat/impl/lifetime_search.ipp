@@ -76,8 +76,6 @@ MEMSCHED_DEF remat_result lifetime_search_until(const memory_graph& g, std::int6
   };
   if (auto why = budget_below_lower_bound(g, budget)) return stop(solve_status::infeasible, *why);
   lifetime_searcher search(g, budget, options);
-  lifetime_search_options shallow_options = options;  // the repairs at lower depths
-  lifetime_searcher shallow(g, budget, shallow_options);
   // The states to start from: each start plan's (converting and cleaning one is cheap), then the
   // constructive repair's; the cheapest after cleanup wins (ties: the earlier).
   std::optional<lifetime_state> chosen;
@@ -85,9 +83,8 @@ MEMSCHED_DEF remat_result lifetime_search_until(const memory_graph& g, std::int6
   bool stopped = false;
   std::int64_t stuck_over = -1;  // the least over-budget bytes a stuck repair left
   auto consider = [&](lifetime_state candidate, std::string name, std::size_t depth, const call_deadline& until) {
-    shallow_options.max_recompute_depth = depth;
-    lifetime_searcher& by = depth == options.max_recompute_depth ? search : shallow;
-    const auto outcome = by.repair(candidate, 0.0, until);
+    lifetime_searcher shallow(g, budget, options, depth);
+    const auto outcome = (depth == options.max_recompute_depth ? search : shallow).repair(candidate, 0.0, until);
     if (outcome == lifetime_searcher::outcome::out_of_time) {
       stopped = true;
       return;
@@ -114,8 +111,8 @@ MEMSCHED_DEF remat_result lifetime_search_until(const memory_graph& g, std::int6
   // depth alone (a deeper split fixes the slot it aims at and may strand another). A shallower
   // repair replaces the start only when strictly cheaper. With a time limit and a start in hand,
   // the option's depth gets at most half the time left and each shallower one a quarter (a repair
-  // took 80 s on gpt_96's training graph at 30%, where DTR's plan converted in 2 s), so that the
-  // search has time left.
+  // from scratch can take far longer than converting a heuristic's plan), so that the search has
+  // time left.
   std::vector<std::size_t> depths{options.max_recompute_depth};
   if (options.max_recompute_depth > 0) depths.push_back(0);
   for (std::size_t d = 1; d < options.max_recompute_depth; d *= 2) depths.push_back(d);
