@@ -274,12 +274,12 @@ TEST_CASE("lifetime_search_plan: the search starts from the cheapest of the star
   CHECK(skip_checks > 0);
 }
 
-TEST_CASE("lifetime_search_plan: the repair runs at every shallower depth too and starts from the cheapest plan") {
+TEST_CASE("lifetime_search_plan: the repair runs with two split points and at every shallower depth too, and starts from the cheapest plan") {
   // max_rounds 0: the plan is the start. At depth 2 the repairs at depths 0 and 1 are candidates,
   // so it has a plan wherever one of them has, and costs no more; the repairs at depth 1 likewise
-  // include depth 0's. Random layered graphs (dense enough that repairs get stuck) and random
+  // include depth 0's. Each depth's repair also runs with two split points per gap. Random layered graphs (dense enough that repairs get stuck) and random
   // DAGs, budgets from 95% down to 75% of the order's peak.
-  std::size_t plans = 0, shallower_won = 0;
+  std::size_t plans = 0, shallower_won = 0, two_points_won = 0;
   auto check_depths = [&](const memory_graph& g, const std::vector<std::size_t>& order, std::int64_t budget) {
     std::vector<remat_result> by_depth;
     for (std::size_t d = 0; d < 3; ++d)
@@ -294,7 +294,8 @@ TEST_CASE("lifetime_search_plan: the repair runs at every shallower depth too an
     if (!has_plan(deepest)) return;
     ++plans;
     check_result(g, deepest, budget);
-    if (deepest.stats.start_source != "repair") {
+    if (deepest.stats.start_source == "repair with two split points") ++two_points_won;
+    else if (deepest.stats.start_source != "repair") {
       CHECK(deepest.stats.start_source.rfind("repair at depth ", 0) == 0);
       ++shallower_won;
     }
@@ -309,9 +310,10 @@ TEST_CASE("lifetime_search_plan: the repair runs at every shallower depth too an
     const auto& [g, order, budget] = lns_case_of(seed);
     check_depths(g, order, budget);
   }
-  MESSAGE(plans << " plans; " << shallower_won << " started from a shallower repair");
+  MESSAGE(plans << " plans; " << shallower_won << " started from a shallower repair, " << two_points_won << " from two split points");
   CHECK(plans >= 10);
   CHECK(shallower_won > 0);  // else the shallower repairs were never the cheapest here: nothing tested
+  CHECK(two_points_won > 0);
 }
 
 TEST_CASE("lifetime_search_plan: the stall stop hands windows over to vertex sets, then ends the search") {

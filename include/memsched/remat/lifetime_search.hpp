@@ -52,17 +52,17 @@ struct lifetime_search_options {
   /// Seed of the search's tie-breaking (std::mt19937_64).
   std::uint64_t seed = 0;
   /// How deep a split may recompute inputs that are not alive where it recomputes (0: only extend
-  /// their lives). The constructive repair runs at this depth, then at depths 0, 1, 2, 4, ...
-  /// below it; the cheapest plan after cleanup starts the search (ties: the earlier), which
-  /// splits at this depth.
+  /// their lives). The constructive repair runs at this depth (with one, then two split points
+  /// per gap), then at depths 0, 1, 2, 4, ... below it; the cheapest plan after cleanup starts
+  /// the search (ties: the earlier), which splits at this depth.
   std::size_t max_recompute_depth = 2;
   /// Plans to start from (DTR's or a heuristic's along the same order, say), besides the
   /// constructive repair's. Each whose first computations follow the order becomes lives
   /// (detail::lifetime_state_from_plan), is repaired where its slot memory is over the budget and
   /// cleaned up; the search starts from the cheapest of these states and its own repair's (ties:
-  /// the plans first; stats.start_source: "plan k", "repair" (at max_recompute_depth) or "repair
-  /// at depth d"). With a time limit and a start in hand, the repair at max_recompute_depth gets
-  /// at most half the time left and each shallower one a quarter. Plans that do not follow the
+  /// the plans first; stats.start_source: "plan k", "repair" (at max_recompute_depth), "repair
+  /// with two split points" or "repair at depth d"). With a time limit and a start in hand, the
+  /// first repair gets at most half the time left and each later one a quarter. Plans that do not follow the
   /// order are skipped.
   std::vector<execution_plan> start_plans;
 };
@@ -421,11 +421,15 @@ class lifetime_searcher {
  public:
   using slot = lifetime_state::slot;
 
+  /// Where a split may start a new life within a gap of an old one: at the gap's end only, or
+  /// also just after the gap's last over-budget slot.
+  enum class split_points { gap_end, also_after_last_over };
+
   /// Splits reach `depth` inputs deep (default: the option's max_recompute_depth).
   lifetime_searcher(const memory_graph& g, std::int64_t budget, const lifetime_search_options& o)
-      : lifetime_searcher(g, budget, o, o.max_recompute_depth) {}
-  lifetime_searcher(const memory_graph& g, std::int64_t budget, const lifetime_search_options& o, std::size_t depth)
-      : g_(g), budget_(budget), depth_(depth), rng_(o.seed) {
+      : lifetime_searcher(g, budget, o, o.max_recompute_depth, split_points::gap_end) {}
+  lifetime_searcher(const memory_graph& g, std::int64_t budget, const lifetime_search_options& o, std::size_t depth, split_points points)
+      : g_(g), budget_(budget), depth_(depth), points_(points), rng_(o.seed) {
     double total = 0;
     for (std::size_t v = 0; v < g.size(); ++v) total += g.cost(v);
     tiny_cost_ = 1e-9 * (total / static_cast<double>(std::max<std::size_t>(1, g.size())) + 1.0);
@@ -546,7 +550,10 @@ class lifetime_searcher {
       const auto& starts = st.starts(v);
       // Gaps of each life: between its start and its first demand, and between consecutive
       // demands; splitting at the gap's end b frees v over (a, b) and in slot b until v is
-      // recomputed there.
+      // recomputed there. The second split point (split_points::also_after_last_over): just after
+      // the gap's last over-budget slot before b, where the inputs that stayed alive through the
+      // over-budget slots still are (at b they may have to be kept alive or recomputed), at the
+      // price of v's bytes up to b.
       for (std::size_t k = 0, i = 0; k < d.size(); ++k) {
         const slot b = d[k];
         while (i + 1 < starts.size() && starts[i + 1] <= b) ++i;
@@ -555,26 +562,40 @@ class lifetime_searcher {
         // within slot b, after the slot's earlier steps (the in-slot memory).
         if (b <= a) continue;
         if (over_prefix_[b + 1] - over_prefix_[a + 1] == 0) continue;
-        if (deadline.passed()) {
-          best.out_of_time = true;
-          return best;
+        const slot second = points_ == split_points::also_after_last_over ? after_last_over(a, b) : a;
+        for (const slot at : {b, second}) {
+          if (at <= a) continue;  // no second point: the split at b only
+          if (deadline.passed()) {
+            best.out_of_time = true;
+            return best;
+          }
+          const std::size_t m = st.mark();
+          split(st, v, at, depth_);
+          const std::int64_t after = st.over();
+          const double added = st.extra_cost() - cost0;
+          st.undo(m);
+          if (all) all->push_back({-1, v, at, after});
+          if (after >= before) continue;
+          double score = static_cast<double>(before - after) / std::max(added, tiny_cost_);
+          if (noise > 0) score *= 1.0 + noise * unit_(rng_);
+          if (score > best.score) best = {score, v, at, after};  // strict: ties go to the smaller vertex, then slot
         }
-        const std::size_t m = st.mark();
-        split(st, v, b, depth_);
-        const std::int64_t after = st.over();
-        const double added = st.extra_cost() - cost0;
-        st.undo(m);
-        if (all) all->push_back({-1, v, b, after});
-        if (after >= before) continue;
-        double score = static_cast<double>(before - after) / std::max(added, tiny_cost_);
-        if (noise > 0) score *= 1.0 + noise * unit_(rng_);
-        if (score > best.score) best = {score, v, b, after};  // strict: ties go to the smaller vertex, then slot
       }
     }
     return best;
   }
 
-  // Starts a new life of v at demand slot s, then makes each input alive at s: its covering
+  // The slot after the last over-budget slot in (a, b) (over_prefix_ as scan fills it), or a when
+  // there is none or it is b - 1 (then the split at b is the same).
+  slot after_last_over(slot a, slot b) const {
+    const auto first = over_prefix_.begin() + a + 1, last = over_prefix_.begin() + b;
+    if (*last == *first) return a;
+    const auto at = std::lower_bound(first, last + 1, *last);  // the first index with the last count
+    const auto s = static_cast<slot>(at - over_prefix_.begin());  // = the last over-budget slot + 1
+    return s < b ? s : a;
+  }
+
+  // Starts a new life of v at slot s (a demand slot, or a slot inside a gap), then makes each input alive at s: its covering
   // life is extended; when that adds over-budget bytes and depth allows, the input is recomputed
   // at s as well (recursively), kept when that fits where the extension did not, or adds less.
   // Depth-first with an explicit stack: max_recompute_depth may reach the graph's depth.
@@ -617,6 +638,7 @@ class lifetime_searcher {
   const memory_graph& g_;
   std::int64_t budget_;
   std::size_t depth_;  // how many inputs deep a split recomputes
+  split_points points_;
   std::mt19937_64 rng_;
   std::uniform_real_distribution<double> unit_{0.0, 1.0};
   double tiny_cost_ = 0;

@@ -75,16 +75,16 @@ MEMSCHED_DEF remat_result lifetime_search_until(const memory_graph& g, std::int6
     return r;
   };
   if (auto why = budget_below_lower_bound(g, budget)) return stop(solve_status::infeasible, *why);
-  lifetime_searcher search(g, budget, options);
+  using split_points = lifetime_searcher::split_points;
   // The states to start from: each start plan's (converting and cleaning one is cheap), then the
-  // constructive repair's; the cheapest after cleanup wins (ties: the earlier).
+  // constructive repairs'; the cheapest after cleanup wins (ties: the earlier).
   std::optional<lifetime_state> chosen;
   std::string source;
   bool stopped = false;
   std::int64_t stuck_over = -1;  // the least over-budget bytes a stuck repair left
-  auto consider = [&](lifetime_state candidate, std::string name, std::size_t depth, const call_deadline& until) {
-    lifetime_searcher shallow(g, budget, options, depth);
-    const auto outcome = (depth == options.max_recompute_depth ? search : shallow).repair(candidate, 0.0, until);
+  auto consider = [&](lifetime_state candidate, std::string name, std::size_t depth, split_points points, const call_deadline& until) {
+    lifetime_searcher by(g, budget, options, depth, points);
+    const auto outcome = by.repair(candidate, 0.0, until);
     if (outcome == lifetime_searcher::outcome::out_of_time) {
       stopped = true;
       return;
@@ -93,7 +93,7 @@ MEMSCHED_DEF remat_result lifetime_search_until(const memory_graph& g, std::int6
       if (stuck_over < 0 || candidate.over() < stuck_over) stuck_over = candidate.over();
       return;
     }
-    search.cleanup(candidate, until);
+    by.cleanup(candidate, until);
     if (chosen && !(candidate.extra_cost() < chosen->extra_cost() - 1e-9 * (1.0 + chosen->extra_cost()))) return;
     chosen = std::move(candidate);
     source = std::move(name);
@@ -104,32 +104,42 @@ MEMSCHED_DEF remat_result lifetime_search_until(const memory_graph& g, std::int6
       break;
     }
     if (auto from_plan = lifetime_state_from_plan(g, order, budget, options.start_plans[k]))
-      consider(std::move(*from_plan), "plan " + std::to_string(k), options.max_recompute_depth, deadline);
+      consider(std::move(*from_plan), "plan " + std::to_string(k), options.max_recompute_depth, split_points::gap_end, deadline);
   }
-  // The constructive repair at the option's recompute depth, then at depths 0, 1, 2, 4, ... below
-  // it: which depth reaches a budget, and which is cheapest there, depends on the graph, not on
-  // depth alone (a deeper split fixes the slot it aims at and may strand another). A shallower
-  // repair replaces the start only when strictly cheaper. With a time limit and a start in hand,
-  // the option's depth gets at most half the time left and each shallower one a quarter (a repair
-  // from scratch can take far longer than converting a heuristic's plan), so that the search has
-  // time left.
-  std::vector<std::size_t> depths{options.max_recompute_depth};
-  if (options.max_recompute_depth > 0) depths.push_back(0);
-  for (std::size_t d = 1; d < options.max_recompute_depth; d *= 2) depths.push_back(d);
-  for (const std::size_t depth : depths) {
+  // The constructive repair at the option's recompute depth, with one split point per gap and
+  // then with two, then at depths 0, 1, 2, 4, ... below it: which depth and which split points
+  // reach a budget, and which is cheapest there, depend on the graph (a deeper split, or one
+  // earlier in a gap, fixes the slot it aims at and may strand another). A later repair replaces
+  // the start only when strictly cheaper. With a time limit and a start in hand, the first repair
+  // gets at most half the time left and each later one a quarter (a repair from scratch can take
+  // far longer than converting a heuristic's plan), so that the search has time left.
+  struct repair_kind {
+    std::size_t depth;
+    split_points points;
+    std::string name;
+  };
+  const std::size_t top = options.max_recompute_depth;
+  std::vector<repair_kind> repairs{{top, split_points::gap_end, "repair"},
+                                   {top, split_points::also_after_last_over, "repair with two split points"}};
+  if (top > 0) repairs.push_back({0, split_points::gap_end, "repair at depth 0"});
+  for (std::size_t d = 1; d < top; d *= 2) repairs.push_back({d, split_points::gap_end, "repair at depth " + std::to_string(d)});
+  for (repair_kind& kind : repairs) {
     if (deadline.passed()) {
       stopped = true;
       break;
     }
-    const std::string name = depth == options.max_recompute_depth ? "repair" : "repair at depth " + std::to_string(depth);
-    const double share = depth == options.max_recompute_depth ? 0.5 : 0.25;
-    consider(lifetime_state(g, order, budget), name, depth, chosen && deadline.limited() ? deadline.share(share) : deadline);
+    const double share = &kind == &repairs.front() ? 0.5 : 0.25;
+    consider(lifetime_state(g, order, budget), std::move(kind.name), kind.depth, kind.points,
+             chosen && deadline.limited() ? deadline.share(share) : deadline);
   }
   if (!chosen) {
     if (stopped) return stop(solve_status::time_limit, "the time limit stopped the repair before any plan");
     return stop(solve_status::no_solution,
                 "no split of a life reduces the over-budget bytes any further (" + std::to_string(stuck_over) + " bytes over)");
   }
+  // The search's rounds alternate between one and two split points per gap.
+  lifetime_searcher one_point(g, budget, options, options.max_recompute_depth, split_points::gap_end);
+  lifetime_searcher two_points(g, budget, options, options.max_recompute_depth, split_points::also_after_last_over);
   lifetime_state st = std::move(*chosen);
   const double start_cost = g.total_cost() + st.extra_cost();
   const observer_ref& obs = options.solver.observer;
@@ -168,6 +178,7 @@ MEMSCHED_DEF remat_result lifetime_search_until(const memory_graph& g, std::int6
       const std::size_t lo = std::uniform_int_distribution<std::size_t>(0, n - w)(pick);
       lifetime_searcher::clear_window(trial, static_cast<lifetime_state::slot>(lo), static_cast<lifetime_state::slot>(lo + w));
     }
+    lifetime_searcher& search = rounds % 2 == 1 ? one_point : two_points;
     const auto res = search.repair(trial, 0.25, deadline);
     if (res == lifetime_searcher::outcome::out_of_time) break;
     bool better = false;
