@@ -56,25 +56,21 @@ MEMSCHED_DEF std::optional<lifetime_state> lifetime_state_from_plan(const memory
   return st;
 }
 
-MEMSCHED_DEF remat_result lifetime_search_on(const memory_graph& g, std::int64_t budget, const lifetime_search_options& options,
-                                              std::chrono::steady_clock::time_point start) {
-  return lifetime_search_until(g, budget, options, start, call_deadline(start, options.solver.time_limit));
-}
+/// The lifetime search's start: the cheapest state after cleanup (none when every repair is
+/// stuck or out of time), its name (stats.start_source), whether the deadline stopped a repair
+/// and the fewest over-budget bytes a stuck repair left.
+struct lifetime_start {
+  std::optional<lifetime_state> state;
+  std::string source;
+  bool stopped = false;
+  std::int64_t stuck_over = -1;
+};
 
-MEMSCHED_DEF remat_result lifetime_search_until(const memory_graph& g, std::int64_t budget, const lifetime_search_options& options,
-                                                 std::chrono::steady_clock::time_point start, const call_deadline& deadline) {
-  std::vector<std::size_t> order = options.order;
-  if (order.empty()) order.assign(g.topological_order().begin(), g.topological_order().end());
-  else check_order(g, order, "lifetime_search_plan");
-  auto stop = [&](solve_status status, std::string message) {
-    remat_result r;
-    r.status = status;
-    r.message = "lifetime_search_plan: " + std::move(message);
-    r.stats.order = std::move(order);
-    r.stats.seconds = seconds_since(start);
-    return r;
-  };
-  if (auto why = budget_below_lower_bound(g, budget)) return stop(solve_status::infeasible, *why);
+MEMSCHED_DECL lifetime_start best_lifetime_start(const memory_graph& g, std::int64_t budget, const lifetime_search_options& options,
+                                                 const std::vector<std::size_t>& order, const call_deadline& deadline);
+
+MEMSCHED_DEF lifetime_start best_lifetime_start(const memory_graph& g, std::int64_t budget, const lifetime_search_options& options,
+                                                const std::vector<std::size_t>& order, const call_deadline& deadline) {
   using split_points = lifetime_searcher::split_points;
   // The states to start from: each start plan's (converting and cleaning one is cheap), then the
   // constructive repairs'; the cheapest after cleanup wins (ties: the earlier).
@@ -132,15 +128,39 @@ MEMSCHED_DEF remat_result lifetime_search_until(const memory_graph& g, std::int6
     consider(lifetime_state(g, order, budget), std::move(kind.name), kind.depth, kind.points,
              chosen && deadline.limited() ? deadline.share(share) : deadline);
   }
-  if (!chosen) {
-    if (stopped) return stop(solve_status::time_limit, "the time limit stopped the repair before any plan");
+  return {std::move(chosen), std::move(source), stopped, stuck_over};
+}
+
+MEMSCHED_DEF remat_result lifetime_search_on(const memory_graph& g, std::int64_t budget, const lifetime_search_options& options,
+                                              std::chrono::steady_clock::time_point start) {
+  return lifetime_search_until(g, budget, options, start, call_deadline(start, options.solver.time_limit));
+}
+
+MEMSCHED_DEF remat_result lifetime_search_until(const memory_graph& g, std::int64_t budget, const lifetime_search_options& options,
+                                                 std::chrono::steady_clock::time_point start, const call_deadline& deadline) {
+  std::vector<std::size_t> order = options.order;
+  if (order.empty()) order.assign(g.topological_order().begin(), g.topological_order().end());
+  else check_order(g, order, "lifetime_search_plan");
+  auto stop = [&](solve_status status, std::string message) {
+    remat_result r;
+    r.status = status;
+    r.message = "lifetime_search_plan: " + std::move(message);
+    r.stats.order = std::move(order);
+    r.stats.seconds = seconds_since(start);
+    return r;
+  };
+  if (auto why = budget_below_lower_bound(g, budget)) return stop(solve_status::infeasible, *why);
+  lifetime_start from = best_lifetime_start(g, budget, options, order, deadline);
+  if (!from.state) {
+    if (from.stopped) return stop(solve_status::time_limit, "the time limit stopped the repair before any plan");
     return stop(solve_status::no_solution,
-                "no split of a life reduces the over-budget bytes any further (" + std::to_string(stuck_over) + " bytes over)");
+                "no split of a life reduces the over-budget bytes any further (" + std::to_string(from.stuck_over) + " bytes over)");
   }
+  using split_points = lifetime_searcher::split_points;
   // The search's rounds alternate between one and two split points per gap.
   lifetime_searcher one_point(g, budget, options, options.max_recompute_depth, split_points::gap_end);
   lifetime_searcher two_points(g, budget, options, options.max_recompute_depth, split_points::also_after_last_over);
-  lifetime_state st = std::move(*chosen);
+  lifetime_state st = std::move(*from.state);
   const double start_cost = g.total_cost() + st.extra_cost();
   const observer_ref& obs = options.solver.observer;
   double best_seconds = seconds_since(start);
@@ -212,7 +232,7 @@ MEMSCHED_DEF remat_result lifetime_search_until(const memory_graph& g, std::int6
     if (best.recomputations() == 0 || r.total_cost <= *r.cost_bound + 1e-9 * std::max(1.0, r.total_cost)) r.status = solve_status::optimal;
   }
   r.stats.order = std::move(order);
-  r.stats.start_source = std::move(source);
+  r.stats.start_source = std::move(from.source);
   r.stats.start_cost = start_cost;
   r.stats.lns_rounds = rounds;
   r.stats.lns_improvements = improvements;
