@@ -451,7 +451,11 @@ class lifetime_searcher {
       const candidate best = scan(st, before, cost0, noise, &singles, deadline);
       if (best.out_of_time) return outcome::out_of_time;
       if (best.score >= 0) {
-        split(st, best.v, best.s, depth_);
+        const std::size_t m = st.mark();
+        if (!split(st, best.v, best.s, depth_, deadline)) {
+          st.undo(m);
+          return outcome::out_of_time;
+        }
         st.commit();
         continue;
       }
@@ -461,8 +465,8 @@ class lifetime_searcher {
       candidate first, second;
       for (const candidate& c : singles) {
         const std::size_t m = st.mark();
-        split(st, c.v, c.s, depth_);
-        const candidate next = scan(st, before, cost0, noise, nullptr, deadline);
+        const bool whole = split(st, c.v, c.s, depth_, deadline);
+        const candidate next = whole ? scan(st, before, cost0, noise, nullptr, deadline) : candidate{.out_of_time = true};
         st.undo(m);
         if (next.out_of_time) return outcome::out_of_time;
         if (next.score > second.score) {
@@ -471,8 +475,11 @@ class lifetime_searcher {
         }
       }
       if (second.score < 0) return outcome::stuck;
-      split(st, first.v, first.s, depth_);
-      split(st, second.v, second.s, depth_);
+      const std::size_t m = st.mark();
+      if (!split(st, first.v, first.s, depth_, deadline) || !split(st, second.v, second.s, depth_, deadline)) {
+        st.undo(m);
+        return outcome::out_of_time;
+      }
       st.commit();
     }
     return outcome::done;
@@ -570,7 +577,11 @@ class lifetime_searcher {
             return best;
           }
           const std::size_t m = st.mark();
-          split(st, v, at, depth_);
+          if (!split(st, v, at, depth_, deadline)) {
+            st.undo(m);
+            best.out_of_time = true;
+            return best;
+          }
           const std::int64_t after = st.over();
           const double added = st.extra_cost() - cost0;
           st.undo(m);
@@ -598,8 +609,10 @@ class lifetime_searcher {
   // Starts a new life of v at slot s (a demand slot, or a slot inside a gap), then makes each input alive at s: its covering
   // life is extended; when that adds over-budget bytes and depth allows, the input is recomputed
   // at s as well (recursively), kept when that fits where the extension did not, or adds less.
-  // Depth-first with an explicit stack: max_recompute_depth may reach the graph's depth.
-  void split(lifetime_state& st, std::size_t v, slot s, std::size_t depth) {
+  // Depth-first with an explicit stack: max_recompute_depth may reach the graph's depth, and then
+  // one split may recompute much of the graph, so the deadline is checked before each input's
+  // recomputation (false: it passed, the split is partly done and the caller undoes it).
+  bool split(lifetime_state& st, std::size_t v, slot s, std::size_t depth, const call_deadline& deadline) {
     struct frame {
       std::size_t v, depth, next;
       std::int64_t extended;  // over() after the demand of the input being split (while in_child)
@@ -626,6 +639,7 @@ class lifetime_searcher {
       st.add_demand(x, s);
       const std::int64_t extended = st.over();
       if (f.depth == 0 || extended == before || st.has_start(x, s)) continue;
+      if (deadline.passed()) return false;
       f.extended = extended;
       f.mark = st.mark();
       f.in_child = true;
@@ -633,6 +647,7 @@ class lifetime_searcher {
       st.add_start(x, s);
       stack.push_back({x, child_depth, 0, 0, 0, false});  // f is not used after this
     }
+    return true;
   }
 
   const memory_graph& g_;
