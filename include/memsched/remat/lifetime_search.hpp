@@ -52,16 +52,16 @@ struct lifetime_search_options {
   /// Seed of the search's tie-breaking (std::mt19937_64).
   std::uint64_t seed = 0;
   /// How deep a split may recompute inputs that are not alive where it recomputes (0: only extend
-  /// their lives). The constructive repair runs at this depth (with one, then two split points
-  /// per gap), then at depths 0, 1, 2, 4, ... below it; the cheapest plan after cleanup starts
-  /// the search (ties: the earlier), which splits at this depth.
+  /// their lives). The constructive repair runs at this depth, then at depths 0, 1, 2, 4, ...
+  /// below it, each with one and then two split points per gap; the cheapest plan after cleanup
+  /// starts the search (ties: the earlier), which splits at this depth.
   std::size_t max_recompute_depth = 2;
   /// Plans to start from (DTR's or a heuristic's along the same order, say), besides the
   /// constructive repair's. Each whose first computations follow the order becomes lives
   /// (detail::lifetime_state_from_plan), is repaired where its slot memory is over the budget and
   /// cleaned up; the search starts from the cheapest of these states and its own repair's (ties:
   /// the plans first; stats.start_source: "plan k", "repair" (at max_recompute_depth), "repair
-  /// with two split points" or "repair at depth d"). With a time limit and a start in hand, the
+  /// at depth d", each possibly followed by " with two split points"). With a time limit and a start in hand, the
   /// first repair gets at most half the time left and each later one a quarter. Plans that do not follow the
   /// order are skipped.
   std::vector<execution_plan> start_plans;

@@ -24,7 +24,7 @@ struct remat_stats {
   std::size_t variables = 0, constraints = 0, nonzeros = 0, intervals = 0;
   std::int64_t memory_unit = 1;  ///< Bytes per model memory unit (gcd of sizes and workspaces).
   // Start solution handed to the solver.
-  std::string start_source;       ///< "plan N", "no-remat", "eviction greedy N", "lp rounding", "phase 1", the lifetime search's "repair" / "repair with two split points" / "repair at depth d", hiremate's "best-heuristic" / "dtr:<score>", or "".
+  std::string start_source;       ///< "plan N", "no-remat", "eviction greedy N", "lp rounding", "phase 1", the lifetime search's "repair" / "repair at depth d" (either possibly " with two split points"), hiremate's "best-heuristic" / "dtr:<score>", or "".
   std::optional<double> start_cost;  ///< Total cost of that start.
   // Phases and searches.
   std::size_t lns_rounds = 0, lns_improvements = 0;   ///< Checkmate's large-neighbourhood search.

@@ -102,23 +102,30 @@ MEMSCHED_DEF lifetime_start best_lifetime_start(const memory_graph& g, std::int6
     if (auto from_plan = lifetime_state_from_plan(g, order, budget, options.start_plans[k]))
       consider(std::move(*from_plan), "plan " + std::to_string(k), options.max_recompute_depth, split_points::gap_end, deadline);
   }
-  // The constructive repair at the option's recompute depth, with one split point per gap and
-  // then with two, then at depths 0, 1, 2, 4, ... below it: which depth and which split points
+  // The constructive repair at the option's recompute depth, then at depths 0, 1, 2, 4, ... below
+  // it, each with one split point per gap and then with two: which depth and which split points
   // reach a budget, and which is cheapest there, depend on the graph (a deeper split, or one
-  // earlier in a gap, fixes the slot it aims at and may strand another). A later repair replaces
-  // the start only when strictly cheaper. With a time limit and a start in hand, the first repair
-  // gets at most half the time left and each later one a quarter (a repair from scratch can take
-  // far longer than converting a heuristic's plan), so that the search has time left.
+  // earlier in a gap, fixes the slot it aims at and may strand another). Every repair of a
+  // shallower depth in this list is also in a deeper depth's list, so without a time limit a
+  // deeper option never loses a start a shallower one finds. A later repair replaces the start
+  // only when strictly cheaper. With a time limit and a start in hand, the first repair gets at
+  // most half the time left and each later one a quarter (a repair from scratch can take far
+  // longer than converting a heuristic's plan), so that the search has time left.
   struct repair_kind {
     std::size_t depth;
     split_points points;
     std::string name;
   };
   const std::size_t top = options.max_recompute_depth;
-  std::vector<repair_kind> repairs{{top, split_points::gap_end, "repair"},
-                                   {top, split_points::also_after_last_over, "repair with two split points"}};
-  if (top > 0) repairs.push_back({0, split_points::gap_end, "repair at depth 0"});
-  for (std::size_t d = 1; d < top; d *= 2) repairs.push_back({d, split_points::gap_end, "repair at depth " + std::to_string(d)});
+  std::vector<std::size_t> depths{top};
+  if (top > 0) depths.push_back(0);
+  for (std::size_t d = 1; d < top; d *= 2) depths.push_back(d);
+  std::vector<repair_kind> repairs;
+  for (const std::size_t d : depths) {
+    const std::string name = d == top ? "repair" : "repair at depth " + std::to_string(d);
+    repairs.push_back({d, split_points::gap_end, name});
+    repairs.push_back({d, split_points::also_after_last_over, name + " with two split points"});
+  }
   for (repair_kind& kind : repairs) {
     if (deadline.passed()) {
       stopped = true;
