@@ -14,7 +14,8 @@ unloaded one.
 Graphs: the bundled Moccasin graphs (tests/data/moccasin/random_layered_n100.json, n250) and
 graphs from `memsched generate random-layered --nodes N --width 0.43 --edge-density 0.2 --seed
 S`: the width and density that give the bundled n250's edge count at 250 vertices (916 edges
-against 944; the default width 0.27 gives fewer edges than the artifact's n100). Seeds 21-25
+against 944; the default width 0.27 gives fewer edges than the artifact's n100) and the mean layer
+width and edge count of the artifact's n500 and n1000 (docs/generators.md). Seeds 21-25
 (500 vertices) and 21 (1,000) were looked at while developing; pass others with --seeds.
 
   bench/remat_quality.py --memsched build/tool/memsched [--sizes 500,1000] [--seeds 26,27,28]
