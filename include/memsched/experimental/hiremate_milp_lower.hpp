@@ -48,9 +48,9 @@ struct hiremate_milp_lower_options {
 /// heuristics plus one MILP (O(n^2) variables); a failed or capped MILP leaves the heuristics'
 /// plan. Throws what the backend throws on a malformed model (never on these models).
 ///
-/// Measured at 30% of the peak (docs/hiremate.md, "Exact lowest level"): the hierarchy's own plan
-/// on resnet101 +1.28% -> +1.06% in 255 s instead of 0.4 s, on gpt2_medium unchanged in 105 s
-/// instead of 0.3 s; so hiremate_plan does not use it by default.
+/// Experimental: it costs hundreds of times the default lowest level's time for a fraction of a
+/// percent on the graphs measured (docs/hiremate.md, "Measured"), so hiremate_plan does not use
+/// it by default.
 template <milp_backend Backend>
 [[nodiscard]] hiremate_lower_solver hiremate_milp_lower_solver(hiremate_milp_lower_options<Backend> options = {}) {
   return [options = std::move(options)](const memory_graph& g, std::int64_t budget, const hiremate_lower_limits& limits) {

@@ -46,7 +46,7 @@ inline constexpr std::array<dtr_heuristic, 5> all_dtr_heuristics{dtr_heuristic::
                                                                  dtr_heuristic::lru, dtr_heuristic::size};
 
 /// Largest graph on which the portfolios (remat_plan, hiremate_plan) run the exact `dtr` score by
-/// default (its O(R (n + m)) per eviction, R the resident values: 0.3 s on gpt_96's 2,894 vertices at 20% of the peak).
+/// default (its O(R (n + m)) per eviction, R the resident values: on larger graphs the cheaper scores).
 inline constexpr std::size_t default_dtr_exact_max_vertices = 4096;
 
 /// "dtr", "dtr-eq", "local", "lru", "size". O(1), never throws.

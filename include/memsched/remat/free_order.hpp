@@ -238,8 +238,7 @@ MEMSCHED_DECL remat_result free_order_until(const memory_graph& g, std::int64_t 
 /// that peak fits or no copy helps. The plan is that order when it fits, else lifetime_search_plan's
 /// along it on the copied graph (options.recompute_depths in turn until one finds a plan); mapped
 /// back to the graph's vertices (a copy computes its original), it is re-checked by the simulator. It reaches
-/// budgets below every order's peak where a fixed order has no plan (random_layered_n100 at
-/// 26,000: docs/remat_auto.md). Statuses: optimal when nothing is recomputed; feasible; infeasible
+/// budgets below every order's peak, where a fixed order has no plan (docs/remat_auto.md). Statuses: optimal when nothing is recomputed; feasible; infeasible
 /// when the budget is below what every plan needs (a vertex with its inputs, the outputs);
 /// no_solution when no plan was found; time_limit when the limit stopped it before any plan.
 /// cost_bound (also without a plan): remat_cost_lower_bound over every plan, with Serenity's

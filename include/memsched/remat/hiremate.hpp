@@ -83,30 +83,25 @@ struct hiremate_options {
   unsigned threads = 1;                          ///< Classes solved in parallel (0: hardware), the heuristic start beside them when >= 2; the result does not depend on it.
   hiremate_partition_options partition = {};     ///< M^l, M^t, alpha.
   std::size_t budgets = 8;                       ///< Budgets solved per class (>= 1).
-  /// N_o: options kept per class (1..254). 8 with the squeezed options: on gpt2_medium at 40% of
-  /// the peak 5.0% overhead instead of 12.7% with 4 options and no squeezing (heuristic options).
-  /// With DTR's options, 32 (no thinning) makes the hierarchy's own plan cheaper at most budgets
-  /// of the shared graphs but dearer at 20% on the GPT ones (docs/hiremate.md, "N_o and the thinning").
+  /// N_o: options kept per class (1..254), thinned from the Pareto front of (peak, cost). More
+  /// options give the top level more choices at the price of a larger table; which count pays
+  /// depends on the graph and the budget.
   std::size_t max_options = 8;
   std::size_t resident_levels = 3;               ///< As hiremate_subgraph_options_config::resident_levels (the squeezed options).
   /// Steps of the keep-set ladder added to each class's options (checkpoint plans that keep what
   /// the next groups read and drop the rest in increasing recomputation cost per byte; up to
-  /// max_options more options): 1 gives its two ends (nothing dropped, outputs only), 0 none. 32
-  /// instead of 1: the hierarchy's overhead on gpt_96 at 30% of the peak 4.1% instead of 5.1%,
-  /// on resnet101 at 50% 0.08% instead of 0.52% (docs/hiremate.md, "The keep-set ladder").
+  /// max_options more options): 1 gives its two ends (nothing dropped, outputs only), 0 none.
+  /// The ladder fills the gaps between the budgets solved, where a class's cheapest option for
+  /// the memory the top level can give it would otherwise be far dearer.
   std::size_t ladder_rungs = 32;
   best_heuristic_options heuristics = {};        ///< Lowest-level solver when `lower_solver` is empty, and the start.
   /// With the heuristics, also dtr_plan along the topological order with every score (the exact
-  /// neighbourhood up to default_dtr_exact_max_vertices), at the lowest level and as the start. On
-  /// the GPT graphs at 20-50% of the peak the hierarchy's overhead drops by 14-58%
-  /// (docs/hiremate.md).
+  /// neighbourhood up to default_dtr_exact_max_vertices), at the lowest level and as the start:
+  /// DTR drops single expensive values inside a group, which the checkpoint heuristics cannot.
   bool dtr = true;
   /// As hiremate_subgraph_options_config::serenity_states: every subgraph problem also gets the
   /// no-recomputation option along Serenity's least-peak order when that peak is lower (stored
-  /// states per problem; 0: none). Of the 14 shared training graphs at 20-50% of the peak it
-  /// changes plans only on GoogLeNet, whose hierarchy costs +3.08% instead of +3.35% at 35%
-  /// (+0.0614% instead of +0.0611% at 60%); no measurable time (docs/hiremate.md, "Serenity at
-  /// the lowest level").
+  /// states per problem; 0: none). It matters on branchy blocks, whose order decides their peak.
   std::uint64_t serenity_states = std::uint64_t{1} << 16;
   /// Solves one subgraph problem for one budget within the limits given (e.g. Checkmate's MILP
   /// with solver.time_limit and max_bytes set from them); empty: the heuristics (and DTR).
@@ -117,13 +112,13 @@ struct hiremate_options {
   std::size_t chain_units = 512;
   /// The chain schedule may drop a group's carry (what the next group reads) while the groups
   /// after the next one run and recompute it from the group's kept values before the next
-  /// group's backward part (hm_group_choice::regen): a second table of the chain's size.
+  /// group's backward part: a second table of the chain's size.
   bool regenerate_carries = true;
-  /// Groups that a read the chain would pin spans (detail::hm_read_kind: a value read two or more
-  /// groups away, or by a backward part other than its neighbours', e.g. a skip connection split
-  /// over several groups) are merged into one group when the merged group has at most
-  /// merge_spans x M^l vertices (detail::hm_merge_spans; reads over more than four groups are left
-  /// pinned): the chain never recomputes such a value and holds it over its whole live range.
+  /// Groups that a read the chain would pin spans (a value read two or more groups away, or by a
+  /// backward part other than its neighbours', e.g. a skip connection split over several groups)
+  /// are merged into one group when the merged group has at most merge_spans x M^l vertices
+  /// (reads over more than four groups are left pinned): the chain never recomputes such a value
+  /// and holds it over its whole live range.
   /// Merged groups made of the same classes share a class, solved once. 0: no merging.
   std::size_t merge_spans = 8;
   /// Most stages of the chain schedule, whose table takes O(stages^3 x units) time: when level 0
@@ -134,10 +129,9 @@ struct hiremate_options {
   /// Partitions solved: at M^l, 2 M^l, 4 M^l, ... (this many grains; a grain below the M^l that
   /// max_chain_stages already raised to is skipped, as is a partition whose groups are the
   /// previous one's); the cheapest expanded plan of all is the hierarchy's, and `stats` describe
-  /// the partition that gave it. Which grain wins depends on the graph and the budget: on gpt_96
-  /// at 30% of the peak the hierarchy's overhead is 3.9% at M^l = 20 and 2.3% at 160, on
-  /// resnet101 at 40% 0.59% at 20 and 0.12% at 160 (docs/hiremate.md, "Several partitions").
-  /// Costs about the sum of the partitions' times. 1..16; 1: one partition (the paper's). Later
+  /// the partition that gave it. Which grain wins depends on the graph and the budget (coarser
+  /// groups let a class keep more inside, finer ones give the top level more choices). Costs
+  /// about the sum of the partitions' times. 1..16; 1: one partition (the paper's). Later
   /// partitions start only within half the time limit.
   std::size_t partitions = 4;
   /// Solve each grain twice when partition.stop_at_max_top is set: as given (every round of
@@ -145,13 +139,10 @@ struct hiremate_options {
   /// every round finished (stop_at_max_top = false: wrapping goes on while candidates are left, so
   /// blocks are not left split into branches whose values the top level must pin); the cheaper
   /// plan wins and stats.partition.full_rounds says which. A finished round's groups that the
-  /// stopped one already had are not solved again. On branchy graphs it finds plans the stopped
-  /// rounds do not (GoogLeNet at 30% of the peak, DARTS at 30-40%) or cheaper ones (GoogLeNet at
-  /// 40%: +0.13% against +2.73%), and on gpt_96 at 30% +2.17% against +2.33%; transformer_6_6 at
-  /// 30% keeps the stopped rounds' plan (docs/hiremate.md, "Finished rounds"). Costs about the
-  /// sum of both kinds' times: finished rounds make larger groups, so 1.6-7x the stopped rounds'
-  /// time alone on the shared training graphs (1.4 s on gpt_96). Nested hierarchies (levels > 2)
-  /// solve the partition as given only.
+  /// stopped one already had are not solved again. On branchy graphs finished rounds find plans
+  /// at budgets where the stopped rounds' split blocks leave none. Costs about the sum of both
+  /// kinds' times (finished rounds make larger groups). Nested hierarchies (levels > 2) solve the
+  /// partition as given only.
   bool also_full_rounds = true;
   /// Levels of the hierarchy (the paper's H-Solver recursion; 2..4). 2: level 0 of the partition
   /// (each class solved per budget) and the top level over its groups. L > 2: the groups of
@@ -164,27 +155,18 @@ struct hiremate_options {
   /// (docs/hiremate.md, "More levels").
   std::size_t levels = 2;
   /// resident_levels for the groups that levels > 2 solves by nested hierarchies, where each
-  /// squeezed solve is a whole hierarchy. 1 instead of 3: `levels = 3` on a 384-layer GPT stack
-  /// in 0.4-0.5x the time, the same plan at 30% of the peak and +7.911% against +7.907% at 20%
-  /// (docs/hiremate.md, "More levels"; with 4 budgets instead of 8 the third level's gain was lost).
+  /// squeezed solve is a whole hierarchy (hence fewer than resident_levels).
   std::size_t nested_resident_levels = 1;
   /// `partitions` for the nested hierarchies of levels > 2 (each solves one group's subgraph per
-  /// budget, and each partition it tries is one more top-level solve of it). 1 instead of 4:
-  /// `levels = 3` in 0.77-0.88x the time with the same plans on gpt_96, transformer_6_6 and a
-  /// 384-layer GPT stack at 20-50% of the peak (docs/hiremate.md, "One partition in the nested
-  /// hierarchies"). 1..16.
+  /// budget, and each partition it tries is one more top-level solve of it). 1..16.
   std::size_t nested_partitions = 1;
   /// chain_units for the nested hierarchies of levels > 2, whose chain tables are filled for every
-  /// class, budget and repair round (most of their time). 128 instead of 512: `levels = 3` in
-  /// 0.52-0.54x the time on a 384-layer GPT stack at 20-40% of the peak, with the same plans there
-  /// and on gpt_96, transformer_6_6 and gpt2_medium (docs/hiremate.md, "Coarser chain tables in the
-  /// nested hierarchies"). 0 (no chain top level in them) or >= 16.
+  /// class, budget and repair round (most of their time), hence coarser than chain_units. 0 (no
+  /// chain top level in them) or >= 16.
   std::size_t nested_chain_units = 128;
   /// DTR in the heuristic start of the nested hierarchies of levels > 2 (with `dtr`; their lowest
-  /// levels keep DTR's options either way). Off: `levels = 3` on a 384-layer GPT stack at 20-50%
-  /// of the peak in 0.51-0.64x the time, the plan cheaper at 25% and 30% (+3.329% against
-  /// +3.345%, +0.978% against +1.000%), dearer at 40% (+0.1856% against +0.1833%), the same at
-  /// the other budgets (docs/hiremate.md, "No DTR in the nested hierarchies' starts").
+  /// levels keep DTR's options either way). Off by default: a nested start runs once per class
+  /// and budget, and the outer start already runs DTR on the whole graph.
   bool nested_start_dtr = false;
   std::size_t repair_rounds = 12;                ///< Tighter top-level budgets tried after a simulated overshoot.
   /// H-ILP (appendix B) as a third top level: the groups' MILP (detail/hiremate_hilp.hpp, any DAG of
@@ -200,10 +182,7 @@ struct hiremate_options {
   /// The paper's FREE variables and correction terms in the H-ILP: a data freed after its last use
   /// inside a stage (else held to the stage's end), and left out of the later peaks of the node
   /// that read it last (else counted through the node's whole run). The model's memory is much
-  /// closer to the plan's (its excess on gpt2_small at 50%: 0.8 MB instead of 7.9 MB; on
-  /// transformer_6_6 at 50%: 316 bytes instead of 12 MB; unchanged on resnet101), but the model is
-  /// larger and CBC did worse on a small GPT under a node limit (docs/hiremate.md, "FREE variables"
-  /// and "Correction terms"), hence off by default.
+  /// closer to the plan's, but the model is larger and harder for CBC, hence off by default.
   bool hilp_free_values = false;
   /// Also run the heuristics (and DTR, see `dtr`) and Checkmate's eviction greedy along the
   /// topological order on the whole graph and return the cheaper plan (the warm start).
@@ -318,8 +297,7 @@ namespace detail {
 
 /// The start: hm_heuristic_plan's plan, or the cheapest of Checkmate's eviction greedy along the
 /// topological order (eviction_start_plans, the order DTR follows) when that is cheaper. The
-/// greedy takes milliseconds on the shared graphs and is the cheapest of all on some (resnet101 at
-/// 30% of the peak: +0.294% against DTR's +0.355%). stats.method names the winner ("eviction
+/// greedy takes milliseconds and is the cheapest of all on some graphs. stats.method names the winner ("eviction
 /// greedy <policy>" for the greedy).
 [[nodiscard]] inline remat_result hm_start_plan(const memory_graph& g, std::int64_t budget, const best_heuristic_options& heuristics,
                                                 bool with_dtr, const call_deadline& deadline) {

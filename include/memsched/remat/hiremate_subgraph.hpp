@@ -236,9 +236,7 @@ struct hiremate_subgraph_options_config {
   /// serenity_order finds with at most this many stored states (a counted limit: the same option
   /// on every machine), kept when its peak is below the topological order's and it runs every
   /// forward vertex before the barrier. 0: none. The order matters where the peak is in the
-  /// backward part: GoogLeNet's inception blocks (7 of its 30 level-0 classes, peaks up to 13%
-  /// lower); no level-0 class of the other 13 shared training graphs has a lower peak
-  /// (docs/hiremate.md, "Serenity at the lowest level").
+  /// backward part of a branchy block (inception blocks, say); a chain's order is fixed.
   std::uint64_t serenity_states = std::uint64_t{1} << 16;
   /// No solve starts once this much time has passed since the call; the options found so far are
   /// kept (hiremate_subgraph_result::stopped). Empty: no limit.

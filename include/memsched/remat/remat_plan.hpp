@@ -89,7 +89,7 @@ struct remat_plan_options {
   std::size_t dtr_max_computations = 0;
   /// Checkmate's eviction greedy along the order (recomputation on demand, one plan per eviction
   /// policy; milliseconds on graphs of thousands of vertices), after DTR: the cheapest plan on
-  /// some graphs (resnet101 training at 30% of the peak), and a start for the stages after it.
+  /// some graphs, and a start for the stages after it.
   bool eviction_greedy = true;
   /// lifetime_search_plan along the order (the native engine that does not thrash where DTR does),
   /// with at most this many search rounds (0: the stage is skipped). It starts from the cheapest

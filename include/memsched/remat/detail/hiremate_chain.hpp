@@ -51,9 +51,9 @@ struct hm_chain {
   std::int64_t pinned_ranged = 0;  ///< Pinned bytes counted over their live ranges (the stages' pinned_forward / pinned_backward).
 };
 
-/// The same chain with every pinned value counted throughout (the coarser model: on resnet101 at
-/// 30-40% of the peak its schedules expand into cheaper plans, the spare memory it leaves being
-/// used afterwards). O(stages).
+/// The same chain with every pinned value counted throughout (the coarser model: on some graphs its
+/// schedules expand into cheaper plans, the spare memory it leaves being used afterwards).
+/// O(stages).
 inline hm_chain hm_pinned_throughout(hm_chain chain) {
   chain.pinned += chain.pinned_ranged;
   chain.pinned_ranged = 0;
