@@ -15,12 +15,14 @@ Graphs: the bundled Moccasin graphs (tests/data/moccasin/random_layered_n100.jso
 graphs from `memsched generate random-layered --nodes N --seed S` with one of two families:
 - `artifact` (the default): the width, edge and skip densities whose graphs match the statistics
   of the Moccasin artifact's graph of that size (its n500 and n1000, not bundled: edges, local
-  edges and skip edges per node, depth; docs/generators.md): 500 vertices --width 0.45
-  --edge-density 0.16 --skip-density 0.7, 1,000 vertices --width 0.44 --edge-density 0.14
-  --skip-density 0.8. Matched on seeds 1-3 by graph statistics alone, no plan computed.
-- `dense`: --width 0.43 --edge-density 0.2 (skip density 0.14): the artifact's mean layer width
-  and edge count, but about a third more edges between neighbouring layers and a fifth of the
-  skip edges: harder for rematerialization (each recomputation needs more inputs alive).
+  edges and skip edges per node, depth; docs/generators.md), and sizes skewed like the
+  artifact's (--sizes product): 500 vertices --width 0.45 --edge-density 0.16 --skip-density
+  0.7, 1,000 vertices --width 0.44 --edge-density 0.14 --skip-density 0.8. Matched on seeds 1-3
+  by graph statistics alone, no plan computed.
+- `dense`: --width 0.43 --edge-density 0.2 (skip density 0.14), uniform sizes: the artifact's
+  mean layer width and edge count, but about a third more edges between neighbouring layers, a
+  fifth of the skip edges and twice the mean size: harder for rematerialization (each
+  recomputation needs more inputs alive, and fewer large values carry the memory).
 Seeds 21-25 (500 vertices, dense) and 21, 22 (1,000, dense) were looked at while developing;
 pass others with --seeds.
 
@@ -48,17 +50,18 @@ def run_json(cmd):
 
 
 FAMILIES = {
-    # size -> (width, edge density, skip density); see the module's docstring.
-    "artifact": {500: (0.45, 0.16, 0.7), 1000: (0.44, 0.14, 0.8)},
-    "dense": {500: (0.43, 0.2, 0.14), 1000: (0.43, 0.2, 0.14)},
+    # size -> (width, edge density, skip density, sizes); see the module's docstring.
+    "artifact": {500: (0.45, 0.16, 0.7, "product"), 1000: (0.44, 0.14, 0.8, "product")},
+    "dense": {500: (0.43, 0.2, 0.14, "uniform"), 1000: (0.43, 0.2, 0.14, "uniform")},
 }
 
 
 def generate(memsched, family, nodes, seed, out):
-    sizes = FAMILIES[family]
-    width, edge, skip = sizes[min(sizes, key=lambda s: abs(s - nodes))]
+    by_size = FAMILIES[family]
+    width, edge, skip, sizes = by_size[min(by_size, key=lambda s: abs(s - nodes))]
     run_json([memsched, "generate", "random-layered", "--nodes", str(nodes), "--width", str(width),
-              "--edge-density", str(edge), "--skip-density", str(skip), "--seed", str(seed), "--out", out, "--json"])
+              "--edge-density", str(edge), "--skip-density", str(skip), "--sizes", sizes, "--seed", str(seed),
+              "--out", out, "--json"])
 
 
 def profile(doc):

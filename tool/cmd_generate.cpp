@@ -35,7 +35,8 @@ std::string generate_usage() {
          "  random-layered  random layered DAG (Gagrani et al. 2022 App. A, Moccasin's RL graphs)\n"
          "    --nodes N [100] --width W [0.27] --width-variation V [0.75] --edge-density D [0.2]\n"
          "    --skip-density S [0.14] --seed S [0] --min-bytes B [10] --max-bytes B [8000] --byte-step B [10]\n"
-         "    --min-cost C [1] --max-cost C [1000]\n"
+         "    --min-cost C [1] --max-cost C [1000] --sizes uniform|product [uniform] (product: u1 x u2 of\n"
+         "    the range, skewed to small sizes like the Moccasin artifact's)\n"
          "  gpt             GPT decoder stack at aten-trace granularity (15 nodes per layer; fp32, FLOPs;\n"
          "                  the defaults are GPT-2 small; `memsched train` makes its training graph)\n"
          "    --layers N [12] --hidden D [768] --heads H [12] --sequence S [256] --batch B [1]\n"
@@ -131,7 +132,7 @@ int run_generate(const std::vector<std::string>& argv) {
   const option_spec spec{{"out", "stages", "nodes", "k", "p", "seed", "channels", "resolution", "classes", "cells", "stem-multiplier", "width",
                           "width-variation", "edge-density", "skip-density", "min-bytes", "max-bytes", "byte-step", "min-cost", "max-cost",
                           "layers", "hidden", "heads", "sequence", "batch", "vocab", "mlp-ratio", "buffers", "horizon", "long-lived",
-                          "mean-short", "min-size", "max-size", "alignment"},
+                          "mean-short", "min-size", "max-size", "alignment", "sizes"},
                          {"json", "compact", "no-stem-head"}};
   const parsed_args args(argv, spec);
   const std::string& kind = args.one_positional("graph kind");
@@ -187,6 +188,11 @@ int run_generate(const std::vector<std::string>& argv) {
       set_int(args, "byte-step", o.byte_step);
       set_int(args, "min-cost", o.min_cost);
       set_int(args, "max-cost", o.max_cost);
+      if (const auto sizes = args.get("sizes")) {
+        if (*sizes == "uniform") o.sizes = memsched::random_layered_sizes::uniform;
+        else if (*sizes == "product") o.sizes = memsched::random_layered_sizes::product;
+        else throw usage_error("--sizes: '" + *sizes + "' is not uniform or product");
+      }
       check_node_count(static_cast<long double>(o.nodes), "--nodes");
       check_total_bytes(static_cast<long double>(o.nodes) * std::max(o.max_bytes, o.min_bytes) +
                             static_cast<long double>(o.byte_step),  // min_bytes + byte_step is computed too

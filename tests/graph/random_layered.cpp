@@ -5,6 +5,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
 using namespace memsched;
 
 TEST_CASE("make_random_layered: structure of the default (Moccasin RL G1-like) graph") {
@@ -52,6 +56,34 @@ TEST_CASE("make_random_layered: deterministic for a seed, different across seeds
   const dataflow_graph chain = make_random_layered({.nodes = 10, .width = 0.0, .width_variation = 0.0, .skip_density = 0.0});
   CHECK(num_edges(chain) == 9);
   for (std::size_t v = 2; v + 1 < 10; ++v) CHECK(edge(v, v + 1, chain).second);
+}
+
+TEST_CASE("make_random_layered: product sizes are multiples of the step within the range, a quarter of it on average") {
+  // u1 x u2 has mean 1/4 and median about 0.19: the sizes' mean is near min + (max - min) / 4 and
+  // above their median; uniform sizes have their mean near the middle. 20,000 nodes: the sample
+  // means are within 1% of the range of their expectations with overwhelming probability.
+  const std::int64_t lo = 10, hi = 8000;
+  for (const auto sizes : {random_layered_sizes::uniform, random_layered_sizes::product}) {
+    const dataflow_graph g = make_random_layered({.nodes = 20000, .seed = 3, .min_bytes = lo, .max_bytes = hi, .byte_step = 10, .sizes = sizes});
+    std::vector<std::int64_t> bytes;
+    for (std::size_t v = 0; v < num_vertices(g); ++v) {
+      REQUIRE(g[v].bytes >= lo);
+      REQUIRE(g[v].bytes <= hi);
+      REQUIRE(g[v].bytes % 10 == 0);
+      bytes.push_back(g[v].bytes);
+    }
+    double mean = 0;
+    for (auto b : bytes) mean += static_cast<double>(b) / static_cast<double>(bytes.size());
+    std::nth_element(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(bytes.size() / 2), bytes.end());
+    const double median = static_cast<double>(bytes[bytes.size() / 2]);
+    const double expected = sizes == random_layered_sizes::uniform ? (lo + hi) / 2.0 : lo + (hi - lo) / 4.0;
+    CHECK(std::abs(mean - expected) < 0.01 * (hi - lo));
+    if (sizes == random_layered_sizes::product) CHECK(median < 0.85 * mean);
+  }
+  // The sizes are the only draws that change: the same edges either way.
+  const dataflow_graph u = make_random_layered({.nodes = 300, .seed = 5});
+  const dataflow_graph p = make_random_layered({.nodes = 300, .seed = 5, .sizes = random_layered_sizes::product});
+  CHECK(num_edges(u) == num_edges(p));
 }
 
 TEST_CASE("make_random_layered: skip connections reach back at least two layers") {

@@ -33,6 +33,8 @@ TEST_CASE("memsched generate writes the library's graphs") {
       {"randwire --compact --no-stem-head --channels 32", make_randwire({.channels = 32, .expand_ops = false, .stem_and_head = false})},
       {"darts --cells 8", make_darts_network({.cells = 8})},
       {"random-layered --nodes 250 --width 0.43 --seed 2", make_random_layered({.nodes = 250, .width = 0.43, .seed = 2})},
+      {"random-layered --nodes 120 --sizes product --seed 2",
+       make_random_layered({.nodes = 120, .seed = 2, .sizes = random_layered_sizes::product})},
   };
   for (const auto& it : items) {
     const auto out = dir / "g.json";
@@ -48,6 +50,9 @@ TEST_CASE("memsched generate writes the library's graphs") {
   const tool_run bad_gpt = run_tool("generate gpt --layers 2 --mlp-ratio 0 --out " + (dir / "x.json").string(), dir);
   CHECK(bad_gpt.exit_code == 2);
   CHECK(bad_gpt.err.find("memsched generate: --mlp-ratio must be >= 1\n") != std::string::npos);
+  const tool_run bad_sizes = run_tool("generate random-layered --sizes normal --out " + (dir / "x.json").string(), dir);
+  CHECK(bad_sizes.exit_code == 2);
+  CHECK(bad_sizes.err.find("--sizes: 'normal' is not uniform or product") != std::string::npos);
   CHECK(run_tool("generate darts", dir).exit_code == 2);  // --out is required
 }
 

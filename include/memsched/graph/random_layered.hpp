@@ -18,6 +18,13 @@
 
 namespace memsched {
 
+/// How make_random_layered draws the nodes' sizes within [min_bytes, max_bytes].
+enum class random_layered_sizes {
+  uniform,  ///< Uniform: the recipe's description.
+  product,  ///< min + (max - min) x u1 x u2 for two uniform draws: many small values, few large
+            ///< ones (mean a quarter of the range), the shape of the Moccasin artifact's sizes.
+};
+
 /// Options of make_random_layered. Field names follow the Moccasin artifact's file names
 /// (`random_layered_n100_w0.27_nlv0.75_ed0.2_scd0.14`); the defaults are that graph's parameters.
 struct random_layered_options {
@@ -32,6 +39,7 @@ struct random_layered_options {
   std::int64_t byte_step = 10;
   std::int64_t min_cost = 1;       ///< Costs are uniform integers in [min_cost, max_cost] (source and sink: 0).
   std::int64_t max_cost = 1000;
+  random_layered_sizes sizes = random_layered_sizes::uniform;
 };
 
 namespace detail {
@@ -107,7 +115,8 @@ inline portable_rng random_layered_rng(const random_layered_options& o) { return
 /// positions differ by at most edge_density, and in addition every node of layer l+1 reads the
 /// nearest node of layer l and every node of layer l feeds the nearest node of layer l+1; with
 /// probability skip_density a node of layer l >= 3 also reads a uniform node of layers 1..l-2; the
-/// sink reads every node without successors. The graph's `order` is 0, 2, 3, ..., n-1, 1.
+/// sink reads every node without successors. Sizes as `sizes` says (uniform: multiples of
+/// byte_step; product: skewed towards small). The graph's `order` is 0, 2, 3, ..., n-1, 1.
 /// This follows the recipe's description (layers, local edges, skip connections, uniform sizes and
 /// costs); it is not the authors' code, so statistics match the artifact's graphs only roughly.
 /// Deterministic for the options. O(n + m). Throws option_error naming the field for
@@ -159,7 +168,10 @@ inline portable_rng random_layered_rng(const random_layered_options& o) { return
   detail::graph_builder b;
   auto bytes = [&] {
     const std::int64_t lo = (o.min_bytes + o.byte_step - 1) / o.byte_step, hi = o.max_bytes / o.byte_step;
-    return lo <= hi ? rng.between(lo, hi) * o.byte_step : o.min_bytes;
+    if (lo > hi) return o.min_bytes;
+    if (o.sizes == random_layered_sizes::uniform) return rng.between(lo, hi) * o.byte_step;
+    const double u = rng.uniform01() * rng.uniform01();
+    return std::min(hi, lo + static_cast<std::int64_t>(u * static_cast<double>(hi - lo + 1))) * o.byte_step;
   };
   b.add("source", "input", bytes(), 0);
   b.add("sink", "output", bytes(), 0);
