@@ -37,7 +37,9 @@ struct serenity_options {
   /// Threads solving segments in parallel (0: hardware concurrency). Results do not depend on it.
   unsigned threads = 1;
   /// Schedule "free moves" (a ready vertex that frees at least what it allocates and does not raise
-  /// the peak) without branching. Keeps optimality (docs/serenity.md); off only for experiments.
+  /// the peak) without branching. Keeps optimality (docs/serenity.md). Off gives the plain dynamic
+  /// program, which branches on those vertices too: it exists to check the pruning against (the
+  /// tests compare both).
   bool free_moves = true;
   /// Width of the beam search that seeds the upper bound (0: none; Kahn and greedy orders only).
   std::size_t beam_width = 64;
