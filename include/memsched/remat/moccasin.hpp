@@ -126,169 +126,257 @@ inline remat_result return_fallback(remat_result& result, moccasin_fallback&& fa
   return std::move(result);
 }
 
+/// The input order of a moccasin_plan call, after checking its arguments (throws as moccasin_plan
+/// documents).
 template <class Backend>
-remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const moccasin_options<Backend>& options,
-                          std::chrono::steady_clock::time_point t0) {
-  call_deadline deadline(t0, options.solver.time_limit);
-  auto elapsed = [&] { return deadline.elapsed(); };
-  const Backend& backend = options.backend;
+std::vector<std::size_t> moccasin_checked_order(const memory_graph& g, std::int64_t budget, const moccasin_options<Backend>& options) {
   if (budget < 0) throw std::invalid_argument("moccasin_plan: negative budget");
   if (options.max_intervals == 0) throw std::invalid_argument("moccasin_plan: max_intervals must be >= 1");
-  const std::size_t n = g.size();
   std::vector<std::size_t> order;
   if (options.order) order = *options.order;
   else order.assign(g.topological_order().begin(), g.topological_order().end());
   detail::check_order(g, order, "moccasin_plan");
+  return order;
+}
+
+/// What the steps of one moccasin_plan call share: its arguments, the staged domain's intervals per
+/// vertex, the start plans mapped into it and the result being filled in.
+template <class Backend>
+struct moccasin_run {
+  const memory_graph& g;
+  std::int64_t budget;
+  const moccasin_options<Backend>& options;
+  std::chrono::steady_clock::time_point t0;
+  call_deadline deadline;
+  std::vector<std::size_t> order;
+  std::vector<unsigned> counts;  ///< Intervals per vertex in both models.
+  std::vector<std::pair<moccasin_schedule, std::string>> plan_starts;
+  /// The cheapest start plan within the budget in bytes, also when the model cannot take it.
+  std::optional<moccasin_fallback> fallback;
   remat_result result;
-  result.stats.order = order;
-  result.stats.backend = std::string(backend.name());
-  remat_stats& st = result.stats;
-  auto finish = [&](solve_status status) {
+
+  [[nodiscard]] double elapsed() const { return deadline.elapsed(); }
+  [[nodiscard]] const Backend& backend() const { return options.backend; }
+  remat_result finish(solve_status status) {
     result.status = status;
     result.stats.seconds = elapsed();
     return std::move(result);
-  };
-  if (n == 0) {
-    result.cost_bound = 0;
-    return finish(solve_status::optimal);
   }
-  // Every plan computes each vertex once with its inputs resident; outputs stay resident.
-  if (auto why = budget_below_lower_bound(g, budget)) {
-    result.message = *why;
-    return finish(solve_status::infeasible);
-  }
-  // Start plans mapped into the staged domain: the caller's (they may need more intervals per
-  // vertex) and the eviction greedy's along the order (Checkmate's; used as they are). The cheapest
-  // of them within the budget in bytes is also the fallback answer: the model cannot take a plan
-  // at the budget once sizes are rounded up to the backend's integer units, nor a greedy plan that
-  // recomputes a vertex more often than the intervals allow, and the answer is never dearer.
-  std::vector<unsigned> counts(n, options.max_intervals);
-  std::vector<std::pair<moccasin_schedule, std::string>> plan_starts;
-  std::optional<moccasin_fallback> fallback;
-  auto offer = [&](const execution_plan& p, std::string name, bool may_add_intervals) {
-    auto s = moccasin_schedule_of_plan(g, order, p);
-    if (!s) return;
-    plan_simulation sim;
-    if (check_plan(g, p, &sim).valid && sim.peak_bytes <= budget && (!fallback || sim.total_cost < fallback->sim.total_cost))
-      fallback = moccasin_fallback{p, name, sim, elapsed()};
-    std::vector<unsigned> c(n, 0);
-    for (const auto& e : *s) ++c[e.second];
-    for (std::size_t v = 0; v < n; ++v) {
-      if (c[v] <= counts[v]) continue;
-      if (!may_add_intervals) return;
-      counts[v] = c[v];
-    }
-    plan_starts.emplace_back(std::move(*s), std::move(name));
-  };
-  for (std::size_t k = 0; k < options.start_plans.size(); ++k) offer(options.start_plans[k], "plan " + std::to_string(k), true);
-  moccasin_schedule no_remat;
-  for (std::size_t k = 0; k < n; ++k) no_remat.emplace_back(moccasin_model::slot(k, k), order[k]);
-  {
-    // Phase 1's model is alive while phase 2's is built: twice the model, once the backend.
-    model_size_estimate size = moccasin_model_size(g, order, counts, backend.name());
-    size.model_bytes *= 2;
-    st.variables = size.variables;
-    st.constraints = size.constraints;
-    st.nonzeros = size.nonzeros;
-    if (size.bytes() > options.max_bytes) {
-      result.message = model_too_large("moccasin_plan", size, options.max_bytes);
-      return finish(solve_status::no_solution);
-    }
-  }
-  // The greedy's plans need no interval beyond the counts, so the model's size does not wait for
-  // them (on a graph whose model is refused they would be O(n (n + m)) each for nothing).
-  for (const auto& [plan, name] : eviction_start_plans(g, order, budget, deadline)) offer(plan, name, false);
+};
 
-  // Phase 1: minimise max(peak, budget) from the input order without recomputation.
-  options.solver.observer.on_phase(elapsed(), "phase 1: min peak");
-  const double build_start = deadline.elapsed();
-  moccasin_model m1 = build_moccasin_model(g, order, budget, moccasin_phase::min_peak, counts, g.total_bytes());
-  deadline.reserve_for_build(build_start, 1.0);  // for freeing the models (Gecode runs in this process: no copy-on-write)
+/// Phase 1's model and outcome: phase 2 reads its budget and units, and the model stays alive
+/// until the call returns (the memory estimate counts both models at once).
+struct moccasin_phase1 {
+  moccasin_model model;
+  moccasin_schedule schedule;  ///< The lowest-peak schedule found (the input order without recomputation at first).
+  std::int64_t peak_units = 0;  ///< Its peak; the largest int64 when phase 1 proved the model infeasible.
+  /// The backend's status when it is unsupported or an error: the call ends with it.
+  std::optional<solve_status> backend_failure{};
+};
+
+/// Maps plan `p` into the staged domain as a start of phase 2 (skipped when its first computations
+/// do not follow the order); it becomes the fallback answer when it fits the budget in bytes and is
+/// the cheapest so far. A plan recomputing a vertex more often than the counts allow raises them
+/// when may_add_intervals, else it is no start (the fallback may still be it).
+template <class Backend>
+void offer_moccasin_start(moccasin_run<Backend>& run, const execution_plan& p, std::string name, bool may_add_intervals) {
+  auto s = moccasin_schedule_of_plan(run.g, run.order, p);
+  if (!s) return;
+  plan_simulation sim;
+  if (check_plan(run.g, p, &sim).valid && sim.peak_bytes <= run.budget &&
+      (!run.fallback || sim.total_cost < run.fallback->sim.total_cost))
+    run.fallback = moccasin_fallback{p, name, sim, run.elapsed()};
+  const std::size_t n = run.g.size();
+  std::vector<unsigned> c(n, 0);
+  for (const auto& e : *s) ++c[e.second];
+  for (std::size_t v = 0; v < n; ++v) {
+    if (c[v] <= run.counts[v]) continue;
+    if (!may_add_intervals) return;
+    run.counts[v] = c[v];
+  }
+  run.plan_starts.emplace_back(std::move(*s), std::move(name));
+}
+
+/// Records the models' estimated size in the statistics; true (with the message) when it is over
+/// options.max_bytes, so that neither model is built.
+template <class Backend>
+bool moccasin_models_too_large(moccasin_run<Backend>& run) {
+  // Phase 1's model is alive while phase 2's is built: twice the model, once the backend.
+  model_size_estimate size = moccasin_model_size(run.g, run.order, run.counts, run.backend().name());
+  size.model_bytes *= 2;
+  remat_stats& st = run.result.stats;
+  st.variables = size.variables;
+  st.constraints = size.constraints;
+  st.nonzeros = size.nonzeros;
+  if (size.bytes() <= run.options.max_bytes) return false;
+  run.result.message = model_too_large("moccasin_plan", size, run.options.max_bytes);
+  return true;
+}
+
+/// Phase 1's share of the time limit.
+template <class Backend>
+double moccasin_phase1_share(const moccasin_run<Backend>& run, const moccasin_model& m1) {
+  // A start plan that already fits the budget leaves phase 1 a smaller share of the time.
+  // Without one phase 2 cannot start until phase 1 meets the budget, so phase 1 may use all of
+  // it: the capacity's domain starts at the budget, so phase 1 ends as soon as it is met.
+  bool plan_fits = false;
+  for (const auto& ps : run.plan_starts)
+    if (auto e = encode_moccasin(run.g, m1, ps.first); e && e->second <= m1.budget_units) plan_fits = true;
+  // A fallback plan outside the model is an answer already: phase 1 gets its usual share.
+  return plan_fits ? std::min(run.options.phase1_share, run.options.phase1_share_with_start) : run.fallback ? run.options.phase1_share : 1.0;
+}
+
+/// Solves phase 1 (min max(peak, budget)) from the input order without recomputation when that
+/// order alone exceeds the budget.
+template <class Backend>
+void solve_moccasin_phase1(moccasin_run<Backend>& run, moccasin_phase1& p1) {
+  remat_stats& st = run.result.stats;
+  moccasin_model& m1 = p1.model;
+  auto enc = encode_moccasin(run.g, m1, p1.schedule);
+  p1.peak_units = enc->second;
+  if (p1.peak_units <= m1.budget_units) {
+    st.phase1_status = solve_status::optimal;
+    return;
+  }
+  m1.model.start = enc->first;
+  const double share = moccasin_phase1_share(run, m1);
+  double reported_peak = std::numeric_limits<double>::infinity();
+  const scaled_observer peaks{run.options.solver.observer, run.t0, static_cast<double>(m1.byte_unit), &reported_peak};
+  solver_options o = run.options.solver;
+  o.observer = peaks;
+  const solver_result r1 = solve_in_time_left(
+      run.deadline, o, [&](const solver_options& so) { return run.backend().solve(m1.model, so); }, run.deadline.limit() * share);
+  st.phase1_status = r1.status;
+  if (!r1.message.empty()) run.result.message += "phase 1: " + r1.message + "\n";
+  if (r1.status == solve_status::unsupported || r1.status == solve_status::error) {
+    p1.backend_failure = r1.status;
+    return;
+  }
+  if (has_solution(r1.status)) {
+    p1.schedule = decode_moccasin(m1, r1.values);
+    p1.peak_units = static_cast<std::int64_t>(r1.objective);
+  }
+  if (r1.status == solve_status::infeasible) p1.peak_units = std::numeric_limits<std::int64_t>::max();
+}
+
+/// Phase 1: builds its model (after the observer's phase event) and minimises max(peak, budget)
+/// from the input order without recomputation.
+template <class Backend>
+moccasin_phase1 run_moccasin_phase1(moccasin_run<Backend>& run, const moccasin_schedule& no_remat) {
+  remat_stats& st = run.result.stats;
+  run.options.solver.observer.on_phase(run.elapsed(), "phase 1: min peak");
+  const double build_start = run.deadline.elapsed();
+  moccasin_phase1 p1{build_moccasin_model(run.g, run.order, run.budget, moccasin_phase::min_peak, run.counts, run.g.total_bytes()),
+                     no_remat};
+  run.deadline.reserve_for_build(build_start, 1.0);  // for freeing the models (Gecode runs in this process: no copy-on-write)
+  const moccasin_model& m1 = p1.model;
   st.variables = m1.model.num_variables();
   st.intervals = m1.model.intervals().size();
   if (m1.rounded)
-    result.message += "sizes beyond the backend's integer range: rounded up to units of " + std::to_string(m1.byte_unit) +
-                      " bytes (plans fit in bytes; optimality and infeasibility are for the rounded sizes)\n";
-  moccasin_schedule phase1 = no_remat;
-  std::int64_t phase1_peak_units = 0;
-  {
-    auto enc = encode_moccasin(g, m1, no_remat);
-    phase1_peak_units = enc->second;
-    if (phase1_peak_units > m1.budget_units) {
-      m1.model.start = enc->first;
-      // A start plan that already fits the budget leaves phase 1 a smaller share of the time.
-      // Without one phase 2 cannot start until phase 1 meets the budget, so phase 1 may use all of
-      // it: the capacity's domain starts at the budget, so phase 1 ends as soon as it is met.
-      bool plan_fits = false;
-      for (const auto& ps : plan_starts)
-        if (auto e = encode_moccasin(g, m1, ps.first); e && e->second <= m1.budget_units) plan_fits = true;
-      // A fallback plan outside the model is an answer already: phase 1 gets its usual share.
-      const double share = plan_fits ? std::min(options.phase1_share, options.phase1_share_with_start)
-                                     : fallback ? options.phase1_share
-                                                : 1.0;
-      double reported_peak = std::numeric_limits<double>::infinity();
-      const scaled_observer peaks{options.solver.observer, t0, static_cast<double>(m1.byte_unit), &reported_peak};
-      solver_options o = options.solver;
-      o.observer = peaks;
-      const solver_result r1 = solve_in_time_left(
-          deadline, o, [&](const solver_options& so) { return backend.solve(m1.model, so); }, deadline.limit() * share);
-      st.phase1_status = r1.status;
-      if (!r1.message.empty()) result.message += "phase 1: " + r1.message + "\n";
-      if (r1.status == solve_status::unsupported || r1.status == solve_status::error) return finish(r1.status);
-      if (has_solution(r1.status)) {
-        phase1 = decode_moccasin(m1, r1.values);
-        phase1_peak_units = static_cast<std::int64_t>(r1.objective);
-      }
-      if (r1.status == solve_status::infeasible) phase1_peak_units = std::numeric_limits<std::int64_t>::max();
-    } else {
-      st.phase1_status = solve_status::optimal;
-    }
-  }
-  st.phase1_seconds = elapsed();
-  st.phase1_peak = phase1_peak_units == std::numeric_limits<std::int64_t>::max() ? 0 : phase1_peak_units * m1.byte_unit;
+    run.result.message += "sizes beyond the backend's integer range: rounded up to units of " + std::to_string(m1.byte_unit) +
+                          " bytes (plans fit in bytes; optimality and infeasibility are for the rounded sizes)\n";
+  solve_moccasin_phase1(run, p1);
+  if (p1.backend_failure) return p1;
+  st.phase1_seconds = run.elapsed();
+  st.phase1_peak = p1.peak_units == std::numeric_limits<std::int64_t>::max() ? 0 : p1.peak_units * m1.byte_unit;
+  return p1;
+}
 
-  // Phase 2: minimise the cost within the budget, from the cheapest start that fits.
-  moccasin_model m2 = build_moccasin_model(g, order, budget, moccasin_phase::min_cost, counts, g.total_bytes());
-  std::optional<std::vector<std::int64_t>> start;
-  std::int64_t start_cost = std::numeric_limits<std::int64_t>::max();
+/// A start of phase 2: the values of m2's variables and their cost in m2's units.
+struct moccasin_start {
+  std::optional<std::vector<std::int64_t>> values;  ///< nullopt: no start fits m2.
+  std::int64_t cost = std::numeric_limits<std::int64_t>::max();
+};
+
+/// The cheapest start of phase 2 that fits m2's budget, of phase 1's schedule (when it meets the
+/// budget) and the start plans; stats.start_source names it.
+template <class Backend>
+moccasin_start cheapest_moccasin_start(moccasin_run<Backend>& run, const moccasin_phase1& p1, const moccasin_model& m2) {
+  moccasin_start start;
   auto consider = [&](const moccasin_schedule& s, const std::string& name) {
-    auto enc = encode_moccasin(g, m2, s);
+    auto enc = encode_moccasin(run.g, m2, s);
     if (!enc || enc->second > m2.budget_units) return;
     const std::int64_t c = m2.model.objective_value(enc->first);
-    if (c < start_cost) {
-      start_cost = c;
-      start = std::move(enc->first);
-      st.start_source = name;
+    if (c < start.cost) {
+      start.cost = c;
+      start.values = std::move(enc->first);
+      run.result.stats.start_source = name;
     }
   };
-  if (phase1_peak_units <= m1.budget_units) consider(phase1, "phase 1");
-  for (const auto& [schedule, name] : plan_starts) consider(schedule, name);
-  if (!start && fallback) {
+  if (p1.peak_units <= p1.model.budget_units) consider(p1.schedule, "phase 1");
+  for (const auto& [schedule, name] : run.plan_starts) consider(schedule, name);
+  return start;
+}
+
+/// The answer when no start fits phase 2's model: the fallback plan, else phase 1's verdict.
+template <class Backend>
+remat_result moccasin_without_start(moccasin_run<Backend>& run, const moccasin_phase1& p1) {
+  remat_result& result = run.result;
+  const remat_stats& st = result.stats;
+  if (run.fallback) {
     result.message += "no start fits the model (sizes rounded up, or more computations than its intervals): the cheapest "
                       "start plan within the budget is returned";
-    return return_fallback(result, std::move(*fallback), elapsed());
+    return return_fallback(result, std::move(*run.fallback), run.elapsed());
   }
-  if (!start) {
-    // Phase 1 did not reach the budget: proven impossible in this model, or out of time.
-    const bool proven = st.phase1_status == solve_status::optimal || st.phase1_status == solve_status::infeasible;
-    if (proven) result.message += "phase 1 proved the model's minimum peak above the budget\n";
-    else
-      result.message += "phase 1 found no schedule within the budget in its time (lowest peak " + std::to_string(st.phase1_peak) +
-                        " bytes, budget " + std::to_string(budget) + " bytes) and no start plan fits the order and the budget\n";
-    if (!result.message.empty() && result.message.back() == '\n') result.message.pop_back();
-    // With rounded sizes the proof is about the rounded model, not about bytes.
-    return finish(proven ? (m1.rounded ? solve_status::no_solution : solve_status::infeasible) : solve_status::time_limit);
-  }
-  st.start_cost = static_cast<double>(start_cost) * m2.cost_unit;
-  m2.model.start = start;
-  solver_options o = options.solver;
+  // Phase 1 did not reach the budget: proven impossible in this model, or out of time.
+  const bool proven = st.phase1_status == solve_status::optimal || st.phase1_status == solve_status::infeasible;
+  if (proven) result.message += "phase 1 proved the model's minimum peak above the budget\n";
+  else
+    result.message += "phase 1 found no schedule within the budget in its time (lowest peak " + std::to_string(st.phase1_peak) +
+                      " bytes, budget " + std::to_string(run.budget) + " bytes) and no start plan fits the order and the budget\n";
+  if (!result.message.empty() && result.message.back() == '\n') result.message.pop_back();
+  // With rounded sizes the proof is about the rounded model, not about bytes.
+  return run.finish(proven ? (p1.model.rounded ? solve_status::no_solution : solve_status::infeasible) : solve_status::time_limit);
+}
+
+/// Decodes phase 2's values into the plan, re-simulates it and sets the status and cost bound:
+/// `optimal` only for exact costs and sizes, the bound lowered by the costs' rounding.
+template <class Backend>
+void take_moccasin_solution(moccasin_run<Backend>& run, const moccasin_model& m2, const std::vector<double>& values, solve_status status,
+                            double bound) {
+  remat_result& result = run.result;
   const double unit = m2.cost_unit;
-  options.solver.observer.on_phase(elapsed(), "phase 2: min cost");
+  const auto computes = schedule_computes(decode_moccasin(m2, values));
+  result.plan = plan_from_computes(run.g, std::span<const std::size_t>(computes));
+  const plan_simulation sim = simulate_plan(run.g, result.plan);
+  detail::take_simulated_figures(result, sim);
+  if (sim.peak_bytes > run.budget) {
+    result.status = solve_status::error;
+    result.message += "decoded plan exceeds the budget (model error)\n";
+  } else {
+    result.status = status;
+  }
+  if (std::isfinite(bound)) {
+    // Costs are rounded to whole units: subtract the largest rounding error (exact when unit is 1).
+    const double slack = unit == 1.0 ? 0.0 : 0.5 * unit * static_cast<double>(result.stats.intervals);
+    result.cost_bound = std::max(0.0, std::min(bound * unit - slack, result.total_cost));
+    if (status == solve_status::optimal && unit == 1.0) result.cost_bound = result.total_cost;
+  }
+  if (status == solve_status::optimal && unit != 1.0) result.status = solve_status::feasible;  // optimal for rounded costs only
+  if (result.status == solve_status::optimal && m2.rounded) {
+    result.status = solve_status::feasible;  // optimal for rounded sizes only
+    result.cost_bound.reset();
+  }
+}
+
+/// Phase 2: minimises the cost within the budget from the cheapest start that fits, and returns
+/// the answer (the fallback plan when it is cheaper than the model's best).
+template <class Backend>
+remat_result run_moccasin_phase2(moccasin_run<Backend>& run, const moccasin_phase1& p1) {
+  remat_result& result = run.result;
+  remat_stats& st = result.stats;
+  moccasin_model m2 = build_moccasin_model(run.g, run.order, run.budget, moccasin_phase::min_cost, run.counts, run.g.total_bytes());
+  moccasin_start start = cheapest_moccasin_start(run, p1, m2);
+  if (!start.values) return moccasin_without_start(run, p1);
+  st.start_cost = static_cast<double>(start.cost) * m2.cost_unit;
+  m2.model.start = start.values;
+  solver_options o = run.options.solver;
+  run.options.solver.observer.on_phase(run.elapsed(), "phase 2: min cost");
   double reported_cost = std::numeric_limits<double>::infinity(), improved_at = st.phase1_seconds;
-  const scaled_observer costs{options.solver.observer, t0, unit, &reported_cost, &improved_at};
+  const scaled_observer costs{run.options.solver.observer, run.t0, m2.cost_unit, &reported_cost, &improved_at};
   o.observer = costs;
   // No time left: time_limit, and the start is the answer.
-  const solver_result r2 = solve_in_time_left(deadline, o, [&](const solver_options& so) { return backend.solve(m2.model, so); });
+  const solver_result r2 = solve_in_time_left(run.deadline, o, [&](const solver_options& so) { return run.backend().solve(m2.model, so); });
   st.solver_status = r2.status;
   if (!r2.message.empty()) result.message += "phase 2: " + r2.message + "\n";
   std::vector<double> values;
@@ -297,41 +385,58 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const mocc
     values = r2.values;
   } else if (r2.status == solve_status::time_limit || r2.status == solve_status::infeasible) {
     // The start is a solution of the model; a backend that did not return it still has one.
-    values.assign(start->begin(), start->end());
+    values.assign(start.values->begin(), start.values->end());
     status = solve_status::feasible;
   } else {
-    return finish(r2.status);
+    return run.finish(r2.status);
   }
-  const auto computes = schedule_computes(decode_moccasin(m2, values));
-  result.plan = plan_from_computes(g, std::span<const std::size_t>(computes));
-  const plan_simulation sim = simulate_plan(g, result.plan);
-  detail::take_simulated_figures(result, sim);
-  if (sim.peak_bytes > budget) {
-    result.status = solve_status::error;
-    result.message += "decoded plan exceeds the budget (model error)\n";
-  } else {
-    result.status = status;
-  }
-  if (std::isfinite(r2.bound)) {
-    // Costs are rounded to whole units: subtract the largest rounding error (exact when unit is 1).
-    const double slack = unit == 1.0 ? 0.0 : 0.5 * unit * static_cast<double>(st.intervals);
-    result.cost_bound = std::max(0.0, std::min(r2.bound * unit - slack, result.total_cost));
-    if (status == solve_status::optimal && unit == 1.0) result.cost_bound = result.total_cost;
-  }
-  if (status == solve_status::optimal && unit != 1.0) result.status = solve_status::feasible;  // optimal for rounded costs only
-  if (result.status == solve_status::optimal && m2.rounded) {
-    result.status = solve_status::feasible;  // optimal for rounded sizes only
-    result.cost_bound.reset();
-  }
+  take_moccasin_solution(run, m2, values, status, r2.bound);
   st.seconds_to_best = improved_at;
-  if (has_solution(result.status) && fallback && fallback->sim.total_cost < result.total_cost) {
+  if (has_solution(result.status) && run.fallback && run.fallback->sim.total_cost < result.total_cost) {
     result.message += "a start plan outside the model (sizes rounded up, or more computations than its intervals) is cheaper "
                       "than its best: it is returned";
-    return return_fallback(result, std::move(*fallback), elapsed());
+    return return_fallback(result, std::move(*run.fallback), run.elapsed());
   }
   if (!result.message.empty() && result.message.back() == '\n') result.message.pop_back();
-  result.stats.seconds = elapsed();
-  return result;
+  result.stats.seconds = run.elapsed();
+  return std::move(result);
+}
+
+template <class Backend>
+remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const moccasin_options<Backend>& options,
+                          std::chrono::steady_clock::time_point t0) {
+  call_deadline deadline(t0, options.solver.time_limit);
+  std::vector<std::size_t> order = moccasin_checked_order(g, budget, options);
+  moccasin_run<Backend> run{g, budget, options, t0, deadline, std::move(order), {}, {}, {}, {}};
+  const std::size_t n = g.size();
+  run.result.stats.order = run.order;
+  run.result.stats.backend = std::string(options.backend.name());
+  if (n == 0) {
+    run.result.cost_bound = 0;
+    return run.finish(solve_status::optimal);
+  }
+  // Every plan computes each vertex once with its inputs resident; outputs stay resident.
+  if (auto why = budget_below_lower_bound(g, budget)) {
+    run.result.message = *why;
+    return run.finish(solve_status::infeasible);
+  }
+  // Start plans mapped into the staged domain: the caller's (they may need more intervals per
+  // vertex) and the eviction greedy's along the order (Checkmate's; used as they are). The cheapest
+  // of them within the budget in bytes is also the fallback answer: the model cannot take a plan
+  // at the budget once sizes are rounded up to the backend's integer units, nor a greedy plan that
+  // recomputes a vertex more often than the intervals allow, and the answer is never dearer.
+  run.counts.assign(n, options.max_intervals);
+  for (std::size_t k = 0; k < options.start_plans.size(); ++k)
+    offer_moccasin_start(run, options.start_plans[k], "plan " + std::to_string(k), true);
+  moccasin_schedule no_remat;
+  for (std::size_t k = 0; k < n; ++k) no_remat.emplace_back(moccasin_model::slot(k, k), run.order[k]);
+  if (moccasin_models_too_large(run)) return run.finish(solve_status::no_solution);
+  // The greedy's plans need no interval beyond the counts, so the model's size does not wait for
+  // them (on a graph whose model is refused they would be O(n (n + m)) each for nothing).
+  for (const auto& [plan, name] : eviction_start_plans(g, run.order, budget, run.deadline)) offer_moccasin_start(run, plan, name, false);
+  const moccasin_phase1 p1 = run_moccasin_phase1(run, no_remat);
+  if (p1.backend_failure) return run.finish(*p1.backend_failure);
+  return run_moccasin_phase2(run, p1);
 }
 
 }  // namespace detail
