@@ -95,26 +95,26 @@ std::size_t level0_groups(const memory_graph& g, const hiremate_partition_option
 
 }  // namespace
 
-TEST_CASE("hiremate: hm_choose by hand") {
-  using detail::hm_group_choice;
+TEST_CASE("hiremate: choose_options by hand") {
+  using detail::hiremate::group_choice;
   // Two groups; each: a cheap option holding much, an expensive one holding little.
-  std::vector<std::vector<hm_group_choice>> opts(2);
+  std::vector<std::vector<group_choice>> opts(2);
   opts[0] = {{.forward_peak = 60, .backward_peak = 60, .resident = 50, .cost = 10}, {.forward_peak = 40, .backward_peak = 40, .resident = 10, .cost = 15}};
   opts[1] = {{.forward_peak = 60, .backward_peak = 60, .resident = 50, .cost = 10}, {.forward_peak = 40, .backward_peak = 40, .resident = 10, .cost = 12}};
   // Budget 200: both cheap (held 50 before group 1: 50 + 60 <= 200).
-  CHECK(*detail::hm_choose(opts, 200, 1000) == std::vector<std::size_t>{0, 0});
+  CHECK(*detail::hiremate::choose_options(opts, 200, 1000) == std::vector<std::size_t>{0, 0});
   // Budget 100: cheap then small (10 + 12 = 22; held 50 + 40 <= 100) beats small then cheap (15 + 10).
-  CHECK(*detail::hm_choose(opts, 100, 1000) == std::vector<std::size_t>{0, 1});
+  CHECK(*detail::hiremate::choose_options(opts, 100, 1000) == std::vector<std::size_t>{0, 1});
   // Budget 45: only the small options (10 + 40 = 50 > 45): nothing fits.
-  CHECK(!detail::hm_choose(opts, 45, 1000));
-  CHECK(*detail::hm_choose(opts, 50, 1000) == std::vector<std::size_t>{1, 1});
+  CHECK(!detail::hiremate::choose_options(opts, 45, 1000));
+  CHECK(*detail::hiremate::choose_options(opts, 50, 1000) == std::vector<std::size_t>{1, 1});
 }
 
-TEST_CASE("hm_choose equals brute force over every choice on small random instances") {
+TEST_CASE("choose_options equals brute force over every choice on small random instances") {
   std::mt19937_64 rng(7);
   for (int trial = 0; trial < 300; ++trial) {
     CAPTURE(trial);
-    std::vector<std::vector<detail::hm_group_choice>> opts(1 + rng() % 4);
+    std::vector<std::vector<detail::hiremate::group_choice>> opts(1 + rng() % 4);
     for (auto& g : opts) {
       g.resize(1 + rng() % 3);
       for (auto& o : g)
@@ -140,7 +140,7 @@ TEST_CASE("hm_choose equals brute force over every choice on small random instan
       if (i == k.size()) break;
     }
     // One unit per byte: the table is exact.
-    const auto choice = detail::hm_choose(opts, budget, static_cast<std::size_t>(budget));
+    const auto choice = detail::hiremate::choose_options(opts, budget, static_cast<std::size_t>(budget));
     REQUIRE(choice.has_value() == (best < std::numeric_limits<double>::infinity()));
     if (!choice) continue;
     double cost = 0;
@@ -580,7 +580,7 @@ TEST_CASE("hiremate: a lower solver gets the default lowest level's plan; the st
   o.dtr = false;  // default_plan follows hiremate_options: the heuristics alone
   o.heuristics.greedy_budgets = 6;  // not the default: the default plan must use these
   auto expected_default = [&](const memory_graph& sub, std::int64_t b) {
-    return detail::hm_heuristic_plan(sub, b, o.heuristics, false, detail::call_deadline(std::chrono::steady_clock::now(), std::nullopt));
+    return detail::hiremate::heuristic_plan(sub, b, o.heuristics, false, detail::call_deadline(std::chrono::steady_clock::now(), std::nullopt));
   };
   // A solver that asks for the default plan and claims a cheaper cost: every call with a plan counts.
   std::size_t calls = 0, claimed = 0, not_default = 0;
@@ -668,11 +668,11 @@ TEST_CASE("hiremate: never below Checkmate's optimum on a small chain" * doctest
 
 namespace {
 
-using chain_kind = detail::hm_chain_step::kind;
+using chain_kind = detail::hiremate::chain_step::kind;
 
 // Cost of a chain schedule: its steps' option costs and forward-only costs.
-double schedule_cost(const detail::hm_chain& chain, const std::vector<std::vector<detail::hm_group_choice>>& opts,
-                     const std::vector<detail::hm_chain_step>& steps) {
+double schedule_cost(const detail::hiremate::chain_model& chain, const std::vector<std::vector<detail::hiremate::group_choice>>& opts,
+                     const std::vector<detail::hiremate::chain_step>& steps) {
   double cost = 0;
   for (const auto& s : steps)
     cost += s.what == chain_kind::forward_only ? chain.stages[s.stage].forward_cost
@@ -690,8 +690,8 @@ struct random_chain_shape {
   bool regen = false;       // about half the options can recompute their carry, at a random cost
 };
 struct random_chain {
-  detail::hm_chain chain;
-  std::vector<std::vector<detail::hm_group_choice>> opts;
+  detail::hiremate::chain_model chain;
+  std::vector<std::vector<detail::hiremate::group_choice>> opts;
 };
 random_chain make_random_chain(std::mt19937_64& rng, const random_chain_shape& shape) {
   std::uniform_int_distribution<int> len(1, shape.max_stages), nopt(1, 3), small(0, shape.max_small), peak(1, shape.max_peak), cost(1, 20), coin(0, 1);
@@ -700,7 +700,7 @@ random_chain make_random_chain(std::mt19937_64& rng, const random_chain_shape& s
   if (shape.pinned) r.chain.pinned = small(rng);
   r.opts.resize(L);
   for (std::size_t k = 0; k < L; ++k) {
-    detail::hm_stage st;
+    detail::hiremate::chain_stage st;
     st.carry = k + 1 < L ? small(rng) : 0;
     st.grad_in = k + 1 < L ? small(rng) : 0;
     st.forward_peak = st.carry + small(rng);
@@ -709,7 +709,7 @@ random_chain make_random_chain(std::mt19937_64& rng, const random_chain_shape& s
     st.pinned_backward = small(rng) / 2;
     r.chain.stages.push_back(st);
     for (int o = nopt(rng); o-- > 0;) {
-      detail::hm_group_choice c{.forward_peak = st.carry + peak(rng), .backward_peak = peak(rng), .resident = st.carry + small(rng),
+      detail::hiremate::group_choice c{.forward_peak = st.carry + peak(rng), .backward_peak = peak(rng), .resident = st.carry + small(rng),
                                 .cost = static_cast<double>(cost(rng))};
       if (shape.regen && coin(rng)) c.regen_cost = small(rng);
       r.opts[k].push_back(c);
@@ -722,7 +722,7 @@ random_chain make_random_chain(std::mt19937_64& rng, const random_chain_shape& s
 // forward part of that stage with the same option or after later stages' work; a stage's forward
 // part only when its input exists (the stage before ran forward since that stage's last backward
 // part... at least once before).
-void check_schedule_shape(std::size_t L, const std::vector<detail::hm_chain_step>& steps) {
+void check_schedule_shape(std::size_t L, const std::vector<detail::hiremate::chain_step>& steps) {
   std::vector<long> pending(L, -1);  // option of the last forward part with an option, until its backward part
   std::vector<char> ran(L, 0);
   std::size_t next_backward = L;
@@ -751,12 +751,12 @@ TEST_CASE("hiremate: the chain schedule by hand") {
   // 1 + 6 = 7. Keeping stage 0's option through stage 1 needs 3 more (its resident beyond the
   // carry): 11 units for 15 + 21 = 36. Below that, stage 0 runs forward alone (5), stage 1 with
   // its input in 8, then stage 0 again: 41, down to 8 units. Below 8 nothing fits.
-  detail::hm_chain chain;
+  detail::hiremate::chain_model chain;
   chain.stages = {{.carry = 2, .grad_in = 1, .forward_peak = 4, .forward_cost = 5}, {.carry = 0, .grad_in = 0, .forward_peak = 3, .forward_cost = 7}};
-  const std::vector<std::vector<detail::hm_group_choice>> opts{{{.forward_peak = 6, .backward_peak = 6, .resident = 5, .cost = 15}},
+  const std::vector<std::vector<detail::hiremate::group_choice>> opts{{{.forward_peak = 6, .backward_peak = 6, .resident = 5, .cost = 15}},
                                                                 {{.forward_peak = 6, .backward_peak = 6, .resident = 4, .cost = 21}}};
   auto at = [&](std::int64_t budget) {
-    return detail::hm_chain_schedule(chain, opts, budget, static_cast<std::size_t>(budget), std::int64_t{1} << 30, [] { return false; });
+    return detail::hiremate::chain_schedule(chain, opts, budget, static_cast<std::size_t>(budget), std::int64_t{1} << 30, [] { return false; });
   };
   for (std::int64_t b = 11; b <= 14; ++b) {
     const auto s = at(b);
@@ -780,7 +780,7 @@ TEST_CASE("hiremate: the chain schedule by hand") {
   CHECK(schedule_cost(chain, opts, *at(14)) == 36);
   CHECK(schedule_cost(chain, opts, *at(13)) == 41);
   CHECK(!at(10));
-  CHECK(!detail::hm_chain_schedule(chain, opts, 14, 14, std::int64_t{1} << 30, [] { return true; }));
+  CHECK(!detail::hiremate::chain_schedule(chain, opts, 14, 14, std::int64_t{1} << 30, [] { return true; }));
   // A stage's own pinned bytes count only in its part: 2 live in stage 0's backward part make it
   // need 1 + 6 + 2 = 9 there. One option per stage still fits from 11 (stage 1 within 8 beside
   // the 3 kept), the forward-only schedule from 9 (not 8); counted throughout, the same 2 bytes
@@ -807,17 +807,17 @@ TEST_CASE("hiremate: the chain schedule drops a carry and recomputes it (regen) 
   // stages 1 and 2 needs 4 + 1 + 3 = 8 units (cost 30). Dropping it while stage 2 runs needs
   // 1 + 3 = 4 there and 4 + 2 = 6 in stage 1's parts: 6 units for 31. Without the recomputation,
   // 6 units need stages 0 and 1 run forward alone first (230); 5 units fit nothing.
-  detail::hm_chain chain;
+  detail::hiremate::chain_model chain;
   chain.stages = {{.carry = 4, .forward_peak = 5, .forward_cost = 100}, {.carry = 1, .forward_peak = 2, .forward_cost = 100},
                   {.carry = 0, .forward_peak = 3, .forward_cost = 100}};
-  std::vector<std::vector<detail::hm_group_choice>> opts{{{.forward_peak = 5, .backward_peak = 5, .resident = 4, .cost = 10}},
+  std::vector<std::vector<detail::hiremate::group_choice>> opts{{{.forward_peak = 5, .backward_peak = 5, .resident = 4, .cost = 10}},
                                                           {{.forward_peak = 2, .backward_peak = 2, .resident = 1, .cost = 10}},
                                                           {{.forward_peak = 3, .backward_peak = 3, .resident = 0, .cost = 10}}};
   opts[0][0].regen_cost = 1;
   auto at = [&](std::int64_t budget, bool regen) {
-    return detail::hm_chain_schedule(chain, opts, budget, static_cast<std::size_t>(budget), std::int64_t{1} << 30, [] { return false; }, regen);
+    return detail::hiremate::chain_schedule(chain, opts, budget, static_cast<std::size_t>(budget), std::int64_t{1} << 30, [] { return false; }, regen);
   };
-  auto cost_of = [&](const std::vector<detail::hm_chain_step>& steps) {
+  auto cost_of = [&](const std::vector<detail::hiremate::chain_step>& steps) {
     double cost = schedule_cost(chain, opts, steps);
     for (const auto& s : steps)
       if (s.what == chain_kind::regen) cost += *opts[s.stage][s.option].regen_cost;
@@ -839,7 +839,7 @@ TEST_CASE("hiremate: the chain schedule drops a carry and recomputes it (regen) 
   REQUIRE(s->size() == 7);
   CHECK((*s)[4].what == chain_kind::regen);
   CHECK((*s)[4].stage == 0);
-  std::vector<detail::hm_chain_step> without_regen;
+  std::vector<detail::hiremate::chain_step> without_regen;
   for (const auto& step : *s)
     if (step.what != chain_kind::regen) without_regen.push_back(step);
   check_schedule_shape(3, without_regen);
@@ -849,7 +849,7 @@ TEST_CASE("hiremate: the chain schedule drops a carry and recomputes it (regen) 
 }
 
 TEST_CASE("hiremate: the chain schedule equals its recurrence computed top down, with and without regen") {
-  // hm_chain_schedule fills its tables bottom up, row by row over every memory size; here the
+  // chain_schedule fills its tables bottom up, row by row over every memory size; here the
   // same recurrence (the comment above C and E in hiremate_chain.hpp) is evaluated top down by
   // memoised recursion, only at the entries the answer reads, on random chains at every budget
   // (integer costs: the float sums are exact). The schedules' costs must be the recursion's.
@@ -858,7 +858,7 @@ TEST_CASE("hiremate: the chain schedule equals its recurrence computed top down,
   std::size_t compared = 0, with_regen = 0, split = 0;
   for (int inst = 0; inst < 200; ++inst) {
     const random_chain rc = make_random_chain(rng, {.pinned = true, .regen = true});
-    const detail::hm_chain& chain = rc.chain;
+    const detail::hiremate::chain_model& chain = rc.chain;
     const auto& opts = rc.opts;
     const std::size_t L = chain.stages.size();
     for (const bool regen : {false, true}) {
@@ -869,7 +869,7 @@ TEST_CASE("hiremate: the chain schedule equals its recurrence computed top down,
         P[k] = chain.stages[k].forward_peak + chain.stages[k].pinned_forward;
       }
       auto in_of = [&](std::size_t s) { return s == 0 ? std::int64_t{0} : X[s - 1]; };
-      auto regen_of = [&](std::size_t k, const detail::hm_group_choice& o) {
+      auto regen_of = [&](std::size_t k, const detail::hiremate::group_choice& o) {
         return regen && o.regen_cost && k + 1 < L ? *o.regen_cost : inf;
       };
       bool offered = false;
@@ -914,7 +914,7 @@ TEST_CASE("hiremate: the chain schedule equals its recurrence computed top down,
         CAPTURE(budget);
         memo.clear();
         const double expected = budget > chain.pinned ? table(table, false, 0, L - 1, budget - chain.pinned) : inf;
-        const auto s = detail::hm_chain_schedule(chain, opts, budget, static_cast<std::size_t>(budget), std::int64_t{1} << 30, [] { return false; }, regen);
+        const auto s = detail::hiremate::chain_schedule(chain, opts, budget, static_cast<std::size_t>(budget), std::int64_t{1} << 30, [] { return false; }, regen);
         REQUIRE(s.has_value() == (expected < inf));
         if (!s) continue;
         double got = schedule_cost(chain, opts, *s);
@@ -934,7 +934,7 @@ TEST_CASE("hiremate: the chain schedule equals its recurrence computed top down,
   CHECK(split > 100);
 }
 
-TEST_CASE("hiremate: hm_merge_spans merges the groups one value spans") {
+TEST_CASE("hiremate: merge_spans merges the groups one value spans") {
   // v0 -> v1 -> v2 -> v3 and v0 -> v2, one group per vertex. v2 reads v0 two groups away, and
   // v0's gradient reads v2 (a gradient reads its vertex's successors' outputs here): reads the
   // chain would pin, both over groups 0..2. With three vertices allowed those groups become one
@@ -952,10 +952,10 @@ TEST_CASE("hiremate: hm_merge_spans merges the groups one value spans") {
     if (g.is_forward(v)) groups[static_cast<std::size_t>(g.id(v))].push_back(v);
   const std::vector<std::vector<std::size_t>> original = groups;
   std::vector<std::size_t> classes{0, 1, 2, 3};
-  CHECK(detail::hm_merge_spans(g, groups, classes, 4, 2).num_classes == 4);
+  CHECK(detail::hiremate::merge_spans(g, groups, classes, 4, 2).num_classes == 4);
   CHECK(groups == original);
   CHECK(classes == std::vector<std::size_t>{0, 1, 2, 3});
-  CHECK(detail::hm_merge_spans(g, groups, classes, 4, 3).num_classes == 5);
+  CHECK(detail::hiremate::merge_spans(g, groups, classes, 4, 3).num_classes == 5);
   REQUIRE(groups.size() == 2);
   CHECK(groups[0] == std::vector<std::size_t>{original[0][0], original[1][0], original[2][0]});
   CHECK(groups[1] == original[3]);
@@ -974,7 +974,7 @@ TEST_CASE("hiremate: hm_merge_spans merges the groups one value spans") {
   for (auto v : tg.topological_order())
     if (tg.is_forward(v)) blocks[static_cast<std::size_t>(tg.id(v))].push_back(v);
   std::vector<std::size_t> block_classes{0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7};
-  const detail::hm_merged_spans spans = detail::hm_merge_spans(tg, blocks, block_classes, 8, 3);
+  const detail::hiremate::merged_spans spans = detail::hiremate::merge_spans(tg, blocks, block_classes, 8, 3);
   CHECK(spans.num_classes == 10);
   CHECK(spans.parts == std::vector<std::vector<std::size_t>>{{0, 1, 2}, {4, 5, 6}});
   CHECK(block_classes == std::vector<std::size_t>{8, 3, 8, 3, 9, 7});
@@ -993,7 +993,7 @@ TEST_CASE("hiremate: hm_merge_spans merges the groups one value spans") {
     if (chain_g.is_forward(v)) three[chain_g.id(v) < 2 ? 0 : static_cast<std::size_t>(chain_g.id(v)) - 1].push_back(v);
   const auto three_before = three;
   std::vector<std::size_t> three_classes{0, 1, 2};
-  CHECK(detail::hm_merge_spans(chain_g, three, three_classes, 3, 100).num_classes == 3);
+  CHECK(detail::hiremate::merge_spans(chain_g, three, three_classes, 3, 100).num_classes == 3);
   CHECK(three == three_before);
   // Through hiremate_plan on resnet18, whose first stages the partition splits over one-vertex
   // groups: merged, fewer groups, and valid plans within the budget either way.
@@ -1045,7 +1045,7 @@ TEST_CASE("hiremate: identical merged spans are solved once") {
   std::vector<std::vector<std::size_t>> groups;
   std::vector<std::size_t> classes;
   for (const auto& grp : part.levels[0].groups) groups.push_back(grp.vertices), classes.push_back(grp.subgraph_class);
-  const detail::hm_merged_spans spans = detail::hm_merge_spans(g, groups, classes, part.classes.size(), o.merge_spans * o.partition.max_lower);
+  const detail::hiremate::merged_spans spans = detail::hiremate::merge_spans(g, groups, classes, part.classes.size(), o.merge_spans * o.partition.max_lower);
   const auto merged_groups = static_cast<std::size_t>(
       std::count_if(classes.begin(), classes.end(), [&](std::size_t c) { return c >= part.classes.size(); }));
   const std::set<std::size_t> distinct(classes.begin(), classes.end());
@@ -1057,7 +1057,7 @@ TEST_CASE("hiremate: identical merged spans are solved once") {
   CHECK(merged_groups > spans.parts.size());  // some merged spans repeat
   // One problem per class: merged spans of one class are mapped, not solved again.
   CHECK(merged.stats.classes_solved == distinct.size());
-  // The counts themselves, independent of hm_merge_spans (read from the 9 groups' forward
+  // The counts themselves, independent of merge_spans (read from the 9 groups' forward
   // vertices, printed when this test was written): each skip merges its block into one span.
   // The first span holds the input and the first block's conv, relu, conv, add (5 vertices); the
   // seven others hold the previous block's norm and relu with the next block's four (6 vertices)
@@ -1069,7 +1069,7 @@ TEST_CASE("hiremate: identical merged spans are solved once") {
   CHECK(merged.stats.classes_solved == 3);
 }
 
-TEST_CASE("hiremate: hm_add_regen recomputes a group's carry from what its option keeps") {
+TEST_CASE("hiremate: add_regen recomputes a group's carry from what its option keeps") {
   // v0 -> v1 -> v2 -> v3 in two groups {v0, v1} and {v2, v3}: group 0's carry is v1 (v2 reads it).
   dataflow_graph f(4);
   for (std::size_t i = 0; i < 4; ++i) {
@@ -1082,14 +1082,14 @@ TEST_CASE("hiremate: hm_add_regen recomputes a group's carry from what its optio
     if (g.is_forward(v)) groups[g.id(v) < 2 ? 0 : 1].push_back(v);
   REQUIRE(groups[0].size() == 2);
   REQUIRE(groups[1].size() == 2);
-  const auto owner = detail::hm_group_owner(g, groups);
-  const detail::hm_chain chain = detail::hm_make_chain(g, groups, owner);
+  const auto owner = detail::hiremate::group_owner(g, groups);
+  const detail::hiremate::chain_model chain = detail::hiremate::make_chain(g, groups, owner);
   REQUIRE(chain.stages[0].carry_values == std::vector<std::size_t>{groups[0][1]});
-  std::vector<std::vector<detail::hm_group_choice>> opts(2);
+  std::vector<std::vector<detail::hiremate::group_choice>> opts(2);
   opts[0].push_back({.resident_vertices = {groups[0][0], groups[0][1]}});  // v0 kept: v1 alone (cost 2)
   opts[0].push_back({.resident_vertices = {groups[0][1]}});                // nothing but the carry: v0, v1 (cost 3)
   opts[1].push_back({.resident_vertices = {groups[1][0]}});
-  detail::hm_add_regen(g, chain, owner, opts);
+  detail::hiremate::add_regen(g, chain, owner, opts);
   CHECK(opts[0][0].regen == std::vector<std::size_t>{groups[0][1]});
   CHECK(opts[0][0].regen_cost == 2.0);
   CHECK(opts[0][1].regen == std::vector<std::size_t>{groups[0][0], groups[0][1]});
@@ -1110,7 +1110,7 @@ TEST_CASE("hiremate: the chain schedule against brute force over one option per 
   for (int inst = 0; inst < 300; ++inst) {
     // Forward-only parts dearer than any schedule of options (see above); no pinned bytes.
     const random_chain rc = make_random_chain(rng, {.max_stages = 4, .max_small = 4, .max_peak = 9, .forward_cost = 1e6});
-    const detail::hm_chain& chain = rc.chain;
+    const detail::hiremate::chain_model& chain = rc.chain;
     const auto& opts = rc.opts;
     const std::size_t L = chain.stages.size();
     auto in_of = [&](std::size_t s) { return s == 0 ? std::int64_t{0} : chain.stages[s - 1].carry; };
@@ -1138,7 +1138,7 @@ TEST_CASE("hiremate: the chain schedule against brute force over one option per 
       return best;
     };
     for (std::int64_t budget = 1; budget <= 40; ++budget) {
-      const auto s = detail::hm_chain_schedule(chain, opts, budget, static_cast<std::size_t>(budget), std::int64_t{1} << 30, [] { return false; });
+      const auto s = detail::hiremate::chain_schedule(chain, opts, budget, static_cast<std::size_t>(budget), std::int64_t{1} << 30, [] { return false; });
       const double b = brute(budget);
       CAPTURE(inst);
       CAPTURE(budget);
@@ -1151,7 +1151,7 @@ TEST_CASE("hiremate: the chain schedule against brute force over one option per 
       // Cheap forward parts: never worse than keeping one option per stage.
       auto cheap = chain;
       for (auto& st : cheap.stages) st.forward_cost = 1;
-      const auto c = detail::hm_chain_schedule(cheap, opts, budget, static_cast<std::size_t>(budget), std::int64_t{1} << 30, [] { return false; });
+      const auto c = detail::hiremate::chain_schedule(cheap, opts, budget, static_cast<std::size_t>(budget), std::int64_t{1} << 30, [] { return false; });
       if (b < 1e6) {
         REQUIRE(c);
         CHECK(schedule_cost(cheap, opts, *c) <= b);

@@ -39,9 +39,9 @@ hiremate_options with_hilp(std::uint64_t nodes) {
 // node writes one or two data; a variant reads a random subset of the data written before it
 // (half of B1's variants provide some of F1's instead), and half of those reading any peak two or
 // three times as they release their data (points).
-detail::hm_hilp_problem random_problem(std::mt19937_64& rng, std::size_t options) {
+detail::hiremate::hilp_problem random_problem(std::mt19937_64& rng, std::size_t options) {
   auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  detail::hm_hilp_problem p;
+  detail::hiremate::hilp_problem p;
   p.groups = 2;
   const std::size_t K = 4;
   p.output.assign(K, 0);
@@ -55,12 +55,12 @@ detail::hm_hilp_problem random_problem(std::mt19937_64& rng, std::size_t options
   for (std::size_t k = 0; k < K; ++k) {
     const std::size_t count = k < p.groups ? options + 1 : options;
     for (std::size_t o = 0; o < count; ++o) {
-      detail::hm_hilp_variant v;
+      detail::hiremate::hilp_variant v;
       v.cost = uniform(1, 30);
       v.extra = p.output[k] + uniform(0, 40);
       if (k < p.groups && o < options) v.phantom = uniform(0, 3) == 0 ? 0 : uniform(5, 30);
       // Half of B1's variants compute some of F1's data again (provides) instead of reading them.
-      const bool providing = k == detail::hm_hilp_backward(p.groups, 1) && uniform(0, 1) == 1;
+      const bool providing = k == detail::hiremate::hilp_backward(p.groups, 1) && uniform(0, 1) == 1;
       for (std::size_t d = 0; d < p.producer.size(); ++d)
         if (providing && p.producer[d] == 1 && uniform(0, 2) > 0)
           v.provides.push_back(d);
@@ -95,9 +95,9 @@ detail::hm_hilp_problem random_problem(std::mt19937_64& rng, std::size_t options
 
 // Every schedule of a two-group problem: in stage t, any subset of the forward nodes before t
 // (each with any variant), in node order, then node t with any variant.
-std::vector<detail::hm_hilp_schedule> all_schedules(const detail::hm_hilp_problem& p) {
+std::vector<detail::hiremate::hilp_schedule> all_schedules(const detail::hiremate::hilp_problem& p) {
   const std::size_t K = 2 * p.groups;
-  std::vector<detail::hm_hilp_schedule> all{{}};
+  std::vector<detail::hiremate::hilp_schedule> all{{}};
   for (std::size_t t = 0; t < K; ++t) {
     std::vector<std::vector<std::pair<std::size_t, std::size_t>>> stages{{}};
     for (std::size_t k = 0; k < std::min(t, p.groups); ++k) {
@@ -111,7 +111,7 @@ std::vector<detail::hm_hilp_schedule> all_schedules(const detail::hm_hilp_proble
       }
       stages = std::move(next);
     }
-    std::vector<detail::hm_hilp_schedule> grown;
+    std::vector<detail::hiremate::hilp_schedule> grown;
     for (const auto& prefix : all)
       for (const auto& s : stages)
         for (std::size_t o = 0; o < p.variants[t].size(); ++o) {
@@ -133,7 +133,7 @@ std::vector<detail::hm_hilp_schedule> all_schedules(const detail::hm_hilp_proble
 // after which no slot of the stage reads it, unless it is held into the next stage. With `free_values`, a variant with
 // points peaks at the largest of resident + a point's extra - the data it released by then that
 // go after its slot (the correction terms).
-std::int64_t peak_by_hand(const detail::hm_hilp_problem& p, const detail::hm_hilp_schedule& s, bool free_values) {
+std::int64_t peak_by_hand(const detail::hiremate::hilp_problem& p, const detail::hiremate::hilp_schedule& s, bool free_values) {
   const std::size_t N = p.groups, K = 2 * N, D = p.producer.size();
   auto reads = [&](std::size_t k, std::size_t o, std::size_t d) {
     const auto& deps = p.variants[k][o].deps;
@@ -153,7 +153,7 @@ std::int64_t peak_by_hand(const detail::hm_hilp_problem& p, const detail::hm_hil
     return false;
   };
   auto phantom_held = [&](std::size_t j, std::size_t o, std::size_t t) {
-    const std::size_t b = detail::hm_hilp_backward(N, j);
+    const std::size_t b = detail::hiremate::hilp_backward(N, j);
     if (t <= j || t > b) return false;
     for (std::size_t u = t; u <= b; ++u)
       for (const auto& [k, oo] : s[u]) {
@@ -182,7 +182,7 @@ std::int64_t peak_by_hand(const detail::hm_hilp_problem& p, const detail::hm_hil
         freed[d] = !read_later && !data_held(d, t + 1);
       }
       if (!free_values || v.points.empty()) peak = std::max(peak, resident + v.extra);
-      for (const auto& point : free_values ? v.points : std::vector<detail::hm_hilp_point>{}) {
+      for (const auto& point : free_values ? v.points : std::vector<detail::hiremate::hilp_point>{}) {
         std::int64_t at = resident + point.extra;
         for (auto d : point.released)
           if (freed[d]) at -= p.data_bytes[d];
@@ -200,7 +200,7 @@ std::int64_t peak_by_hand(const detail::hm_hilp_problem& p, const detail::hm_hil
 }  // namespace
 
 TEST_CASE("hiremate H-ILP: a run's points are its rising peaks per set of released data (by hand)") {
-  using point = detail::hm_hilp_point;
+  using point = detail::hiremate::hilp_point;
   auto same = [](const std::vector<point>& a, const std::vector<point>& b) {
     return std::equal(a.begin(), a.end(), b.begin(), b.end(),
                       [](const point& x, const point& y) { return x.extra == y.extra && x.released == y.released; });
@@ -208,13 +208,13 @@ TEST_CASE("hiremate H-ILP: a run's points are its rising peaks per set of releas
   // Data 4 is read last by the first vertex, 1 and 6 by the third, 2 by the fifth: the peaks
   // 5 (nothing released), 9 (4 released), 12 (the fourth vertex: 1, 4, 6; the sixth's 12 adds
   // nothing), 15 (all four).
-  CHECK(same(detail::hm_hilp_points({5, 9, 7, 12, 3, 12, 15}, {{0, 4}, {2, 1}, {2, 6}, {4, 2}}),
+  CHECK(same(detail::hiremate::hilp_points({5, 9, 7, 12, 3, 12, 15}, {{0, 4}, {2, 1}, {2, 6}, {4, 2}}),
              {point{5, {}}, point{9, {4}}, point{12, {1, 4, 6}}, point{15, {1, 2, 4, 6}}}));
   // A higher peak with the same data released replaces the point.
-  CHECK(same(detail::hm_hilp_points({5, 9, 10}, {{0, 3}}), {point{5, {}}, point{10, {3}}}));
+  CHECK(same(detail::hiremate::hilp_points({5, 9, 10}, {{0, 3}}), {point{5, {}}, point{10, {3}}}));
   // Nothing read: one point, the peak.
-  CHECK(same(detail::hm_hilp_points({4, 8, 2}, {}), {point{8, {}}}));
-  CHECK(detail::hm_hilp_points({}, {{0, 1}}).empty());
+  CHECK(same(detail::hiremate::hilp_points({4, 8, 2}, {}), {point{8, {}}}));
+  CHECK(detail::hiremate::hilp_points({}, {{0, 1}}).empty());
 }
 
 TEST_CASE("hiremate H-ILP: the model's memory rows give the peak of each schedule computed by hand, with and without FREE and corrections") {
@@ -222,26 +222,26 @@ TEST_CASE("hiremate H-ILP: the model's memory rows give the peak of each schedul
   std::mt19937_64 rng(11);
   std::size_t checked = 0, freed_lower = 0, corrected_lower = 0, mismatches = 0;
   for (std::uint64_t instance = 0; instance < testing::random_cases(12); ++instance) {
-    const detail::hm_hilp_problem p = random_problem(rng, instance % 2 == 0 ? 1 : 2);
-    detail::hm_hilp_problem uncorrected = p;  // the same problem without points
+    const detail::hiremate::hilp_problem p = random_problem(rng, instance % 2 == 0 ? 1 : 2);
+    detail::hiremate::hilp_problem uncorrected = p;  // the same problem without points
     for (auto& vs : uncorrected.variants)
       for (auto& v : vs) v.points.clear();
-    const auto with_free = detail::hm_build_hilp(p, 1 << 19, true);
-    const auto free_only = detail::hm_build_hilp(uncorrected, 1 << 19, true);
-    const auto without = detail::hm_build_hilp(p, 1 << 19, false);
+    const auto with_free = detail::hiremate::build_hilp(p, 1 << 19, true);
+    const auto free_only = detail::hiremate::build_hilp(uncorrected, 1 << 19, true);
+    const auto without = detail::hiremate::build_hilp(p, 1 << 19, false);
     REQUIRE(with_free);
     REQUIRE(free_only);
     REQUIRE(without);
     REQUIRE(with_free->unit == 1);
     for (const auto& s : all_schedules(p)) {
-      const auto x = detail::hm_assign_hilp(p, *with_free, s);
-      const auto y = detail::hm_assign_hilp(p, *without, s);
-      const auto z = detail::hm_assign_hilp(uncorrected, *free_only, s);
+      const auto x = detail::hiremate::assign_hilp(p, *with_free, s);
+      const auto y = detail::hiremate::assign_hilp(p, *without, s);
+      const auto z = detail::hiremate::assign_hilp(uncorrected, *free_only, s);
       REQUIRE(x);
       REQUIRE(y);
       REQUIRE(z);
-      const std::int64_t model = detail::hm_hilp_peak(*with_free, *x), model_without = detail::hm_hilp_peak(*without, *y);
-      const std::int64_t model_uncorrected = detail::hm_hilp_peak(*free_only, *z);
+      const std::int64_t model = detail::hiremate::hilp_peak(*with_free, *x), model_without = detail::hiremate::hilp_peak(*without, *y);
+      const std::int64_t model_uncorrected = detail::hiremate::hilp_peak(*free_only, *z);
       const std::int64_t by_hand = peak_by_hand(p, s, true), by_hand_without = peak_by_hand(p, s, false);
       const std::int64_t by_hand_uncorrected = peak_by_hand(uncorrected, s, true);
       if ((model != by_hand || model_without != by_hand_without || model_uncorrected != by_hand_uncorrected) && ++mismatches <= 5)
@@ -265,7 +265,7 @@ TEST_CASE("hiremate H-ILP: the model's optimum is the cheapest of its schedules 
   const auto solve = milp_solve_function(cbc_backend{});
   std::size_t compared = 0, infeasible = 0, with_start = 0;
   for (std::uint64_t instance = 0; instance < testing::random_cases(16); ++instance) {
-    const detail::hm_hilp_problem p = random_problem(rng, instance % 2 == 0 ? 1 : 2);
+    const detail::hiremate::hilp_problem p = random_problem(rng, instance % 2 == 0 ? 1 : 2);
     const auto schedules = all_schedules(p);
     REQUIRE(schedules.size() == (p.variants[0].size() * (1 + p.variants[0].size()) * p.variants[1].size() *
                                  (1 + p.variants[0].size()) * (1 + p.variants[1].size()) * p.variants[2].size() *
@@ -275,13 +275,13 @@ TEST_CASE("hiremate H-ILP: the model's optimum is the cheapest of its schedules 
       for (const auto& v : vs) widest = std::max(widest, v.extra);
     for (const auto& [budget, free_values] : {std::pair{widest + 20, false}, std::pair{widest + 60, false}, std::pair{widest + 150, false},
                                                std::pair{widest + 20, true}, std::pair{widest + 60, true}}) {
-      auto hm = detail::hm_build_hilp(p, budget, free_values);
+      auto hm = detail::hiremate::build_hilp(p, budget, free_values);
       if (!hm) continue;
       // Brute force: the cheapest schedule whose assignment satisfies every row of the model.
       double cheapest = std::numeric_limits<double>::infinity();
       std::size_t valid = 0, missing = 0;
       for (const auto& s : schedules) {
-        const auto x = detail::hm_assign_hilp(p, *hm, s);
+        const auto x = detail::hiremate::assign_hilp(p, *hm, s);
         if (!x) {
           ++missing;
           continue;
@@ -303,20 +303,20 @@ TEST_CASE("hiremate H-ILP: the model's optimum is the cheapest of its schedules 
       REQUIRE(r.status == solve_status::optimal);
       CHECK(r.objective == doctest::Approx(cheapest).epsilon(1e-9));
       // The backend's answer read back as a schedule is one of the cheapest.
-      const auto x = detail::hm_assign_hilp(p, *hm, detail::hm_decode_hilp(*hm, r.values));
+      const auto x = detail::hiremate::assign_hilp(p, *hm, detail::hiremate::decode_hilp(*hm, r.values));
       REQUIRE(x);
       CHECK_FALSE(hm->model.first_violation(*x));
       CHECK(hm->model.objective_value(*x) == doctest::Approx(cheapest).epsilon(1e-9));
-      // Through hm_solve_hilp with every 5th schedule as a start: the start it reports is the
+      // Through solve_hilp with every 5th schedule as a start: the start it reports is the
       // cheapest of those that fit the model, the answer and the proven bound are the optimum.
-      std::vector<detail::hm_hilp_schedule> starts;
+      std::vector<detail::hiremate::hilp_schedule> starts;
       double cheapest_start = std::numeric_limits<double>::infinity();
       for (std::size_t k = 0; k < schedules.size(); k += 5) {
         starts.push_back(schedules[k]);
-        const auto xs = detail::hm_assign_hilp(p, *hm, schedules[k]);
+        const auto xs = detail::hiremate::assign_hilp(p, *hm, schedules[k]);
         if (xs && !hm->model.first_violation(*xs)) cheapest_start = std::min(cheapest_start, hm->model.objective_value(*xs) / hm->cost_scale);
       }
-      const auto outcome = detail::hm_solve_hilp(p, budget, starts, {}, solve, solver_options{}, std::uint64_t{1} << 40, free_values);
+      const auto outcome = detail::hiremate::solve_hilp(p, budget, starts, {}, solve, solver_options{}, std::uint64_t{1} << 40, free_values);
       REQUIRE(outcome.status == solve_status::optimal);
       if (std::isfinite(cheapest_start)) {
         CHECK(outcome.start_objective == doctest::Approx(cheapest_start).epsilon(1e-9));
@@ -415,15 +415,15 @@ TEST_CASE("hiremate H-ILP: options' profiles follow their simulations, and a rea
   REQUIRE(!part.levels.empty());
   std::vector<std::vector<std::size_t>> groups;
   for (const auto& grp : part.levels[0].groups) groups.push_back(grp.vertices);
-  const std::vector<std::size_t> owner = detail::hm_group_owner(t, groups);
-  std::vector<std::vector<detail::hm_group_choice>> choices(groups.size());
+  const std::vector<std::size_t> owner = detail::hiremate::group_owner(t, groups);
+  std::vector<std::vector<detail::hiremate::group_choice>> choices(groups.size());
   std::size_t options = 0;
   for (std::size_t j = 0; j < groups.size(); ++j) {
     const auto r = hiremate_subgraph_options(t, groups[j], {.budgets = 4, .max_options = 3});
     REQUIRE(r.status == solve_status::feasible);
     for (const auto& o : r.options) {
       CHECK(o.transient == simulate_plan(r.sub.graph, o.plan).transient);
-      const auto c = detail::hm_choice_of(o, r.sub, nullptr);
+      const auto c = detail::hiremate::choice_of(o, r.sub, nullptr);
       // One entry per vertex of each schedule, at least the simulator's memory while it runs, and
       // the part's peak as the largest.
       REQUIRE(c.forward_profile.size() == c.forward.size());
@@ -443,7 +443,7 @@ TEST_CASE("hiremate H-ILP: options' profiles follow their simulations, and a rea
       ++options;
     }
   }
-  const auto p = detail::hm_make_hilp(t, groups, owner, choices);
+  const auto p = detail::hiremate::make_hilp(t, groups, owner, choices);
   REQUIRE(p);
   std::size_t corrected = 0;
   for (const auto& vs : p->variants)
@@ -479,16 +479,16 @@ TEST_CASE("hiremate H-ILP: backward variants provide the data they compute again
   std::vector<std::vector<std::size_t>> groups;
   for (const auto& grp : part.levels[0].groups) groups.push_back(grp.vertices);
   const std::size_t N = groups.size();
-  const std::vector<std::size_t> owner = detail::hm_group_owner(g, groups);
-  std::vector<std::vector<detail::hm_group_choice>> choices(N);
+  const std::vector<std::size_t> owner = detail::hiremate::group_owner(g, groups);
+  std::vector<std::vector<detail::hiremate::group_choice>> choices(N);
   std::size_t most_options = 0;
   for (std::size_t j = 0; j < N; ++j) {
     const auto r = hiremate_subgraph_options(g, groups[j], {.budgets = 4, .max_options = 4});
     REQUIRE(r.status == solve_status::feasible);
-    for (const auto& o : r.options) choices[j].push_back(detail::hm_choice_of(o, r.sub, nullptr));
+    for (const auto& o : r.options) choices[j].push_back(detail::hiremate::choice_of(o, r.sub, nullptr));
     most_options = std::max(most_options, choices[j].size());
   }
-  const auto p = detail::hm_make_hilp(g, groups, owner, choices);
+  const auto p = detail::hiremate::make_hilp(g, groups, owner, choices);
   REQUIRE(p);
   std::size_t providing = 0;
   for (std::size_t k = N; k < 2 * N; ++k)
@@ -497,11 +497,11 @@ TEST_CASE("hiremate H-ILP: backward variants provide the data they compute again
       CHECK(std::is_sorted(v.provides.begin(), v.provides.end()));
       for (auto d : v.provides) {
         CAPTURE(d);
-        CHECK(p->producer[d] == detail::hm_hilp_backward(N, k));  // its own group's forward data
-        CHECK_FALSE(detail::hm_hilp_reads(v, d));
+        CHECK(p->producer[d] == detail::hiremate::hilp_backward(N, k));  // its own group's forward data
+        CHECK_FALSE(detail::hiremate::hilp_reads(v, d));
         bool read_later = false;  // by a backward part after it
         for (std::size_t later = k + 1; later < 2 * N; ++later)
-          for (const auto& w : p->variants[later]) read_later = read_later || detail::hm_hilp_reads(w, d);
+          for (const auto& w : p->variants[later]) read_later = read_later || detail::hiremate::hilp_reads(w, d);
         CHECK(read_later);
       }
     }
@@ -511,21 +511,21 @@ TEST_CASE("hiremate H-ILP: backward variants provide the data they compute again
   std::size_t compared = 0;
   std::int64_t largest_excess = 0, unit = 1;
   for (const bool free_values : {false, true}) {
-    const auto hm = detail::hm_build_hilp(*p, budget, free_values);
+    const auto hm = detail::hiremate::build_hilp(*p, budget, free_values);
     REQUIRE(hm);
     unit = hm->unit;
     for (std::size_t o = 0; o < most_options; ++o) {
       std::vector<std::size_t> choice(N);
       for (std::size_t j = 0; j < N; ++j) choice[j] = std::min(o, choices[j].size() - 1);
-      const auto s = detail::hm_hilp_schedule_of_choice(N, choice);
+      const auto s = detail::hiremate::hilp_schedule_of_choice(N, choice);
       std::vector<const std::vector<std::size_t>*> parts;
       for (const auto& stage : s)
         for (const auto& [k, v] : stage) parts.push_back(p->variants[k][v].vertices);
-      const auto seq = detail::hm_expand(g, parts, owner);
+      const auto seq = detail::hiremate::expand_parts(g, parts, owner);
       REQUIRE(seq);
-      const auto x = detail::hm_assign_hilp(*p, *hm, s);
+      const auto x = detail::hiremate::assign_hilp(*p, *hm, s);
       REQUIRE(x);
-      const std::int64_t model = detail::hm_hilp_peak(*hm, *x), simulated = detail::sequence_peak_cost(g, *seq).first;
+      const std::int64_t model = detail::hiremate::hilp_peak(*hm, *x), simulated = detail::sequence_peak_cost(g, *seq).first;
       CAPTURE(o);
       CAPTURE(free_values);
       CHECK(model >= simulated);

@@ -36,7 +36,7 @@ namespace {
 hiremate_milp_lower_options<cbc_backend> exact_options() { return {.solver = {}}; }
 
 remat_result heuristics_only(const memory_graph& g, std::int64_t budget) {
-  return detail::hm_heuristic_plan(g, budget, {}, true, detail::call_deadline(std::chrono::steady_clock::now(), std::nullopt));
+  return detail::hiremate::heuristic_plan(g, budget, {}, true, detail::call_deadline(std::chrono::steady_clock::now(), std::nullopt));
 }
 
 }  // namespace
@@ -100,7 +100,7 @@ TEST_CASE("hiremate_milp_lower_solver: a zero time share, a tiny memory cap or t
                                        std::pair{capped, hiremate_lower_limits{}}}) {
     const remat_result r = solver(g, budget, limits);
     // A zero share also stops the DTR runs at once: the heuristics' plan under the same deadline.
-    const remat_result expected = detail::hm_heuristic_plan(g, budget, {}, true, detail::call_deadline(std::chrono::steady_clock::now(), limits.time_limit));
+    const remat_result expected = detail::hiremate::heuristic_plan(g, budget, {}, true, detail::call_deadline(std::chrono::steady_clock::now(), limits.time_limit));
     CHECK(r.plan == expected.plan);
     CHECK(r.stats.method != "checkmate-milp");
   }

@@ -79,14 +79,14 @@ TEST_CASE("make_hiremate_subgraph: a chain's middle, by hand") {
   CHECK_THROWS_AS((void)make_hiremate_subgraph(make_memory_graph(f), S), std::invalid_argument);            // no roles
 }
 
-TEST_CASE("hm_thin keeps the extremes, then the farthest peaks") {
+TEST_CASE("thin keeps the extremes, then the farthest peaks") {
   const std::vector<std::int64_t> peaks{0, 1, 2, 5, 9, 10};
-  CHECK(detail::hm_thin(peaks, 1) == std::vector<std::size_t>{0});
-  CHECK(detail::hm_thin(peaks, 2) == std::vector<std::size_t>{0, 5});
-  CHECK(detail::hm_thin(peaks, 3) == std::vector<std::size_t>{0, 3, 5});     // 5 is 5 away from both ends
-  CHECK(detail::hm_thin(peaks, 4) == std::vector<std::size_t>{0, 2, 3, 5});  // then 2 (2 away), not 1 or 9 (1 away)
-  CHECK(detail::hm_thin(peaks, 6).size() == 6);
-  CHECK(detail::hm_thin(peaks, 9).size() == 6);
+  CHECK(detail::hiremate::thin(peaks, 1) == std::vector<std::size_t>{0});
+  CHECK(detail::hiremate::thin(peaks, 2) == std::vector<std::size_t>{0, 5});
+  CHECK(detail::hiremate::thin(peaks, 3) == std::vector<std::size_t>{0, 3, 5});     // 5 is 5 away from both ends
+  CHECK(detail::hiremate::thin(peaks, 4) == std::vector<std::size_t>{0, 2, 3, 5});  // then 2 (2 away), not 1 or 9 (1 away)
+  CHECK(detail::hiremate::thin(peaks, 6).size() == 6);
+  CHECK(detail::hiremate::thin(peaks, 9).size() == 6);
 }
 
 TEST_CASE("hiremate_subgraph_options: GPT blocks, every option re-simulated, one class one answer") {

@@ -233,8 +233,8 @@ TEST_CASE("hiremate: pinned values over their live ranges give resnet18's chain 
   const hiremate_partition_result part = hiremate_partition(g);
   std::vector<std::vector<std::size_t>> groups;
   for (const auto& group : part.levels.at(0).groups) groups.push_back(group.vertices);
-  const detail::hm_chain ranged = detail::hm_make_chain(g, groups, detail::hm_group_owner(g, groups));
-  const detail::hm_chain throughout = detail::hm_pinned_throughout(ranged);
+  const detail::hiremate::chain_model ranged = detail::hiremate::make_chain(g, groups, detail::hiremate::group_owner(g, groups));
+  const detail::hiremate::chain_model throughout = detail::hiremate::pinned_throughout(ranged);
   REQUIRE(ranged.pinned_ranged > 0);
   CHECK(throughout.pinned == ranged.pinned + ranged.pinned_ranged);
   for (const auto& st : ranged.stages) {

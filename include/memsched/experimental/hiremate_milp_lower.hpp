@@ -57,7 +57,7 @@ template <milp_backend Backend>
     const auto start = std::chrono::steady_clock::now();
     const hiremate_options defaults{};  // what hiremate_plan's default lowest level uses when no options are given
     remat_result best = limits.default_plan ? limits.default_plan()
-                                            : detail::hm_heuristic_plan(g, budget, defaults.heuristics, defaults.dtr,
+                                            : detail::hiremate::heuristic_plan(g, budget, defaults.heuristics, defaults.dtr,
                                                                         detail::call_deadline(start, limits.time_limit));
     if (g.size() > options.max_vertices) return best;
     // The heuristics' plan is the start: no LP rounding (its own solves, unbounded without a time limit).

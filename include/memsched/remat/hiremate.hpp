@@ -273,14 +273,14 @@ struct [[nodiscard]] hiremate_plan_result {
   hiremate_stats stats;
 };
 
-namespace detail {
+namespace detail::hiremate {
 
 /// The cheapest of best_heuristic_plan's plan and, when `with_dtr`, dtr_plan's along the
 /// topological order with each score of dtr_portfolio_scores (remat_plan's default DTR stage)
 /// while `deadline` has not passed (each DTR run stops at it): the lowest level's default solver
 /// and the start. stats.method names the winner ("best-heuristic" or "dtr:<score>").
-[[nodiscard]] inline remat_result hm_heuristic_plan(const memory_graph& g, std::int64_t budget, const best_heuristic_options& heuristics,
-                                                    bool with_dtr, const call_deadline& deadline) {
+[[nodiscard]] inline remat_result heuristic_plan(const memory_graph& g, std::int64_t budget, const best_heuristic_options& heuristics,
+                                                 bool with_dtr, const call_deadline& deadline) {
   remat_result best = best_heuristic_plan(g, budget, heuristics);
   best.stats.method = "best-heuristic";
   if (!with_dtr) return best;
@@ -295,13 +295,13 @@ namespace detail {
   return best;
 }
 
-/// The start: hm_heuristic_plan's plan, or the cheapest of Checkmate's eviction greedy along the
+/// The start: heuristic_plan's plan, or the cheapest of Checkmate's eviction greedy along the
 /// topological order (eviction_start_plans, the order DTR follows) when that is cheaper. The
-/// greedy takes milliseconds and is the cheapest of all on some graphs. stats.method names the winner ("eviction
-/// greedy <policy>" for the greedy).
-[[nodiscard]] inline remat_result hm_start_plan(const memory_graph& g, std::int64_t budget, const best_heuristic_options& heuristics,
-                                                bool with_dtr, const call_deadline& deadline) {
-  remat_result best = hm_heuristic_plan(g, budget, heuristics, with_dtr, deadline);
+/// greedy takes milliseconds and is the cheapest of all on some graphs. stats.method names the
+/// winner ("eviction greedy <policy>" for the greedy).
+[[nodiscard]] inline remat_result start_plan(const memory_graph& g, std::int64_t budget, const best_heuristic_options& heuristics,
+                                             bool with_dtr, const call_deadline& deadline) {
+  remat_result best = heuristic_plan(g, budget, heuristics, with_dtr, deadline);
   const std::vector<std::size_t> order(g.topological_order().begin(), g.topological_order().end());
   for (auto& [plan, name] : eviction_start_plans(g, order, budget, deadline)) {
     plan_simulation sim;
@@ -320,8 +320,8 @@ namespace detail {
 /// The top-level choice: one option per group (groups in topological order) minimising the cost
 /// with, for every group i, R(<i) + max(forward peak, backward peak) <= budget, R the resident
 /// bytes of the groups before (rounded up to `unit`). O(groups x units x options).
-inline std::optional<std::vector<std::size_t>> hm_choose(const std::vector<std::vector<hm_group_choice>>& opts, std::int64_t budget,
-                                                         std::size_t units) {
+inline std::optional<std::vector<std::size_t>> choose_options(const std::vector<std::vector<group_choice>>& opts, std::int64_t budget,
+                                                              std::size_t units) {
   if (budget <= 0) return std::nullopt;
   // Rounded up without forming budget + units - 1 (a budget near 2^63 would overflow).
   const std::int64_t n_units = static_cast<std::int64_t>(units);
@@ -362,10 +362,10 @@ inline std::optional<std::vector<std::size_t>> hm_choose(const std::vector<std::
 
 /// The compute sequence of a top-level schedule: the vertex lists `parts` in order (forward and
 /// backward schedules of options, forward parts of groups), and every vertex no group owns
-/// (`owner` from hm_group_owner: the loss, gradients of nothing) as soon as something reads it. nullopt when a step would read a
+/// (`owner` from group_owner: the loss, gradients of nothing) as soon as something reads it. nullopt when a step would read a
 /// value of a group not computed yet. O(length + sum of in-degrees).
-inline std::optional<std::vector<std::size_t>> hm_expand(const memory_graph& g, const std::vector<const std::vector<std::size_t>*>& parts,
-                                                         const std::vector<std::size_t>& owner) {
+inline std::optional<std::vector<std::size_t>> expand_parts(const memory_graph& g, const std::vector<const std::vector<std::size_t>*>& parts,
+                                                            const std::vector<std::size_t>& owner) {
   std::vector<char> done(g.size(), 0);
   std::vector<std::size_t> seq;
   bool ok = true;
@@ -378,7 +378,7 @@ inline std::optional<std::vector<std::size_t>> hm_expand(const memory_graph& g, 
       bool pushed = false;
       for (auto p : g.predecessors(u))
         if (!done[p]) {
-          if (owner[p] != hm_no_group) { ok = false; return; }
+          if (owner[p] != no_group) { ok = false; return; }
           stack.push_back(p);
           pushed = true;
           break;
@@ -392,7 +392,7 @@ inline std::optional<std::vector<std::size_t>> hm_expand(const memory_graph& g, 
   auto run = [&](std::size_t v) {
     for (auto p : g.predecessors(v))
       if (!done[p]) {
-        if (owner[p] != hm_no_group) { ok = false; return; }
+        if (owner[p] != no_group) { ok = false; return; }
         ensure_unowned(p);
       }
     done[v] = 1;
@@ -402,7 +402,7 @@ inline std::optional<std::vector<std::size_t>> hm_expand(const memory_graph& g, 
     for (auto v : *part) { run(v); if (!ok) return std::nullopt; }
   for (auto v : g.topological_order())
     if (!done[v]) {
-      if (owner[v] != hm_no_group) return std::nullopt;
+      if (owner[v] != no_group) return std::nullopt;
       ensure_unowned(v);
       if (!ok) return std::nullopt;
     }
@@ -416,7 +416,7 @@ inline std::optional<std::vector<std::size_t>> hm_expand(const memory_graph& g, 
 /// a plan that holds little at the barrier at little extra cost (the convolutions kept, the cheap
 /// values dropped) is what the top level needs when many groups hold values at once.
 /// O(rungs x (problem size + its plan)).
-inline std::vector<hiremate_option> hm_keep_ladder(const hiremate_subgraph& sub, std::size_t rungs) {
+inline std::vector<hiremate_option> keep_ladder(const hiremate_subgraph& sub, std::size_t rungs) {
   const memory_graph& g = sub.graph;
   const auto in = prepare_strategy(g, forward_mask(g), "hiremate_plan");
   std::vector<char> read_by_barrier(g.size(), 0);
@@ -436,23 +436,23 @@ inline std::vector<hiremate_option> hm_keep_ladder(const hiremate_subgraph& sub,
     for (; cleared < dropped; ++cleared) keep[droppable[cleared]] = 0;
     execution_plan plan = plan_from_computes(g, checkpoint_sequence(g, in.split, keep));
     plan_simulation sim;
-    if (check_plan(g, plan, &sim).valid) out.push_back(hm_make_option(sub, std::move(plan), sim, sim.peak_bytes));
+    if (check_plan(g, plan, &sim).valid) out.push_back(make_option(sub, std::move(plan), sim, sim.peak_bytes));
     if (dropped == droppable.size()) break;
   }
   return out;
 }
 
-/// The options of a class: the thinned ones, and the rungs of hm_keep_ladder(sub, ladder_rungs) that no
+/// The options of a class: the thinned ones, and the rungs of keep_ladder(sub, ladder_rungs) that no
 /// other option beats in resident bytes, cost and peak together (at most max_options more, thinned
-/// by resident bytes as hm_thin thins peaks; 254 in all, the top level's limit).
-inline std::vector<hiremate_option> hm_class_options(const hiremate_subgraph& sub, std::vector<hiremate_option> options, std::size_t ladder_rungs,
+/// by resident bytes as thin thins peaks; 254 in all, the top level's limit).
+inline std::vector<hiremate_option> class_options_of(const hiremate_subgraph& sub, std::vector<hiremate_option> options, std::size_t ladder_rungs,
                                                      std::size_t max_options) {
   if (options.empty() || ladder_rungs == 0) return options;
   auto beats = [](const hiremate_option& a, const hiremate_option& b) {
     return a.resident_bytes <= b.resident_bytes && a.cost <= b.cost && a.peak_bytes <= b.peak_bytes;
   };
   std::vector<hiremate_option> extra;
-  for (auto& o : hm_keep_ladder(sub, ladder_rungs)) {
+  for (auto& o : keep_ladder(sub, ladder_rungs)) {
     bool beaten = false;
     for (const auto* list : {&options, &extra})
       for (const auto& f : *list) beaten = beaten || beats(f, o);
@@ -462,15 +462,15 @@ inline std::vector<hiremate_option> hm_class_options(const hiremate_subgraph& su
   std::vector<std::int64_t> resident;
   for (const auto& o : extra) resident.push_back(o.resident_bytes);
   const std::size_t room = options.size() < 254 ? 254 - options.size() : 0;
-  for (auto i : hm_thin(resident, std::min(max_options, room))) options.push_back(std::move(extra[i]));
+  for (auto i : thin(resident, std::min(max_options, room))) options.push_back(std::move(extra[i]));
   return options;
 }
 
 /// An option of a class (plan in the problem `from` of its representative) as schedules of the
 /// original vertices of a group whose problem is `sub`; `map` takes `from`'s vertices to `sub`'s
 /// (nullptr: `sub` is `from`). The barrier and the interface values are left out.
-inline hm_group_choice hm_choice_of(const hiremate_option& o, const hiremate_subgraph& sub, const std::vector<std::size_t>* map) {
-  hm_group_choice c;
+inline group_choice choice_of(const hiremate_option& o, const hiremate_subgraph& sub, const std::vector<std::size_t>* map) {
+  group_choice c;
   c.forward_peak = o.forward_peak, c.backward_peak = o.backward_peak, c.resident = o.resident_bytes, c.cost = o.cost;
   c.forward_cost = o.forward_cost, c.backward_cost = o.backward_cost;
   // A left-out step (the barrier, an interface value) reads no data: its memory goes to the next
@@ -506,15 +506,15 @@ inline hm_group_choice hm_choice_of(const hiremate_option& o, const hiremate_sub
   return c;
 }
 
-/// What hm_merge_spans made: the number of classes after it, and for each class it added (the
+/// What merge_spans made: the number of classes after it, and for each class it added (the
 /// classes from the number before it on) the classes of the groups merged into it, in order.
-struct hm_merged_spans {
+struct merged_spans {
   std::size_t num_classes = 0;
   std::vector<std::vector<std::size_t>> parts;
 };
 
 /// Merges runs of consecutive groups (in `groups`' order) that a read the chain would pin spans
-/// (hm_read_kind: a value read two or more groups away, or by an earlier group's forward part or
+/// (read_kind_of: a value read two or more groups away, or by an earlier group's forward part or
 /// by a backward part other than its neighbours'): the groups from the lower to the higher of
 /// writer and reader, with the spans overlapping them, become one group (vertices in group order,
 /// so still topological), when it has at most `max_vertices` vertices. Merged groups made of the
@@ -522,21 +522,21 @@ struct hm_merged_spans {
 /// connections gives identical merged spans; whether two of them really are the same problem is
 /// hiremate_subgraph_map's to decide, as for any class). Reads over more than four groups are
 /// left out. O(vertices + edges + groups log groups).
-inline hm_merged_spans hm_merge_spans(const memory_graph& g, std::vector<std::vector<std::size_t>>& groups, std::vector<std::size_t>& group_class,
-                                      std::size_t num_classes, std::size_t max_vertices) {
-  hm_merged_spans res{.num_classes = num_classes, .parts = {}};
+inline merged_spans merge_spans(const memory_graph& g, std::vector<std::vector<std::size_t>>& groups, std::vector<std::size_t>& group_class,
+                                std::size_t num_classes, std::size_t max_vertices) {
+  merged_spans res{.num_classes = num_classes, .parts = {}};
   const std::size_t n = groups.size();
   if (n < 3) return res;
   // A read across more groups (a mask or an embedding every block reads) would merge the whole
   // stack; such values stay pinned.
   constexpr std::size_t max_span = 4;
-  const std::vector<std::size_t> owner = hm_group_owner(g, groups);
+  const std::vector<std::size_t> owner = group_owner(g, groups);
   std::vector<std::size_t> reach(n);
   for (std::size_t i = 0; i < n; ++i) reach[i] = i;
   for (std::size_t v = 0; v < g.size(); ++v) {
-    if (owner[v] == hm_no_group) continue;
+    if (owner[v] == no_group) continue;
     for (auto w : g.successors(v))
-      if (owner[w] != hm_no_group && hm_read_kind(g, owner, n, v, w) == hm_read::pinned) {
+      if (owner[w] != no_group && read_kind_of(g, owner, n, v, w) == read_kind::pinned) {
         const std::size_t lo = std::min(owner[v], owner[w]), hi = std::max(owner[v], owner[w]);
         if (hi - lo <= max_span) reach[lo] = std::max(reach[lo], hi);
       }
@@ -572,17 +572,17 @@ inline hm_merged_spans hm_merge_spans(const memory_graph& g, std::vector<std::ve
 
 /// The options of a class the time limit did not reach: no recomputation (a topological order,
 /// always a valid plan) and outputs only (the ladder's last rung). O(size of the problem).
-inline std::vector<hiremate_option> hm_cheap_options(const hiremate_subgraph& sub, std::size_t max_options) {
+inline std::vector<hiremate_option> cheap_options(const hiremate_subgraph& sub, std::size_t max_options) {
   const memory_graph& g = sub.graph;
   const auto& topo = g.topological_order();
   execution_plan plan = plan_from_computes(g, std::vector<std::size_t>(topo.begin(), topo.end()));
   plan_simulation sim;
   std::vector<hiremate_option> topo_option;
-  if (check_plan(g, plan, &sim).valid) topo_option.push_back(hm_make_option(sub, std::move(plan), sim, sim.peak_bytes));
-  return hm_class_options(sub, std::move(topo_option), 1, max_options);
+  if (check_plan(g, plan, &sim).valid) topo_option.push_back(make_option(sub, std::move(plan), sim, sim.peak_bytes));
+  return class_options_of(sub, std::move(topo_option), 1, max_options);
 }
 
-}  // namespace detail
+}  // namespace detail::hiremate
 
 /// Checks hiremate_options (and its partition options) without solving anything, so a front end
 /// can report a bad option before any work. O(1).
@@ -602,7 +602,7 @@ inline void check_hiremate_options(const hiremate_options& options) {
   // (The partition stops wrapping at max_top nodes, so a smaller cap could never be met.)
   if (options.max_chain_stages != 0 && options.max_chain_stages < options.partition.max_top)
     fail("max_chain_stages", "must be 0 or >= the partition's max_top (M^t)");
-  detail::hm_check_partition_options(options.partition);
+  detail::hiremate::check_partition_options(options.partition);
 }
 
 namespace detail {
@@ -610,8 +610,8 @@ namespace detail {
 /// hiremate_plan_detailed on a converted graph, options checked, `partition` = options.partition
 /// with the graph's op names (the partition options it changes), `start` the time the call began.
 MEMSCHED_DECL hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::int64_t budget, const hiremate_options& options,
-                                                hiremate_partition_options partition,
-                                                std::chrono::steady_clock::time_point start);
+                                                    hiremate_partition_options partition,
+                                                    std::chrono::steady_clock::time_point start);
 
 }  // namespace detail
 
@@ -634,7 +634,7 @@ template <class G, class... Maps>
   const auto start = std::chrono::steady_clock::now();
   check_hiremate_options(options);
   const memory_graph& g = detail::to_memory_graph(graph, maps...);
-  return detail::hiremate_plan_on(g, budget, options, detail::hm_with_ops(graph, g, options.partition, maps...), start);
+  return detail::hiremate_plan_on(g, budget, options, detail::hiremate::with_op_names(graph, g, options.partition, maps...), start);
 }
 
 /// hiremate_plan_detailed's remat_result (the one remat API). Same complexity and exceptions.

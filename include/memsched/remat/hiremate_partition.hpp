@@ -92,29 +92,29 @@ struct [[nodiscard]] hiremate_partition_result {
   std::string message;
 };
 
-namespace detail {
+namespace detail::hiremate {
 
-/// Builds the hierarchy level by level (hm_round), with the boundary values and the classes of
+/// Builds the hierarchy level by level (partition_round), with the boundary values and the classes of
 /// every group.
-class hm_partitioner {
+class partitioner {
  public:
-  hm_partitioner(const memory_graph& g, const hiremate_partition_options& o) : g_(g), o_(o) {}
+  partitioner(const memory_graph& g, const hiremate_partition_options& o) : g_(g), o_(o) {}
 
   hiremate_partition_result run() {
     const auto start = std::chrono::steady_clock::now();
     hiremate_partition_result r;
     prepare();
-    hm_level L = level_zero();
+    level_graph L = level_zero();
     r.stats.vertices = L.n;
     r.stats.full_rounds = !o_.stop_at_max_top;
-    hm_canonicalizer canon(vals_, op_, rank_);
-    std::vector<hm_canonical> prev_forms;
+    canonicalizer canon(vals_, op_, rank_);
+    std::vector<canonical_form> prev_forms;
     std::vector<std::size_t> prev_class;
     std::unordered_map<std::uint64_t, std::vector<std::size_t>> by_hash;
     std::vector<std::vector<std::uint64_t>> class_keys;
     while (L.n > o_.max_top) {
       bool merged = false;
-      auto groups = hm_round(L, vals_, o_.max_lower, o_.stop_at_max_top ? o_.max_top : 0, o_.alpha).run(merged);
+      auto groups = partition_round(L, vals_, o_.max_lower, o_.stop_at_max_top ? o_.max_top : 0, o_.alpha).run(merged);
       hiremate_level level;
       // A round that leaves more than two thirds of the nodes (a node read by thousands, whose
       // candidates all share it) would make as many levels as nodes: cut it instead.
@@ -131,7 +131,7 @@ class hm_partitioner {
       std::vector<std::uint32_t> group_of(L.n);
       for (std::size_t i = 0; i < groups.size(); ++i)
         for (auto l : groups[i]) group_of[l] = static_cast<std::uint32_t>(i);
-      hm_level next;
+      level_graph next;
       next.n = groups.size();
       next.succ.resize(next.n);
       next.pred.resize(next.n);
@@ -141,7 +141,7 @@ class hm_partitioner {
       for (std::uint32_t l = 0; l < L.n; ++l)
         for (auto m : L.succ[l])
           if (group_of[l] != group_of[m]) next.succ[group_of[l]].push_back(group_of[m]);
-      std::vector<hm_canonical> forms(next.n);
+      std::vector<canonical_form> forms(next.n);
       std::vector<std::size_t> cls(next.n);
       std::unordered_map<std::uint32_t, std::uint64_t> member_class;
       if (k > 0)
@@ -187,7 +187,7 @@ class hm_partitioner {
         level.groups.push_back(std::move(grp));
       }
       for (auto& v : vals_.lnode)
-        if (v != hm_none) v = group_of[v];
+        if (v != no_node) v = group_of[v];
       r.levels.push_back(std::move(level));
       prev_forms = std::move(forms);
       prev_class = std::move(cls);
@@ -202,7 +202,7 @@ class hm_partitioner {
   }
 
  private:
-  std::size_t classify(const hm_canonical& f, std::size_t level, std::size_t group, hiremate_partition_result& r,
+  std::size_t classify(const canonical_form& f, std::size_t level, std::size_t group, hiremate_partition_result& r,
                        std::unordered_map<std::uint64_t, std::vector<std::size_t>>& by_hash,
                        std::vector<std::vector<std::uint64_t>>& keys) {
     auto& bucket = by_hash[f.hash];
@@ -239,10 +239,10 @@ class hm_partitioner {
       op_[v] = ids.emplace(o_.ops[v], static_cast<std::uint32_t>(ids.size())).first->second;
   }
 
-  hm_level level_zero() {
+  level_graph level_zero() {
     const std::size_t n = g_.size();
-    vals_.lnode.assign(n, hm_none);
-    hm_level L;
+    vals_.lnode.assign(n, no_node);
+    level_graph L;
     for (auto v : g_.topological_order())
       if (vals_.scope[v]) {
         vals_.lnode[v] = static_cast<std::uint32_t>(L.n++);
@@ -269,12 +269,12 @@ class hm_partitioner {
 
   const memory_graph& g_;
   const hiremate_partition_options& o_;
-  hm_values vals_;
+  partition_values vals_;
   std::vector<std::uint32_t> op_, rank_;
 };
 
 /// Throws option_error naming the field of hiremate_partition_options out of range.
-inline void hm_check_partition_options(const hiremate_partition_options& options) {
+inline void check_partition_options(const hiremate_partition_options& options) {
   auto fail = [](const char* option, const std::string& requirement) { throw option_error("hiremate_partition", option, requirement); };
   if (options.max_lower < 2) fail("max_lower", "must be >= 2, got " + std::to_string(options.max_lower));
   if (options.max_top < 1) fail("max_top", "must be >= 1");
@@ -283,18 +283,18 @@ inline void hm_check_partition_options(const hiremate_partition_options& options
 
 /// hiremate_partition of a converted graph whose op names, if any, are in options.ops. Options
 /// already checked. Throws std::invalid_argument for ops of the wrong length.
-inline hiremate_partition_result hm_partition_on(const memory_graph& g, const hiremate_partition_options& options) {
+inline hiremate_partition_result partition_on(const memory_graph& g, const hiremate_partition_options& options) {
   if (!options.ops.empty() && options.ops.size() != g.size())
     throw std::invalid_argument("hiremate_partition: ops has " + std::to_string(options.ops.size()) + " entries for " + std::to_string(g.size()) +
                                 " vertices");
-  return hm_partitioner(g, options).run();
+  return partitioner(g, options).run();
 }
 
 /// `with_ops` (a copy of the caller's options) given the op names of `graph` (whose memory_graph
 /// is `g`) when its ops are empty and the node bundles have them: the graph-type dependent part of
 /// hiremate_partition.
 template <class G, class... Maps>
-hiremate_partition_options hm_with_ops(const G& graph, const memory_graph& g, hiremate_partition_options with_ops, const Maps&... maps) {
+hiremate_partition_options with_op_names(const G& graph, const memory_graph& g, hiremate_partition_options with_ops, const Maps&... maps) {
   if constexpr (has_node_bundle<G>) {
     if (with_ops.ops.empty()) {
       with_ops.ops.resize(g.size());
@@ -311,7 +311,7 @@ hiremate_partition_options hm_with_ops(const G& graph, const memory_graph& g, hi
   return with_ops;
 }
 
-}  // namespace detail
+}  // namespace detail::hiremate
 
 /// H-Partition (HiRemate, Algorithm 2) of the forward part of `graph` (every vertex of an
 /// inference graph; the forward-role vertices of a training graph). Per level: for each node x,
@@ -336,9 +336,9 @@ template <class G, class... Maps>
   requires memory_graph_source<G, Maps...>
 [[nodiscard]] hiremate_partition_result hiremate_partition(const G& graph, const hiremate_partition_options& options,
                                                            const Maps&... maps) {
-  detail::hm_check_partition_options(options);
+  detail::hiremate::check_partition_options(options);
   const memory_graph& g = detail::to_memory_graph(graph, maps...);
-  return detail::hm_partition_on(g, detail::hm_with_ops(graph, g, options, maps...));
+  return detail::hiremate::partition_on(g, detail::hiremate::with_op_names(graph, g, options, maps...));
 }
 
 /// hiremate_partition with the default options.

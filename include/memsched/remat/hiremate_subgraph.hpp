@@ -263,12 +263,12 @@ struct [[nodiscard]] hiremate_subgraph_result {
   std::string message;
 };
 
-namespace detail {
+namespace detail::hiremate {
 
 /// The paper's thinning: keep the lowest and the highest peak, then repeatedly the option whose
 /// peak is farthest from every kept one (ties: the lower peak). `peaks` ascending; returns kept
 /// indices, ascending. O(k * n).
-inline std::vector<std::size_t> hm_thin(const std::vector<std::int64_t>& peaks, std::size_t keep) {
+inline std::vector<std::size_t> thin(const std::vector<std::int64_t>& peaks, std::size_t keep) {
   const std::size_t n = peaks.size();
   if (n <= keep) {
     std::vector<std::size_t> all(n);
@@ -298,7 +298,7 @@ inline std::vector<std::size_t> hm_thin(const std::vector<std::int64_t>& peaks, 
 /// The option of a valid plan of `sub`'s problem, split at the barrier's first compute step: the
 /// forward part before it, the backward part from it on, the resident values those before it
 /// (the one barrier split of the H-Solver). `sim` is the plan's simulation. O(plan + n).
-inline hiremate_option hm_make_option(const hiremate_subgraph& sub, execution_plan plan, const plan_simulation& sim, std::int64_t budget) {
+inline hiremate_option make_option(const hiremate_subgraph& sub, execution_plan plan, const plan_simulation& sim, std::int64_t budget) {
   const memory_graph& g = sub.graph;
   hiremate_option o;
   o.budget = budget;
@@ -327,7 +327,7 @@ inline hiremate_option hm_make_option(const hiremate_subgraph& sub, execution_pl
   return o;
 }
 
-}  // namespace detail
+}  // namespace detail::hiremate
 
 /// Solves the subgraph of the forward vertices `forward` of `training` for `config.budgets`
 /// budgets between its per-node lower bound and its no-remat peak (each distinct one once; none
@@ -336,7 +336,7 @@ inline hiremate_option hm_make_option(const hiremate_subgraph& sub, execution_pl
 /// example checkmate_milp_plan with a backend), plus config.resident_levels squeezed solves per
 /// budget (the barrier given a workspace), keeps the options no other beats in both peak and cost
 /// (with squeezed solves: in peak, cost and resident bytes), and thins them to config.max_options
-/// (hm_thin). With config.serenity_states, the no-recomputation plan along serenity_order's
+/// (thin). With config.serenity_states, the no-recomputation plan along serenity_order's
 /// order is one more option where its peak is below the topological order's, and the budgets end
 /// at that peak. Every plan is re-simulated on the problem itself; one the simulator rejects or
 /// that exceeds its budget is dropped. Deterministic when `solve` is and no time limit stops
@@ -374,7 +374,7 @@ template <class Solve>
       if (detail::check_plan(g, plan, &sim).valid && sim.peak_bytes < r.no_remat_peak) {
         r.no_remat_peak = sim.peak_bytes;
         r.serenity_lower = true;
-        all.push_back(detail::hm_make_option(r.sub, std::move(plan), sim, sim.peak_bytes));
+        all.push_back(detail::hiremate::make_option(r.sub, std::move(plan), sim, sim.peak_bytes));
       }
     }
   }
@@ -393,7 +393,7 @@ template <class Solve>
     plan_simulation sim;
     if (!detail::check_plan(g, res.plan, &sim).valid || sim.peak_bytes > budget) return;
     r.proven += res.status == solve_status::optimal;
-    all.push_back(detail::hm_make_option(r.sub, std::move(res.plan), sim, budget));
+    all.push_back(detail::hiremate::make_option(r.sub, std::move(res.plan), sim, budget));
   };
   // Equal budgets (lower bound == no-remat peak, or a narrow range) are solved once: a repeat only
   // adds an identical option that the Pareto step drops.
@@ -425,7 +425,7 @@ template <class Solve>
   r.found = front.size();
   std::vector<std::int64_t> peaks;
   for (const auto& o : front) peaks.push_back(o.peak_bytes);
-  for (auto i : detail::hm_thin(peaks, config.max_options)) r.options.push_back(std::move(front[i]));
+  for (auto i : detail::hiremate::thin(peaks, config.max_options)) r.options.push_back(std::move(front[i]));
   r.status = r.options.empty() ? (r.stopped ? solve_status::time_limit : solve_status::no_solution) : solve_status::feasible;
   if (r.options.empty())
     r.message = r.stopped ? "the time limit stopped the budgets before any gave a plan" : "no budget between the lower bound and the no-remat peak gave a plan";

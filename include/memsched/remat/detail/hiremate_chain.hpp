@@ -4,7 +4,7 @@
 // next stage reads, then run it again (with one of its options) when its backward part comes.
 // This is the dynamic program of Rotor for heterogeneous chains (Beaumont, Eyraud-Dubois, Herrmann,
 // Joly, Shilova 2019) with options per stage as Rockmate uses it (Zhao et al., ICML 2023): what the
-// one-option-per-group choice (hm_choose) cannot express is recomputing a group from the output of
+// one-option-per-group choice (choose_options) cannot express is recomputing a group from the output of
 // another, which long stacks of blocks need at tight budgets. Internals of remat/hiremate.hpp.
 //
 // The memory model is the chain's: besides the options' own peaks (whose inputs and gradients from
@@ -29,10 +29,10 @@
 #include <utility>
 #include <vector>
 
-namespace memsched::detail {
+namespace memsched::detail::hiremate {
 
 /// One group seen as a stage of the chain.
-struct hm_stage {
+struct chain_stage {
   std::int64_t carry = 0;            ///< Bytes of its values the next stage's forward part reads.
   std::int64_t grad_in = 0;          ///< Bytes of the next stage's values its backward part reads (gradients, next-output dependencies).
   std::int64_t forward_peak = 0;     ///< Its forward vertices once, keeping only `carry` (its input not counted).
@@ -45,8 +45,8 @@ struct hm_stage {
 };
 
 /// The chain view of a top level.
-struct hm_chain {
-  std::vector<hm_stage> stages;
+struct chain_model {
+  std::vector<chain_stage> stages;
   std::int64_t pinned = 0;         ///< Pinned bytes counted throughout (values no stage owns or reads).
   std::int64_t pinned_ranged = 0;  ///< Pinned bytes counted over their live ranges (the stages' pinned_forward / pinned_backward).
 };
@@ -54,7 +54,7 @@ struct hm_chain {
 /// The same chain with every pinned value counted throughout (the coarser model: on some graphs its
 /// schedules expand into cheaper plans, the spare memory it leaves being used afterwards).
 /// O(stages).
-inline hm_chain hm_pinned_throughout(hm_chain chain) {
+inline chain_model pinned_throughout(chain_model chain) {
   chain.pinned += chain.pinned_ranged;
   chain.pinned_ranged = 0;
   for (auto& st : chain.stages) st.pinned_forward = st.pinned_backward = 0;
@@ -64,14 +64,14 @@ inline hm_chain hm_pinned_throughout(hm_chain chain) {
 /// One option of a group: its forward and backward schedules (original vertices, compute order),
 /// their peaks (inputs and gradients from outside the group not counted), the bytes it keeps from
 /// the first to the second, and its cost.
-struct hm_group_choice {
+struct group_choice {
   std::vector<std::size_t> forward, backward;
   std::int64_t forward_peak = 0, backward_peak = 0, resident = 0;
   double cost = 0, forward_cost = 0, backward_cost = 0;  ///< cost = forward_cost + backward_cost.
   std::vector<std::size_t> resident_vertices;  ///< The values it keeps from the first to the second.
   /// Recomputes the group's carry (what the next group reads) from resident_vertices without the
   /// carry, so that the chain may drop the carry after the next group's forward part and run this
-  /// right before that group's backward part (hm_add_regen); its cost. nullopt: not offered.
+  /// right before that group's backward part (add_regen); its cost. nullopt: not offered.
   std::vector<std::size_t> regen;
   std::optional<double> regen_cost;
   /// Bytes in use while each vertex of `forward` / `backward` runs (their maxima are the peaks;
@@ -79,24 +79,24 @@ struct hm_group_choice {
   std::vector<std::int64_t> forward_profile, backward_profile;
 };
 
-/// No group owns the vertex (hm_group_owner).
-inline constexpr std::size_t hm_no_group = std::numeric_limits<std::size_t>::max();
+/// No group owns the vertex (group_owner).
+inline constexpr std::size_t no_group = std::numeric_limits<std::size_t>::max();
 
 /// The group of each vertex: forward vertices by `groups`, backward ones by the vertex they are
-/// the gradient of; hm_no_group for the others (the loss, gradients of nothing). O(vertices).
-inline std::vector<std::size_t> hm_group_owner(const memory_graph& g, const std::vector<std::vector<std::size_t>>& groups) {
-  std::vector<std::size_t> owner(g.size(), hm_no_group);
+/// the gradient of; no_group for the others (the loss, gradients of nothing). O(vertices).
+inline std::vector<std::size_t> group_owner(const memory_graph& g, const std::vector<std::vector<std::size_t>>& groups) {
+  std::vector<std::size_t> owner(g.size(), no_group);
   for (std::size_t k = 0; k < groups.size(); ++k)
     for (auto v : groups[k]) owner[v] = k;
   for (std::size_t v = 0; v < g.size(); ++v)
-    if (g.role(v) == node_role::backward && g.grad_of(v) && owner[*g.grad_of(v)] != hm_no_group) owner[v] = owner[*g.grad_of(v)];
+    if (g.role(v) == node_role::backward && g.grad_of(v) && owner[*g.grad_of(v)] != no_group) owner[v] = owner[*g.grad_of(v)];
   return owner;
 }
 
 /// One step of a chain schedule: a stage's forward part alone (`forward_only`, nothing kept but
 /// its carry), its forward part with an option, its backward part with that option, or the
 /// option's `regen` (its carry recomputed, right before the next stage's backward part).
-struct hm_chain_step {
+struct chain_step {
   enum class kind : std::uint8_t { forward_only, forward, backward, regen } what;
   std::size_t stage = 0, option = 0;
 };
@@ -106,9 +106,9 @@ struct hm_chain_step {
 /// given, gets the bytes in use while each vertex runs. `readers` is scratch of g.size() zeros,
 /// left zero. O(the group's vertices and edges).
 template <class Keep, class Counted>
-std::pair<double, std::int64_t> hm_forward_once(const memory_graph& g, const std::vector<std::size_t>& group, std::size_t j,
-                                                const std::vector<std::size_t>& owner, std::vector<std::size_t>& readers,
-                                                const Keep& keep, const Counted& counted, std::vector<std::int64_t>* profile = nullptr) {
+std::pair<double, std::int64_t> forward_once(const memory_graph& g, const std::vector<std::size_t>& group, std::size_t j,
+                                             const std::vector<std::size_t>& owner, std::vector<std::size_t>& readers,
+                                             const Keep& keep, const Counted& counted, std::vector<std::int64_t>* profile = nullptr) {
   auto in_group = [&](std::size_t w) { return owner[w] == j && g.is_forward(w); };
   for (auto v : group)
     for (auto w : g.successors(v)) readers[v] += in_group(w);
@@ -127,36 +127,36 @@ std::pair<double, std::int64_t> hm_forward_once(const memory_graph& g, const std
   return {cost, peak};
 }
 
-/// How the chain sees w's read of v (hm_make_chain): inside one stage (or the loss reading the
+/// How the chain sees w's read of v (make_chain): inside one stage (or the loss reading the
 /// last stage), the next stage reading v (its carry; a forward value its backward part reads
 /// too), the stage before reading v in its backward part (its grad_in), or anything else
 /// (pinned: never recomputed, held over its live range). `L` stages.
-enum class hm_read : std::uint8_t { inside, carry, grad_in, pinned };
-inline hm_read hm_read_kind(const memory_graph& g, const std::vector<std::size_t>& owner, std::size_t L, std::size_t v, std::size_t w) {
+enum class read_kind : std::uint8_t { inside, carry, grad_in, pinned };
+inline read_kind read_kind_of(const memory_graph& g, const std::vector<std::size_t>& owner, std::size_t L, std::size_t v, std::size_t w) {
   const std::size_t ov = owner[v], ow = owner[w];
-  if (ov != hm_no_group && ow == ov) return hm_read::inside;
-  if (ov == hm_no_group) return hm_read::pinned;
-  if (ow == hm_no_group) return ov + 1 != L ? hm_read::pinned : hm_read::inside;  // the last stage's problem holds what the loss reads
-  if (g.is_forward(w)) return ow == ov + 1 ? hm_read::carry : hm_read::pinned;
-  if (ow + 1 == ov) return hm_read::grad_in;
-  return ow == ov + 1 && g.is_forward(v) ? hm_read::carry : hm_read::pinned;
+  if (ov != no_group && ow == ov) return read_kind::inside;
+  if (ov == no_group) return read_kind::pinned;
+  if (ow == no_group) return ov + 1 != L ? read_kind::pinned : read_kind::inside;  // the last stage's problem holds what the loss reads
+  if (g.is_forward(w)) return ow == ov + 1 ? read_kind::carry : read_kind::pinned;
+  if (ow + 1 == ov) return read_kind::grad_in;
+  return ow == ov + 1 && g.is_forward(v) ? read_kind::carry : read_kind::pinned;
 }
 
 /// The chain view of `groups` (forward vertices; groups in a topological order of the top level),
-/// `owner` = hm_group_owner(g, groups). O(vertices + edges).
-inline hm_chain hm_make_chain(const memory_graph& g, const std::vector<std::vector<std::size_t>>& groups, const std::vector<std::size_t>& owner) {
-  constexpr std::size_t none = hm_no_group;
+/// `owner` = group_owner(g, groups). O(vertices + edges).
+inline chain_model make_chain(const memory_graph& g, const std::vector<std::vector<std::size_t>>& groups, const std::vector<std::size_t>& owner) {
+  constexpr std::size_t none = no_group;
   const std::size_t L = groups.size();
 
-  hm_chain chain;
+  chain_model chain;
   chain.stages.resize(L);
   std::vector<char> carry(g.size(), 0), pinned(g.size(), 0), grad_in(g.size(), 0);
   for (std::size_t v = 0; v < g.size(); ++v) {
     for (auto w : g.successors(v)) {
-      const hm_read r = hm_read_kind(g, owner, L, v, w);
-      if (r == hm_read::pinned) pinned[v] = 1;
-      if (r == hm_read::carry && g.is_forward(w)) carry[v] = 1;
-      if (r == hm_read::grad_in) grad_in[v] = 1;
+      const read_kind r = read_kind_of(g, owner, L, v, w);
+      if (r == read_kind::pinned) pinned[v] = 1;
+      if (r == read_kind::carry && g.is_forward(w)) carry[v] = 1;
+      if (r == read_kind::grad_in) grad_in[v] = 1;
     }
     if (g.is_output(v) && owner[v] != L - 1) pinned[v] = 1;
   }
@@ -215,25 +215,25 @@ inline hm_chain hm_make_chain(const memory_graph& g, const std::vector<std::vect
   // Each stage's forward part run once, freeing what neither it nor the next stage reads again.
   std::vector<std::size_t> readers(g.size(), 0);
   for (std::size_t k = 0; k < L; ++k) {
-    hm_stage& st = chain.stages[k];
+    chain_stage& st = chain.stages[k];
     st.forward = &groups[k];
-    std::tie(st.forward_cost, st.forward_peak) = hm_forward_once(
+    std::tie(st.forward_cost, st.forward_peak) = forward_once(
         g, groups[k], k, owner, readers, [&](std::size_t v) { return carry[v] != 0; },
         [&](std::size_t v) { return pinned[v] ? std::int64_t{0} : g.bytes(v); });
   }
   return chain;
 }
 
-/// Offers each option of a stage with a carry the carry's recomputation (hm_group_choice::regen):
+/// Offers each option of a stage with a carry the carry's recomputation (group_choice::regen):
 /// the stage's forward vertices the carry needs, in the group's order, computed from the option's
 /// resident values without the carry (the stage's inputs taken as present). The chain model
 /// counts the recomputation's cost, not its transient memory, which the simulator checks.
 /// O(stages x options x group size and edges).
-inline void hm_add_regen(const memory_graph& g, const hm_chain& chain, const std::vector<std::size_t>& owner,
-                         std::vector<std::vector<hm_group_choice>>& opts) {
+inline void add_regen(const memory_graph& g, const chain_model& chain, const std::vector<std::size_t>& owner,
+                      std::vector<std::vector<group_choice>>& opts) {
   std::vector<char> needed(g.size(), 0), available(g.size(), 0);
   for (std::size_t k = 0; k < chain.stages.size() && k < opts.size(); ++k) {
-    const hm_stage& st = chain.stages[k];
+    const chain_stage& st = chain.stages[k];
     if (st.carry_values.empty() || !st.forward) continue;
     const std::vector<std::size_t>& group = *st.forward;
     for (auto& c : opts[k]) {
@@ -263,9 +263,9 @@ inline void hm_add_regen(const memory_graph& g, const hm_chain& chain, const std
 /// they would exceed it).
 /// O(L^3 x units + L^2 x options x units) time, O(L^2 x units) memory, L stages.
 template <class Stop>
-std::optional<std::vector<hm_chain_step>> hm_chain_schedule(const hm_chain& chain, const std::vector<std::vector<hm_group_choice>>& opts,
-                                                            std::int64_t budget, std::size_t units, std::int64_t max_table_bytes, Stop stop,
-                                                            bool allow_regen = false) {
+std::optional<std::vector<chain_step>> chain_schedule(const chain_model& chain, const std::vector<std::vector<group_choice>>& opts,
+                                                      std::int64_t budget, std::size_t units, std::int64_t max_table_bytes, Stop stop,
+                                                      bool allow_regen = false) {
   const std::size_t L = chain.stages.size();
   const std::int64_t avail = budget - chain.pinned;
   assert(opts.size() == L);
@@ -372,7 +372,7 @@ std::optional<std::vector<hm_chain_step>> hm_chain_schedule(const hm_chain& chai
   // call stack would overflow on chains of many thousand stages). A task either rebuilds the
   // entry (s, t, m) of C (E when `dropped`) or, after the stages it encloses, emits stage s's
   // backward part (with the regen step of its dropped input first).
-  std::vector<hm_chain_step> steps;
+  std::vector<chain_step> steps;
   constexpr std::size_t no_regen = std::numeric_limits<std::size_t>::max();
   struct task {
     bool backward;
@@ -388,7 +388,7 @@ std::optional<std::vector<hm_chain_step>> hm_chain_schedule(const hm_chain& chai
       const auto& o = ou[s][k];
       if (s == t) {
         if (m >= in + D[s] + std::max(o.fp, o.bp) && o.cost == target) {
-          steps.push_back({hm_chain_step::kind::forward, s, k});
+          steps.push_back({chain_step::kind::forward, s, k});
           todo.push_back({true, s, t, m, k, dropped, regen_option});
           return;
         }
@@ -401,7 +401,7 @@ std::optional<std::vector<hm_chain_step>> hm_chain_schedule(const hm_chain& chai
       const float held = C[id(s + 1, t) + m2];
       const float regen = any_regen ? E[id(s + 1, t) + m2] + o.regen : inf;
       if (std::min(held, regen) + o.cost != target) continue;
-      steps.push_back({hm_chain_step::kind::forward, s, k});
+      steps.push_back({chain_step::kind::forward, s, k});
       todo.push_back({true, s, t, m, k, dropped, regen_option});
       if (held <= regen)
         todo.push_back({false, s + 1, t, m2, 0, false, no_regen});
@@ -415,7 +415,7 @@ std::optional<std::vector<hm_chain_step>> hm_chain_schedule(const hm_chain& chai
       q = std::max(q, (s2 - 1 > s ? X[s2 - 2] : 0) + P[s2 - 1]);
       if (m < std::max(in + D[t] + q, in)) continue;
       if ((C[id(s2, t) + m - in] + C[id(s, s2 - 1) + m]) + ck_cost(s, s2) == target) {
-        for (std::size_t i = s; i < s2; ++i) steps.push_back({hm_chain_step::kind::forward_only, i, 0});
+        for (std::size_t i = s; i < s2; ++i) steps.push_back({chain_step::kind::forward_only, i, 0});
         todo.push_back({false, s, s2 - 1, m, 0, false, no_regen});  // second: the stack is last in, first out
         todo.push_back({false, s2, t, m - in, 0, false, no_regen});
         return;
@@ -429,10 +429,10 @@ std::optional<std::vector<hm_chain_step>> hm_chain_schedule(const hm_chain& chai
       rebuild(x.s, x.t, x.m, x.dropped, x.regen_option);
       continue;
     }
-    if (x.dropped) steps.push_back({hm_chain_step::kind::regen, x.s - 1, x.regen_option});
-    steps.push_back({hm_chain_step::kind::backward, x.s, x.k});
+    if (x.dropped) steps.push_back({chain_step::kind::regen, x.s - 1, x.regen_option});
+    steps.push_back({chain_step::kind::backward, x.s, x.k});
   }
   return steps;
 }
 
-}  // namespace memsched::detail
+}  // namespace memsched::detail::hiremate

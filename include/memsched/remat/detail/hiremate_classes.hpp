@@ -17,9 +17,9 @@
 #include <utility>
 #include <vector>
 
-namespace memsched::detail {
+namespace memsched::detail::hiremate {
 
-inline std::uint64_t hm_mix(std::uint64_t h, std::uint64_t x) noexcept {
+inline std::uint64_t mix_hash(std::uint64_t h, std::uint64_t x) noexcept {
   x += 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
@@ -28,7 +28,7 @@ inline std::uint64_t hm_mix(std::uint64_t h, std::uint64_t x) noexcept {
 
 /// A group in canonical form: two groups of one class have equal keys, and vertices[i],
 /// inputs[i], outputs[i] play the same role in both.
-struct hm_canonical {
+struct canonical_form {
   std::vector<std::uint32_t> vertices;  ///< the group's vertices, canonical order
   std::vector<std::uint32_t> inputs;    ///< values read from outside, by input slot
   std::vector<std::uint32_t> outputs;   ///< vertices read outside the group (or outputs), canonical order
@@ -40,19 +40,19 @@ struct hm_canonical {
 /// of each vertex in the graph's topological order (the last tie-break, so renumbered copies are
 /// told apart only when they are symmetric: they then may land in different classes, never in a
 /// wrong one, since the key is compared exactly).
-class hm_canonicalizer {
+class canonicalizer {
  public:
-  hm_canonicalizer(const hm_values& vals, const std::vector<std::uint32_t>& op, const std::vector<std::uint32_t>& topo_rank)
-      : vals_(vals), op_(op), rank_(topo_rank), local_(vals.g->size(), hm_none) {}
+  canonicalizer(const partition_values& vals, const std::vector<std::uint32_t>& op, const std::vector<std::uint32_t>& topo_rank)
+      : vals_(vals), op_(op), rank_(topo_rank), local_(vals.g->size(), no_node) {}
 
   /// `vertices` of the group; `member` gives each vertex's member (any number; only equality
   /// between vertices matters) and `member_class` the class of each member (empty at level 0).
-  hm_canonical run(const std::vector<std::uint32_t>& vertices, const std::vector<std::uint32_t>& member,
+  canonical_form run(const std::vector<std::uint32_t>& vertices, const std::vector<std::uint32_t>& member,
                    const std::unordered_map<std::uint32_t, std::uint64_t>& member_class) {
     const memory_graph& g = *vals_.g;
     const std::size_t n = vertices.size();
     for (std::size_t i = 0; i < n; ++i) local_[vertices[i]] = static_cast<std::uint32_t>(i);
-    auto inside = [&](std::uint32_t v) { return local_[v] != hm_none; };
+    auto inside = [&](std::uint32_t v) { return local_[v] != no_node; };
     std::vector<char> is_out(n, 0);
     std::vector<std::uint64_t> label(n), next(n);
     std::vector<std::vector<std::uint32_t>> in_pred(n), in_succ(n), ext(n);
@@ -70,14 +70,14 @@ class hm_canonicalizer {
         if (!vals_.scope[p]) continue;
         (inside(p) ? in_pred[i] : ext[i]).push_back(inside(p) ? local_[p] : p);
       }
-      std::uint64_t h = hm_mix(hm_mix(hm_mix(op_[v], static_cast<std::uint64_t>(g.bytes(v))), std::bit_cast<std::uint64_t>(g.cost(v))),
+      std::uint64_t h = mix_hash(mix_hash(mix_hash(op_[v], static_cast<std::uint64_t>(g.bytes(v))), std::bit_cast<std::uint64_t>(g.cost(v))),
                                static_cast<std::uint64_t>(g.workspace(v)));
-      h = hm_mix(h, is_out[i]);
-      if (!member_class.empty()) h = hm_mix(h, member_class.at(member[i]));
+      h = mix_hash(h, is_out[i]);
+      if (!member_class.empty()) h = mix_hash(h, member_class.at(member[i]));
       std::vector<std::uint64_t> ext_labels;
-      for (auto p : ext[i]) ext_labels.push_back(hm_mix(op_[p], static_cast<std::uint64_t>(g.bytes(p))));
+      for (auto p : ext[i]) ext_labels.push_back(mix_hash(op_[p], static_cast<std::uint64_t>(g.bytes(p))));
       std::sort(ext_labels.begin(), ext_labels.end());
-      for (auto x : ext_labels) h = hm_mix(h, x);
+      for (auto x : ext_labels) h = mix_hash(h, x);
       label[i] = h;
     }
     // A few rounds of colour refinement: a vertex's label covers its neighbourhood.
@@ -88,10 +88,10 @@ class hm_canonicalizer {
         for (auto j : in_succ[i]) b.push_back(label[j]);
         std::sort(a.begin(), a.end());
         std::sort(b.begin(), b.end());
-        std::uint64_t h = hm_mix(label[i], a.size());
-        for (auto x : a) h = hm_mix(h, x);
-        h = hm_mix(h, b.size());
-        for (auto x : b) h = hm_mix(h, x);
+        std::uint64_t h = mix_hash(label[i], a.size());
+        for (auto x : a) h = mix_hash(h, x);
+        h = mix_hash(h, b.size());
+        for (auto x : b) h = mix_hash(h, x);
         next[i] = h;
       }
       label.swap(next);
@@ -112,7 +112,7 @@ class hm_canonicalizer {
       for (auto j : in_succ[i])
         if (--indeg[j] == 0) ready.emplace(label[j], rank_[vertices[j]], j);
     }
-    hm_canonical c;
+    canonical_form c;
     auto& key = c.key;
     key.push_back(n);
     std::unordered_map<std::uint32_t, std::uint32_t> member_slot, input_slot;
@@ -150,17 +150,17 @@ class hm_canonicalizer {
     if (!member_class.empty())
       for (auto m : member_order) key.push_back(member_class.at(m));
     std::uint64_t h = 0x51ed270b27a3f5c1ULL;
-    for (auto x : key) h = hm_mix(h, x);
+    for (auto x : key) h = mix_hash(h, x);
     c.hash = h;
-    for (auto v : vertices) local_[v] = hm_none;
+    for (auto v : vertices) local_[v] = no_node;
     return c;
   }
 
  private:
-  const hm_values& vals_;
+  const partition_values& vals_;
   const std::vector<std::uint32_t>& op_;
   const std::vector<std::uint32_t>& rank_;
   std::vector<std::uint32_t> local_;
 };
 
-}  // namespace memsched::detail
+}  // namespace memsched::detail::hiremate

@@ -34,7 +34,7 @@
 // those data when F frees them after its slot.
 // Simplification against the paper's model: phantoms held at a stage's start count until its end
 // (and, without free_values, every data too, and a node's inputs count through its peak), so the
-// model overestimates memory. hm_solve_hilp raises the model's budget by the excess it measures on
+// model overestimates memory. solve_hilp raises the model's budget by the excess it measures on
 // the start schedules; the caller re-simulates the expanded plan and lowers the budget on an
 // overshoot.
 
@@ -57,40 +57,40 @@
 #include <tuple>
 #include <vector>
 
-namespace memsched::detail {
+namespace memsched::detail::hiremate {
 
 /// A moment of a variant's run where its memory peaks, for the correction terms: the bytes in use
 /// above what the model holds when it starts, and the data of its `deps` it has read for the last
 /// time before then (not resident then when the model frees them after the node).
-struct hm_hilp_point {
+struct hilp_point {
   std::int64_t extra = 0;
   std::vector<std::size_t> released;  ///< Ascending.
 };
 
 /// One way to run an H-ILP node: costs and memory in bytes, and the vertices it computes.
-struct hm_hilp_variant {
+struct hilp_variant {
   double cost = 0;
   std::int64_t extra = 0;    ///< Peak above what the model holds when it starts (its own outputs and phantom included).
   std::int64_t phantom = 0;  ///< Bytes it keeps for the backward part beyond the node's data (forward nodes).
   std::vector<std::size_t> deps;  ///< Data it reads (all produced by nodes before it in node order).
   const std::vector<std::size_t>* vertices = nullptr;
-  /// Its peaks as data are released (hm_hilp_points): `released` grows, `extra` rises, the last
+  /// Its peaks as data are released (hilp_points): `released` grows, `extra` rises, the last
   /// one's is `extra`; the first releases nothing. Empty: one peak, `extra`, nothing released.
-  std::vector<hm_hilp_point> points;
+  std::vector<hilp_point> points;
   /// (Backward nodes) data of its group's forward part that it computes again and leaves resident
   /// for the backward parts after it that read them, ascending: those need not be held until then.
   std::vector<std::size_t> provides;
 };
 
-inline bool hm_hilp_reads(const hm_hilp_variant& v, std::size_t d) { return std::find(v.deps.begin(), v.deps.end(), d) != v.deps.end(); }
-inline bool hm_hilp_provides(const hm_hilp_variant& v, std::size_t d) { return std::binary_search(v.provides.begin(), v.provides.end(), d); }
+inline bool hilp_reads(const hilp_variant& v, std::size_t d) { return std::find(v.deps.begin(), v.deps.end(), d) != v.deps.end(); }
+inline bool hilp_provides(const hilp_variant& v, std::size_t d) { return std::binary_search(v.provides.begin(), v.provides.end(), d); }
 
 /// The points of a run whose memory above what the model holds is profile[i] while its i-th vertex
 /// runs, and which reads data d for the last time at its last_read[d]-th vertex (deps only): per
 /// set of released data (those whose last read came before) the largest memory, keeping only
 /// those above every point releasing less. O(profile + deps log deps).
-inline std::vector<hm_hilp_point> hm_hilp_points(const std::vector<std::int64_t>& profile, std::vector<std::pair<std::size_t, std::size_t>> last_read) {
-  std::vector<hm_hilp_point> points;
+inline std::vector<hilp_point> hilp_points(const std::vector<std::int64_t>& profile, std::vector<std::pair<std::size_t, std::size_t>> last_read) {
+  std::vector<hilp_point> points;
   if (profile.empty()) return points;
   std::sort(last_read.begin(), last_read.end());  // (position, data)
   std::size_t next = 0;
@@ -111,50 +111,50 @@ inline std::vector<hm_hilp_point> hm_hilp_points(const std::vector<std::int64_t>
 
 /// The H-ILP problem of one level: node k < N is group k's forward part, node N + i group
 /// N - 1 - i's backward part.
-struct hm_hilp_problem {
+struct hilp_problem {
   std::size_t groups = 0;
   std::vector<std::int64_t> output;                   ///< Per node: bytes of it other groups read (the sum of its data).
   std::vector<std::size_t> producer;                  ///< Per data: the node writing it.
   std::vector<std::int64_t> data_bytes;               ///< Per data.
-  std::vector<std::vector<hm_hilp_variant>> variants; ///< Per node; forward nodes: the group's options, then forward only.
+  std::vector<std::vector<hilp_variant>> variants; ///< Per node; forward nodes: the group's options, then forward only.
   std::vector<std::int64_t> held_from;                ///< Per node: bytes held from its stage to the end (graph outputs).
   std::int64_t constant = 0;                          ///< Held throughout (values no group owns).
   std::vector<std::vector<std::size_t>> forward_lists;  ///< Per group: its forward vertices (the forward-only run).
 };
 
 /// Node index of group j's backward part.
-inline std::size_t hm_hilp_backward(std::size_t groups, std::size_t j) { return 2 * groups - 1 - j; }
+inline std::size_t hilp_backward(std::size_t groups, std::size_t j) { return 2 * groups - 1 - j; }
 
 /// The problem for `groups` (forward vertices, topological within each group, groups in a
-/// topological order of the level), `owner` from hm_group_owner and the groups' options; nullopt
+/// topological order of the level), `owner` from group_owner and the groups' options; nullopt
 /// when the level is not such a graph (a value read before the node writing it). A phantom is
 /// the bytes of the option's resident values that are neither data nor held to the end; a
 /// backward variant's peak and profile count what it provides as resident from its last read in
 /// the schedule on. O(vertices + edges + options x (their lengths and in-edges) + data x log).
-inline std::optional<hm_hilp_problem> hm_make_hilp(const memory_graph& g, const std::vector<std::vector<std::size_t>>& groups,
-                                                   const std::vector<std::size_t>& owner,
-                                                   const std::vector<std::vector<hm_group_choice>>& choices) {
+inline std::optional<hilp_problem> make_hilp(const memory_graph& g, const std::vector<std::vector<std::size_t>>& groups,
+                                             const std::vector<std::size_t>& owner,
+                                             const std::vector<std::vector<group_choice>>& choices) {
   const std::size_t N = groups.size();
   const std::size_t K = 2 * N;
-  hm_hilp_problem p;
+  hilp_problem p;
   p.groups = N;
   p.output.assign(K, 0);
   p.held_from.assign(K, 0);
   p.variants.resize(K);
   auto node_of = [&](std::size_t v) -> std::size_t {
     const std::size_t j = owner[v];
-    if (j == hm_no_group) return hm_no_group;
-    return g.is_forward(v) ? j : hm_hilp_backward(N, j);
+    if (j == no_group) return no_group;
+    return g.is_forward(v) ? j : hilp_backward(N, j);
   };
   for (std::size_t v = 0; v < g.size(); ++v)
-    if (owner[v] == hm_no_group) p.constant += g.bytes(v);
+    if (owner[v] == no_group) p.constant += g.bytes(v);
   // Outputs: a value another group reads. Graph outputs and values a vertex no group owns reads
   // (a gradient of nothing) are held to the end, except what only the loss reads: the expansion
   // runs the loss right before the first backward part that needs it, just after the forward
   // pass, and the loss's inputs are freed then. What a group's backward part reads of its forward
   // part is the options' own business (their resident bytes).
   std::vector<char> outward(g.size(), 0), held_to_end(g.size(), 0);
-  std::vector<std::size_t> data_of(g.size(), hm_no_group);
+  std::vector<std::size_t> data_of(g.size(), no_group);
   // Per forward vertex: the options of its group whose backward schedule computes it again
   // (ascending); kept only for a data's vertex that a later backward part reads (that schedule
   // then provides it). Part of the data's key, so that a variant provides all of a data or none.
@@ -163,16 +163,16 @@ inline std::optional<hm_hilp_problem> hm_make_hilp(const memory_graph& g, const 
     for (std::size_t o = 0; o < choices[j].size(); ++o)
       for (auto v : choices[j][o].backward)
         if (g.is_forward(v) && owner[v] == j && (recomputed_by[v].empty() || recomputed_by[v].back() != o)) recomputed_by[v].push_back(o);
-  // (producer, reader nodes [, hm_no_group, recomputing options]) -> data
+  // (producer, reader nodes [, no_group, recomputing options]) -> data
   std::map<std::pair<std::size_t, std::vector<std::size_t>>, std::size_t> data_index;
   std::vector<std::size_t> readers;
   for (std::size_t v = 0; v < g.size(); ++v) {
     const std::size_t k = node_of(v);
-    if (k == hm_no_group) continue;
+    if (k == no_group) continue;
     bool held = g.is_output(v);
     readers.clear();
     for (auto w : g.successors(v)) {
-      if (owner[w] == hm_no_group) {
+      if (owner[w] == no_group) {
         held = held || g.role(w) != node_role::loss;
       } else if (owner[w] != owner[v]) {
         outward[v] = 1;
@@ -189,8 +189,8 @@ inline std::optional<hm_hilp_problem> hm_make_hilp(const memory_graph& g, const 
         if (owner[w] == owner[v] && node_of(w) != k) readers.push_back(node_of(w));
       std::sort(readers.begin(), readers.end());
       readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
-      if (k < N && !recomputed_by[v].empty() && readers.back() > hm_hilp_backward(N, k)) {
-        readers.push_back(hm_no_group);
+      if (k < N && !recomputed_by[v].empty() && readers.back() > hilp_backward(N, k)) {
+        readers.push_back(no_group);
         readers.insert(readers.end(), recomputed_by[v].begin(), recomputed_by[v].end());
       } else {
         recomputed_by[v].clear();
@@ -200,7 +200,7 @@ inline std::optional<hm_hilp_problem> hm_make_hilp(const memory_graph& g, const 
       data_of[v] = it->second;
       p.data_bytes[it->second] += g.bytes(v);
     }
-    if (data_of[v] == hm_no_group) recomputed_by[v].clear();
+    if (data_of[v] == no_group) recomputed_by[v].clear();
   }
   // What a list of vertices run as node k reads from other nodes: every predecessor it does not
   // compute itself before reading it.
@@ -221,16 +221,16 @@ inline std::optional<hm_hilp_problem> hm_make_hilp(const memory_graph& g, const 
       const std::size_t v = list[i];
       for (auto u : g.predecessors(v)) {
         if (mark[u] == stamp) continue;
-        if (owner[u] == hm_no_group) {
+        if (owner[u] == no_group) {
           // the loss or a gradient of nothing: the expansion runs it when first read
-        } else if (k >= N && g.is_forward(u) && owner[u] == hm_hilp_backward(N, k)) {
-          if (data_of[u] != hm_no_group) {
+        } else if (k >= N && g.is_forward(u) && owner[u] == hilp_backward(N, k)) {
+          if (data_of[u] != no_group) {
             d.push_back(data_of[u]);  // one of the group's outputs, not recomputed by this backward schedule
             own_outputs += g.bytes(u);
           }
           mark[u] = stamp;  // counted once (a resident value otherwise: the phantom's)
         } else if (node_of(u) != k) {
-          if (data_of[u] != hm_no_group) d.push_back(data_of[u]), reads.emplace_back(data_of[u], i);  // else held to the end from its first run
+          if (data_of[u] != no_group) d.push_back(data_of[u]), reads.emplace_back(data_of[u], i);  // else held to the end from its first run
         }
       }
       mark[v] = stamp;
@@ -249,26 +249,26 @@ inline std::optional<hm_hilp_problem> hm_make_hilp(const memory_graph& g, const 
   auto matches = [](const std::vector<std::int64_t>& profile, std::size_t length, std::int64_t peak) {
     return profile.size() == length && !profile.empty() && *std::max_element(profile.begin(), profile.end()) == peak;
   };
-  // The points of a run (hm_hilp_points) when its profile matches its peak, less `shift`.
+  // The points of a run (hilp_points) when its profile matches its peak, less `shift`.
   auto points_of = [&](const std::vector<std::int64_t>& profile, std::size_t length, std::int64_t peak, std::int64_t shift) {
-    if (!matches(profile, length, peak)) return std::vector<hm_hilp_point>{};
+    if (!matches(profile, length, peak)) return std::vector<hilp_point>{};
     std::vector<std::int64_t> shifted(profile);
     for (auto& b : shifted) b -= shift;
-    return hm_hilp_points(shifted, last_read);
+    return hilp_points(shifted, last_read);
   };
   p.forward_lists = groups;
-  std::vector<std::size_t> forward_readers(g.size(), 0);  // hm_forward_once's scratch
+  std::vector<std::size_t> forward_readers(g.size(), 0);  // forward_once's scratch
   constexpr std::size_t unseen = std::numeric_limits<std::size_t>::max();
   std::vector<std::size_t> kept_from(g.size(), unseen);  // position after which a provided value stays (scratch, reset after use)
   for (std::size_t j = 0; j < N; ++j) {
-    const std::size_t b = hm_hilp_backward(N, j);
+    const std::size_t b = hilp_backward(N, j);
     for (std::size_t o = 0; o < choices[j].size(); ++o) {
-      const hm_group_choice& c = choices[j][o];
+      const group_choice& c = choices[j][o];
       // The phantom: the resident values that are neither data nor held to the end (those are
       // counted as such).
       std::int64_t phantom = 0;
       for (auto v : c.resident_vertices)
-        if (data_of[v] == hm_no_group && !held_to_end[v]) phantom += g.bytes(v);
+        if (data_of[v] == no_group && !held_to_end[v]) phantom += g.bytes(v);
       auto fd = deps_of(j, c.forward);
       if (!fd) return std::nullopt;
       p.variants[j].push_back({c.forward_cost, c.forward_peak, phantom, std::move(*fd), &c.forward,
@@ -303,15 +303,15 @@ inline std::optional<hm_hilp_problem> hm_make_hilp(const memory_graph& g, const 
       if (profiled) peak = *std::max_element(profile.begin(), profile.end());
       // The backward peak holds the phantom and the group's outputs it reads, both already counted
       // (held, or run earlier in the stage: its input rows make sure of it).
-      hm_hilp_variant backward{c.backward_cost, std::max<std::int64_t>(0, peak - phantom - own_outputs), phantom, std::move(*bd),
+      hilp_variant backward{c.backward_cost, std::max<std::int64_t>(0, peak - phantom - own_outputs), phantom, std::move(*bd),
                                &c.backward, points_of(profile, c.backward.size(), peak, phantom + own_outputs), std::move(provides)};
       p.variants[b].push_back(std::move(backward));
     }
     // Forward only: the group's vertices once, freeing what no other node reads.
-    hm_hilp_variant fo;
+    hilp_variant fo;
     fo.vertices = &p.forward_lists[j];
     std::vector<std::int64_t> profile;
-    std::tie(fo.cost, fo.extra) = hm_forward_once(
+    std::tie(fo.cost, fo.extra) = forward_once(
         g, groups[j], j, owner, forward_readers, [&](std::size_t v) { return outward[v] || g.is_output(v); },
         [&](std::size_t v) { return g.bytes(v); }, &profile);
     auto fd = deps_of(j, groups[j]);
@@ -324,10 +324,10 @@ inline std::optional<hm_hilp_problem> hm_make_hilp(const memory_graph& g, const 
 }
 
 /// A schedule of the problem: per stage, the (node, variant) pairs in node order.
-using hm_hilp_schedule = std::vector<std::vector<std::pair<std::size_t, std::size_t>>>;
+using hilp_schedule = std::vector<std::vector<std::pair<std::size_t, std::size_t>>>;
 
 /// The MILP of `p` for `budget` bytes, with the index maps to decode an assignment.
-struct hm_hilp_model {
+struct hilp_model {
   static constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
   milp_model model;
   std::vector<std::vector<std::vector<std::size_t>>> R;  ///< R[t][k][o], k <= t (none where a node cannot run).
@@ -347,10 +347,10 @@ struct hm_hilp_model {
 /// (variants + deps) + K x (D + sum over data of readers^2 x variants + sum over variants of
 /// points x released)) variables and terms, K = 2 x groups, D data (the second part with
 /// `free_values` only).
-inline std::optional<hm_hilp_model> hm_build_hilp(const hm_hilp_problem& p, std::int64_t budget, bool free_values) {
+inline std::optional<hilp_model> build_hilp(const hilp_problem& p, std::int64_t budget, bool free_values) {
   const std::size_t N = p.groups, K = 2 * N, D = p.producer.size();
-  constexpr std::size_t none = hm_hilp_model::none;
-  hm_hilp_model hm;
+  constexpr std::size_t none = hilp_model::none;
+  hilp_model hm;
   // Memory in units of budget / 2^20 (rounded up: the model errs on the safe side).
   hm.unit = std::max<std::int64_t>(1, budget >> 20);
   auto units = [&](std::int64_t b) { return static_cast<double>((std::max<std::int64_t>(0, b) + hm.unit - 1) / hm.unit); };
@@ -396,7 +396,7 @@ inline std::optional<hm_hilp_model> hm_build_hilp(const hm_hilp_problem& p, std:
     hm.P[t].assign(N, {});
     for (std::size_t j = 0; j < N; ++j) {
       hm.P[t][j].assign(p.variants[j].size(), none);
-      if (t <= j || t > hm_hilp_backward(N, j)) continue;
+      if (t <= j || t > hilp_backward(N, j)) continue;
       for (std::size_t o = 0; o + 1 < p.variants[j].size(); ++o)
         if (has_phantom(j, o)) hm.P[t][j][o] = m.add_binary();
     }
@@ -412,7 +412,7 @@ inline std::optional<hm_hilp_model> hm_build_hilp(const hm_hilp_problem& p, std:
     std::vector<linear_term> terms;
     for (std::size_t o = 0; o < p.variants[k].size(); ++o) {
       const auto& v = p.variants[k][o];
-      if (hm.R[t][k][o] != none && (hm_hilp_reads(v, d) || (providing && hm_hilp_provides(v, d)))) terms.push_back({hm.R[t][k][o], 1.0});
+      if (hm.R[t][k][o] != none && (hilp_reads(v, d) || (providing && hilp_provides(v, d)))) terms.push_back({hm.R[t][k][o], 1.0});
     }
     return terms;
   };
@@ -475,7 +475,7 @@ inline std::optional<hm_hilp_model> hm_build_hilp(const hm_hilp_problem& p, std:
       for (auto y : hm.R[t - 1][p.producer[d]])
         if (y != none) terms.push_back({y, -1});
       for (std::size_t o = 0; o < p.variants[t - 1].size(); ++o)  // the frontier of stage t - 1 providing it
-        if (hm.R[t - 1][t - 1][o] != none && hm_hilp_provides(p.variants[t - 1][o], d)) terms.push_back({hm.R[t - 1][t - 1][o], -1});
+        if (hm.R[t - 1][t - 1][o] != none && hilp_provides(p.variants[t - 1][o], d)) terms.push_back({hm.R[t - 1][t - 1][o], -1});
       m.add_less_equal(std::move(terms), 0, "carry");
     }
     for (std::size_t j = 0; j < N; ++j)
@@ -489,7 +489,7 @@ inline std::optional<hm_hilp_model> hm_build_hilp(const hm_hilp_problem& p, std:
       }
     // The backward part of group j needs its option's phantom.
     if (t >= N) {
-      const std::size_t j = hm_hilp_backward(N, t);  // the same involution: node t is group j's backward part
+      const std::size_t j = hilp_backward(N, t);  // the same involution: node t is group j's backward part
       for (std::size_t o = 0; o < p.variants[t].size(); ++o) {
         if (!has_phantom(j, o)) continue;
         std::vector<linear_term> terms{{hm.R[t][t][o], 1}};
@@ -553,13 +553,13 @@ inline std::optional<hm_hilp_model> hm_build_hilp(const hm_hilp_problem& p, std:
   return hm;
 }
 
-/// The schedule an assignment of hm_build_hilp's model describes. O(variables).
-inline hm_hilp_schedule hm_decode_hilp(const hm_hilp_model& hm, const std::vector<double>& values) {
-  hm_hilp_schedule s(hm.R.size());
+/// The schedule an assignment of build_hilp's model describes. O(variables).
+inline hilp_schedule decode_hilp(const hilp_model& hm, const std::vector<double>& values) {
+  hilp_schedule s(hm.R.size());
   for (std::size_t t = 0; t < hm.R.size(); ++t)
     for (std::size_t k = 0; k <= t; ++k)
       for (std::size_t o = 0; o < hm.R[t][k].size(); ++o)
-        if (hm.R[t][k][o] != hm_hilp_model::none && values[hm.R[t][k][o]] > 0.5) s[t].emplace_back(k, o);
+        if (hm.R[t][k][o] != hilp_model::none && values[hm.R[t][k][o]] > 0.5) s[t].emplace_back(k, o);
   return s;
 }
 
@@ -567,10 +567,10 @@ inline hm_hilp_schedule hm_decode_hilp(const hm_hilp_model& hm, const std::vecto
 /// holding a value or phantom exactly while a later step still reads it and freeing each data
 /// after its last use in a stage unless it is held into the next; nullopt when the
 /// schedule has no such shape or a variant it uses does not exist in the model. The budget rows
-/// are not checked (hm_hilp_peak gives their largest left side). O(K^2 x variants).
-inline std::optional<std::vector<double>> hm_assign_hilp(const hm_hilp_problem& p, const hm_hilp_model& hm, const hm_hilp_schedule& s) {
+/// are not checked (hilp_peak gives their largest left side). O(K^2 x variants).
+inline std::optional<std::vector<double>> assign_hilp(const hilp_problem& p, const hilp_model& hm, const hilp_schedule& s) {
   const std::size_t N = p.groups, K = 2 * N;
-  constexpr std::size_t none = hm_hilp_model::none;
+  constexpr std::size_t none = hilp_model::none;
   if (s.size() != K) return std::nullopt;
   std::vector<double> x(hm.model.num_variables(), 0.0);
   for (std::size_t t = 0; t < K; ++t) {
@@ -587,15 +587,15 @@ inline std::optional<std::vector<double>> hm_assign_hilp(const hm_hilp_problem& 
     for (std::size_t t = K; t-- > p.producer[d] + 1;) {
       bool read_first = false, computed = false;
       for (const auto& [k, o] : s[t]) {
-        if (hm_hilp_reads(p.variants[k][o], d)) { read_first = true; break; }
-        if (k == p.producer[d] || hm_hilp_provides(p.variants[k][o], d)) { computed = true; break; }
+        if (hilp_reads(p.variants[k][o], d)) { read_first = true; break; }
+        if (k == p.producer[d] || hilp_provides(p.variants[k][o], d)) { computed = true; break; }
       }
       need = read_first || (!computed && need);
       if (need) x[hm.S[t][d]] = 1;
     }
   }
   for (std::size_t j = 0; j < N; ++j) {
-    const std::size_t b = hm_hilp_backward(N, j);
+    const std::size_t b = hilp_backward(N, j);
     for (std::size_t o = 0; o + 1 < p.variants[j].size(); ++o) {
       bool need = false;
       for (std::size_t t = b + 1; t-- > j + 1;) {
@@ -616,11 +616,11 @@ inline std::optional<std::vector<double>> hm_assign_hilp(const hm_hilp_problem& 
       if (hm.F[t][d].empty() || (t + 1 < K && x[hm.S[t + 1][d]] > 0.5)) continue;
       std::size_t last_read = 0;  // slots before it are read after
       for (std::size_t i = 0; i < s[t].size(); ++i)
-        if (hm_hilp_reads(p.variants[s[t][i].first][s[t][i].second], d)) last_read = i;
+        if (hilp_reads(p.variants[s[t][i].first][s[t][i].second], d)) last_read = i;
       for (std::size_t i = last_read; i < s[t].size(); ++i) {
         const auto [k, o] = s[t][i];
         const auto& v = p.variants[k][o];
-        if (k != p.producer[d] && !hm_hilp_reads(v, d) && !hm_hilp_provides(v, d)) continue;
+        if (k != p.producer[d] && !hilp_reads(v, d) && !hilp_provides(v, d)) continue;
         for (const auto& [slot, f] : hm.F[t][d])
           if (slot == k) x[f] = 1;
       }
@@ -637,7 +637,7 @@ inline std::optional<std::vector<double>> hm_assign_hilp(const hm_hilp_problem& 
 }
 
 /// The model's peak of an assignment, in bytes: the largest left side of the budget rows.
-inline std::int64_t hm_hilp_peak(const hm_hilp_model& hm, const std::vector<double>& x) {
+inline std::int64_t hilp_peak(const hilp_model& hm, const std::vector<double>& x) {
   double peak = 0;
   for (auto row : hm.budget_rows) {
     double lhs = 0;
@@ -650,33 +650,33 @@ inline std::int64_t hm_hilp_peak(const hm_hilp_model& hm, const std::vector<doub
 /// Raises the budget of a model by `delta` >= 0 bytes (rounded up to units, so that a schedule
 /// whose model peak exceeds its simulated one by `delta` fits when the simulated one does).
 /// O(stages^2).
-inline void hm_raise_hilp_budget(hm_hilp_model& hm, std::int64_t delta) {
+inline void raise_hilp_budget(hilp_model& hm, std::int64_t delta) {
   const double d = static_cast<double>((delta + hm.unit - 1) / hm.unit);
   for (auto row : hm.budget_rows) hm.model.constraints()[row].upper += d;
 }
 
 /// The schedule of a choice of one option per group: F_0..F_{N-1} with them, then the backward
 /// parts. O(groups).
-inline hm_hilp_schedule hm_hilp_schedule_of_choice(std::size_t groups, const std::vector<std::size_t>& choice) {
-  hm_hilp_schedule s(2 * groups);
+inline hilp_schedule hilp_schedule_of_choice(std::size_t groups, const std::vector<std::size_t>& choice) {
+  hilp_schedule s(2 * groups);
   for (std::size_t j = 0; j < groups; ++j) {
     s[j].emplace_back(j, choice[j]);
-    s[hm_hilp_backward(groups, j)].emplace_back(hm_hilp_backward(groups, j), choice[j]);
+    s[hilp_backward(groups, j)].emplace_back(hilp_backward(groups, j), choice[j]);
   }
   return s;
 }
 
-/// The schedule of a chain schedule (hm_chain_step) when every recomputation comes in node order
+/// The schedule of a chain schedule (chain_step) when every recomputation comes in node order
 /// before a first computation and no carry is recomputed (regen); nullopt otherwise. O(steps).
-inline std::optional<hm_hilp_schedule> hm_hilp_schedule_of_chain(const hm_hilp_problem& p, const std::vector<hm_chain_step>& steps) {
+inline std::optional<hilp_schedule> hilp_schedule_of_chain(const hilp_problem& p, const std::vector<chain_step>& steps) {
   const std::size_t groups = p.groups;
-  hm_hilp_schedule s(2 * groups);
+  hilp_schedule s(2 * groups);
   std::size_t t = 0;
   std::vector<char> done(2 * groups, 0);
   for (const auto& step : steps) {
-    using kind = hm_chain_step::kind;
+    using kind = chain_step::kind;
     if (step.what == kind::regen) return std::nullopt;  // the H-ILP has no such recomputation
-    const std::size_t k = step.what == kind::backward ? hm_hilp_backward(groups, step.stage) : step.stage;
+    const std::size_t k = step.what == kind::backward ? hilp_backward(groups, step.stage) : step.stage;
     const std::size_t o = step.what == kind::forward_only ? p.variants[k].size() - 1 : step.option;
     if (t >= s.size()) return std::nullopt;
     if (!s[t].empty() && s[t].back().first >= k) return std::nullopt;
@@ -690,13 +690,13 @@ inline std::optional<hm_hilp_schedule> hm_hilp_schedule_of_chain(const hm_hilp_p
   return t == s.size() ? std::optional(std::move(s)) : std::nullopt;
 }
 
-}  // namespace memsched::detail
+}  // namespace memsched::detail::hiremate
 
-namespace memsched::detail {
+namespace memsched::detail::hiremate {
 
 /// What one H-ILP solve gave.
-struct hm_hilp_outcome {
-  std::optional<hm_hilp_schedule> schedule;  ///< The best assignment's schedule (nullopt: none).
+struct hilp_outcome {
+  std::optional<hilp_schedule> schedule;  ///< The best assignment's schedule (nullopt: none).
   solve_status status = solve_status::no_solution;  ///< The backend's status (optimal: within the model).
   std::size_t variables = 0, constraints = 0;
   std::int64_t budget_raised = 0;  ///< Bytes added to the model's budget (the starts' smallest excess over their simulated peaks).
@@ -721,11 +721,11 @@ struct hm_hilp_outcome {
 /// A model whose estimate (memsched's rows and the largest backend constants of model_size.hpp)
 /// exceeds `max_bytes` is not solved (status unsupported, `message` says why).
 template <class Solve>
-hm_hilp_outcome hm_solve_hilp(const hm_hilp_problem& p, std::int64_t target, const std::vector<hm_hilp_schedule>& starts,
-                              const std::vector<std::int64_t>& real_peaks, const Solve& solve, const solver_options& options,
-                              std::uint64_t max_bytes, bool free_values) {
-  hm_hilp_outcome out;
-  auto hm = hm_build_hilp(p, target, free_values);
+hilp_outcome solve_hilp(const hilp_problem& p, std::int64_t target, const std::vector<hilp_schedule>& starts,
+                        const std::vector<std::int64_t>& real_peaks, const Solve& solve, const solver_options& options,
+                        std::uint64_t max_bytes, bool free_values) {
+  hilp_outcome out;
+  auto hm = build_hilp(p, target, free_values);
   if (!hm) return out;
   out.variables = hm->model.num_variables();
   out.constraints = hm->model.num_constraints();
@@ -740,16 +740,16 @@ hm_hilp_outcome hm_solve_hilp(const hm_hilp_problem& p, std::int64_t target, con
   std::vector<std::vector<double>> assigned;
   std::optional<std::int64_t> excess;
   for (std::size_t i = 0; i < starts.size(); ++i)
-    if (auto x = hm_assign_hilp(p, *hm, starts[i])) {
+    if (auto x = assign_hilp(p, *hm, starts[i])) {
       if (i < real_peaks.size() && real_peaks[i] >= 0) {
-        const std::int64_t model_peak = hm_hilp_peak(*hm, *x);
+        const std::int64_t model_peak = hilp_peak(*hm, *x);
         const std::int64_t e = std::max<std::int64_t>(0, model_peak - real_peaks[i]);
         excess = excess ? std::min(*excess, e) : e;
       }
       assigned.push_back(std::move(*x));
     }
   const std::int64_t raise = excess.value_or(0);
-  if (raise > 0) hm_raise_hilp_budget(*hm, raise);
+  if (raise > 0) raise_hilp_budget(*hm, raise);
   out.budget_raised = std::max<std::int64_t>(0, raise);
   for (auto& x : assigned)
     if (!hm->model.first_violation(x) && (!hm->model.start || hm->model.objective_value(x) < hm->model.objective_value(*hm->model.start)))
@@ -760,8 +760,8 @@ hm_hilp_outcome hm_solve_hilp(const hm_hilp_problem& p, std::int64_t target, con
   out.status = r.status;
   out.objective = r.objective / hm->cost_scale, out.bound = r.bound / hm->cost_scale;
   if ((r.status == solve_status::optimal || r.status == solve_status::feasible) && r.values.size() == hm->model.num_variables())
-    out.schedule = hm_decode_hilp(*hm, r.values);
+    out.schedule = decode_hilp(*hm, r.values);
   return out;
 }
 
-}  // namespace memsched::detail
+}  // namespace memsched::detail::hiremate

@@ -17,12 +17,12 @@
 #include <utility>
 #include <vector>
 
-namespace memsched::detail {
+namespace memsched::detail::hiremate {
 
 /// The forward graph as H-Partition sees it, and where each of its vertices sits at the current
 /// level. `scope` marks the partitioned vertices (the forward ones); a value is an output of the
 /// forward graph when it is a graph output or the loss reads it.
-struct hm_values {
+struct partition_values {
   const memory_graph* g = nullptr;
   std::vector<char> scope;
   std::vector<char> forward_output;
@@ -31,21 +31,21 @@ struct hm_values {
 
 /// One level: nodes 0..n-1 numbered in a topological order (every edge goes up), with the original
 /// vertices of each node and the values crossing its boundary.
-struct hm_level {
+struct level_graph {
   std::size_t n = 0;
   std::vector<std::vector<std::uint32_t>> succ, pred;      ///< sorted, no duplicates
   std::vector<std::vector<std::uint32_t>> vertices;        ///< original vertices of each node
   std::vector<std::vector<std::uint32_t>> ins, outs;       ///< values read from outside / read outside (or outputs)
 };
 
-inline constexpr std::uint32_t hm_none = std::numeric_limits<std::uint32_t>::max();
+inline constexpr std::uint32_t no_node = std::numeric_limits<std::uint32_t>::max();
 
 /// The values crossing the boundary of a set of level nodes, given through `inside(level node)`.
 /// `ins_of(x)` / `outs_of(x)` list the boundary values of each part x; `parts` lists the parts.
 /// The stamp vector (one entry per vertex) is scratch, left with entries below `stamp`.
 template <class Parts, class Inside, class Ins, class Outs>
-void hm_boundary(const hm_values& vals, const Parts& parts, Inside inside, Ins ins_of, Outs outs_of, std::vector<std::uint32_t>& seen,
-                 std::uint32_t& stamp, std::vector<std::uint32_t>& ins, std::vector<std::uint32_t>& outs) {
+void boundary_values(const partition_values& vals, const Parts& parts, Inside inside, Ins ins_of, Outs outs_of, std::vector<std::uint32_t>& seen,
+                     std::uint32_t& stamp, std::vector<std::uint32_t>& ins, std::vector<std::uint32_t>& outs) {
   ++stamp;
   ins.clear();
   outs.clear();
@@ -72,9 +72,9 @@ void hm_boundary(const hm_values& vals, const Parts& parts, Inside inside, Ins i
 /// most `stop_at` nodes (0: never stop early). Returns the groups (lists of level nodes, each
 /// sorted), in a topological order of the quotient graph. `merged` tells whether any candidate was
 /// wrapped.
-class hm_round {
+class partition_round {
  public:
-  hm_round(const hm_level& L, const hm_values& vals, std::size_t max_lower, std::size_t stop_at, double alpha)
+  partition_round(const level_graph& L, const partition_values& vals, std::size_t max_lower, std::size_t stop_at, double alpha)
       : L_(L), vals_(vals), max_lower_(max_lower), stop_at_(stop_at), alpha_(alpha) {}
 
   std::vector<std::vector<std::uint32_t>> run(bool& merged) {
@@ -93,7 +93,7 @@ class hm_round {
     }
     std::vector<std::vector<std::uint32_t>> groups;
     for (std::uint32_t q : order_)
-      if (q != hm_none) {
+      if (q != no_node) {
         auto members = Q_[q].lnodes;
         std::sort(members.begin(), members.end());
         groups.push_back(std::move(members));
@@ -158,9 +158,9 @@ class hm_round {
     };
     std::vector<std::uint32_t> idom(n, root);
     for (std::uint32_t x = 0; x < n; ++x) {  // topological
-      std::uint32_t a = hm_none;
-      for (std::uint32_t p : kept_preds(x)) a = a == hm_none ? p : lca(a, p);
-      if (a == hm_none) a = root;
+      std::uint32_t a = no_node;
+      for (std::uint32_t p : kept_preds(x)) a = a == no_node ? p : lca(a, p);
+      if (a == no_node) a = root;
       idom[x] = a;
       up[0][x] = a;
       depth[x] = depth[a] + 1;
@@ -168,7 +168,7 @@ class hm_round {
     }
 
     std::vector<std::vector<std::uint32_t>> found;
-    std::vector<std::uint32_t> seen(n, hm_none), stack, interval;
+    std::vector<std::uint32_t> seen(n, no_node), stack, interval;
     for (std::uint32_t x = 0; x < n; ++x) {
       const std::uint32_t a = idom[x];
       // Nodes on paths from a to x: walk back from x without crossing a (a dominates x).
@@ -240,7 +240,7 @@ class hm_round {
     std::vector<std::uint32_t> ins, outs;
     boundary(q, ins, outs);
     double bytes = 0, weight = 0;
-    std::uint32_t tie = hm_none;
+    std::uint32_t tie = no_node;
     for (auto u : ins) bytes += static_cast<double>(vals_.g->bytes(u));
     for (auto w : outs) bytes += static_cast<double>(vals_.g->bytes(w));
     for (auto x : q) {
@@ -253,7 +253,7 @@ class hm_round {
   // Boundary values of the quotient nodes marked with the current stamp.
   void boundary(const std::vector<std::uint32_t>& q, std::vector<std::uint32_t>& ins, std::vector<std::uint32_t>& outs) {
     const std::uint32_t s = stamp_;
-    hm_boundary(
+    boundary_values(
         vals_, q, [&](std::uint32_t l) { return mark_[owner_[l]] == s; }, [&](std::uint32_t x) -> const auto& { return Q_[x].ins; },
         [&](std::uint32_t x) -> const auto& { return Q_[x].outs; }, vseen_, vstamp_, ins, outs);
   }
@@ -326,14 +326,14 @@ class hm_round {
     std::vector<std::uint32_t> before, after;
     for (std::uint32_t p = first; p <= last; ++p) {
       const std::uint32_t y = order_[p];
-      if (y == hm_none || in_set(y)) continue;
+      if (y == no_node || in_set(y)) continue;
       (std::binary_search(later_sorted.begin(), later_sorted.end(), y) ? after : before).push_back(y);
     }
     std::uint32_t p = first;
     for (auto y : before) order_[p] = y, pos_[y] = p, ++p;
     order_[p] = r, pos_[r] = p, ++p;
     for (auto y : after) order_[p] = y, pos_[y] = p, ++p;
-    for (; p <= last; ++p) order_[p] = hm_none;
+    for (; p <= last; ++p) order_[p] = no_node;
 
     for (auto x : q) Q_[x] = qnode{};
     alive_ -= q.size() - 1;
@@ -360,8 +360,8 @@ class hm_round {
     for (auto c : Q_[r].cands) push(c);
   }
 
-  const hm_level& L_;
-  const hm_values& vals_;
+  const level_graph& L_;
+  const partition_values& vals_;
   std::size_t max_lower_, stop_at_;
   double alpha_;
   std::vector<qnode> Q_;
@@ -373,4 +373,4 @@ class hm_round {
   std::priority_queue<entry, std::vector<entry>, std::greater<>> heap_;
 };
 
-}  // namespace memsched::detail
+}  // namespace memsched::detail::hiremate

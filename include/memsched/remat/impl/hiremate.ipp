@@ -14,49 +14,49 @@
 #include <thread>
 #include <unordered_map>
 
-namespace memsched::detail {
+namespace memsched::detail::hiremate {
 
 // Subgraph problems solved by earlier partitions (hiremate_plan_on's), by their class's canonical
 // hash: a group of a later partition whose problem maps onto one of them (hiremate_subgraph_map,
 // an exact check) takes its options instead of solving again. Node-based, so entries stay put
 // while later partitions add theirs.
 // How one subgraph problem's solve went (from its hiremate_subgraph_result), for the statistics.
-struct hm_solve_summary {
+struct solve_summary {
   bool cut = false;       // the time limit cut its solve short (stopped)
   bool serenity = false;  // its options hold the one along Serenity's order (serenity_lower)
   std::size_t solves = 0, proven = 0;
 };
-struct hm_solved_problem {
+struct solved_problem {
   std::vector<std::size_t> group;  // forward vertices, canonical order
   hiremate_subgraph sub;
   std::vector<hiremate_option> options;
-  hm_solve_summary summary;
+  solve_summary summary;
 };
-using hm_solved_problems = std::unordered_multimap<std::uint64_t, hm_solved_problem>;
+using solved_problems = std::unordered_multimap<std::uint64_t, solved_problem>;
 
 // The problems solved by every nested hierarchy of one call with options.levels > 2, per mode
-// (see hm_plan_levels): the budgets of one class are solved by one hierarchy each, on the same
+// (see plan_levels): the budgets of one class are solved by one hierarchy each, on the same
 // subgraph problem, and their inner classes' options do not depend on the budget, so each is
 // solved once. Classes are solved in parallel: lookups and insertions hold the mutex (entries
 // never change once inserted, and the multimap's nodes stay put).
-struct hm_problem_cache {
+struct problem_cache {
   std::mutex mutex;
-  std::array<hm_solved_problems, 2> problems;
+  std::array<solved_problems, 2> problems;
 };
 
 // hiremate_stats::lower_solver_calls, lower_solver_cheaper, nested_hierarchies and
 // nested_partitions_tried of one hiremate_plan call: one set, created by the outermost
-// hm_plan_levels and counted into by every partition it tries and every nested hierarchy (from
+// plan_levels and counted into by every partition it tries and every nested hierarchy (from
 // several threads).
-struct hm_lower_counts {
+struct lower_call_counts {
   std::atomic<std::size_t> calls{0}, cheaper{0}, nested{0}, nested_partitions{0};
 };
 
-// What a nested hierarchy shares with the call that runs it (hm_plan_levels): the problems solved
+// What a nested hierarchy shares with the call that runs it (plan_levels): the problems solved
 // by the hierarchies of its level and the counts of the outermost call.
-struct hm_nesting {
-  hm_problem_cache& cache;
-  hm_lower_counts& counts;
+struct nesting_state {
+  problem_cache& cache;
+  lower_call_counts& counts;
 };
 
 // The hierarchy over one partition (hiremate_plan_on's partitions): partition, lowest level, top
@@ -64,7 +64,7 @@ struct hm_nesting {
 // before): nothing is solved, and stats.max_lower says which M^l the partition reached (raised for
 // max_chain_stages), so that the caller skips the grains that would reach it again. nullopt with
 // `nested` when the partition has only level 0 (the two-level solve covers it).
-struct hm_partition_outcome {
+struct partition_outcome {
   remat_result plan;  // status feasible when within the budget
   hiremate_stats stats;
   std::string why;    // why there is no plan
@@ -74,13 +74,13 @@ struct hm_partition_outcome {
 
 // What every step of one hiremate_plan_on call reads: the graph, budget, options and deadline,
 // the cheapest plan reported to the observer so far and the outermost call's counts.
-struct hm_partition_context {
+struct partition_context {
   const memory_graph& g;
   std::int64_t budget;
   const hiremate_options& options;
   const call_deadline& deadline;
   std::optional<double>& best_reported;
-  hm_lower_counts& lower_counts;
+  lower_call_counts& lower_counts;
 
   [[nodiscard]] double elapsed() const { return deadline.elapsed(); }
   [[nodiscard]] bool out_of_time() const { return deadline.passed(); }
@@ -94,9 +94,9 @@ struct hm_partition_context {
 };
 
 // The problems solved by earlier partitions, and the mutex that guards them when the hierarchies
-// of other threads share them (a nested hierarchy's hm_problem_cache); none in the outermost call.
-struct hm_solved_store {
-  hm_solved_problems& problems;
+// of other threads share them (a nested hierarchy's problem_cache); none in the outermost call.
+struct solved_store {
+  solved_problems& problems;
   std::mutex* mutex = nullptr;
 
   [[nodiscard]] std::unique_lock<std::mutex> lock() const {
@@ -106,12 +106,12 @@ struct hm_solved_store {
 
 // The level of one partition that the lowest level solves: its groups (forward vertices,
 // canonical order) and their classes, after merge_spans.
-struct hm_level_groups {
+struct level_groups {
   hiremate_partition_result part;  // its stats move to hiremate_stats::partition
   std::size_t level = 0;           // of the partition
   std::vector<std::vector<std::size_t>> groups;
   std::vector<std::size_t> group_class;
-  hm_merged_spans merged;
+  merged_spans merged;
 
   // A class's canonical hash; a merged span's mixes its parts' hashes (equal hashes only propose
   // a problem to compare). None for the whole forward graph as one group.
@@ -120,7 +120,7 @@ struct hm_level_groups {
     const std::size_t k = c - part.classes.size();
     if (k >= merged.parts.size()) return std::nullopt;
     std::uint64_t h = 0x6d657267656473ULL;
-    for (const std::size_t p : merged.parts[k]) h = hm_mix(h, part.classes[p].hash);
+    for (const std::size_t p : merged.parts[k]) h = mix_hash(h, part.classes[p].hash);
     return h;
   }
 };
@@ -128,12 +128,12 @@ struct hm_level_groups {
 // H-Partition (phase "partition") and the groups of the level solved: level 0, or with `nested`
 // level options.levels - 2 when the partition has it (else its highest), or the whole forward
 // graph as one group. Sets stats.max_lower and stats.levels; nullopt with `nested` at level 0.
-MEMSCHED_DECL std::optional<hm_level_groups> hm_partition_level(const hm_partition_context& ctx, bool nested,
-                                                                hiremate_partition_options& partition, hiremate_stats& st) {
+MEMSCHED_DECL std::optional<level_groups> level_to_solve(const partition_context& ctx, bool nested,
+                                                         hiremate_partition_options& partition, hiremate_stats& st) {
   const memory_graph& g = ctx.g;
   const hiremate_options& options = ctx.options;
   options.observer.on_phase(ctx.elapsed(), "partition");
-  hm_level_groups out{.part = hm_partition_on(g, partition)};
+  level_groups out{.part = partition_on(g, partition)};
   hiremate_partition_result& part = out.part;
   auto level_solved = [&] { return nested && !part.levels.empty() ? std::min(options.levels - 2, part.levels.size() - 1) : std::size_t{0}; };
   // A long stack of blocks gives a long chain: coarser groups keep its cubic table small.
@@ -142,7 +142,7 @@ MEMSCHED_DECL std::optional<hm_level_groups> hm_partition_level(const hm_partiti
   while (options.chain_units > 0 && options.max_chain_stages > 0 && !part.levels.empty() &&
          part.levels[level_solved()].groups.size() > options.max_chain_stages && partition.max_lower < part.stats.vertices) {
     partition.max_lower *= 2;
-    part = hm_partition_on(g, partition);
+    part = partition_on(g, partition);
     partition_seconds += part.stats.seconds;
   }
   part.stats.seconds = partition_seconds;
@@ -162,35 +162,35 @@ MEMSCHED_DECL std::optional<hm_level_groups> hm_partition_level(const hm_partiti
     out.groups.push_back(std::move(all));
     out.group_class.push_back(0);
   }
-  out.merged = hm_merged_spans{.num_classes = part.classes.size(), .parts = {}};
-  if (options.merge_spans > 0) out.merged = hm_merge_spans(g, out.groups, out.group_class, out.merged.num_classes, options.merge_spans * level_grain);
+  out.merged = merged_spans{.num_classes = part.classes.size(), .parts = {}};
+  if (options.merge_spans > 0) out.merged = merge_spans(g, out.groups, out.group_class, out.merged.num_classes, options.merge_spans * level_grain);
   return out;
 }
 
 // The lowest level's outputs, indexed by group.
-struct hm_lowest_level {
+struct lowest_level {
   std::vector<std::size_t> rep_of;  // the first group of each group's class
   std::vector<std::size_t> reps;    // the first group of each class, in group order
   // Per solved group: its problem, its class's options (the outputs-only one included), how its
   // solve went. subs also holds the problems of the reused representatives.
   std::vector<hiremate_subgraph> subs;
   std::vector<std::vector<hiremate_option>> class_options;
-  std::vector<hm_solve_summary> summaries;
+  std::vector<solve_summary> summaries;
   // Per representative whose class an earlier partition solved: that problem, and the map of its
   // vertices into subs[r].
-  std::vector<const hm_solved_problem*> reused;
+  std::vector<const solved_problem*> reused;
   std::vector<std::vector<std::size_t>> reuse_map;
   std::vector<std::size_t> to_solve;  // representatives not reused
   std::vector<std::size_t> unshared;  // groups whose problem turned out different from their class's
-  std::vector<std::vector<hm_group_choice>> choices;  // options of every group, in original vertices
+  std::vector<std::vector<group_choice>> choices;  // options of every group, in original vertices
 };
 
-MEMSCHED_DECL hm_lowest_level hm_lowest_level_of(std::size_t groups, std::size_t num_classes, const std::vector<std::size_t>& group_class) {
-  hm_lowest_level out{.rep_of = std::vector<std::size_t>(groups), .reps = {}, .subs = std::vector<hiremate_subgraph>(groups),
-                      .class_options = std::vector<std::vector<hiremate_option>>(groups), .summaries = std::vector<hm_solve_summary>(groups),
-                      .reused = std::vector<const hm_solved_problem*>(groups, nullptr),
+MEMSCHED_DECL lowest_level lowest_level_of(std::size_t groups, std::size_t num_classes, const std::vector<std::size_t>& group_class) {
+  lowest_level out{.rep_of = std::vector<std::size_t>(groups), .reps = {}, .subs = std::vector<hiremate_subgraph>(groups),
+                      .class_options = std::vector<std::vector<hiremate_option>>(groups), .summaries = std::vector<solve_summary>(groups),
+                      .reused = std::vector<const solved_problem*>(groups, nullptr),
                       .reuse_map = std::vector<std::vector<std::size_t>>(groups), .to_solve = {}, .unshared = {},
-                      .choices = std::vector<std::vector<hm_group_choice>>(groups)};
+                      .choices = std::vector<std::vector<group_choice>>(groups)};
   std::vector<std::size_t> first(num_classes + 1, groups);
   for (std::size_t i = 0; i < groups; ++i) {
     auto& f = first[group_class[i]];
@@ -203,7 +203,7 @@ MEMSCHED_DECL hm_lowest_level hm_lowest_level_of(std::size_t groups, std::size_t
 // A class an earlier partition solved (equal canonical hash, and hiremate_subgraph_map accepts
 // its first group) takes those options, mapped through reuse_map[r] into subs[r]; the other
 // representatives go to to_solve.
-MEMSCHED_DECL void hm_find_reused(const memory_graph& g, const hm_level_groups& lg, const hm_solved_store& store, hm_lowest_level& lowest) {
+MEMSCHED_DECL void find_reused(const memory_graph& g, const level_groups& lg, const solved_store& store, lowest_level& lowest) {
   const auto lock = store.lock();
   for (const std::size_t r : lowest.reps) {
     const auto hash = lg.class_hash(lg.group_class[r]);
@@ -224,10 +224,10 @@ MEMSCHED_DECL void hm_find_reused(const memory_graph& g, const hm_level_groups& 
   }
 }
 
-// One hm_solve_classes run: the lowest level's deadline, the solves still to run and the limits
+// One solve_classes run: the lowest level's deadline, the solves still to run and the limits
 // every solve starts from.
-struct hm_lower_run {
-  const hm_partition_context& ctx;
+struct lower_run {
+  const partition_context& ctx;
   const hiremate_lower_solver& nested;  // the solver above level 0
   std::size_t level = 0;
   std::optional<double> deadline;  // the lowest level's, in seconds since the call began
@@ -239,7 +239,7 @@ struct hm_lower_run {
 
 // Each solve gets the time left to the lowest level's deadline divided among the solves still to
 // run on each thread.
-MEMSCHED_DECL hiremate_lower_limits hm_limits_now(const hm_lower_run& run) {
+MEMSCHED_DECL hiremate_lower_limits limits_now(const lower_run& run) {
   hiremate_lower_limits l = run.base_limits;
   if (run.deadline) {
     const double left = std::max(0.0, *run.deadline - run.ctx.elapsed());
@@ -251,14 +251,14 @@ MEMSCHED_DECL hiremate_lower_limits hm_limits_now(const hm_lower_run& run) {
 
 // One solve of a subgraph problem at one budget: above level 0 a nested hierarchy, else the
 // default plan (heuristics and DTR) or options.lower_solver, which may ask for the default plan.
-MEMSCHED_DECL remat_result hm_lower_solve(hm_lower_run& run, const memory_graph& sg, std::int64_t b) {
+MEMSCHED_DECL remat_result lower_solve(lower_run& run, const memory_graph& sg, std::int64_t b) {
   --run.solves_left;
-  if (run.level > 0) return run.nested(sg, b, hm_limits_now(run));
+  if (run.level > 0) return run.nested(sg, b, limits_now(run));
   const hiremate_options& options = run.ctx.options;
-  auto default_plan = [&] { return hm_heuristic_plan(sg, b, options.heuristics, options.dtr, run.default_deadline); };
+  auto default_plan = [&] { return heuristic_plan(sg, b, options.heuristics, options.dtr, run.default_deadline); };
   if (!options.lower_solver) return default_plan();
   std::optional<double> default_cost;  // of the default plan, when the solver asked for it and it has one
-  hiremate_lower_limits limits = hm_limits_now(run);
+  hiremate_lower_limits limits = limits_now(run);
   limits.default_plan = [&] {
     remat_result r = default_plan();
     if (has_solution(r.status)) default_cost = r.total_cost;
@@ -272,16 +272,16 @@ MEMSCHED_DECL remat_result hm_lower_solve(hm_lower_run& run, const memory_graph&
 
 // Solves the problems of the groups `which` (their subs, class_options and summaries), in
 // parallel, within 80% of the time limit (the top level and the expansion are linear).
-MEMSCHED_DECL void hm_solve_classes(const hm_partition_context& ctx, const hiremate_lower_solver& nested, std::size_t level,
-                                    const std::vector<std::vector<std::size_t>>& groups, const std::vector<std::size_t>& which,
-                                    hm_lowest_level& lowest) {
+MEMSCHED_DECL void solve_classes(const partition_context& ctx, const hiremate_lower_solver& nested, std::size_t level,
+                                 const std::vector<std::vector<std::size_t>>& groups, const std::vector<std::size_t>& which,
+                                 lowest_level& lowest) {
   const hiremate_options& options = ctx.options;
   // Above level 0 each squeezed solve is a whole nested hierarchy: nested_resident_levels of them.
   const std::size_t resident_levels = level > 0 ? options.nested_resident_levels : options.resident_levels;
   const hiremate_subgraph_options_config cfg{.budgets = options.budgets, .max_options = options.max_options, .resident_levels = resident_levels,
                                             .heuristics = options.heuristics, .serenity_states = options.serenity_states};
   const std::optional<double> lower_deadline = options.time_limit ? std::optional<double>(0.8 * options.time_limit->count()) : std::nullopt;
-  hm_lower_run run{.ctx = ctx, .nested = nested, .level = level, .deadline = lower_deadline,
+  lower_run run{.ctx = ctx, .nested = nested, .level = level, .deadline = lower_deadline,
                    .default_deadline = call_deadline(ctx.deadline.start(),
                                                      lower_deadline ? std::optional(std::chrono::duration<double>(*lower_deadline)) : std::nullopt)};
   const std::size_t per_class = options.budgets * (1 + resident_levels);
@@ -293,43 +293,43 @@ MEMSCHED_DECL void hm_solve_classes(const hm_partition_context& ctx, const hirem
     hiremate_subgraph_options_config class_cfg = cfg;
     if (lower_deadline) class_cfg.time_limit = std::chrono::duration<double>(std::max(0.0, *lower_deadline - ctx.elapsed()));
     hiremate_subgraph_result r =
-        hiremate_subgraph_options(ctx.g, groups[i], class_cfg, [&](const memory_graph& sg, std::int64_t b) { return hm_lower_solve(run, sg, b); });
+        hiremate_subgraph_options(ctx.g, groups[i], class_cfg, [&](const memory_graph& sg, std::int64_t b) { return lower_solve(run, sg, b); });
     // Equal budgets solved once and budgets the time limit left out: no longer to run.
     run.solves_left -= per_class - r.solves;
     lowest.summaries[i] = {.cut = r.stopped, .serenity = r.serenity_lower, .solves = r.solves, .proven = r.proven};
     if (r.options.empty() && r.stopped)
-      lowest.class_options[i] = hm_cheap_options(r.sub, options.max_options);
+      lowest.class_options[i] = cheap_options(r.sub, options.max_options);
     else
-      lowest.class_options[i] = hm_class_options(r.sub, std::move(r.options), options.ladder_rungs, options.max_options);
+      lowest.class_options[i] = class_options_of(r.sub, std::move(r.options), options.ladder_rungs, options.max_options);
     lowest.subs[i] = std::move(r.sub);
   });
 }
 
 // A class's options as a group's choices, mapped through `map` (nullptr: the group is the class's
 // problem itself).
-MEMSCHED_DECL std::vector<hm_group_choice> hm_to_choices(const std::vector<hiremate_option>& class_opts, const hiremate_subgraph& sub,
-                                                        const std::vector<std::size_t>* map) {
-  std::vector<hm_group_choice> cs;
-  for (const auto& o : class_opts) cs.push_back(hm_choice_of(o, sub, map));
+MEMSCHED_DECL std::vector<group_choice> to_choices(const std::vector<hiremate_option>& class_opts, const hiremate_subgraph& sub,
+                                                   const std::vector<std::size_t>* map) {
+  std::vector<group_choice> cs;
+  for (const auto& o : class_opts) cs.push_back(choice_of(o, sub, map));
   return cs;
 }
 
 // Options of every group, in original vertices (a class's plans mapped to each member); a member
 // whose problem differs from its class's (e.g. the gradients differ) goes to `unshared`.
-MEMSCHED_DECL void hm_map_choices(const memory_graph& g, const std::vector<std::vector<std::size_t>>& groups, hm_lowest_level& lowest) {
+MEMSCHED_DECL void map_choices(const memory_graph& g, const std::vector<std::vector<std::size_t>>& groups, lowest_level& lowest) {
   for (std::size_t i = 0; i < groups.size(); ++i) {
     const std::size_t r = lowest.rep_of[i];
-    const hm_solved_problem* earlier = lowest.reused[r];
+    const solved_problem* earlier = lowest.reused[r];
     if (r == i) {
-      lowest.choices[i] = earlier ? hm_to_choices(earlier->options, lowest.subs[i], &lowest.reuse_map[i])
-                                  : hm_to_choices(lowest.class_options[i], lowest.subs[i], nullptr);
+      lowest.choices[i] = earlier ? to_choices(earlier->options, lowest.subs[i], &lowest.reuse_map[i])
+                                  : to_choices(lowest.class_options[i], lowest.subs[i], nullptr);
       continue;
     }
     hiremate_subgraph sub = make_hiremate_subgraph(g, groups[i]);
     try {
       const auto map = earlier ? hiremate_subgraph_map(earlier->sub, earlier->group, sub, groups[i])
                                : hiremate_subgraph_map(lowest.subs[r], groups[r], sub, groups[i]);
-      lowest.choices[i] = hm_to_choices(earlier ? earlier->options : lowest.class_options[r], sub, &map);
+      lowest.choices[i] = to_choices(earlier ? earlier->options : lowest.class_options[r], sub, &map);
     } catch (const std::invalid_argument&) {
       lowest.unshared.push_back(i);
     }
@@ -337,12 +337,12 @@ MEMSCHED_DECL void hm_map_choices(const memory_graph& g, const std::vector<std::
 }
 
 // The lowest level's statistics and its hiremate_level_report.
-MEMSCHED_DECL void hm_lowest_stats(std::size_t level, const hm_lowest_level& lowest, hiremate_stats& st) {
+MEMSCHED_DECL void lowest_stats(std::size_t level, const lowest_level& lowest, hiremate_stats& st) {
   st.classes_solved = lowest.to_solve.size() + lowest.unshared.size();
   st.classes_reused = lowest.reps.size() - lowest.to_solve.size();
   st.classes_cut = st.classes_serenity = 0;
   hiremate_level_report report{.level = level > 0 ? "nested" : "lowest"};
-  auto count = [&](const hm_solve_summary& s) {
+  auto count = [&](const solve_summary& s) {
     st.classes_cut += s.cut;
     st.classes_serenity += s.serenity;
     report.solves += s.solves;
@@ -356,36 +356,36 @@ MEMSCHED_DECL void hm_lowest_stats(std::size_t level, const hm_lowest_level& low
 
 // The problems solved here, for the next partitions (the entries `reused` points to stay where
 // they are). Moves their subs and class_options.
-MEMSCHED_DECL void hm_record_solved(const hm_level_groups& lg, hm_lowest_level& lowest, const hm_solved_store& store) {
+MEMSCHED_DECL void record_solved(const level_groups& lg, lowest_level& lowest, const solved_store& store) {
   const auto lock = store.lock();
   for (const auto& just_solved : {std::cref(lowest.to_solve), std::cref(lowest.unshared)})
     for (const std::size_t i : just_solved.get())
       if (const auto hash = lg.class_hash(lg.group_class[i]))
-        store.problems.emplace(*hash, hm_solved_problem{lg.groups[i], std::move(lowest.subs[i]), std::move(lowest.class_options[i]), lowest.summaries[i]});
+        store.problems.emplace(*hash, solved_problem{lg.groups[i], std::move(lowest.subs[i]), std::move(lowest.class_options[i]), lowest.summaries[i]});
 }
 
 // The lowest level (phase "lower level"): one solve per class (the first group of it), in
 // parallel, unless an earlier partition solved it; then every group's choices.
-MEMSCHED_DECL hm_lowest_level hm_solve_lowest(const hm_partition_context& ctx, const hiremate_lower_solver& nested, const hm_level_groups& lg,
-                                              const hm_solved_store& store, hiremate_stats& st) {
+MEMSCHED_DECL lowest_level solve_lowest(const partition_context& ctx, const hiremate_lower_solver& nested, const level_groups& lg,
+                                        const solved_store& store, hiremate_stats& st) {
   ctx.options.observer.on_phase(ctx.elapsed(), "lower level");
-  hm_lowest_level lowest = hm_lowest_level_of(lg.groups.size(), lg.merged.num_classes, lg.group_class);
-  hm_find_reused(ctx.g, lg, store, lowest);
-  hm_solve_classes(ctx, nested, lg.level, lg.groups, lowest.to_solve, lowest);
-  hm_map_choices(ctx.g, lg.groups, lowest);
-  hm_solve_classes(ctx, nested, lg.level, lg.groups, lowest.unshared, lowest);
-  for (auto i : lowest.unshared) lowest.choices[i] = hm_to_choices(lowest.class_options[i], lowest.subs[i], nullptr);
-  hm_lowest_stats(lg.level, lowest, st);
-  hm_record_solved(lg, lowest, store);
+  lowest_level lowest = lowest_level_of(lg.groups.size(), lg.merged.num_classes, lg.group_class);
+  find_reused(ctx.g, lg, store, lowest);
+  solve_classes(ctx, nested, lg.level, lg.groups, lowest.to_solve, lowest);
+  map_choices(ctx.g, lg.groups, lowest);
+  solve_classes(ctx, nested, lg.level, lg.groups, lowest.unshared, lowest);
+  for (auto i : lowest.unshared) lowest.choices[i] = to_choices(lowest.class_options[i], lowest.subs[i], nullptr);
+  lowest_stats(lg.level, lowest, st);
+  record_solved(lg, lowest, store);
   return lowest;
 }
 
 // What the top levels over one partition's groups read and write.
-struct hm_top_context {
-  const hm_partition_context& ctx;
+struct top_context {
+  const partition_context& ctx;
   const std::vector<std::vector<std::size_t>>& groups;
-  std::vector<std::vector<hm_group_choice>>& choices;  // hm_add_regen adds the carries' recomputation
-  std::vector<std::size_t> owner;                       // hm_group_owner(g, groups)
+  std::vector<std::vector<group_choice>>& choices;  // add_regen adds the carries' recomputation
+  std::vector<std::size_t> owner;                       // group_owner(g, groups)
   hiremate_stats& stats;
   std::string& why;  // why there is no plan
 };
@@ -396,8 +396,8 @@ struct hm_top_context {
 // next). `choose(target)` gives a compute sequence or nullopt. The plan within the budget (its
 // cost in `cost`, reported to the observer) or an empty result.
 template <class Choose>
-remat_result hm_repaired(const hm_top_context& top, Choose choose, std::optional<double>& cost) {
-  const hm_partition_context& ctx = top.ctx;
+remat_result repaired(const top_context& top, Choose choose, std::optional<double>& cost) {
+  const partition_context& ctx = top.ctx;
   const std::int64_t budget = ctx.budget;
   std::int64_t target = budget;
   std::int64_t overshot = budget;  // the last target whose choice overshot
@@ -429,23 +429,23 @@ remat_result hm_repaired(const hm_top_context& top, Choose choose, std::optional
 }
 
 // The groups DP's memory units: options.budget_units, fewer when its tables would exceed max_bytes.
-MEMSCHED_DECL std::size_t hm_top_units(const hiremate_options& options, std::size_t groups) {
+MEMSCHED_DECL std::size_t top_units(const hiremate_options& options, std::size_t groups) {
   std::size_t units = options.budget_units;
   if (options.max_bytes) {
-    // hm_choose holds two rows of doubles and, per group and unit, a pick byte and a from index.
+    // choose_options holds two rows of doubles and, per group and unit, a pick byte and a from index.
     const std::int64_t per = static_cast<std::int64_t>(groups) * 5 + 16;
     units = std::max<std::size_t>(16, std::min<std::size_t>(units, static_cast<std::size_t>(std::max<std::int64_t>(1, *options.max_bytes / per))));
   }
   return units;
 }
 
-// The groups top level: one option per group (hm_choose), forward parts in group order, backward
+// The groups top level: one option per group (choose_options), forward parts in group order, backward
 // parts in reverse.
-MEMSCHED_DECL remat_result hm_top_groups(const hm_top_context& top, std::size_t units) {
-  return hm_repaired(
+MEMSCHED_DECL remat_result top_groups(const top_context& top, std::size_t units) {
+  return repaired(
       top,
       [&](std::int64_t target) -> std::optional<std::vector<std::size_t>> {
-        const auto choice = hm_choose(top.choices, target, units);
+        const auto choice = choose_options(top.choices, target, units);
         if (!choice) {
           top.why = "no choice of the subgraphs' options fits the budget";
           return std::nullopt;
@@ -454,7 +454,7 @@ MEMSCHED_DECL remat_result hm_top_groups(const hm_top_context& top, std::size_t 
         std::vector<const std::vector<std::size_t>*> parts;
         for (std::size_t i = 0; i < n; ++i) parts.push_back(&top.choices[i][(*choice)[i]].forward);
         for (std::size_t i = n; i-- > 0;) parts.push_back(&top.choices[i][(*choice)[i]].backward);
-        auto seq = hm_expand(top.ctx.g, parts, top.owner);
+        auto seq = expand_parts(top.ctx.g, parts, top.owner);
         if (!seq) top.why = "the groups' schedules cannot be put in one order";
         return seq;
       },
@@ -463,35 +463,35 @@ MEMSCHED_DECL remat_result hm_top_groups(const hm_top_context& top, std::size_t 
 
 // Two models of the pinned values (over their live ranges, and throughout), for the chain top
 // level and as the H-ILP's starts, and the cap on their tables.
-struct hm_chain_models {
-  std::vector<hm_chain> models;
+struct chain_models {
+  std::vector<chain_model> models;
   std::int64_t table_cap = 0;
   // Some option can recompute its carry: only then does the second chain solve of each model
   // differ from the first.
   bool any_regen = false;
 };
 
-MEMSCHED_DECL hm_chain_models hm_make_chain_models(const hm_top_context& top) {
+MEMSCHED_DECL chain_models make_chain_models(const top_context& top) {
   const hiremate_options& options = top.ctx.options;
-  hm_chain_models out;
+  chain_models out;
   out.table_cap = options.max_bytes.value_or(std::int64_t{1} << 28);
   if (options.chain_units > 0) {
-    out.models.push_back(hm_make_chain(top.ctx.g, top.groups, top.owner));
-    if (out.models.front().pinned_ranged > 0) out.models.push_back(hm_pinned_throughout(out.models.front()));
-    if (options.regenerate_carries) hm_add_regen(top.ctx.g, out.models.front(), top.owner, top.choices);
+    out.models.push_back(make_chain(top.ctx.g, top.groups, top.owner));
+    if (out.models.front().pinned_ranged > 0) out.models.push_back(pinned_throughout(out.models.front()));
+    if (options.regenerate_carries) add_regen(top.ctx.g, out.models.front(), top.owner, top.choices);
   }
   out.any_regen = std::ranges::any_of(top.choices, [](const auto& stage) {
-    return std::ranges::any_of(stage, [](const hm_group_choice& c) { return c.regen_cost.has_value(); });
+    return std::ranges::any_of(stage, [](const group_choice& c) { return c.regen_cost.has_value(); });
   });
   return out;
 }
 
 // One chain schedule under `target`, expanded; nullopt (and why in `chain_why`) when there is none.
-MEMSCHED_DECL std::optional<std::vector<std::size_t>> hm_chain_choice(const hm_top_context& top, const hm_chain& chain, std::int64_t table_cap,
-                                                                     bool regen, std::int64_t target, std::string& chain_why) {
-  const hm_partition_context& ctx = top.ctx;
+MEMSCHED_DECL std::optional<std::vector<std::size_t>> chain_choice(const top_context& top, const chain_model& chain, std::int64_t table_cap,
+                                                                   bool regen, std::int64_t target, std::string& chain_why) {
+  const partition_context& ctx = top.ctx;
   auto out_of_time = [&ctx] { return ctx.out_of_time(); };
-  const auto steps = hm_chain_schedule(chain, top.choices, target, ctx.options.chain_units, table_cap, out_of_time, regen);
+  const auto steps = chain_schedule(chain, top.choices, target, ctx.options.chain_units, table_cap, out_of_time, regen);
   if (!steps) {
     chain_why = ctx.out_of_time() ? "the time limit stopped the chain schedule" : "no chain schedule fits the budget";
     return std::nullopt;
@@ -499,13 +499,13 @@ MEMSCHED_DECL std::optional<std::vector<std::size_t>> hm_chain_choice(const hm_t
   std::vector<const std::vector<std::size_t>*> parts;
   for (const auto& step : *steps) {
     const auto& c = top.choices[step.stage][step.option];
-    using kind = hm_chain_step::kind;
+    using kind = chain_step::kind;
     parts.push_back(step.what == kind::forward_only ? chain.stages[step.stage].forward
                     : step.what == kind::forward    ? &c.forward
                     : step.what == kind::regen      ? &c.regen
                                                     : &c.backward);
   }
-  auto seq = hm_expand(ctx.g, parts, top.owner);
+  auto seq = expand_parts(ctx.g, parts, top.owner);
   if (!seq) chain_why = "the chain schedule cannot be put in one order";
   return seq;
 }
@@ -514,17 +514,17 @@ MEMSCHED_DECL std::optional<std::vector<std::size_t>> hm_chain_choice(const hm_t
 // each with and without recomputed carries (the spare-memory pass after the expansion favours
 // either, by graph and budget: docs/hiremate.md, "Recomputed carries"). Replaces `hier` when
 // cheaper.
-MEMSCHED_DECL void hm_top_chain(const hm_top_context& top, const hm_chain_models& chains, remat_result& hier) {
-  const hm_partition_context& ctx = top.ctx;
+MEMSCHED_DECL void top_chain(const top_context& top, const chain_models& chains, remat_result& hier) {
+  const partition_context& ctx = top.ctx;
   ctx.options.observer.on_phase(ctx.elapsed(), "top level (chain)");
   std::string chain_why;
   remat_result by_chain;
-  for (const hm_chain& chain : chains.models)
+  for (const chain_model& chain : chains.models)
     for (const bool regen : {false, true}) {
       if (ctx.out_of_time() || (regen && !chains.any_regen)) break;
       std::optional<double> cost;
-      remat_result r = hm_repaired(
-          top, [&](std::int64_t target) { return hm_chain_choice(top, chain, chains.table_cap, regen, target, chain_why); }, cost);
+      remat_result r = repaired(
+          top, [&](std::int64_t target) { return chain_choice(top, chain, chains.table_cap, regen, target, chain_why); }, cost);
       if (r.status == solve_status::feasible && (by_chain.status != solve_status::feasible || r.total_cost < by_chain.total_cost)) {
         by_chain = std::move(r);
         top.stats.chain_cost = cost;
@@ -539,7 +539,7 @@ MEMSCHED_DECL void hm_top_chain(const hm_top_context& top, const hm_chain_models
 }
 
 // A schedule's vertex lists in order.
-MEMSCHED_DECL std::vector<const std::vector<std::size_t>*> hm_hilp_parts(const hm_hilp_problem& problem, const hm_hilp_schedule& schedule) {
+MEMSCHED_DECL std::vector<const std::vector<std::size_t>*> hilp_parts(const hilp_problem& problem, const hilp_schedule& schedule) {
   std::vector<const std::vector<std::size_t>*> parts;
   for (const auto& stage : schedule)
     for (const auto& [k, o] : stage) parts.push_back(problem.variants[k][o].vertices);
@@ -547,39 +547,39 @@ MEMSCHED_DECL std::vector<const std::vector<std::size_t>*> hm_hilp_parts(const h
 }
 
 // The H-ILP's starts: the other top levels' schedules at `target`.
-MEMSCHED_DECL std::vector<hm_hilp_schedule> hm_hilp_starts(const hm_top_context& top, const hm_chain_models& chains, std::size_t units,
-                                                          const hm_hilp_problem& problem, std::int64_t target) {
-  const hm_partition_context& ctx = top.ctx;
+MEMSCHED_DECL std::vector<hilp_schedule> hilp_starts(const top_context& top, const chain_models& chains, std::size_t units,
+                                                     const hilp_problem& problem, std::int64_t target) {
+  const partition_context& ctx = top.ctx;
   auto out_of_time = [&ctx] { return ctx.out_of_time(); };
-  std::vector<hm_hilp_schedule> starts;
-  if (auto c = hm_choose(top.choices, target, units)) starts.push_back(hm_hilp_schedule_of_choice(top.groups.size(), *c));
+  std::vector<hilp_schedule> starts;
+  if (auto c = choose_options(top.choices, target, units)) starts.push_back(hilp_schedule_of_choice(top.groups.size(), *c));
   for (const auto& chain : chains.models)
-    if (auto steps = hm_chain_schedule(chain, top.choices, target, ctx.options.chain_units, chains.table_cap, out_of_time))
-      if (auto s = hm_hilp_schedule_of_chain(problem, *steps)) starts.push_back(std::move(*s));
+    if (auto steps = chain_schedule(chain, top.choices, target, ctx.options.chain_units, chains.table_cap, out_of_time))
+      if (auto s = hilp_schedule_of_chain(problem, *steps)) starts.push_back(std::move(*s));
   return starts;
 }
 
 // One H-ILP solve under `target` (within the time left), its statistics, expanded; nullopt when
 // the backend gave nothing and no start is left to fall back on.
-MEMSCHED_DECL std::optional<std::vector<std::size_t>> hm_hilp_choice(const hm_top_context& top, const hm_chain_models& chains, std::size_t units,
-                                                                    const hm_hilp_problem& problem, std::int64_t target) {
-  const hm_partition_context& ctx = top.ctx;
+MEMSCHED_DECL std::optional<std::vector<std::size_t>> hilp_choice(const top_context& top, const chain_models& chains, std::size_t units,
+                                                                  const hilp_problem& problem, std::int64_t target) {
+  const partition_context& ctx = top.ctx;
   const hiremate_options& options = ctx.options;
   hiremate_stats& st = top.stats;
-  const std::vector<hm_hilp_schedule> starts = hm_hilp_starts(top, chains, units, problem, target);
+  const std::vector<hilp_schedule> starts = hilp_starts(top, chains, units, problem, target);
   solver_options so = options.top_solver_options;
   if (ctx.deadline.limited()) {
     const double left = backend_limit_within(ctx.deadline.left());
     if (left <= 0) return std::nullopt;
     so.time_limit = std::chrono::duration<double>(so.time_limit ? std::min(so.time_limit->count(), left) : left);
   }
-  // The starts' simulated peaks calibrate the model's memory (see hm_solve_hilp).
+  // The starts' simulated peaks calibrate the model's memory (see solve_hilp).
   std::vector<std::int64_t> real_peaks;
   for (const auto& s : starts) {
-    const auto seq = hm_expand(ctx.g, hm_hilp_parts(problem, s), top.owner);
+    const auto seq = expand_parts(ctx.g, hilp_parts(problem, s), top.owner);
     real_peaks.push_back(seq ? sequence_peak_cost(ctx.g, *seq).first : -1);
   }
-  const auto outcome = hm_solve_hilp(problem, target, starts, real_peaks, options.top_solver, so,
+  const auto outcome = solve_hilp(problem, target, starts, real_peaks, options.top_solver, so,
                                      options.max_bytes ? static_cast<std::uint64_t>(*options.max_bytes) : default_max_bytes(),
                                      options.hilp_free_values);
   if (!outcome.message.empty()) top.why = top.why.empty() ? outcome.message : top.why + "; " + outcome.message;
@@ -593,20 +593,20 @@ MEMSCHED_DECL std::optional<std::vector<std::size_t>> hm_hilp_choice(const hm_to
   // for the other top levels.
   if (!outcome.schedule && (starts.empty() || outcome.status == solve_status::unsupported || outcome.status == solve_status::error))
     return std::nullopt;
-  return hm_expand(ctx.g, hm_hilp_parts(problem, outcome.schedule ? *outcome.schedule : starts.front()), top.owner);
+  return expand_parts(ctx.g, hilp_parts(problem, outcome.schedule ? *outcome.schedule : starts.front()), top.owner);
 }
 
 // The H-ILP top level (phase "top level (H-ILP)"), started from the other two. Replaces `hier`
 // when cheaper.
-MEMSCHED_DECL void hm_top_hilp(const hm_top_context& top, const hm_chain_models& chains, std::size_t units, remat_result& hier) {
-  const hm_partition_context& ctx = top.ctx;
+MEMSCHED_DECL void top_hilp(const top_context& top, const chain_models& chains, std::size_t units, remat_result& hier) {
+  const partition_context& ctx = top.ctx;
   ctx.options.observer.on_phase(ctx.elapsed(), "top level (H-ILP)");
   const auto hilp_start = std::chrono::steady_clock::now();
-  const auto problem = hm_make_hilp(ctx.g, top.groups, top.owner, top.choices);
+  const auto problem = make_hilp(ctx.g, top.groups, top.owner, top.choices);
   std::optional<double> cost;
   remat_result r;
   if (problem)
-    r = hm_repaired(top, [&](std::int64_t target) { return hm_hilp_choice(top, chains, units, *problem, target); }, cost);
+    r = repaired(top, [&](std::int64_t target) { return hilp_choice(top, chains, units, *problem, target); }, cost);
   top.stats.hilp_seconds = seconds_since(hilp_start);
   if (r.status == solve_status::feasible) {
     top.stats.hilp_cost = cost;
@@ -620,22 +620,22 @@ MEMSCHED_DECL void hm_top_hilp(const hm_top_context& top, const hm_chain_models&
 // The top levels (phase "top level"): choose, expand, simulate; tighten on overshoot. The
 // cheapest plan of the groups DP, the chain and (with options.top_solver) the H-ILP goes to
 // out.plan, with its hiremate_level_report.
-MEMSCHED_DECL void hm_plan_top(const hm_partition_context& ctx, const std::vector<std::vector<std::size_t>>& groups,
-                               std::vector<std::vector<hm_group_choice>>& choices, hm_partition_outcome& out) {
+MEMSCHED_DECL void plan_top(const partition_context& ctx, const std::vector<std::vector<std::size_t>>& groups,
+                            std::vector<std::vector<group_choice>>& choices, partition_outcome& out) {
   const auto top_start = std::chrono::steady_clock::now();
-  const hm_top_context top{.ctx = ctx, .groups = groups, .choices = choices, .owner = hm_group_owner(ctx.g, groups), .stats = out.stats, .why = out.why};
+  const top_context top{.ctx = ctx, .groups = groups, .choices = choices, .owner = group_owner(ctx.g, groups), .stats = out.stats, .why = out.why};
   hiremate_stats& st = out.stats;
   remat_result& hier = out.plan;
   const bool every_group = std::ranges::none_of(choices, [](const auto& c) { return c.empty(); });
   if (!every_group) out.why = "a subgraph has no option";
   if (every_group) {
     ctx.options.observer.on_phase(ctx.elapsed(), "top level");
-    const std::size_t units = hm_top_units(ctx.options, groups.size());
-    hier = hm_top_groups(top, units);
+    const std::size_t units = top_units(ctx.options, groups.size());
+    hier = top_groups(top, units);
     if (hier.status == solve_status::feasible) st.top_method = "groups";
-    const hm_chain_models chains = hm_make_chain_models(top);
-    if (ctx.options.chain_units > 0 && !ctx.out_of_time()) hm_top_chain(top, chains, hier);
-    if (ctx.options.top_solver && groups.size() <= ctx.options.hilp_max_groups && !ctx.out_of_time()) hm_top_hilp(top, chains, units, hier);
+    const chain_models chains = make_chain_models(top);
+    if (ctx.options.chain_units > 0 && !ctx.out_of_time()) top_chain(top, chains, hier);
+    if (ctx.options.top_solver && groups.size() <= ctx.options.hilp_max_groups && !ctx.out_of_time()) top_hilp(top, chains, units, hier);
     if (hier.status == solve_status::feasible) {
       st.hierarchy_cost = hier.total_cost;
       // The DPs are exact over their models (tests: brute force); the H-ILP when its backend proved it.
@@ -647,16 +647,16 @@ MEMSCHED_DECL void hm_plan_top(const hm_partition_context& ctx, const std::vecto
   st.top_seconds = seconds_since(top_start);
 }
 
-// The hierarchy over one partition (see hm_partition_outcome). `nested` (options.levels > 2): the
+// The hierarchy over one partition (see partition_outcome). `nested` (options.levels > 2): the
 // solver of the groups of level options.levels - 2 of the partition (its highest level when it
 // has fewer), a hierarchy of one level less.
-MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const hm_partition_context& ctx, const hiremate_lower_solver& nested,
-                                                                        hiremate_partition_options partition,
-                                                                        const std::vector<std::vector<std::vector<std::size_t>>>& earlier_groups,
-                                                                        const hm_solved_store& store) {
-  hm_partition_outcome out;
+MEMSCHED_DECL std::optional<partition_outcome> plan_over_partition(const partition_context& ctx, const hiremate_lower_solver& nested,
+                                                                   hiremate_partition_options partition,
+                                                                   const std::vector<std::vector<std::vector<std::size_t>>>& earlier_groups,
+                                                                   const solved_store& store) {
+  partition_outcome out;
   hiremate_stats& st = out.stats;
-  std::optional<hm_level_groups> lg = hm_partition_level(ctx, static_cast<bool>(nested), partition, st);
+  std::optional<level_groups> lg = level_to_solve(ctx, static_cast<bool>(nested), partition, st);
   if (!lg) return std::nullopt;
   if (std::ranges::find(earlier_groups, lg->groups) != earlier_groups.end()) {
     out.repeated = true;
@@ -665,21 +665,21 @@ MEMSCHED_DECL std::optional<hm_partition_outcome> hm_plan_over_partition(const h
   st.partition = std::move(lg->part.stats);
   st.groups = lg->groups.size();
   const auto lower_start = std::chrono::steady_clock::now();
-  hm_lowest_level lowest = hm_solve_lowest(ctx, nested, *lg, store, st);
+  lowest_level lowest = solve_lowest(ctx, nested, *lg, store, st);
   st.lower_seconds = seconds_since(lower_start);
-  hm_plan_top(ctx, lg->groups, lowest.choices, out);
+  plan_top(ctx, lg->groups, lowest.choices, out);
   out.groups = std::move(lg->groups);
   return out;
 }
 
-MEMSCHED_DECL hiremate_plan_result hm_plan_levels(const memory_graph& g, std::int64_t budget, const hiremate_options& options,
-                                                  hiremate_partition_options partition, std::chrono::steady_clock::time_point start,
-                                                  const hm_nesting* nesting);
+MEMSCHED_DECL hiremate_plan_result plan_levels(const memory_graph& g, std::int64_t budget, const hiremate_options& options,
+                                               hiremate_partition_options partition, std::chrono::steady_clock::time_point start,
+                                               const nesting_state* nesting);
 
 // More than two levels: the groups of a higher partition level are solved per budget by
 // hierarchies of one level less (the paper's recursion; the innermost uses lower_solver). Called
-// only within the call that made it (hm_plan_over_partition), so it may refer to `counts`.
-MEMSCHED_DECL hiremate_lower_solver hm_nested_solver(const hiremate_options& options, hm_lower_counts& counts) {
+// only within the call that made it (plan_over_partition), so it may refer to `counts`.
+MEMSCHED_DECL hiremate_lower_solver nested_solver(const hiremate_options& options, lower_call_counts& counts) {
   hiremate_options inner = options;
   inner.levels = options.levels - 1;
   inner.partitions = options.nested_partitions;
@@ -687,14 +687,14 @@ MEMSCHED_DECL hiremate_lower_solver hm_nested_solver(const hiremate_options& opt
   inner.threads = 1;  // the classes are already solved in parallel
   inner.observer = {};
   inner.partition.ops.clear();  // indexed by the vertices of `g`, not of a subgraph problem
-  return [inner = std::move(inner), shared = std::make_shared<hm_problem_cache>(), counts = &counts](
+  return [inner = std::move(inner), shared = std::make_shared<problem_cache>(), counts = &counts](
              const memory_graph& sub, std::int64_t sub_budget, const hiremate_lower_limits& limits) {
     ++counts->nested;
     hiremate_options one = inner;
     one.time_limit = limits.time_limit;
     one.max_bytes = limits.max_bytes;
-    const hm_nesting within{*shared, *counts};
-    hiremate_plan_result r = hm_plan_levels(sub, sub_budget, one, one.partition, std::chrono::steady_clock::now(), &within);
+    const nesting_state within{*shared, *counts};
+    hiremate_plan_result r = plan_levels(sub, sub_budget, one, one.partition, std::chrono::steady_clock::now(), &within);
     counts->nested_partitions += r.stats.partitions_tried;
     return std::move(r.result);
   };
@@ -704,7 +704,7 @@ MEMSCHED_DECL hiremate_lower_solver hm_nested_solver(const hiremate_options& opt
 // the graph, so with a second thread it runs beside the hierarchy (on a long GPT stack it takes
 // longer than the hierarchy at low budgets) and is taken when the hierarchy is done; the same
 // plans either way (nothing else reads it), its incumbent reported when taken.
-struct hm_heuristic_start {
+struct heuristic_start {
   remat_result plan;
   std::string method;  // "best-heuristic", "dtr:<score>" or "eviction greedy <k>" (result.stats.start_source)
   std::optional<double> cost;
@@ -715,7 +715,7 @@ struct hm_heuristic_start {
 };
 
 // Takes the start's plan (joins its thread): its cost, method and incumbent.
-MEMSCHED_DECL void hm_take_start(const hm_partition_context& ctx, hm_heuristic_start& s) {
+MEMSCHED_DECL void take_start(const partition_context& ctx, heuristic_start& s) {
   if (s.thread.joinable()) s.thread.join();
   if (s.error) std::rethrow_exception(s.error);
   s.seconds = s.plan.stats.seconds;
@@ -726,9 +726,9 @@ MEMSCHED_DECL void hm_take_start(const hm_partition_context& ctx, hm_heuristic_s
 }
 
 // Runs the start (phase "heuristic start") when options.heuristic_start: beside the hierarchy
-// with a second thread (hm_take_start takes it later), else now. A nested hierarchy (not
+// with a second thread (take_start takes it later), else now. A nested hierarchy (not
 // `outermost`) runs DTR in it only with nested_start_dtr.
-MEMSCHED_DECL void hm_begin_start(const hm_partition_context& ctx, bool outermost, hm_heuristic_start& s) {
+MEMSCHED_DECL void begin_start(const partition_context& ctx, bool outermost, heuristic_start& s) {
   const hiremate_options& options = ctx.options;
   if (!options.heuristic_start) return;
   const bool start_dtr = options.dtr && (outermost || options.nested_start_dtr);
@@ -737,7 +737,7 @@ MEMSCHED_DECL void hm_begin_start(const hm_partition_context& ctx, bool outermos
     // At most half the time limit: the lowest level's deadline (80%) comes after it.
     const std::optional<std::chrono::duration<double>> share = o.time_limit ? std::optional(*o.time_limit * 0.5) : std::nullopt;
     try {
-      s.plan = hm_start_plan(ctx.g, ctx.budget, o.heuristics, start_dtr, call_deadline(ctx.deadline.start(), share));
+      s.plan = start_plan(ctx.g, ctx.budget, o.heuristics, start_dtr, call_deadline(ctx.deadline.start(), share));
     } catch (...) {
       s.error = std::current_exception();
     }
@@ -748,13 +748,13 @@ MEMSCHED_DECL void hm_begin_start(const hm_partition_context& ctx, bool outermos
     s.thread = std::jthread(run);
   } else {
     run();
-    hm_take_start(ctx, s);
+    take_start(ctx, s);
   }
 }
 
 // The hierarchy's plan: the cheapest over the partitions tried, with the statistics of its
 // partition.
-struct hm_hierarchy {
+struct hierarchy_plan {
   remat_result plan;
   std::string why;  // why there is no plan
   std::size_t tried = 0;
@@ -771,16 +771,16 @@ struct hm_hierarchy {
 // two-level solve finds; each mode keeps its own solved problems and grains. With
 // also_full_rounds each grain is also partitioned with every round finished (rounds 1), each
 // kind of rounds with its own grains, so that either kind's plan is found as it would be alone.
-MEMSCHED_DECL hm_hierarchy hm_try_partitions(const hm_partition_context& ctx, const hiremate_lower_solver& nested,
-                                             hiremate_partition_options partition, const hm_nesting* nesting, hiremate_stats& st) {
+MEMSCHED_DECL hierarchy_plan try_partitions(const partition_context& ctx, const hiremate_lower_solver& nested,
+                                            hiremate_partition_options partition, const nesting_state* nesting, hiremate_stats& st) {
   const hiremate_options& options = ctx.options;
   const call_deadline& deadline = ctx.deadline;
-  hm_hierarchy hier;
+  hierarchy_plan hier;
   const std::size_t modes = nested ? 2 : 1;
   const bool both_rounds = options.also_full_rounds && partition.stop_at_max_top && nesting == nullptr;
   std::array<std::vector<std::vector<std::vector<std::size_t>>>, 2> earlier_groups;  // per mode
-  std::array<hm_solved_problems, 2> own_solved;
-  std::array<hm_solved_problems, 2>& solved = nesting ? nesting->cache.problems : own_solved;
+  std::array<solved_problems, 2> own_solved;
+  std::array<solved_problems, 2>& solved = nesting ? nesting->cache.problems : own_solved;
   std::array<std::array<std::size_t, 2>, 2> solved_max_lower{};  // per mode and rounds: the coarsest M^l solved so far
   const std::size_t base_max_lower = partition.max_lower;
   const bool given_stop = partition.stop_at_max_top;
@@ -798,8 +798,8 @@ MEMSCHED_DECL hm_hierarchy hm_try_partitions(const hm_partition_context& ctx, co
           if (coarsest >= forward_vertices) continue;  // one group could hold the whole forward graph
         }
         const double partition_start = ctx.elapsed();
-        const hm_solved_store store{.problems = solved[mode], .mutex = nesting ? &nesting->cache.mutex : nullptr};
-        auto one = hm_plan_over_partition(ctx, mode == 1 ? nested : hiremate_lower_solver{}, partition, earlier_groups[mode], store);
+        const solved_store store{.problems = solved[mode], .mutex = nesting ? &nesting->cache.mutex : nullptr};
+        auto one = plan_over_partition(ctx, mode == 1 ? nested : hiremate_lower_solver{}, partition, earlier_groups[mode], store);
         hier.seconds += ctx.elapsed() - partition_start;
         if (!one) continue;  // a partition without the level: nothing to solve
         coarsest = one->stats.max_lower;  // raised for max_chain_stages
@@ -821,7 +821,7 @@ MEMSCHED_DECL hm_hierarchy hm_try_partitions(const hm_partition_context& ctx, co
 
 // The call's message: the hierarchy's size, where the plan came from, why the hierarchy has none,
 // and which levels' solves were proven.
-MEMSCHED_DECL std::string hm_plan_message(const hiremate_stats& st, const std::string& start_method, bool hier_ok, const std::string& why) {
+MEMSCHED_DECL std::string plan_message(const hiremate_stats& st, const std::string& start_method, bool hier_ok, const std::string& why) {
   std::string msg = "hiremate: " + std::to_string(st.groups) + " groups, " + std::to_string(st.classes_solved) + " subgraph problems solved, " +
                     std::to_string(st.partition.levels) + " partition levels";
   if (st.classes_cut > 0) msg += "; the time limit cut " + std::to_string(st.classes_cut) + " subgraph problems short";
@@ -838,7 +838,7 @@ MEMSCHED_DECL std::string hm_plan_message(const hiremate_stats& st, const std::s
 // The cheaper of the hierarchy's and the start's plans (the hierarchy's on a tie), its source, and
 // the call's message; `infeasible` when neither has a plan and the budget is below what every
 // plan needs.
-MEMSCHED_DECL void hm_pick_plan(const hm_partition_context& ctx, hm_heuristic_start& heur, hm_hierarchy& hier, hiremate_plan_result& out) {
+MEMSCHED_DECL void pick_plan(const partition_context& ctx, heuristic_start& heur, hierarchy_plan& hier, hiremate_plan_result& out) {
   hiremate_stats& st = out.stats;
   const bool hier_ok = hier.plan.status == solve_status::feasible;
   const bool heur_ok = heur.plan.status == solve_status::feasible;
@@ -858,29 +858,29 @@ MEMSCHED_DECL void hm_pick_plan(const hm_partition_context& ctx, hm_heuristic_st
   out.result.stats.seconds = ctx.elapsed();
   out.result.stats.start_source = heur_ok ? heur.method : "";
   if (heur_ok) out.result.stats.start_cost = *heur.cost;
-  out.result.message = hm_plan_message(st, heur.method, hier_ok, hier.why);
+  out.result.message = plan_message(st, heur.method, hier_ok, hier.why);
 }
 
 // hiremate_plan_on, as the outermost call (`nesting` nullptr, its stats report the counts) or as a
 // nested hierarchy: then it shares the problems solved with the other nested hierarchies of its
 // level and counts the lower solver's calls into the outermost call's counts.
-MEMSCHED_DEF hiremate_plan_result hm_plan_levels(const memory_graph& g, std::int64_t budget, const hiremate_options& options,
-                                                 hiremate_partition_options partition, std::chrono::steady_clock::time_point start,
-                                                 const hm_nesting* nesting) {
+MEMSCHED_DEF hiremate_plan_result plan_levels(const memory_graph& g, std::int64_t budget, const hiremate_options& options,
+                                              hiremate_partition_options partition, std::chrono::steady_clock::time_point start,
+                                              const nesting_state* nesting) {
   if (!g.has_training_roles()) throw std::invalid_argument("hiremate_plan: the graph has no training roles (make_training_graph first)");
   const call_deadline deadline(start, options.time_limit);
   hiremate_plan_result out;
-  hm_lower_counts own_counts;
-  hm_lower_counts& lower_counts = nesting ? nesting->counts : own_counts;
-  const hiremate_lower_solver nested = options.levels > 2 ? hm_nested_solver(options, lower_counts) : hiremate_lower_solver{};
+  lower_call_counts own_counts;
+  lower_call_counts& lower_counts = nesting ? nesting->counts : own_counts;
+  const hiremate_lower_solver nested = options.levels > 2 ? nested_solver(options, lower_counts) : hiremate_lower_solver{};
   std::optional<double> best_reported;
-  const hm_partition_context ctx{
+  const partition_context ctx{
       .g = g, .budget = budget, .options = options, .deadline = deadline, .best_reported = best_reported, .lower_counts = lower_counts};
   hiremate_stats& st = out.stats;
-  hm_heuristic_start heur;
-  hm_begin_start(ctx, nesting == nullptr, heur);
-  hm_hierarchy hier = hm_try_partitions(ctx, nested, std::move(partition), nesting, st);
-  if (heur.beside) hm_take_start(ctx, heur);
+  heuristic_start heur;
+  begin_start(ctx, nesting == nullptr, heur);
+  hierarchy_plan hier = try_partitions(ctx, nested, std::move(partition), nesting, st);
+  if (heur.beside) take_start(ctx, heur);
   st.heuristic_cost = heur.cost;
   st.heuristic_seconds = heur.seconds;
   st.partitions_tried = hier.tried;
@@ -889,16 +889,20 @@ MEMSCHED_DEF hiremate_plan_result hm_plan_levels(const memory_graph& g, std::int
   st.nested_hierarchies = lower_counts.nested.load();
   st.nested_partitions_tried = lower_counts.nested_partitions.load();
   st.lower_solver_cheaper = lower_counts.cheaper.load();
-  hm_pick_plan(ctx, heur, hier, out);
+  pick_plan(ctx, heur, hier, out);
   return out;
 }
 
+}  // namespace memsched::detail::hiremate
+
+namespace memsched::detail {
+
 MEMSCHED_DEF hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::int64_t budget, const hiremate_options& options,
-                                                hiremate_partition_options partition,
-                                                std::chrono::steady_clock::time_point start) {
+                                                   hiremate_partition_options partition,
+                                                   std::chrono::steady_clock::time_point start) {
   // No step ever holds more than every value and the largest workspace (total_bytes bounds it):
   // a budget above that constrains nothing, and the tables in units of the budget stay small.
-  return hm_plan_levels(g, std::min(budget, std::max<std::int64_t>(g.total_bytes(), 0)), options, std::move(partition), start, nullptr);
+  return hiremate::plan_levels(g, std::min(budget, std::max<std::int64_t>(g.total_bytes(), 0)), options, std::move(partition), start, nullptr);
 }
 
 }  // namespace memsched::detail
