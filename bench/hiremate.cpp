@@ -25,6 +25,12 @@
 //   nodes (the authors' rule), finished (partition.stop_at_max_top = false), or both per grain
 //   (the default, hiremate_options::also_full_rounds). Counters: hier_overhead_pct (-1: no plan),
 //   full_rounds (1 when the plan's partition had finished rounds), partitions (tried), groups.
+// - options/<graph>/<pct>/<default|ladder-ends|ladder-ends-no-dtr>: the hierarchy alone (one
+//   partition, no heuristic start) on the bundled training graphs of tests/data/torch (resnet18,
+//   mobilenet_v2, googlenet, gpt2_small, gpt2_medium) at 20-80% of the no-remat peak, with the
+//   default options, with the keep-set ladder's two ends only (ladder_rungs = 1), and with that
+//   and no DTR at the lowest level: what the ladder and DTR's options buy. Counter:
+//   hier_overhead_pct (-1: no plan).
 // - compare/<file>/<pct>/<method>: the comparison on gpt2_small, gpt2_medium, gpt_96,
 //   transformer_6_6 and resnet101 at 20-50% of the no-remat peak, one call each: hiremate (its
 //   defaults), best-heuristic, and (when built) the flat checkmate-milp (CBC) and moccasin (Gecode),
@@ -236,6 +242,21 @@ void rounds_row(benchmark::State& state, const std::filesystem::path& file, int 
   state.counters["groups"] = static_cast<double>(r.stats.groups);
 }
 
+/// One options/<graph>/<pct>/<variant> row (see the header comment).
+void options_row(benchmark::State& state, const std::filesystem::path& file, int pct, const std::string& variant) {
+  const memsched::memory_graph g = memsched::make_memory_graph(memsched::read_json_graph(file));
+  const std::int64_t budget = no_remat_peak(g) * pct / 100;
+  memsched::hiremate_options o{.partitions = 1, .heuristic_start = false};
+  if (variant != "default") o.ladder_rungs = 1;
+  if (variant == "ladder-ends-no-dtr") o.dtr = false;
+  memsched::remat_result r;
+  for (auto _ : state) {
+    r = memsched::hiremate_plan(g, budget, o);
+    benchmark::DoNotOptimize(r);
+  }
+  state.counters["hier_overhead_pct"] = memsched::has_solution(r.status) ? 100.0 * r.overhead : -1.0;
+}
+
 /// One compare/<file>/<pct>/<method> row (see the header comment).
 void compare_row(benchmark::State& state, const std::filesystem::path& file, int pct, const std::string& method) {
   const memsched::memory_graph g = memsched::make_memory_graph(memsched::read_json_graph(file));
@@ -318,6 +339,15 @@ int main(int argc, char** argv) {
           benchmark::RegisterBenchmark(("rounds/" + memsched_bench::graph_name(file) + "/" + std::to_string(pct) + "/" + rounds).c_str(), rounds_row,
                                        file, pct, std::string(rounds))
               ->Unit(benchmark::kMillisecond);
+    for (const char* name : {"resnet18", "mobilenet_v2", "googlenet", "gpt2_small", "gpt2_medium"})
+      for (int pct = 20; pct <= 80; pct += 20)
+        for (const char* variant : {"default", "ladder-ends", "ladder-ends-no-dtr"}) {
+          const std::filesystem::path file = std::filesystem::path(MEMSCHED_BENCH_DATA_DIR) / "torch" / (std::string(name) + ".training.json");
+          benchmark::RegisterBenchmark(("options/" + std::string(name) + "/" + std::to_string(pct) + "/" + variant).c_str(), options_row,
+                                       file, pct, std::string(variant))
+              ->Unit(benchmark::kMillisecond)
+              ->Iterations(1);
+        }
     std::vector<std::string> methods{"hiremate", "best-heuristic"};
 #ifdef MEMSCHED_HAVE_CBC
     methods.emplace_back("checkmate-milp");

@@ -1200,92 +1200,69 @@ TEST_CASE("hiremate: the chain top level, recomputing across groups, is cheaper 
   CHECK(cheaper >= (MEMSCHED_TEST_UNDER_SANITIZERS ? 2u : 5u));  // 20-35%, 45%, 50% and 60% of the peak: up to 0.7% cheaper
 }
 
-namespace {
+TEST_CASE("hiremate: with DTR the lowest level's plan for a subgraph and a budget is never dearer, and valid") {
+  // The default lowest level takes the cheaper of the heuristics' and DTR's plans, so adding DTR
+  // can only lower each solve's cost (whether that makes the hierarchy's plan cheaper is a matter
+  // of measurement: bench_hiremate's options/ rows). Level-0 groups of a small GPT and ResNet-18,
+  // budgets from each problem's peak down to a fifth of it.
+  const auto none = memsched::detail::call_deadline(std::chrono::steady_clock::now(), std::nullopt);
+  std::size_t compared = 0, dtr_cheaper = 0;
+  for (const memory_graph& g : {tiny_gpt(4), make_memory_graph(read_json_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/resnet18.training.json"))}) {
+    const hiremate_partition_result part = hiremate_partition(g, {});
+    REQUIRE_FALSE(part.levels.empty());
+    for (const auto& group : part.levels.front().groups) {
+      const hiremate_subgraph sub = make_hiremate_subgraph(g, group.vertices);
+      const std::int64_t peak = no_remat_peak(sub.graph);
+      for (int pct = 100; pct >= 20; pct -= 20) {
+        const std::int64_t budget = peak * pct / 100;
+        CAPTURE(pct);
+        const remat_result without = memsched::detail::hiremate::heuristic_plan(sub.graph, budget, {}, false, none);
+        const remat_result with = memsched::detail::hiremate::heuristic_plan(sub.graph, budget, {}, true, none);
+        if (has_solution(with.status)) {
+          REQUIRE(check_plan(sub.graph, with.plan).valid);
+          const plan_simulation sim = simulate_plan(sub.graph, with.plan);
+          CHECK(sim.peak_bytes <= budget);
+          CHECK(sim.total_cost == doctest::Approx(with.total_cost));
+        }
+        if (!has_solution(without.status)) continue;
+        ++compared;
+        REQUIRE(has_solution(with.status));
+        CHECK(with.total_cost <= without.total_cost);
+        dtr_cheaper += with.total_cost < without.total_cost;
+      }
+    }
+  }
+  MESSAGE(compared << " solves compared, DTR cheaper at " << dtr_cheaper);
+  CHECK(compared > 0);
+}
 
-// hiremate_plan with `with` against `without` (both without the heuristic start) on two tiny GPTs
-// and four training graphs of the test data at 20-80% of their peaks: every plan of `with` is
-// checked; a budget counts as cheaper when only `with` has a plan.
-struct option_comparison {
-  std::size_t cheaper = 0, worse = 0;
-  double worst_ratio = 0;  // largest with / without over the budgets where `with` is dearer
-};
-option_comparison compare_on_test_graphs(const hiremate_options& with_options, const hiremate_options& without_options) {
+TEST_CASE("hiremate: with or without DTR's options and the keep-set ladder, every plan is valid and within its budget" *
+          doctest::skip(MEMSCHED_TEST_UNDER_SANITIZERS)) {
+  // The option sets differ per budget, so which one gives the cheaper hierarchy is measured, not
+  // tested (bench_hiremate's options/ rows); each must give plans the simulator accepts.
   std::vector<std::pair<std::string, memory_graph>> graphs{{"gpt 4", tiny_gpt(4)}, {"gpt 8", tiny_gpt(8)}};
   for (const char* name : {"resnet18", "mobilenet_v2", "googlenet", "gpt2_small"})
     graphs.emplace_back(name, make_memory_graph(read_json_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/" + name + ".training.json")));
-  option_comparison c;
+  const std::vector<hiremate_options> variants{
+      hiremate_options{.partitions = 1, .heuristic_start = false},
+      hiremate_options{.ladder_rungs = 1, .partitions = 1, .heuristic_start = false},
+      hiremate_options{.ladder_rungs = 1, .dtr = false, .partitions = 1, .heuristic_start = false}};
+  std::size_t plans = 0;
   for (const auto& [name, g] : graphs) {
     const std::int64_t peak = no_remat_peak(g);
-    for (int pct = 20; pct <= 80; pct += 10) {
+    for (int pct = 20; pct <= 80; pct += 20) {
       const std::int64_t budget = peak * pct / 100;
       CAPTURE(name);
       CAPTURE(pct);
-      const auto with = hiremate_plan(g, budget, with_options);
-      const auto without = hiremate_plan(g, budget, without_options);
-      if (has_solution(with.status)) check_hiremate_result(g, with, budget);
-      if (!has_solution(without.status)) {
-        c.cheaper += has_solution(with.status);
-        continue;
+      for (const auto& o : variants) {
+        const auto r = hiremate_plan(g, budget, o);
+        if (!has_solution(r.status)) continue;
+        check_hiremate_result(g, r, budget);
+        ++plans;
       }
-      REQUIRE(has_solution(with.status));
-      c.cheaper += with.total_cost < without.total_cost * (1 - 1e-9);
-      if (with.total_cost > without.total_cost * (1 + 1e-9)) ++c.worse, c.worst_ratio = std::max(c.worst_ratio, with.total_cost / without.total_cost);
-      MESSAGE(name << " at " << pct << "%: overhead " << without.overhead << " -> " << with.overhead);
     }
   }
-  MESSAGE("cheaper " << c.cheaper << ", worse " << c.worse << ", worst ratio " << c.worst_ratio);
-  return c;
-}
-
-// gpt2_medium (734 vertices, the shared graphs' GPT stack) at `percents` of its peak: `with`'s
-// overhead below `ratio` x `without`'s at each.
-void check_cheaper_on_gpt2_medium(const hiremate_options& with_options, const hiremate_options& without_options,
-                                  std::initializer_list<int> percents, double ratio) {
-  const memory_graph gpt = make_memory_graph(read_json_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/gpt2_medium.training.json"));
-  const std::int64_t peak = no_remat_peak(gpt);
-  for (int pct : percents) {
-    const std::int64_t budget = peak * pct / 100;
-    CAPTURE(pct);
-    const auto with = hiremate_plan(gpt, budget, with_options);
-    const auto without = hiremate_plan(gpt, budget, without_options);
-    REQUIRE(has_solution(with.status));
-    REQUIRE(has_solution(without.status));
-    check_hiremate_result(gpt, with, budget);
-    CHECK(with.overhead < ratio * without.overhead);
-  }
-}
-
-}  // namespace
-
-TEST_CASE("hiremate: DTR at the lowest level gives the groups cheaper options (without the keep-set ladder)" * doctest::skip(MEMSCHED_TEST_UNDER_SANITIZERS)) {
-  // Measured with ladder_rungs = 1 (the ladder's two ends only) and one partition: the full ladder gives most of
-  // what DTR's options gave (next test), so the two are measured apart.
-  const hiremate_options with{.ladder_rungs = 1, .partitions = 1, .heuristic_start = false};
-  const hiremate_options without{.ladder_rungs = 1, .dtr = false, .partitions = 1, .heuristic_start = false};
-  const option_comparison c = compare_on_test_graphs(with, without);
-  // Options differ per budget, so the top level's choice can come out worse at some budgets (by
-  // 2.5% of the cost at most when written); DTR's options win at more budgets (22 against 7).
-  CHECK(c.cheaper >= 10);
-  CHECK(c.cheaper > c.worse);
-  // gpt2_medium gains at every budget of 20-50%: 14-45% of the overhead (21.4% -> 18.4%,
-  // 12.6% -> 8.1%, 5.0% -> 2.8%, 0.77% -> 0.45% when written, before merge_spans).
-  check_cheaper_on_gpt2_medium(with, without, {20, 30, 40, 50}, 0.9);
-}
-
-TEST_CASE("hiremate: the keep-set ladder gives the groups cheaper options" * doctest::skip(MEMSCHED_TEST_UNDER_SANITIZERS)) {
-  // 32 rungs against the ladder's two ends (the outputs-only option the hierarchy had before), one partition each:
-  // options that hold little between the forward and the backward part at little extra cost.
-  const hiremate_options with{.partitions = 1, .heuristic_start = false};
-  const hiremate_options without{.ladder_rungs = 1, .partitions = 1, .heuristic_start = false};
-  const option_comparison c = compare_on_test_graphs(with, without);
-  // More options can also steer the top level's rounded table to a dearer choice: when written,
-  // 28 budgets cheaper, 2 dearer by 0.11% of the cost at most (15 and 9, by 0.57%, before groups
-  // were merged over pinned reads: merge_spans).
-  CHECK(c.cheaper >= 24);
-  CHECK(c.cheaper > 5 * c.worse);
-  CHECK(c.worst_ratio < 1.005);
-  // gpt2_medium at 40% and 50% of the peak: 1.69% -> 0.65% and 0.37% -> 0.077% when written.
-  check_cheaper_on_gpt2_medium(with, without, {40, 50}, 0.5);
+  CHECK(plans > 0);
 }
 
 TEST_CASE("hiremate: the H-ILP top level reads its start back: a solver returning the start gives the other top levels' plan") {
