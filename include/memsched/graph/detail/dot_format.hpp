@@ -42,66 +42,90 @@ namespace memsched::detail {
   return 1'000'000 + 4 * static_cast<std::uint64_t>(text_bytes);
 }
 
-/// Throws file_error naming `source` and the line when the edge statements of `text` could expand
-/// to more than max_dot_expanded_edges edges. Boost's parser stores every expanded pair before we
-/// see one (14 KB of text made 2.25 M edges), so the text is scanned first. The count is an upper
-/// bound: a subgraph operand counts every node name written inside it (nested and repeated ones
-/// too), `subgraph NAME` reuses what NAME held; attribute lists and `=` values are not names.
-/// Run after check_dot_nesting (the depth stays below max_nesting_depth). O(size).
-inline void check_dot_edge_expansion(std::string_view text, const std::string& source) {
-  const std::size_t n = text.size();
-  const std::uint64_t limit = max_dot_expanded_edges(n);
-  auto sat_add = [&](std::uint64_t a, std::uint64_t b) { return a > limit || b > limit - a ? limit + 1 : a + b; };
-  auto sat_mul = [&](std::uint64_t a, std::uint64_t b) { return b != 0 && a > limit / b ? limit + 1 : a * b; };
+/// The state of check_dot_edge_expansion's scan of one DOT text: a frame per open brace group, the
+/// members of each named subgraph, and the edges counted so far (saturating just above the limit,
+/// so that no count overflows).
+class dot_edge_counter {
+ public:
+  dot_edge_counter(std::string_view text, const std::string& source)
+      : text_(text), source_(source), limit_(max_dot_expanded_edges(text.size())), stack_(1) {}
+
+  /// Scans the whole text; throws file_error at the edge operator whose operands pass the limit.
+  void scan() {
+    std::size_t i = 0;
+    while (i < text_.size()) i = step(i);
+  }
+
+ private:
+  /// Returned by a step at a construct Boost fails on (an unterminated comment or string): the
+  /// scan stops there and Boost reports it.
+  static constexpr std::size_t stop = std::string_view::npos;
+
   struct frame {
     std::uint64_t names = 0;   // node names written inside this brace group (upper bound of its members)
     std::uint64_t left = 0;    // size of the operand before a pending edge operator; 0: none
     bool pending_edge = false; // an edge operator follows `left`
     std::string name;          // the subgraph's name, if any
   };
-  std::vector<frame> stack(1);
-  std::map<std::string, std::uint64_t, std::less<>> named;  // members of each named subgraph so far
-  std::uint64_t expanded = 0;
-  std::size_t edge_pos = 0;
-  bool value_next = false;       // the next name is an attribute value or a port, not a node
-  int subgraph_state = 0;        // 1: after `subgraph`, 2: after `subgraph NAME`
-  std::string subgraph_name;
-  auto operand = [&](std::uint64_t size) {
-    frame& f = stack.back();
+
+  std::string_view text_;
+  const std::string& source_;
+  std::uint64_t limit_;
+  std::vector<frame> stack_;
+  std::map<std::string, std::uint64_t, std::less<>> named_;  // members of each named subgraph so far
+  std::uint64_t expanded_ = 0;
+  std::size_t edge_pos_ = 0;
+  bool value_next_ = false;  // the next name is an attribute value or a port, not a node
+  int subgraph_state_ = 0;   // 1: after `subgraph`, 2: after `subgraph NAME`
+  std::string subgraph_name_;
+
+  [[nodiscard]] std::uint64_t sat_add(std::uint64_t a, std::uint64_t b) const { return a > limit_ || b > limit_ - a ? limit_ + 1 : a + b; }
+  [[nodiscard]] std::uint64_t sat_mul(std::uint64_t a, std::uint64_t b) const { return b != 0 && a > limit_ / b ? limit_ + 1 : a * b; }
+
+  [[nodiscard]] static bool is_name_char(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+           static_cast<unsigned char>(c) >= 0x80;
+  }
+
+  [[nodiscard]] std::size_t end_of_line(std::size_t from) const {
+    while (from < text_.size() && text_[from] != '\n' && text_[from] != '\r' && text_[from] != '\f') ++from;
+    return from;
+  }
+
+  /// An operand of size `size` (a node: 1; a brace group: its names): with a pending edge operator,
+  /// the edges between it and the operand before.
+  void operand(std::uint64_t size) {
+    frame& f = stack_.back();
     if (f.pending_edge) {
-      expanded = sat_add(expanded, sat_mul(f.left, size));
-      if (expanded > limit)
-        throw file_error(source + ": line " + std::to_string(line_of(text, edge_pos)) +
-                         ": edges between subgraphs expand to more than " + std::to_string(limit) +
-                         " edges (the limit for a DOT text of " + std::to_string(n) +
+      expanded_ = sat_add(expanded_, sat_mul(f.left, size));
+      if (expanded_ > limit_)
+        throw file_error(source_ + ": line " + std::to_string(line_of(text_, edge_pos_)) +
+                         ": edges between subgraphs expand to more than " + std::to_string(limit_) +
+                         " edges (the limit for a DOT text of " + std::to_string(text_.size()) +
                          " bytes: 1,000,000 + 4 per byte); write the edges out or use JSON");
       f.pending_edge = false;
     }
     f.left = size;
-  };
-  auto end_statement = [&] {
-    stack.back().left = 0;
-    stack.back().pending_edge = false;
-  };
-  auto finish_subgraph_reference = [&] {
+  }
+
+  void end_statement() {
+    stack_.back().left = 0;
+    stack_.back().pending_edge = false;
+  }
+
+  void finish_subgraph_reference() {
     // `subgraph NAME` without a body: an operand with NAME's members.
-    if (subgraph_state == 2) {
-      const auto it = named.find(subgraph_name);
-      const std::uint64_t size = it == named.end() ? 0 : it->second;
-      stack.back().names = sat_add(stack.back().names, size);
+    if (subgraph_state_ == 2) {
+      const auto it = named_.find(subgraph_name_);
+      const std::uint64_t size = it == named_.end() ? 0 : it->second;
+      stack_.back().names = sat_add(stack_.back().names, size);
       operand(size);
     }
-    subgraph_state = 0;
-  };
-  auto is_name_char = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-           static_cast<unsigned char>(c) >= 0x80;
-  };
-  auto end_of_line = [&](std::size_t from) {
-    while (from < n && text[from] != '\n' && text[from] != '\r' && text[from] != '\f') ++from;
-    return from;
-  };
-  auto name_token = [&](const std::string& word, bool keyword_possible) {
+    subgraph_state_ = 0;
+  }
+
+  /// A name (an identifier, a quoted string or an HTML string); only an identifier may be a keyword.
+  void name_token(const std::string& word, bool keyword_possible) {
     const bool subgraph = keyword_possible && boost::algorithm::iequals(word, "subgraph");
     if (keyword_possible && !subgraph && is_dot_keyword(word)) {
       finish_subgraph_reference();
@@ -110,112 +134,151 @@ inline void check_dot_edge_expansion(std::string_view text, const std::string& s
     }
     if (subgraph) {
       finish_subgraph_reference();
-      subgraph_state = 1;
+      subgraph_state_ = 1;
       return;
     }
-    if (subgraph_state == 1) {
-      subgraph_name = word;
-      subgraph_state = 2;
+    if (subgraph_state_ == 1) {
+      subgraph_name_ = word;
+      subgraph_state_ = 2;
       return;
     }
     finish_subgraph_reference();
-    if (value_next) {
-      value_next = false;
+    if (value_next_) {
+      value_next_ = false;
       return;
     }
-    stack.back().names = sat_add(stack.back().names, 1);
+    stack_.back().names = sat_add(stack_.back().names, 1);
     operand(1);
-  };
-  std::size_t i = 0;
-  while (i < n) {
-    const char c = text[i];
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
-      ++i;
-    } else if (c == '#' || (c == '/' && i + 1 < n && text[i + 1] == '/')) {
-      i = end_of_line(i);
-    } else if (c == '/' && i + 1 < n && text[i + 1] == '*') {
-      const std::size_t end = text.find("*/", i + 2);
-      if (end == std::string_view::npos) return;  // Boost fails on it
-      i = end + 2;
-    } else if (c == '"') {
-      const std::size_t start = ++i;
-      for (; i < n && text[i] != '"'; ++i)
-        if (text[i] == '\\') ++i;
-      if (i >= n) return;  // unterminated: Boost fails on it
-      name_token(std::string(text.substr(start, i - start)), false);
-      ++i;
-    } else if (c == '<') {
-      long open = 0;
-      const std::size_t start = i;
-      for (; i < n; ++i) {
-        open += text[i] == '<';
-        open -= text[i] == '>';
-        if (open == 0) break;
-      }
-      if (i >= n) return;
-      ++i;
-      name_token(std::string(text.substr(start, i - start)), false);
-    } else if ((c == '-' && i + 1 < n && (text[i + 1] == '>' || text[i + 1] == '-'))) {
-      finish_subgraph_reference();
-      value_next = false;
-      frame& f = stack.back();
-      if (f.left != 0) f.pending_edge = true;
-      edge_pos = i;
-      i += 2;
-    } else if (c == '{') {
-      std::string name = subgraph_state == 2 ? subgraph_name : std::string();
-      subgraph_state = 0;
-      value_next = false;
-      stack.push_back(frame{.name = std::move(name)});
-      ++i;
-    } else if (c == '}') {
-      finish_subgraph_reference();
-      value_next = false;
-      if (stack.size() > 1) {
-        frame closed = std::move(stack.back());
-        stack.pop_back();
-        if (!closed.name.empty()) named[closed.name] = sat_add(named[closed.name], closed.names);
-        stack.back().names = sat_add(stack.back().names, closed.names);
-        operand(closed.names);
-      } else {
-        end_statement();
-      }
-      ++i;
-    } else if (c == '[') {
-      // An attribute list: names inside are attributes and values; it ends the statement's operands.
-      finish_subgraph_reference();
-      for (++i; i < n && text[i] != ']'; ++i)
-        if (text[i] == '"') {
-          for (++i; i < n && text[i] != '"'; ++i)
-            if (text[i] == '\\') ++i;
-        }
-      ++i;
-      end_statement();
-      value_next = false;
-    } else if (c == ';' || c == ',') {
-      finish_subgraph_reference();
-      end_statement();
-      value_next = false;
-      ++i;
-    } else if (c == '=' || c == ':') {
-      finish_subgraph_reference();
-      // `a = b`: a was an attribute name, not a node; b is its value. `a:port`: the port is no node.
-      if (c == '=') {
-        frame& f = stack.back();
-        if (f.names > 0) f.names -= 1;
-        end_statement();
-      }
-      value_next = true;
-      ++i;
-    } else if (is_name_char(c) || c == '-') {
-      const std::size_t start = i;
-      for (++i; i < n && is_name_char(text[i]); ++i) {
-      }
-      name_token(std::string(text.substr(start, i - start)), true);
-    } else {
-      ++i;  // anything else: Boost reports it; nothing to count
-    }
   }
+
+  /// The token at i; returns where the next one may start, or `stop`.
+  std::size_t step(std::size_t i) {
+    const std::size_t n = text_.size();
+    const char c = text_[i];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') return i + 1;
+    if (c == '#' || (c == '/' && i + 1 < n && text_[i + 1] == '/')) return end_of_line(i);
+    if (c == '/' && i + 1 < n && text_[i + 1] == '*') {
+      const std::size_t end = text_.find("*/", i + 2);
+      return end == std::string_view::npos ? stop : end + 2;
+    }
+    if (c == '"') return quoted_string(i);
+    if (c == '<') return html_string(i);
+    if (c == '-' && i + 1 < n && (text_[i + 1] == '>' || text_[i + 1] == '-')) return edge_operator(i);
+    if (c == '{') return open_group(i);
+    if (c == '}') return close_group(i);
+    if (c == '[') return attribute_list(i);
+    if (c == ';' || c == ',') {
+      finish_subgraph_reference();
+      end_statement();
+      value_next_ = false;
+      return i + 1;
+    }
+    if (c == '=' || c == ':') return assignment_or_port(i);
+    if (is_name_char(c) || c == '-') {
+      const std::size_t start = i;
+      for (++i; i < n && is_name_char(text_[i]); ++i) {
+      }
+      name_token(std::string(text_.substr(start, i - start)), true);
+      return i;
+    }
+    return i + 1;  // anything else: Boost reports it; nothing to count
+  }
+
+  std::size_t quoted_string(std::size_t i) {
+    const std::size_t n = text_.size();
+    const std::size_t start = ++i;
+    for (; i < n && text_[i] != '"'; ++i)
+      if (text_[i] == '\\') ++i;
+    if (i >= n) return stop;  // unterminated: Boost fails on it
+    name_token(std::string(text_.substr(start, i - start)), false);
+    return i + 1;
+  }
+
+  std::size_t html_string(std::size_t i) {
+    const std::size_t n = text_.size();
+    long open = 0;
+    const std::size_t start = i;
+    for (; i < n; ++i) {
+      open += text_[i] == '<';
+      open -= text_[i] == '>';
+      if (open == 0) break;
+    }
+    if (i >= n) return stop;
+    ++i;
+    name_token(std::string(text_.substr(start, i - start)), false);
+    return i;
+  }
+
+  std::size_t edge_operator(std::size_t i) {
+    finish_subgraph_reference();
+    value_next_ = false;
+    frame& f = stack_.back();
+    if (f.left != 0) f.pending_edge = true;
+    edge_pos_ = i;
+    return i + 2;
+  }
+
+  std::size_t open_group(std::size_t i) {
+    std::string name = subgraph_state_ == 2 ? subgraph_name_ : std::string();
+    subgraph_state_ = 0;
+    value_next_ = false;
+    stack_.push_back(frame{.name = std::move(name)});
+    return i + 1;
+  }
+
+  /// A closed brace group is an operand with every name written inside it; a named subgraph's
+  /// members add up over its definitions.
+  std::size_t close_group(std::size_t i) {
+    finish_subgraph_reference();
+    value_next_ = false;
+    if (stack_.size() > 1) {
+      frame closed = std::move(stack_.back());
+      stack_.pop_back();
+      if (!closed.name.empty()) named_[closed.name] = sat_add(named_[closed.name], closed.names);
+      stack_.back().names = sat_add(stack_.back().names, closed.names);
+      operand(closed.names);
+    } else {
+      end_statement();
+    }
+    return i + 1;
+  }
+
+  /// An attribute list: names inside are attributes and values; it ends the statement's operands.
+  std::size_t attribute_list(std::size_t i) {
+    const std::size_t n = text_.size();
+    finish_subgraph_reference();
+    for (++i; i < n && text_[i] != ']'; ++i)
+      if (text_[i] == '"') {
+        for (++i; i < n && text_[i] != '"'; ++i)
+          if (text_[i] == '\\') ++i;
+      }
+    ++i;
+    end_statement();
+    value_next_ = false;
+    return i;
+  }
+
+  std::size_t assignment_or_port(std::size_t i) {
+    finish_subgraph_reference();
+    // `a = b`: a was an attribute name, not a node; b is its value. `a:port`: the port is no node.
+    if (text_[i] == '=') {
+      frame& f = stack_.back();
+      if (f.names > 0) f.names -= 1;
+      end_statement();
+    }
+    value_next_ = true;
+    return i + 1;
+  }
+};
+
+/// Throws file_error naming `source` and the line when the edge statements of `text` could expand
+/// to more than max_dot_expanded_edges edges. Boost's parser stores every expanded pair before we
+/// see one (14 KB of text made 2.25 M edges), so the text is scanned first. The count is an upper
+/// bound: a subgraph operand counts every node name written inside it (nested and repeated ones
+/// too), `subgraph NAME` reuses what NAME held; attribute lists and `=` values are not names.
+/// Run after check_dot_nesting (the depth stays below max_nesting_depth). O(size).
+inline void check_dot_edge_expansion(std::string_view text, const std::string& source) {
+  dot_edge_counter(text, source).scan();
 }
 
 /// A DOT attribute value as Boost writes it (escape_dot_string: quoted unless it is an identifier
