@@ -168,8 +168,8 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   h["source"] = s.source;
   json levels = json::array();
   for (const auto& l : s.level_reports) {
-    json level{{"level", l.level}, {"solves", l.solves}, {"proven", l.proven}, {"cut", l.cut}, {"optimal", l.optimal()}};
-    if (!l.method.empty()) level["method"] = l.method;
+    json level{{"level", std::string(to_string(l.level))}, {"solves", l.solves}, {"proven", l.proven}, {"cut", l.cut}, {"optimal", l.optimal()}};
+    if (l.method != memsched::hiremate_top_method::none) level["method"] = std::string(to_string(l.method));
     levels.push_back(std::move(level));
   }
   h["level_reports"] = std::move(levels);
@@ -188,7 +188,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   if (s.groups_cost) h["groups_cost"] = *s.groups_cost;
   if (s.chain_cost) h["chain_cost"] = *s.chain_cost;
   if (s.hilp_cost) h["hilp_cost"] = *s.hilp_cost;
-  if (!s.top_method.empty()) h["top_method"] = s.top_method;
+  if (s.top_method != memsched::hiremate_top_method::none) h["top_method"] = std::string(to_string(s.top_method));
   if (!s.hilp_status.empty()) {
     h["hilp_status"] = s.hilp_status;
     h["hilp_variables"] = s.hilp_variables;

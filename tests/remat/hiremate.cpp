@@ -517,8 +517,8 @@ TEST_CASE("hiremate: level_reports say which solves of each level are proven, fr
     const auto r = hiremate_plan_detailed(g, budget, o);
     const auto& reports = r.stats.level_reports;
     REQUIRE(reports.size() == (r.stats.hierarchy_cost ? 2U : 1U));
-    CHECK(reports.front().level == "lowest");
-    CHECK(reports.front().method.empty());
+    CHECK(reports.front().level == hiremate_report_level::lowest);
+    CHECK(reports.front().method == hiremate_top_method::none);
     CHECK(reports.front().solves == calls);
     CHECK(reports.front().proven == proven);
     CHECK(reports.front().cut == 0);
@@ -527,9 +527,9 @@ TEST_CASE("hiremate: level_reports say which solves of each level are proven, fr
       // The top level's two dynamic programmes are exact over their options (brute-force tests
       // above); without --top-solver one of them gave the plan.
       const auto& top = reports.back();
-      CHECK(top.level == "top");
+      CHECK(top.level == hiremate_report_level::top);
       CHECK(top.method == r.stats.top_method);
-      CHECK((top.method == "groups" || top.method == "chain"));
+      CHECK((top.method == hiremate_top_method::groups || top.method == hiremate_top_method::chain));
       CHECK(top.solves == 1);
       CHECK(top.proven == 1);
       CHECK(top.optimal());
@@ -567,10 +567,10 @@ TEST_CASE("hiremate: level_reports say which solves of each level are proven, fr
   const auto nested = hiremate_plan_detailed(six, no_remat_peak(six) * 2 / 5, three);
   REQUIRE(nested.stats.levels == 3);
   REQUIRE(nested.stats.level_reports.size() == 2);
-  CHECK(nested.stats.level_reports.front().level == "nested");
+  CHECK(nested.stats.level_reports.front().level == hiremate_report_level::nested);
   CHECK(nested.stats.level_reports.front().solves == nested.stats.nested_hierarchies);
   CHECK(nested.stats.level_reports.front().proven <= nested.stats.level_reports.front().solves);
-  CHECK(nested.stats.level_reports.back().level == "top");
+  CHECK(nested.stats.level_reports.back().level == hiremate_report_level::top);
 }
 
 TEST_CASE("hiremate: a lower solver gets the default lowest level's plan; the stats count its calls and cheaper plans") {
@@ -1176,7 +1176,7 @@ TEST_CASE("hiremate: the chain top level, recomputing across groups, is cheaper 
     const auto with = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false});
     const auto without = hiremate_plan_detailed(g, budget, hiremate_options{.chain_units = 0, .heuristic_start = false});
     CHECK(!without.stats.chain_cost);
-    CHECK(without.stats.top_method != "chain");
+    CHECK(without.stats.top_method != hiremate_top_method::chain);
     if (has_solution(without.result.status)) CHECK(without.stats.groups_cost == without.result.total_cost);
     if (!has_solution(with.result.status)) {
       CHECK(!has_solution(without.result.status));
@@ -1184,12 +1184,12 @@ TEST_CASE("hiremate: the chain top level, recomputing across groups, is cheaper 
     }
     check_hiremate_result(g, with.result, budget);
     CHECK(with.stats.hierarchy_cost == with.result.total_cost);
-    if (with.stats.top_method == "chain") {
+    if (with.stats.top_method == hiremate_top_method::chain) {
       REQUIRE(with.stats.chain_cost);
       CHECK(*with.stats.chain_cost == with.result.total_cost);
       if (with.stats.groups_cost) CHECK(*with.stats.chain_cost < *with.stats.groups_cost);
     } else {
-      CHECK(with.stats.top_method == "groups");
+      CHECK(with.stats.top_method == hiremate_top_method::groups);
       CHECK(with.result.total_cost == without.result.total_cost);
     }
     if (!has_solution(without.result.status) || with.result.total_cost < without.result.total_cost) ++cheaper;

@@ -365,7 +365,7 @@ TEST_CASE("hiremate H-ILP: valid plans within the budget, never costlier than th
         // Started from the other top levels' schedules: the H-ILP's plan is never costlier than
         // the cheaper of them by more than what re-simulation changes (it is the same plan or a
         // cheaper one in the model).
-        if (r.stats.top_method == "hilp") CHECK(*r.stats.hilp_cost <= plain.result.total_cost);
+        if (r.stats.top_method == hiremate_top_method::hilp) CHECK(*r.stats.hilp_cost <= plain.result.total_cost);
         // Started from its cheapest fitting start, the backend answers no dearer within the
         // model, and its bound is below its answer (equal when proven optimal).
         if (std::isfinite(r.stats.hilp_start_objective)) CHECK(r.stats.hilp_objective <= r.stats.hilp_start_objective * (1 + 1e-9));
@@ -376,7 +376,7 @@ TEST_CASE("hiremate H-ILP: valid plans within the budget, never costlier than th
       // the H-ILP with the backend's proof.
       REQUIRE(r.stats.level_reports.size() == 2);
       CHECK(r.stats.level_reports.back().method == r.stats.top_method);
-      CHECK(r.stats.level_reports.back().proven == (r.stats.top_method != "hilp" || r.stats.hilp_status == "optimal" ? 1U : 0U));
+      CHECK(r.stats.level_reports.back().proven == (r.stats.top_method != hiremate_top_method::hilp || r.stats.hilp_status == "optimal" ? 1U : 0U));
       MESSAGE(std::string(which) << " at " << pct << "%: " << r.stats.top_method << " " << r.result.overhead << " (without H-ILP "
                     << plain.result.overhead << "), H-ILP " << r.stats.hilp_status << " " << r.stats.hilp_variables << " variables");
       if (std::string(which) == "gpt" && pct == 50) {

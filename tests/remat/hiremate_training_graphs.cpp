@@ -249,7 +249,7 @@ TEST_CASE("hiremate: pinned values over their live ranges give resnet18's chain 
     const auto r = hiremate_plan_detailed(g, budget, hiremate_options{.also_full_rounds = false, .heuristic_start = false});
     REQUIRE(has_solution(r.result.status));
     check_hiremate_result(g, r.result, budget);
-    CHECK(r.stats.top_method == "chain");
+    CHECK(r.stats.top_method == hiremate_top_method::chain);
     REQUIRE(r.stats.chain_cost);
     CHECK(*r.stats.chain_cost == r.result.total_cost);
   }

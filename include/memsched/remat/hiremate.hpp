@@ -45,9 +45,11 @@
 #include <functional>
 #include <limits>
 #include <optional>
+#include <ostream>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -190,19 +192,52 @@ struct hiremate_options {
   observer_ref observer;
 };
 
+/// A level of the hierarchy (hiremate_level_report::level). `lowest`: each class's subgraph
+/// problem at each budget (hiremate_options::lower_solver, or the heuristics and DTR); `nested`:
+/// the same solves by hierarchies of one level less (levels > 2; a hierarchy proves only budgets
+/// below the per-node bound infeasible); `top`: the choice over the groups' options that gave the
+/// hierarchy's plan.
+enum class hiremate_report_level { lowest, nested, top };
+
+/// The lower-case name of a level ("lowest", "nested", "top"). O(1), never throws.
+[[nodiscard]] constexpr std::string_view to_string(hiremate_report_level l) noexcept {
+  switch (l) {
+    case hiremate_report_level::lowest: return "lowest";
+    case hiremate_report_level::nested: return "nested";
+    case hiremate_report_level::top: return "top";
+  }
+  return "top";
+}
+
+inline std::ostream& operator<<(std::ostream& os, hiremate_report_level l) { return os << to_string(l); }
+
+/// Which top level gave the hierarchy's plan (hiremate_stats::top_method): `groups` (one option per
+/// group) and `chain` (the groups checkpointed as a chain) are dynamic programmes, exact over the
+/// options and the memory units they are given; `hilp` (the H-ILP, with
+/// hiremate_options::top_solver) is proven when its backend says optimal; `none`: the hierarchy
+/// has no plan within the budget.
+enum class hiremate_top_method { none, groups, chain, hilp };
+
+/// The lower-case name of a top method ("none", "groups", "chain", "hilp"). O(1), never throws.
+[[nodiscard]] constexpr std::string_view to_string(hiremate_top_method m) noexcept {
+  switch (m) {
+    case hiremate_top_method::none: return "none";
+    case hiremate_top_method::groups: return "groups";
+    case hiremate_top_method::chain: return "chain";
+    case hiremate_top_method::hilp: return "hilp";
+  }
+  return "none";
+}
+
+inline std::ostream& operator<<(std::ostream& os, hiremate_top_method m) { return os << to_string(m); }
+
 /// How one level of the hierarchy was solved, and whether its answers are proven optimal for the
 /// problems that level was given (hiremate_stats::level_reports). Whatever the levels say, the
 /// plan is not proven optimal for the graph: the partition restricts the plans the hierarchy can
 /// give, so hiremate_plan's status is at best feasible.
 struct hiremate_level_report {
-  /// "lowest": each class's subgraph problem at each budget (hiremate_options::lower_solver, or
-  /// the heuristics and DTR); "nested": the same solves by hierarchies of one level less
-  /// (levels > 2; a hierarchy proves only budgets below the per-node bound infeasible); "top":
-  /// the choice over the groups' options that gave the hierarchy's plan (method "groups" or
-  /// "chain": dynamic programmes, exact over the options and the memory units they are given;
-  /// "hilp": proven when the backend says optimal).
-  std::string level;
-  std::string method;              ///< top: hiremate_stats::top_method; empty for the other levels.
+  hiremate_report_level level = hiremate_report_level::lowest;
+  hiremate_top_method method = hiremate_top_method::none;  ///< top: hiremate_stats::top_method; none for the other levels.
   std::size_t solves = 0;          ///< Solves that gave the level's answers (lowest and nested: per class and budget; top: 1).
   /// Of them, proven by their solver: an optimal plan, or (lowest and nested) the budget proven
   /// infeasible. The default heuristics and DTR prove only the latter (a budget below the
@@ -238,7 +273,7 @@ struct hiremate_stats {
   std::optional<double> hierarchy_cost, heuristic_cost;  ///< Total cost of each candidate plan (when within budget).
   /// The hierarchy's top levels: one option per group, the chain schedule and the H-ILP (when within budget).
   std::optional<double> groups_cost, chain_cost, hilp_cost;
-  std::string top_method;  ///< "groups", "chain" or "hilp": which top level gave the hierarchy's plan.
+  hiremate_top_method top_method = hiremate_top_method::none;  ///< Which top level gave the hierarchy's plan.
   /// The H-ILP's last solve: the backend's status ("optimal" is within the model's simplified
   /// memory accounting, not a proof for the graph), model size, seconds; empty status: not run.
   std::string hilp_status;

@@ -341,7 +341,7 @@ MEMSCHED_DECL void lowest_stats(std::size_t level, const lowest_level& lowest, h
   st.classes_solved = lowest.to_solve.size() + lowest.unshared.size();
   st.classes_reused = lowest.reps.size() - lowest.to_solve.size();
   st.classes_cut = st.classes_serenity = 0;
-  hiremate_level_report report{.level = level > 0 ? "nested" : "lowest"};
+  hiremate_level_report report{.level = level > 0 ? hiremate_report_level::nested : hiremate_report_level::lowest};
   auto count = [&](const solve_summary& s) {
     st.classes_cut += s.cut;
     st.classes_serenity += s.serenity;
@@ -532,7 +532,7 @@ MEMSCHED_DECL void top_chain(const top_context& top, const chain_models& chains,
     }
   if (by_chain.status == solve_status::feasible && (hier.status != solve_status::feasible || by_chain.total_cost < hier.total_cost)) {
     hier = std::move(by_chain);
-    top.stats.top_method = "chain";
+    top.stats.top_method = hiremate_top_method::chain;
   } else if (hier.status != solve_status::feasible && !chain_why.empty()) {
     top.why = top.why.empty() ? chain_why : top.why + "; " + chain_why;
   }
@@ -612,7 +612,7 @@ MEMSCHED_DECL void top_hilp(const top_context& top, const chain_models& chains, 
     top.stats.hilp_cost = cost;
     if (hier.status != solve_status::feasible || r.total_cost < hier.total_cost) {
       hier = std::move(r);
-      top.stats.top_method = "hilp";
+      top.stats.top_method = hiremate_top_method::hilp;
     }
   }
 }
@@ -632,16 +632,16 @@ MEMSCHED_DECL void plan_top(const partition_context& ctx, const std::vector<std:
     ctx.options.observer.on_phase(ctx.elapsed(), "top level");
     const std::size_t units = top_units(ctx.options, groups.size());
     hier = top_groups(top, units);
-    if (hier.status == solve_status::feasible) st.top_method = "groups";
+    if (hier.status == solve_status::feasible) st.top_method = hiremate_top_method::groups;
     const chain_models chains = make_chain_models(top);
     if (ctx.options.chain_units > 0 && !ctx.out_of_time()) top_chain(top, chains, hier);
     if (ctx.options.top_solver && groups.size() <= ctx.options.hilp_max_groups && !ctx.out_of_time()) top_hilp(top, chains, units, hier);
     if (hier.status == solve_status::feasible) {
       st.hierarchy_cost = hier.total_cost;
       // The DPs are exact over their models (tests: brute force); the H-ILP when its backend proved it.
-      const bool proven = st.top_method != "hilp" || st.hilp_status == to_string(solve_status::optimal);
+      const bool proven = st.top_method != hiremate_top_method::hilp || st.hilp_status == to_string(solve_status::optimal);
       st.level_reports.push_back(hiremate_level_report{
-          .level = "top", .method = st.top_method, .solves = 1, .proven = proven ? 1U : 0U, .cut = ctx.out_of_time() ? 1U : 0U});
+          .level = hiremate_report_level::top, .method = st.top_method, .solves = 1, .proven = proven ? 1U : 0U, .cut = ctx.out_of_time() ? 1U : 0U});
     }
   }
   st.top_seconds = seconds_since(top_start);
@@ -830,7 +830,7 @@ MEMSCHED_DECL std::string plan_message(const hiremate_stats& st, const std::stri
   if (!st.level_reports.empty()) {
     msg += "; solves proven for their own problems:";
     for (const auto& l : st.level_reports)
-      msg += " " + l.level + " " + std::to_string(l.proven) + "/" + std::to_string(l.solves);
+      msg += " " + std::string(to_string(l.level)) + " " + std::to_string(l.proven) + "/" + std::to_string(l.solves);
   }
   return msg;
 }
