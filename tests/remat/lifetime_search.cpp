@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <string>
 #include <vector>
 
 using namespace memsched;
@@ -335,18 +336,21 @@ TEST_CASE("lifetime_search_plan: the start portfolio's two split points and shal
   // Small DAGs (found by a search over random ones) where each kind of repair is needed: without
   // it in the portfolio the plan below is lost or dearer. Each repair is run alone first, to show
   // the case is what it claims; then the whole search (max_rounds 0, depth 2) must start there.
-  const lifetime_search_options depth2{.max_rounds = 0, .max_recompute_depth = 2};
+  // The whole search (max_rounds 0, depth 2) starts from `source`'s plan, of extra cost `extra`.
+  auto check_start = [](const memory_graph& g, std::int64_t budget, const std::string& source, double extra) {
+    const remat_result r = lifetime_search_plan(g, budget, lifetime_search_options{.max_rounds = 0, .max_recompute_depth = 2});
+    REQUIRE(has_plan(r));
+    check_result(g, r, budget);
+    CHECK(r.stats.start_source == source);
+    CHECK(r.total_cost == doctest::Approx(g.total_cost() + extra));
+  };
   SUBCASE("only the repairs with two split points reach the budget") {
     const memory_graph g = small_dag(7, {{1, 2}, {1, 4}, {2, 6}, {5, 6}, {6, 3}}, {2, 15, 20, 16, 7, 9, 4}, {2, 6, 2, 4, 10, 1, 5});
     const std::int64_t budget = 41;
     for (std::size_t d = 0; d < 3; ++d) CHECK_FALSE(one_repair(g, budget, d, split_points::gap_end));
     const auto two = one_repair(g, budget, 2, split_points::also_after_last_over);
     REQUIRE(two);
-    const remat_result r = lifetime_search_plan(g, budget, depth2);
-    REQUIRE(has_plan(r));
-    check_result(g, r, budget);
-    CHECK(r.stats.start_source == "repair with two split points");
-    CHECK(r.total_cost == doctest::Approx(g.total_cost() + *two));
+    check_start(g, budget, "repair with two split points", *two);
   }
   SUBCASE("only the repairs at depth 0 reach the budget") {
     const memory_graph g = small_dag(7, {{5, 2}, {3, 2}, {1, 6}, {0, 4}}, {10, 15, 5, 1, 6, 13, 2}, {3, 6, 8, 1, 1, 4, 10});
@@ -355,11 +359,7 @@ TEST_CASE("lifetime_search_plan: the start portfolio's two split points and shal
       for (const auto points : {split_points::gap_end, split_points::also_after_last_over}) CHECK_FALSE(one_repair(g, budget, d, points));
     const auto shallow = one_repair(g, budget, 0, split_points::gap_end);
     REQUIRE(shallow);
-    const remat_result r = lifetime_search_plan(g, budget, depth2);
-    REQUIRE(has_plan(r));
-    check_result(g, r, budget);
-    CHECK(r.stats.start_source == "repair at depth 0");
-    CHECK(r.total_cost == doctest::Approx(g.total_cost() + *shallow));
+    check_start(g, budget, "repair at depth 0", *shallow);
   }
   SUBCASE("the repair at depth 0 is cheaper than those at depth 2") {
     const memory_graph g = small_dag(6, {{0, 4}, {2, 4}, {1, 5}, {5, 3}}, {10, 18, 2, 14, 14, 11}, {6, 1, 7, 5, 8, 7});
@@ -368,11 +368,7 @@ TEST_CASE("lifetime_search_plan: the start portfolio's two split points and shal
     REQUIRE(deep);
     REQUIRE(shallow);
     REQUIRE(*shallow < *deep);
-    const remat_result r = lifetime_search_plan(g, budget, depth2);
-    REQUIRE(has_plan(r));
-    check_result(g, r, budget);
-    CHECK(r.stats.start_source == "repair at depth 0");
-    CHECK(r.total_cost == doctest::Approx(g.total_cost() + *shallow));
+    check_start(g, budget, "repair at depth 0", *shallow);
   }
 }
 
