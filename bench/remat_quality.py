@@ -57,8 +57,7 @@ FAMILIES = {
 
 
 def generate(memsched, family, nodes, seed, out):
-    by_size = FAMILIES[family]
-    width, edge, skip, sizes = by_size[min(by_size, key=lambda s: abs(s - nodes))]
+    width, edge, skip, sizes = FAMILIES[family][nodes]
     run_json([memsched, "generate", "random-layered", "--nodes", str(nodes), "--width", str(width),
               "--edge-density", str(edge), "--skip-density", str(skip), "--sizes", sizes, "--seed", str(seed),
               "--out", out, "--json"])
@@ -113,6 +112,10 @@ def main():
     ap.add_argument("--bundled-only", action="store_true")
     ap.add_argument("--no-bundled", action="store_true")
     args = ap.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    fitted = sorted(FAMILIES[args.family])
+    if any(size not in fitted for size in sizes):
+        ap.error(f"--sizes: the {args.family} family's parameters exist for {', '.join(map(str, fitted))} vertices only")
 
     rows = []  # (name, path, limit)
     if not args.no_bundled:
@@ -121,7 +124,7 @@ def main():
                          args.limit_bundled))
     tmp = tempfile.mkdtemp(prefix="remat_quality_")
     if not args.bundled_only:
-        for size in (int(s) for s in args.sizes.split(",") if s):
+        for size in sizes:
             for seed in (int(s) for s in args.seeds.split(",") if s):
                 path = os.path.join(tmp, f"rl{size}_{seed}.json")
                 generate(args.memsched, args.family, size, seed, path)
