@@ -105,9 +105,10 @@ MEMSCHED_DEF lifetime_start best_lifetime_start(const memory_graph& g, std::int6
   // The constructive repair at the option's recompute depth, then at depths 0, 1, 2, 4, ... below
   // it, each with one split point per gap and then with two: which depth and which split points
   // reach a budget, and which is cheapest there, depend on the graph (a deeper split, or one
-  // earlier in a gap, fixes the slot it aims at and may strand another). Every repair of a
-  // shallower depth in this list is also in a deeper depth's list, so without a time limit a
-  // deeper option never loses a start a shallower one finds. A later repair replaces the start
+  // earlier in a gap, fixes the slot it aims at and may strand another). For two option depths
+  // a < b that are both 0 or powers of two, b's list holds every repair of a's list, so without a
+  // time limit b never loses a start a finds (not so for other pairs: depth 3's list holds a
+  // depth-3 repair that depth 4's lacks). A later repair replaces the start
   // only when strictly cheaper. With a time limit and a start in hand, the first repair gets at
   // most half the time left and each later one a quarter (a repair from scratch can take far
   // longer than converting a heuristic's plan), so that the search has time left.
