@@ -175,10 +175,10 @@ void block_options(benchmark::State& state, std::size_t layers, bool milp) {
   memsched::hiremate_subgraph_result r;
   for (auto _ : state) {
     if (!milp) {
-      r = memsched::hiremate_subgraph_options(g, rep.vertices, {.budgets = 8, .max_options = 4});
+      r = memsched::hiremate_subgraph_options(g, rep.vertices, {.budgets = 8, .max_options = 4, .resident_levels = 0});
     } else {
 #ifdef MEMSCHED_HAVE_CBC
-      r = memsched::hiremate_subgraph_options(g, rep.vertices, {.budgets = 8, .max_options = 8}, [](const memsched::memory_graph& p, std::int64_t b) {
+      r = memsched::hiremate_subgraph_options(g, rep.vertices, {.budgets = 8, .max_options = 8, .resident_levels = 0}, [](const memsched::memory_graph& p, std::int64_t b) {
         const memsched::remat_result h = memsched::best_heuristic_plan(p, b);
         memsched::checkmate_options<memsched::cbc_backend> o{.solver = {.time_limit = std::chrono::seconds(20)}};
         if (has_solution(h.status)) o.start_plans = {h.plan};
@@ -229,7 +229,7 @@ void rounds_row(benchmark::State& state, const std::filesystem::path& file, int 
   const memsched::memory_graph g = memsched::make_memory_graph(memsched::read_json_graph(file));
   const std::int64_t budget = no_remat_peak(g) * pct / 100;
   memsched::hiremate_options o{.heuristic_start = false};
-  o.also_full_rounds = rounds == "both";
+  o.tuning.also_full_rounds = rounds == "both";
   o.partition.stop_at_max_top = rounds != "full";
   memsched::hiremate_plan_result r;
   for (auto _ : state) {
@@ -246,8 +246,8 @@ void rounds_row(benchmark::State& state, const std::filesystem::path& file, int 
 void options_row(benchmark::State& state, const std::filesystem::path& file, int pct, const std::string& variant) {
   const memsched::memory_graph g = memsched::make_memory_graph(memsched::read_json_graph(file));
   const std::int64_t budget = no_remat_peak(g) * pct / 100;
-  memsched::hiremate_options o{.partitions = 1, .heuristic_start = false};
-  if (variant != "default") o.ladder_rungs = 1;
+  memsched::hiremate_options o{.heuristic_start = false, .tuning = {.partitions = 1}};
+  if (variant != "default") o.tuning.ladder_rungs = 1;
   if (variant == "ladder-ends-no-dtr") o.dtr = false;
   memsched::remat_result r;
   for (auto _ : state) {

@@ -400,7 +400,9 @@ std::string status_text(const std::string& status) {
 }
 
 std::string option_error_message(const memsched::option_error& e, const std::string& usage) {
-  std::string flag = "--" + e.option();
+  // A nested option ("tuning.budgets") has the flag of its last part.
+  const std::string& option = e.option();
+  std::string flag = "--" + option.substr(option.rfind('.') + 1);
   std::replace(flag.begin(), flag.end(), '_', '-');
   // A whole word of the usage text: "--max-states N" or "[--max-states N]", not "--max-states-x".
   for (std::size_t at = usage.find(flag); at != std::string::npos; at = usage.find(flag, at + 1)) {

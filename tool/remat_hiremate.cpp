@@ -91,30 +91,30 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   o.levels = count_of(args, "levels", o.levels);
   o.partition.max_lower = count_of(args, "max-lower", o.partition.max_lower);
   o.partition.max_top = count_of(args, "max-top", o.partition.max_top);
-  o.max_chain_stages = count_of(args, "max-chain-stages", o.max_chain_stages);
-  o.max_options = count_of(args, "options", o.max_options);
-  o.partitions = count_of(args, "partitions", o.partitions);
+  o.tuning.max_chain_stages = count_of(args, "max-chain-stages", o.tuning.max_chain_stages);
+  o.tuning.max_options = count_of(args, "options", o.tuning.max_options);
+  o.tuning.partitions = count_of(args, "partitions", o.tuning.partitions);
   if (const std::string rounds = args.get_or("partition-rounds", "both"); rounds == "stop" || rounds == "full") {
     o.partition.stop_at_max_top = rounds == "stop";
-    o.also_full_rounds = false;
+    o.tuning.also_full_rounds = false;
   } else if (rounds != "both") {
     throw usage_error("--partition-rounds must be stop, full or both, not '" + rounds + "'");
   }
-  o.budgets = count_of(args, "budgets", o.budgets);
-  o.resident_levels = count_of(args, "resident-levels", o.resident_levels);
-  o.nested_resident_levels = count_of(args, "nested-resident-levels", o.nested_resident_levels);
-  o.nested_partitions = count_of(args, "nested-partitions", o.nested_partitions);
-  o.nested_chain_units = count_of(args, "nested-chain-units", o.nested_chain_units);
-  o.ladder_rungs = count_of(args, "ladder-rungs", o.ladder_rungs);
-  o.serenity_states = count_of(args, "serenity-states", o.serenity_states);
-  o.merge_spans = count_of(args, "merge-spans", o.merge_spans);
+  o.tuning.budgets = count_of(args, "budgets", o.tuning.budgets);
+  o.tuning.resident_levels = count_of(args, "resident-levels", o.tuning.resident_levels);
+  o.tuning.nested_resident_levels = count_of(args, "nested-resident-levels", o.tuning.nested_resident_levels);
+  o.tuning.nested_partitions = count_of(args, "nested-partitions", o.tuning.nested_partitions);
+  o.tuning.nested_chain_units = count_of(args, "nested-chain-units", o.tuning.nested_chain_units);
+  o.tuning.ladder_rungs = count_of(args, "ladder-rungs", o.tuning.ladder_rungs);
+  o.tuning.serenity_states = count_of(args, "serenity-states", o.tuning.serenity_states);
+  o.tuning.merge_spans = count_of(args, "merge-spans", o.tuning.merge_spans);
   o.time_limit = time_limit_of(args);
   if (auto cap = max_memory_of(args)) o.max_bytes = static_cast<std::int64_t>(std::min<std::uint64_t>(*cap, std::numeric_limits<std::int64_t>::max()));
   o.threads = threads_of(args);
   o.heuristic_start = !args.has("no-heuristic-start");
   o.dtr = !args.has("no-dtr");
-  o.regenerate_carries = !args.has("no-carry-regen");
-  o.nested_start_dtr = args.has("nested-start-dtr");
+  o.tuning.regenerate_carries = !args.has("no-carry-regen");
+  o.tuning.nested_start_dtr = args.has("nested-start-dtr");
   progress_printer printer(args, 0, progress_values::cost, total_cost_of(graph));
   o.observer = printer;
   memsched::check_hiremate_options(o);  // before any work; main reports a bad flag as a usage error
@@ -134,8 +134,8 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   if (top == "glpk") o.top_solver = memsched::milp_solve_function(memsched::glpk_backend{});
 #endif
   if (top != "none" && !o.top_solver) throw usage_error("--top-solver '" + top + "' is not available (built: " + built + ")");
-  o.hilp_free_values = args.has("hilp-free");
-  if (o.hilp_free_values && top == "none") throw usage_error("--hilp-free needs --top-solver (it changes the H-ILP's model)");
+  o.tuning.hilp_free_values = args.has("hilp-free");
+  if (o.tuning.hilp_free_values && top == "none") throw usage_error("--hilp-free needs --top-solver (it changes the H-ILP's model)");
   const std::string lower = args.get_or("lower-solver", "none");
 #ifdef MEMSCHED_HAVE_CBC
   if (lower == "cbc") o.lower_solver = memsched::hiremate_milp_lower_solver(memsched::hiremate_milp_lower_options<memsched::cbc_backend>{});
@@ -189,8 +189,8 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   if (s.chain_cost) h["chain_cost"] = *s.chain_cost;
   if (s.hilp_cost) h["hilp_cost"] = *s.hilp_cost;
   if (s.top_method != memsched::hiremate_top_method::none) h["top_method"] = std::string(to_string(s.top_method));
-  if (!s.hilp_status.empty()) {
-    h["hilp_status"] = s.hilp_status;
+  if (s.hilp_status) {
+    h["hilp_status"] = std::string(to_string(*s.hilp_status));
     h["hilp_variables"] = s.hilp_variables;
     h["hilp_constraints"] = s.hilp_constraints;
     h["hilp_budget_raised"] = s.hilp_budget_raised;

@@ -55,10 +55,10 @@ void check_nested_option(const memory_graph& g, hiremate_options base, const std
                          std::size_t settings) {
   base.partition = {.max_lower = 6, .max_top = 4};
   REQUIRE(hiremate_partition(g, base.partition).levels.size() >= 2);
-  base.budgets = 3;
-  base.resident_levels = 1;
-  base.merge_spans = 0;
-  base.partitions = 1;
+  base.tuning.budgets = 3;
+  base.tuning.resident_levels = 1;
+  base.tuning.merge_spans = 0;
+  base.tuning.partitions = 1;
   const std::int64_t peak = no_remat_peak(g);
   std::size_t differ = 0, plans = 0;
   for (int pct = 30; pct <= 70; pct += 10) {
@@ -189,7 +189,7 @@ TEST_CASE("hiremate: tiny GPT stacks, plans valid within every budget, the cheap
 TEST_CASE("hiremate: the hierarchy alone finds plans on an 8-layer stack, one problem per class") {
   const memory_graph g = tiny_gpt(8);
   const std::int64_t peak = no_remat_peak(g);
-  const auto r = hiremate_plan_detailed(g, peak * 6 / 10, hiremate_options{.partition = {.max_lower = 20, .max_top = 10}, .partitions = 1, .heuristic_start = false});
+  const auto r = hiremate_plan_detailed(g, peak * 6 / 10, hiremate_options{.partition = {.max_lower = 20, .max_top = 10}, .heuristic_start = false, .tuning = {.partitions = 1}});
   check_hiremate_result(g, r.result, peak * 6 / 10);
   CHECK(r.stats.partition.levels >= 1);
   CHECK(r.stats.classes_solved < r.stats.groups);  // identical blocks are solved once
@@ -213,7 +213,7 @@ TEST_CASE("hiremate: a chain longer than max_chain_stages gets coarser groups") 
     CAPTURE(cap);
     CAPTURE(budget);
     const auto capped =
-        hiremate_plan_detailed(g, budget, hiremate_options{.partition = fine, .merge_spans = 0, .max_chain_stages = cap, .partitions = 1, .heuristic_start = false});
+        hiremate_plan_detailed(g, budget, hiremate_options{.partition = fine, .heuristic_start = false, .tuning = {.merge_spans = 0, .max_chain_stages = cap, .partitions = 1}});
     // M^l doubled the fewest times that bring level 0 to at most `cap` groups.
     const std::size_t ml = capped.stats.max_lower;
     CHECK(ml > fine.max_lower);
@@ -224,18 +224,18 @@ TEST_CASE("hiremate: a chain longer than max_chain_stages gets coarser groups") 
     CHECK(level0_groups(g, {.max_lower = ml / 2, .max_top = 2}) > cap);
     // The same answer as asking for that M^l without a cap.
     const auto direct = hiremate_plan_detailed(
-        g, budget, hiremate_options{.partition = {.max_lower = ml, .max_top = 2}, .merge_spans = 0, .max_chain_stages = 0, .partitions = 1, .heuristic_start = false});
+        g, budget, hiremate_options{.partition = {.max_lower = ml, .max_top = 2}, .heuristic_start = false, .tuning = {.merge_spans = 0, .max_chain_stages = 0, .partitions = 1}});
     CHECK(direct.stats.max_lower == ml);
     CHECK(capped.result.status == direct.result.status);
     CHECK(capped.result.plan == direct.result.plan);
     if (has_solution(capped.result.status)) check_hiremate_result(g, capped.result, budget);
   }
   // No cap, or no chain: the partition asked for.
-  const auto uncapped = hiremate_plan_detailed(g, peak / 2, hiremate_options{.partition = fine, .merge_spans = 0, .max_chain_stages = 0, .partitions = 1, .heuristic_start = false});
+  const auto uncapped = hiremate_plan_detailed(g, peak / 2, hiremate_options{.partition = fine, .heuristic_start = false, .tuning = {.merge_spans = 0, .max_chain_stages = 0, .partitions = 1}});
   CHECK(uncapped.stats.max_lower == fine.max_lower);
   CHECK(uncapped.stats.groups == level0_groups(g, fine));
   const auto no_chain =
-      hiremate_plan_detailed(g, peak / 2, hiremate_options{.partition = fine, .chain_units = 0, .merge_spans = 0, .max_chain_stages = 3, .partitions = 1, .heuristic_start = false});
+      hiremate_plan_detailed(g, peak / 2, hiremate_options{.partition = fine, .heuristic_start = false, .tuning = {.chain_units = 0, .merge_spans = 0, .max_chain_stages = 3, .partitions = 1}});
   CHECK(no_chain.stats.max_lower == fine.max_lower);
 }
 
@@ -254,12 +254,11 @@ TEST_CASE("hiremate: more levels: valid plans, never dearer than two levels, the
     const std::int64_t budget = peak * pct / 100;
     std::size_t calls[2] = {0, 0};
     auto options = [&](std::size_t levels) {
-      return hiremate_options{.partition = partition, .budgets = 4, .resident_levels = 1,
+      return hiremate_options{.partition = partition,
                               .lower_solver = [&calls, levels](const memory_graph& sub, std::int64_t b, const hiremate_lower_limits&) {
                                 ++calls[levels - 2];  // only one thread runs
                                 return best_heuristic_plan(sub, b);
-                              },
-                              .partitions = 2, .levels = levels, .heuristic_start = false};
+                              }, .levels = levels, .heuristic_start = false, .tuning = {.budgets = 4, .resident_levels = 1, .partitions = 2}};
     };
     const auto two = hiremate_plan_detailed(g, budget, options(2));
     const auto three = hiremate_plan_detailed(g, budget, options(3));
@@ -294,13 +293,12 @@ TEST_CASE("hiremate: nested_resident_levels sets the squeezed solves of the nest
   REQUIRE(hiremate_partition(g, partition).levels.size() >= 2);
   auto run = [&](std::size_t levels, std::size_t nested) {
     std::size_t calls = 0;  // innermost solves (one thread)
-    const hiremate_options options{.partition = partition, .budgets = 3, .resident_levels = 1,
+    const hiremate_options options{.partition = partition,
                                    .lower_solver = [&calls](const memory_graph& sub, std::int64_t b, const hiremate_lower_limits&) {
                                      ++calls;
                                      return best_heuristic_plan(sub, b);
-                                   },
-                                   .merge_spans = 0, .partitions = 1, .levels = levels, .nested_resident_levels = nested,
-                                   .heuristic_start = false};
+                                   }, .levels = levels,
+                                   .heuristic_start = false, .tuning = {.budgets = 3, .resident_levels = 1, .merge_spans = 0, .partitions = 1, .nested_resident_levels = nested}};
     auto r = hiremate_plan_detailed(g, budget, options);
     return std::pair{std::move(r), calls};
   };
@@ -334,8 +332,8 @@ TEST_CASE("hiremate: nested_partitions sets the partitions of the nested hierarc
   const hiremate_partition_options partition{.max_lower = 6, .max_top = 4};
   REQUIRE(hiremate_partition(g, partition).levels.size() >= 2);
   auto run = [&](std::size_t levels, std::size_t outer, std::size_t nested) {
-    const hiremate_options options{.partition = partition, .budgets = 3, .resident_levels = 1, .merge_spans = 0, .partitions = outer,
-                                   .levels = levels, .nested_partitions = nested, .heuristic_start = false};
+    const hiremate_options options{.partition = partition,
+                                   .levels = levels, .heuristic_start = false, .tuning = {.budgets = 3, .resident_levels = 1, .merge_spans = 0, .partitions = outer, .nested_partitions = nested}};
     return hiremate_plan_detailed(g, budget, options);
   };
   // Two levels have no nested hierarchy: the option changes nothing.
@@ -366,15 +364,15 @@ TEST_CASE("hiremate: nested_partitions sets the partitions of the nested hierarc
 
 TEST_CASE("hiremate: nested_chain_units sets the chain tables of the nested hierarchies only") {
   // 0: no chain top level in the nested hierarchies; 16: coarse tables.
-  const std::size_t units[] = {0, hiremate_options{}.nested_chain_units, 16};
-  check_nested_option(tiny_gpt(6), {.heuristic_start = false}, [&](hiremate_options& o, std::size_t s) { o.nested_chain_units = units[s]; },
+  const std::size_t units[] = {0, hiremate_options{}.tuning.nested_chain_units, 16};
+  check_nested_option(tiny_gpt(6), {.heuristic_start = false}, [&](hiremate_options& o, std::size_t s) { o.tuning.nested_chain_units = units[s]; },
                       std::size(units));
-  CHECK_THROWS_AS(hiremate_plan_detailed(tiny_gpt(6), 1'000'000, hiremate_options{.levels = 3, .nested_chain_units = 15}), option_error);
+  CHECK_THROWS_AS(hiremate_plan_detailed(tiny_gpt(6), 1'000'000, hiremate_options{.levels = 3, .tuning = {.nested_chain_units = 15}}), option_error);
 }
 
 TEST_CASE("hiremate: nested_start_dtr sets DTR in the nested hierarchies' starts only") {
   // With the heuristic start: the nested starts' plans are options of the groups.
-  check_nested_option(tiny_gpt(6), {}, [](hiremate_options& o, std::size_t s) { o.nested_start_dtr = s == 1; }, 2);
+  check_nested_option(tiny_gpt(6), {}, [](hiremate_options& o, std::size_t s) { o.tuning.nested_start_dtr = s == 1; }, 2);
 }
 
 TEST_CASE("hiremate: more levels solve the groups of level 1 and do not depend on the thread count") {
@@ -382,8 +380,7 @@ TEST_CASE("hiremate: more levels solve the groups of level 1 and do not depend o
   const std::int64_t budget = no_remat_peak(g) * 2 / 5;
   const hiremate_partition_options partition{.max_lower = 6, .max_top = 4};
   auto options = [&](unsigned threads) {
-    return hiremate_options{.threads = threads, .partition = partition, .budgets = 4, .resident_levels = 1, .merge_spans = 0,
-                            .partitions = 1, .levels = 3, .heuristic_start = false};
+    return hiremate_options{.threads = threads, .partition = partition, .levels = 3, .heuristic_start = false, .tuning = {.budgets = 4, .resident_levels = 1, .merge_spans = 0, .partitions = 1}};
   };
   const auto one = hiremate_plan_detailed(g, budget, options(1));
   const auto two = hiremate_plan_detailed(g, budget, options(2));
@@ -451,9 +448,8 @@ TEST_CASE("hiremate: limits reach every lower solve; a limit already spent still
                                                                     seen.push_back(l);
                                                                     return best_heuristic_plan(sub, b);
                                                                   },
-                                                                  .partitions = 1,  // seen counts one partition's solves
-                                                                  .also_full_rounds = false,
-                                                                  .heuristic_start = false});
+                                                                  .heuristic_start = false,
+                                                                  .tuning = {.partitions = 1, .also_full_rounds = false}});  // seen counts one partition's solves
   REQUIRE(!seen.empty());
   // At most 8 budgets per problem (equal ones solved once), each plain and squeezed 3 ways.
   CHECK(seen.size() >= r.stats.classes_solved * 4);
@@ -466,7 +462,7 @@ TEST_CASE("hiremate: limits reach every lower solve; a limit already spent still
   }
   CHECK(r.stats.classes_cut == 0);
   // The same plan as without limits (nothing was cut).
-  const auto free = hiremate_plan(g, peak, hiremate_options{.partitions = 1, .also_full_rounds = false, .heuristic_start = false});
+  const auto free = hiremate_plan(g, peak, hiremate_options{.heuristic_start = false, .tuning = {.partitions = 1, .also_full_rounds = false}});
   CHECK(free.plan == r.result.plan);
   // A limit of zero: no class is solved, every one gets the cheap options (no recomputation and
   // outputs only), and at the no-remat peak the top level still finds a plan with no overhead.
@@ -511,9 +507,8 @@ TEST_CASE("hiremate: level_reports say which solves of each level are proven, fr
                              proven += r.status == solve_status::optimal || r.status == solve_status::infeasible;
                              return r;
                            },
-                       .partitions = 1,  // one partition: its reports count every call
-                       .also_full_rounds = false,
-                       .heuristic_start = false};
+                       .heuristic_start = false,
+                       .tuning = {.partitions = 1, .also_full_rounds = false}};  // one partition: its reports count every call
     const auto r = hiremate_plan_detailed(g, budget, o);
     const auto& reports = r.stats.level_reports;
     REQUIRE(reports.size() == (r.stats.hierarchy_cost ? 2U : 1U));
@@ -562,8 +557,7 @@ TEST_CASE("hiremate: level_reports say which solves of each level are proven, fr
   CHECK(!zero.stats.level_reports.back().optimal());
   // More levels: the level below the top is solved by nested hierarchies, one per solve.
   const memory_graph six = tiny_gpt(6);
-  const hiremate_options three{.threads = 1, .partition = {.max_lower = 6, .max_top = 4}, .budgets = 3, .merge_spans = 0,
-                               .partitions = 1, .also_full_rounds = false, .levels = 3, .heuristic_start = false};
+  const hiremate_options three{.threads = 1, .partition = {.max_lower = 6, .max_top = 4}, .levels = 3, .heuristic_start = false, .tuning = {.budgets = 3, .merge_spans = 0, .partitions = 1, .also_full_rounds = false}};
   const auto nested = hiremate_plan_detailed(six, no_remat_peak(six) * 2 / 5, three);
   REQUIRE(nested.stats.levels == 3);
   REQUIRE(nested.stats.level_reports.size() == 2);
@@ -576,7 +570,7 @@ TEST_CASE("hiremate: level_reports say which solves of each level are proven, fr
 TEST_CASE("hiremate: a lower solver gets the default lowest level's plan; the stats count its calls and cheaper plans") {
   const memory_graph g = tiny_gpt(2);
   const std::int64_t budget = no_remat_peak(g) / 2;
-  hiremate_options o{.threads = 1, .partitions = 1, .heuristic_start = false};
+  hiremate_options o{.threads = 1, .heuristic_start = false, .tuning = {.partitions = 1}};
   o.dtr = false;  // default_plan follows hiremate_options: the heuristics alone
   o.heuristics.greedy_budgets = 6;  // not the default: the default plan must use these
   auto expected_default = [&](const memory_graph& sub, std::int64_t b) {
@@ -617,15 +611,28 @@ TEST_CASE("hiremate: a lower solver gets the default lowest level's plan; the st
 
 TEST_CASE("hiremate: bad input") {
   const memory_graph g = tiny_gpt(2);
-  CHECK_THROWS_AS((void)hiremate_plan(g, 100, hiremate_options{.budgets = 0}), std::invalid_argument);
-  CHECK_THROWS_AS((void)hiremate_plan(g, 100, hiremate_options{.max_options = 0}), std::invalid_argument);
-  CHECK_THROWS_AS((void)hiremate_plan(g, 100, hiremate_options{.partitions = 0}), option_error);
-  CHECK_THROWS_AS((void)hiremate_plan(g, 100, hiremate_options{.partitions = 17}), option_error);
+  CHECK_THROWS_AS((void)hiremate_plan(g, 100, hiremate_options{.tuning = {.budgets = 0}}), std::invalid_argument);
+  CHECK_THROWS_AS((void)hiremate_plan(g, 100, hiremate_options{.tuning = {.max_options = 0}}), std::invalid_argument);
+  CHECK_THROWS_AS((void)hiremate_plan(g, 100, hiremate_options{.tuning = {.partitions = 0}}), option_error);
+  CHECK_THROWS_AS((void)hiremate_plan(g, 100, hiremate_options{.tuning = {.partitions = 17}}), option_error);
   CHECK_THROWS_AS((void)hiremate_plan(g, 100, hiremate_options{.levels = 1}), option_error);
   CHECK_THROWS_AS((void)hiremate_plan(g, 100, hiremate_options{.levels = 5}), option_error);
-  CHECK_THROWS_AS((void)hiremate_plan(g, 100, hiremate_options{.budget_units = 3}), std::invalid_argument);
-  CHECK_THROWS_AS((void)hiremate_plan(g, 100, hiremate_options{.max_chain_stages = 29}), option_error);  // below max_top (30)
-  CHECK_NOTHROW((void)hiremate_plan(g, 100, hiremate_options{.max_chain_stages = 0}));
+  CHECK_THROWS_AS((void)hiremate_plan(g, 100, hiremate_options{.tuning = {.budget_units = 3}}), std::invalid_argument);
+  CHECK_THROWS_AS((void)hiremate_plan(g, 100, hiremate_options{.tuning = {.max_chain_stages = 29}}), option_error);  // below max_top (30)
+  CHECK_NOTHROW((void)hiremate_plan(g, 100, hiremate_options{.tuning = {.max_chain_stages = 0}}));
+  // A tuning constant's error names it with its member's path; a top-level option plainly.
+  auto option_named = [](const hiremate_options& o) -> std::string {
+    try {
+      check_hiremate_options(o);
+    } catch (const option_error& e) {
+      return e.option();
+    }
+    return "";
+  };
+  CHECK(option_named({.tuning = {.budgets = 0}}) == "tuning.budgets");
+  CHECK(option_named({.tuning = {.nested_chain_units = 15}}) == "tuning.nested_chain_units");
+  CHECK(option_named({.levels = 5}) == "levels");
+  CHECK(option_named({}).empty());
   const memory_graph inference = make_memory_graph(make_gpt({.layers = 1, .hidden = 8, .heads = 1, .sequence = 4, .vocab = 5}));
   CHECK_THROWS_AS((void)hiremate_plan(inference, 100), std::invalid_argument);
   // A budget below every plan's need: infeasible, no plan.
@@ -1000,8 +1007,8 @@ TEST_CASE("hiremate: merge_spans merges the groups one value spans") {
   const memory_graph resnet = make_memory_graph(read_json_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/resnet18.training.json"));
   const std::int64_t budget = no_remat_peak(resnet) * 60 / 100;
   const auto split =
-      hiremate_plan_detailed(resnet, budget, hiremate_options{.merge_spans = 0, .partitions = 1, .also_full_rounds = false, .heuristic_start = false});
-  const auto merged = hiremate_plan_detailed(resnet, budget, hiremate_options{.partitions = 1, .also_full_rounds = false, .heuristic_start = false});
+      hiremate_plan_detailed(resnet, budget, hiremate_options{.heuristic_start = false, .tuning = {.merge_spans = 0, .partitions = 1, .also_full_rounds = false}});
+  const auto merged = hiremate_plan_detailed(resnet, budget, hiremate_options{.heuristic_start = false, .tuning = {.partitions = 1, .also_full_rounds = false}});
   CHECK(split.stats.groups == level0_groups(resnet));
   CHECK(merged.stats.groups < split.stats.groups);
   for (const auto* r : {&split, &merged}) {
@@ -1032,9 +1039,9 @@ TEST_CASE("hiremate: identical merged spans are solved once") {
   }
   const memory_graph g = make_memory_graph(make_training_graph(f));
   const std::int64_t budget = no_remat_peak(g) * 6 / 10;
-  const hiremate_options o{.partition = {.max_lower = 2, .max_top = 4}, .partitions = 1, .heuristic_start = false};
+  const hiremate_options o{.partition = {.max_lower = 2, .max_top = 4}, .heuristic_start = false, .tuning = {.partitions = 1}};
   const auto merged = hiremate_plan_detailed(g, budget, o);
-  const auto split = hiremate_plan_detailed(g, budget, hiremate_options{.partition = o.partition, .merge_spans = 0, .partitions = 1, .heuristic_start = false});
+  const auto split = hiremate_plan_detailed(g, budget, hiremate_options{.partition = o.partition, .heuristic_start = false, .tuning = {.merge_spans = 0, .partitions = 1}});
   for (const auto* r : {&merged, &split}) {
     REQUIRE(has_solution(r->result.status));
     check_hiremate_result(g, r->result, budget);
@@ -1045,7 +1052,7 @@ TEST_CASE("hiremate: identical merged spans are solved once") {
   std::vector<std::vector<std::size_t>> groups;
   std::vector<std::size_t> classes;
   for (const auto& grp : part.levels[0].groups) groups.push_back(grp.vertices), classes.push_back(grp.subgraph_class);
-  const detail::hiremate::merged_spans spans = detail::hiremate::merge_spans(g, groups, classes, part.classes.size(), o.merge_spans * o.partition.max_lower);
+  const detail::hiremate::merged_spans spans = detail::hiremate::merge_spans(g, groups, classes, part.classes.size(), o.tuning.merge_spans * o.partition.max_lower);
   const auto merged_groups = static_cast<std::size_t>(
       std::count_if(classes.begin(), classes.end(), [&](std::size_t c) { return c >= part.classes.size(); }));
   const std::set<std::size_t> distinct(classes.begin(), classes.end());
@@ -1174,7 +1181,7 @@ TEST_CASE("hiremate: the chain top level, recomputing across groups, is cheaper 
     const std::int64_t budget = peak * pct / 100;
     CAPTURE(pct);
     const auto with = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false});
-    const auto without = hiremate_plan_detailed(g, budget, hiremate_options{.chain_units = 0, .heuristic_start = false});
+    const auto without = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false, .tuning = {.chain_units = 0}});
     CHECK(!without.stats.chain_cost);
     CHECK(without.stats.top_method != hiremate_top_method::chain);
     if (has_solution(without.result.status)) CHECK(without.stats.groups_cost == without.result.total_cost);
@@ -1244,9 +1251,9 @@ TEST_CASE("hiremate: with or without DTR's options and the keep-set ladder, ever
   for (const char* name : {"resnet18", "mobilenet_v2", "googlenet", "gpt2_small"})
     graphs.emplace_back(name, make_memory_graph(read_json_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/" + name + ".training.json")));
   const std::vector<hiremate_options> variants{
-      hiremate_options{.partitions = 1, .heuristic_start = false},
-      hiremate_options{.ladder_rungs = 1, .partitions = 1, .heuristic_start = false},
-      hiremate_options{.ladder_rungs = 1, .dtr = false, .partitions = 1, .heuristic_start = false}};
+      hiremate_options{.heuristic_start = false, .tuning = {.partitions = 1}},
+      hiremate_options{.heuristic_start = false, .tuning = {.ladder_rungs = 1, .partitions = 1}},
+      hiremate_options{.dtr = false, .heuristic_start = false, .tuning = {.ladder_rungs = 1, .partitions = 1}}};
   std::size_t plans = 0;
   for (const auto& [name, g] : graphs) {
     const std::int64_t peak = no_remat_peak(g);
@@ -1289,11 +1296,11 @@ TEST_CASE("hiremate: the H-ILP top level reads its start back: a solver returnin
   std::size_t compared = 0;
   for (int pct = 40; pct <= 100; pct += 5) {
     const std::int64_t budget = peak * pct / 100;
-    const auto r = hiremate_plan_detailed(g, budget, hiremate_options{.chain_units = 0, .merge_spans = 0, .top_solver = echo, .heuristic_start = false});
+    const auto r = hiremate_plan_detailed(g, budget, hiremate_options{.top_solver = echo, .heuristic_start = false, .tuning = {.chain_units = 0, .merge_spans = 0}});
     // Without repair rounds the target is the budget, and the start (the one schedule, a plan
     // within the budget) fits the model calibrated on it.
     if (!r.stats.groups_cost || r.stats.repair_rounds > 0) continue;
-    REQUIRE(r.stats.hilp_status == "feasible");
+    REQUIRE(r.stats.hilp_status == solve_status::feasible);
     REQUIRE(r.stats.hilp_cost.has_value());
     CHECK(*r.stats.hilp_cost == *r.stats.groups_cost);
     CHECK(r.stats.hilp_variables > 0);
@@ -1316,7 +1323,7 @@ TEST_CASE("hiremate: an H-ILP model over the memory cap is not solved, and the h
   // 64 MiB: enough for the tables, far below a MILP backend's fixed working memory.
   const auto r = hiremate_plan_detailed(g, budget, hiremate_options{.max_bytes = std::int64_t{64} << 20, .top_solver = never, .heuristic_start = false});
   CHECK(calls == 0);
-  CHECK(r.stats.hilp_status == "unsupported");
+  CHECK(r.stats.hilp_status == solve_status::unsupported);
   CHECK_FALSE(r.stats.hilp_cost.has_value());
   REQUIRE(r.result.status == solve_status::feasible);
   check_hiremate_result(g, r.result, budget);
@@ -1324,6 +1331,6 @@ TEST_CASE("hiremate: an H-ILP model over the memory cap is not solved, and the h
   // other top levels').
   const auto uncapped = hiremate_plan_detailed(g, budget, hiremate_options{.top_solver = never, .heuristic_start = false});
   CHECK(calls > 0);
-  CHECK(uncapped.stats.hilp_status == "error");
+  CHECK(uncapped.stats.hilp_status == solve_status::error);
   CHECK(uncapped.result.plan == r.result.plan);
 }

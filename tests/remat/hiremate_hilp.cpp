@@ -30,8 +30,8 @@ namespace {
 hiremate_options with_hilp(std::uint64_t nodes) {
   // One partition (one grain, stopped rounds): the H-ILP is solved once per partition, and these
   // tests are about the H-ILP.
-  return hiremate_options{.partitions = 1, .also_full_rounds = false, .top_solver = milp_solve_function(cbc_backend{}),
-                          .top_solver_options = {.node_limit = nodes}, .heuristic_start = false};
+  return hiremate_options{.top_solver = milp_solve_function(cbc_backend{}),
+                          .top_solver_options = {.node_limit = nodes}, .heuristic_start = false, .tuning = {.partitions = 1, .also_full_rounds = false}};
 }
 
 // A random H-ILP problem of two groups (nodes F0, F1, B1, B0), each forward node with `options`
@@ -349,9 +349,9 @@ TEST_CASE("hiremate H-ILP: valid plans within the budget, never costlier than th
     std::size_t solved = 0;
     for (int pct : std::string(which) == "gpt" ? std::vector<int>{50, 90} : std::vector<int>{50}) {
       const std::int64_t budget = peak * pct / 100;
-      const auto plain = hiremate_plan_detailed(g, budget, hiremate_options{.partitions = 1, .also_full_rounds = false, .heuristic_start = false});
+      const auto plain = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false, .tuning = {.partitions = 1, .also_full_rounds = false}});
       const auto r = hiremate_plan_detailed(g, budget, with_hilp(20));
-      REQUIRE_FALSE(r.stats.hilp_status.empty());
+      REQUIRE(r.stats.hilp_status.has_value());
       if (!has_solution(plain.result.status)) continue;
       // The H-ILP competes with the other two top levels: the hierarchy never gets costlier.
       REQUIRE(has_solution(r.result.status));
@@ -361,7 +361,7 @@ TEST_CASE("hiremate H-ILP: valid plans within the budget, never costlier than th
       CHECK(sim.total_cost == doctest::Approx(r.result.total_cost));
       if (r.stats.hilp_cost) {
         ++solved;
-        CHECK((r.stats.hilp_status == "optimal" || r.stats.hilp_status == "feasible"));
+        CHECK((r.stats.hilp_status == solve_status::optimal || r.stats.hilp_status == solve_status::feasible));
         // Started from the other top levels' schedules: the H-ILP's plan is never costlier than
         // the cheaper of them by more than what re-simulation changes (it is the same plan or a
         // cheaper one in the model).
@@ -370,26 +370,26 @@ TEST_CASE("hiremate H-ILP: valid plans within the budget, never costlier than th
         // model, and its bound is below its answer (equal when proven optimal).
         if (std::isfinite(r.stats.hilp_start_objective)) CHECK(r.stats.hilp_objective <= r.stats.hilp_start_objective * (1 + 1e-9));
         if (std::isfinite(r.stats.hilp_bound)) CHECK(r.stats.hilp_bound <= r.stats.hilp_objective * (1 + 1e-9));
-        if (r.stats.hilp_status == "optimal") CHECK(r.stats.hilp_bound == doctest::Approx(r.stats.hilp_objective).epsilon(1e-5));
+        if (r.stats.hilp_status == solve_status::optimal) CHECK(r.stats.hilp_bound == doctest::Approx(r.stats.hilp_objective).epsilon(1e-5));
       }
       // The top level's report: proven when its method is one of the exact dynamic programmes, or
       // the H-ILP with the backend's proof.
       REQUIRE(r.stats.level_reports.size() == 2);
       CHECK(r.stats.level_reports.back().method == r.stats.top_method);
-      CHECK(r.stats.level_reports.back().proven == (r.stats.top_method != hiremate_top_method::hilp || r.stats.hilp_status == "optimal" ? 1U : 0U));
+      CHECK(r.stats.level_reports.back().proven == (r.stats.top_method != hiremate_top_method::hilp || r.stats.hilp_status == solve_status::optimal ? 1U : 0U));
       MESSAGE(std::string(which) << " at " << pct << "%: " << r.stats.top_method << " " << r.result.overhead << " (without H-ILP "
-                    << plain.result.overhead << "), H-ILP " << r.stats.hilp_status << " " << r.stats.hilp_variables << " variables");
+                    << plain.result.overhead << "), H-ILP " << (r.stats.hilp_status ? to_string(*r.stats.hilp_status) : "-") << " " << r.stats.hilp_variables << " variables");
       if (std::string(which) == "gpt" && pct == 50) {
         // With the FREE variables: a larger model, the same guarantees.
         hiremate_options free_options = with_hilp(20);
-        free_options.hilp_free_values = true;
+        free_options.tuning.hilp_free_values = true;
         const auto f = hiremate_plan_detailed(g, budget, free_options);
         REQUIRE(has_solution(f.result.status));
         CHECK(f.result.total_cost <= plain.result.total_cost);
         CHECK(simulate_plan(g, f.result.plan).peak_bytes <= budget);
         CHECK(f.stats.hilp_variables > r.stats.hilp_variables);
         CHECK(f.stats.hilp_budget_raised <= r.stats.hilp_budget_raised);  // a tighter model: a smaller excess to make up for
-        MESSAGE("with FREE: " << f.stats.top_method << " " << f.result.overhead << ", H-ILP " << f.stats.hilp_status << " "
+        MESSAGE("with FREE: " << f.stats.top_method << " " << f.result.overhead << ", H-ILP " << (f.stats.hilp_status ? to_string(*f.stats.hilp_status) : "-") << " "
                               << f.stats.hilp_variables << " variables, budget raised by " << f.stats.hilp_budget_raised << " (without FREE "
                               << r.stats.hilp_budget_raised << ")");
       }
@@ -419,7 +419,7 @@ TEST_CASE("hiremate H-ILP: options' profiles follow their simulations, and a rea
   std::vector<std::vector<detail::hiremate::group_choice>> choices(groups.size());
   std::size_t options = 0;
   for (std::size_t j = 0; j < groups.size(); ++j) {
-    const auto r = hiremate_subgraph_options(t, groups[j], {.budgets = 4, .max_options = 3});
+    const auto r = hiremate_subgraph_options(t, groups[j], {.budgets = 4, .max_options = 3, .resident_levels = 0});
     REQUIRE(r.status == solve_status::feasible);
     for (const auto& o : r.options) {
       CHECK(o.transient == simulate_plan(r.sub.graph, o.plan).transient);
@@ -483,7 +483,7 @@ TEST_CASE("hiremate H-ILP: backward variants provide the data they compute again
   std::vector<std::vector<detail::hiremate::group_choice>> choices(N);
   std::size_t most_options = 0;
   for (std::size_t j = 0; j < N; ++j) {
-    const auto r = hiremate_subgraph_options(g, groups[j], {.budgets = 4, .max_options = 4});
+    const auto r = hiremate_subgraph_options(g, groups[j], {.budgets = 4, .max_options = 4, .resident_levels = 0});
     REQUIRE(r.status == solve_status::feasible);
     for (const auto& o : r.options) choices[j].push_back(detail::hiremate::choice_of(o, r.sub, nullptr));
     most_options = std::max(most_options, choices[j].size());

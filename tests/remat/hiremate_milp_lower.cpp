@@ -123,13 +123,12 @@ TEST_CASE("hiremate_milp_lower_solver inside hiremate_plan: called, valid plans,
                                    proven += proof;
                                    return r;
                                  },
-                             .partitions = 1,
+                             .heuristic_start = false,
                              // (with the finished rounds' partition too, one of its MILP solves,
                              // under a node limit only, ran past 120 s)
-                             .also_full_rounds = false,
-                             .heuristic_start = false};
-    o.budgets = 2;  // the test's time (where the MILP's plan is cheaper: the cases above)
-    o.resident_levels = 1;
+                             .tuning = {.partitions = 1, .also_full_rounds = false}};
+    o.tuning.budgets = 2;  // the test's time (where the MILP's plan is cheaper: the cases above)
+    o.tuning.resident_levels = 1;
     const hiremate_plan_result detailed = hiremate_plan_detailed(g, budget, o);
     const remat_result& r = detailed.result;
     lower_calls += calls.load();

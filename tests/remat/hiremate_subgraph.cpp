@@ -105,7 +105,7 @@ TEST_CASE("hiremate_subgraph_options: GPT blocks, every option re-simulated, one
   REQUIRE(same.size() >= 2);
   CHECK(same[0]->vertices.size() >= 10);
 
-  const hiremate_subgraph_options_config config{.budgets = 8, .max_options = 4};
+  const hiremate_subgraph_options_config config{.budgets = 8, .max_options = 4, .resident_levels = 0};
   std::vector<hiremate_subgraph_result> results;
   for (std::size_t k = 0; k < 2; ++k) {
     const auto r = hiremate_subgraph_options(t, same[k]->vertices, config);
@@ -211,7 +211,7 @@ TEST_CASE("hiremate_subgraph_options: GPT blocks, every option re-simulated, one
   MESSAGE("block of " << same[0]->vertices.size() << " forward vertices: " << results[0].found << " Pareto options, no-remat peak "
                       << results[0].no_remat_peak << ", lowest option peak " << results[0].options.front().peak_bytes << " (cost +"
                       << (results[0].options.front().cost / results[0].options.back().cost - 1) * 100 << "%)");
-  CHECK_THROWS_AS((void)hiremate_subgraph_options(t, same[0]->vertices, {.budgets = 0}), std::invalid_argument);
+  CHECK_THROWS_AS((void)hiremate_subgraph_options(t, same[0]->vertices, {.budgets = 0, .resident_levels = 0}), std::invalid_argument);
 }
 
 TEST_CASE("hiremate_subgraph_options with squeezed options: more solves, a front no option dominates, lower residents reached") {
@@ -222,7 +222,7 @@ TEST_CASE("hiremate_subgraph_options with squeezed options: more solves, a front
   const hiremate_group* group = &part.levels[0].groups[0];
   for (const auto& grp : part.levels[0].groups)
     if (grp.vertices.size() > group->vertices.size()) group = &grp;
-  const auto plain = hiremate_subgraph_options(t, group->vertices, {.budgets = 6, .max_options = 50});
+  const auto plain = hiremate_subgraph_options(t, group->vertices, {.budgets = 6, .max_options = 50, .resident_levels = 0});
   const auto squeezed = hiremate_subgraph_options(t, group->vertices, {.budgets = 6, .max_options = 50, .resident_levels = 3});
   CHECK(plain.solves == 6);
   CHECK(squeezed.solves == 24);
@@ -265,7 +265,7 @@ TEST_CASE("hiremate_subgraph_options with a solver of one's own: every budget as
   REQUIRE(group != nullptr);
   std::vector<std::int64_t> asked;
   // checkpoint-all ignores the budget: only the budgets at or above the no-remat peak keep it.
-  const auto r = hiremate_subgraph_options(t, group->vertices, {.budgets = 5, .max_options = 8}, [&](const memory_graph& g, std::int64_t b) {
+  const auto r = hiremate_subgraph_options(t, group->vertices, {.budgets = 5, .max_options = 8, .resident_levels = 0}, [&](const memory_graph& g, std::int64_t b) {
     asked.push_back(b);
     return checkpoint_all_plan(g, unlimited_budget);
   });
@@ -281,7 +281,7 @@ TEST_CASE("hiremate_subgraph_options with a solver of one's own: every budget as
   const std::size_t span = static_cast<std::size_t>(r.no_remat_peak - r.lower_bound) + 1;
   REQUIRE(span < 100000);
   std::vector<std::int64_t> many;
-  const auto dense = hiremate_subgraph_options(t, group->vertices, {.budgets = span + 3, .max_options = 8}, [&](const memory_graph& g, std::int64_t b) {
+  const auto dense = hiremate_subgraph_options(t, group->vertices, {.budgets = span + 3, .max_options = 8, .resident_levels = 0}, [&](const memory_graph& g, std::int64_t b) {
     many.push_back(b);
     return checkpoint_all_plan(g, unlimited_budget);
   });
@@ -291,7 +291,7 @@ TEST_CASE("hiremate_subgraph_options with a solver of one's own: every budget as
   CHECK(many.front() == dense.lower_bound);
   CHECK(many.back() == dense.no_remat_peak);
   // A solver whose plans break the rules gives nothing.
-  const auto bad = hiremate_subgraph_options(t, group->vertices, {.budgets = 3}, [](const memory_graph&, std::int64_t) {
+  const auto bad = hiremate_subgraph_options(t, group->vertices, {.budgets = 3, .resident_levels = 0}, [](const memory_graph&, std::int64_t) {
     remat_result res;
     res.status = solve_status::feasible;
     res.plan.steps.push_back({plan_op::free, 0});
@@ -304,7 +304,7 @@ TEST_CASE("hiremate_subgraph_options with a solver of one's own: every budget as
 #ifdef MEMSCHED_HAVE_CBC
   // Checkmate's MILP (node limit, started from the heuristic's plan) never does worse than the
   // heuristic alone at any budget.
-  const hiremate_subgraph_options_config all{.budgets = 6, .max_options = 6};
+  const hiremate_subgraph_options_config all{.budgets = 6, .max_options = 6, .resident_levels = 0};
   const auto heuristic = hiremate_subgraph_options(t, group->vertices, all);
   const auto exact = hiremate_subgraph_options(t, group->vertices, all, [](const memory_graph& g, std::int64_t b) {
     const remat_result h = best_heuristic_plan(g, b);
@@ -342,7 +342,7 @@ TEST_CASE("hiremate_subgraph_options: the option along Serenity's order has the 
     for (auto v : t.topological_order())
       if (t.is_forward(v)) forward.push_back(v);
     if (suffix) forward.erase(forward.begin(), forward.begin() + 2);
-    const hiremate_subgraph_options_config config{.budgets = 3, .max_options = 8};
+    const hiremate_subgraph_options_config config{.budgets = 3, .max_options = 8, .resident_levels = 0};
     const auto with = hiremate_subgraph_options(t, forward, config);
     auto without_config = config;
     without_config.serenity_states = 0;

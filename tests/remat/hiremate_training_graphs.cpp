@@ -37,8 +37,8 @@ TEST_CASE("hiremate: several partitions: never dearer than the first, the winner
       CAPTURE(name);
       CAPTURE(pct);
       // The grains alone (the next case covers the two kinds of rounds).
-      const auto first = hiremate_plan_detailed(g, budget, hiremate_options{.partitions = 1, .also_full_rounds = false, .heuristic_start = false});
-      const auto several = hiremate_plan_detailed(g, budget, hiremate_options{.partitions = 4, .also_full_rounds = false, .heuristic_start = false});
+      const auto first = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false, .tuning = {.partitions = 1, .also_full_rounds = false}});
+      const auto several = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false, .tuning = {.partitions = 4, .also_full_rounds = false}});
       CHECK(first.stats.partitions_tried == 1);
       CHECK(several.stats.partitions_tried >= 1);
       CHECK(several.stats.partitions_tried <= 4);
@@ -52,7 +52,7 @@ TEST_CASE("hiremate: several partitions: never dearer than the first, the winner
       CHECK(ml % first.stats.max_lower == 0);
       CHECK(std::has_single_bit(ml / first.stats.max_lower));
       const auto direct = hiremate_plan_detailed(
-          g, budget, hiremate_options{.partition = {.max_lower = ml}, .partitions = 1, .also_full_rounds = false, .heuristic_start = false});
+          g, budget, hiremate_options{.partition = {.max_lower = ml}, .heuristic_start = false, .tuning = {.partitions = 1, .also_full_rounds = false}});
       CHECK(direct.result.plan == several.result.plan);
       CHECK(direct.stats.groups == several.stats.groups);
       // The winner's problems: solved there or taken from a finer partition's (the same options:
@@ -82,9 +82,9 @@ TEST_CASE("hiremate: also_full_rounds: the cheaper of the stopped and the finish
       const std::int64_t budget = no_remat_peak(g) * pct / 100;
       CAPTURE(name);
       CAPTURE(pct);
-      const auto stop = hiremate_plan_detailed(g, budget, hiremate_options{.also_full_rounds = false, .heuristic_start = false});
+      const auto stop = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false, .tuning = {.also_full_rounds = false}});
       const auto full = hiremate_plan_detailed(
-          g, budget, hiremate_options{.partition = {.stop_at_max_top = false}, .also_full_rounds = false, .heuristic_start = false});
+          g, budget, hiremate_options{.partition = {.stop_at_max_top = false}, .heuristic_start = false, .tuning = {.also_full_rounds = false}});
       const auto both = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false});
       CHECK_FALSE(stop.stats.partition.full_rounds);
       CHECK(full.stats.partition.full_rounds);
@@ -182,8 +182,8 @@ TEST_CASE("hiremate: serenity_states gives GoogLeNet's inception blocks their le
   for (int pct : {40, 50, 60}) {
     CAPTURE(pct);
     const std::int64_t budget = peak * pct / 100;
-    const auto with = hiremate_plan_detailed(g, budget, hiremate_options{.partitions = 1, .heuristic_start = false});
-    const auto without = hiremate_plan_detailed(g, budget, hiremate_options{.serenity_states = 0, .partitions = 1, .heuristic_start = false});
+    const auto with = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false, .tuning = {.partitions = 1}});
+    const auto without = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false, .tuning = {.serenity_states = 0, .partitions = 1}});
     CHECK(with.stats.classes_serenity > 0);
     CHECK(without.stats.classes_serenity == 0);
     for (const auto* r : {&with, &without}) check_hiremate_result(g, r->result, budget);
@@ -246,7 +246,7 @@ TEST_CASE("hiremate: pinned values over their live ranges give resnet18's chain 
     const std::int64_t budget = peak * pct / 100;
     CAPTURE(pct);
     // The partition above (stopped rounds); finished rounds wrap the branches into blocks.
-    const auto r = hiremate_plan_detailed(g, budget, hiremate_options{.also_full_rounds = false, .heuristic_start = false});
+    const auto r = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false, .tuning = {.also_full_rounds = false}});
     REQUIRE(has_solution(r.result.status));
     check_hiremate_result(g, r.result, budget);
     CHECK(r.stats.top_method == hiremate_top_method::chain);

@@ -76,7 +76,7 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
     const json doc = run_tool_json("remat " + path.string() + " --budget " + std::to_string(budget) +
                                        " --algo hiremate --options 4 --resident-levels 0 --no-heuristic-start --no-dtr --json",
                                    dir);
-    const auto lib = hiremate_plan_detailed(df, budget, hiremate_options{.max_options = 4, .resident_levels = 0, .dtr = false, .heuristic_start = false});
+    const auto lib = hiremate_plan_detailed(df, budget, hiremate_options{.dtr = false, .heuristic_start = false, .tuning = {.max_options = 4, .resident_levels = 0}});
     REQUIRE(has_solution(lib.result.status));  // measured: the hierarchy plans resnet18 at 90% (+0.13%)
     REQUIRE(doc.at("status") == std::string(to_string(lib.result.status)));
     CHECK(plan_from_json(doc, ids, "tool output") == lib.result.plan);
@@ -90,7 +90,7 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
                                        " --json",
                                    dir);
     const auto lib =
-        hiremate_plan_detailed(df, budget, hiremate_options{.partition = {.max_lower = 4, .max_top = 4}, .max_chain_stages = 8, .heuristic_start = false});
+        hiremate_plan_detailed(df, budget, hiremate_options{.partition = {.max_lower = 4, .max_top = 4}, .heuristic_start = false, .tuning = {.max_chain_stages = 8}});
     CHECK(lib.stats.max_lower > 4);
     CHECK(lib.stats.groups <= 8);
     CHECK(doc.at("hiremate").at("max_lower") == lib.stats.max_lower);
@@ -110,9 +110,9 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
                                        " --no-heuristic-start --json",
                                    dir);
     const auto capped = hiremate_plan_detailed(
-        df, budget, hiremate_options{.max_bytes = 65536, .merge_spans = 0, .partitions = 1, .also_full_rounds = false, .heuristic_start = false});
+        df, budget, hiremate_options{.max_bytes = 65536, .heuristic_start = false, .tuning = {.merge_spans = 0, .partitions = 1, .also_full_rounds = false}});
     const auto uncapped =
-        hiremate_plan_detailed(df, budget, hiremate_options{.merge_spans = 0, .partitions = 1, .also_full_rounds = false, .heuristic_start = false});
+        hiremate_plan_detailed(df, budget, hiremate_options{.heuristic_start = false, .tuning = {.merge_spans = 0, .partitions = 1, .also_full_rounds = false}});
     REQUIRE(has_solution(capped.result.status));
     REQUIRE(has_solution(uncapped.result.status));
     CHECK(capped.result.plan != uncapped.result.plan);  // otherwise this case could not tell the flag was read
@@ -153,12 +153,7 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
                                        " --algo hiremate --levels 3 --max-lower 6 --max-top 4 --budgets 4 --resident-levels 1" + c.flags +
                                        " --partitions 1 --partition-rounds stop --merge-spans 0" + (c.heuristic_start ? "" : " --no-heuristic-start") + " --json",
                                    dir);
-    const auto lib = hiremate_plan_detailed(df, budget, hiremate_options{.partition = {.max_lower = 6, .max_top = 4}, .budgets = 4, .resident_levels = 1,
-                                                                         .merge_spans = 0, .partitions = 1, .also_full_rounds = false, .levels = 3,
-                                                                         .nested_resident_levels = c.resident_levels,
-                                                                         .nested_partitions = c.partitions,
-                                                                         .nested_chain_units = c.chain_units,
-                                                                         .nested_start_dtr = c.start_dtr, .heuristic_start = c.heuristic_start});
+    const auto lib = hiremate_plan_detailed(df, budget, hiremate_options{.partition = {.max_lower = 6, .max_top = 4}, .levels = 3, .heuristic_start = c.heuristic_start, .tuning = {.budgets = 4, .resident_levels = 1, .merge_spans = 0, .partitions = 1, .also_full_rounds = false, .nested_resident_levels = c.resident_levels, .nested_partitions = c.partitions, .nested_chain_units = c.chain_units, .nested_start_dtr = c.start_dtr}});
     REQUIRE(has_solution(lib.result.status));
     REQUIRE(lib.stats.hierarchy_cost);
     CHECK(doc.at("hiremate").at("hierarchy_levels") == lib.stats.levels);
@@ -315,7 +310,7 @@ TEST_CASE("memsched remat --algo hiremate --serenity-states: GoogLeNet's options
     const json doc = run_tool_json("remat " + path.string() + " --budget " + std::to_string(budget) + " --algo hiremate --partitions 1" +
                                        (states == 0 ? " --serenity-states 0" : "") + " --no-heuristic-start --json",
                                    dir);
-    const auto lib = hiremate_plan_detailed(df, budget, hiremate_options{.serenity_states = states, .partitions = 1, .heuristic_start = false});
+    const auto lib = hiremate_plan_detailed(df, budget, hiremate_options{.heuristic_start = false, .tuning = {.serenity_states = states, .partitions = 1}});
     REQUIRE(has_solution(lib.result.status));
     CHECK(doc.at("hiremate").at("problems_serenity") == lib.stats.classes_serenity);
     const execution_plan plan = plan_from_json(doc, ids, "tool output");

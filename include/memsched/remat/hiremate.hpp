@@ -70,20 +70,11 @@ struct hiremate_lower_limits {
 /// Solves one subgraph problem for one budget within the limits given (hiremate_options::lower_solver).
 using hiremate_lower_solver = std::function<remat_result(const memory_graph&, std::int64_t, const hiremate_lower_limits&)>;
 
-/// Options of hiremate_plan.
-struct hiremate_options {
-  /// Whole hierarchy: the start may use half of it (its DTR runs stop there), each lowest-level
-  /// solve gets a share of what is left up to 80% (hiremate_lower_limits, and the default solver's
-  /// DTR runs stop there); classes not reached in time get the cheap options (no recomputation,
-  /// outputs only) so the top level still runs; the best plan found is returned (status
-  /// feasible), never an exception.
-  std::optional<std::chrono::duration<double>> time_limit;
-  /// Memory cap: on the top-level table (groups x budget units bytes; fewer units when it would
-  /// exceed it), passed to each lower solve (divided among the threads), and on the H-ILP's model
-  /// and backend (estimated; default_max_bytes() when none).
-  std::optional<std::int64_t> max_bytes;
-  unsigned threads = 1;                          ///< Classes solved in parallel (0: hardware), the heuristic start beside them when >= 2; the result does not depend on it.
-  hiremate_partition_options partition = {};     ///< M^l, M^t, alpha.
+/// Tuning constants of hiremate_plan: how finely the hierarchy searches (budgets per class,
+/// options kept, table resolutions, grains tried, repair rounds) and the knobs of the opt-in paths
+/// (levels > 2: nested_*; top_solver: hilp_*). The defaults suit graphs of any size and shape;
+/// larger values search more and take more time. docs/hiremate.md says what each trades.
+struct hiremate_tuning {
   std::size_t budgets = 8;                       ///< Budgets solved per class (>= 1).
   /// N_o: options kept per class (1..254), thinned from the Pareto front of (peak, cost). More
   /// options give the top level more choices at the price of a larger table; which count pays
@@ -96,18 +87,10 @@ struct hiremate_options {
   /// The ladder fills the gaps between the budgets solved, where a class's cheapest option for
   /// the memory the top level can give it would otherwise be far dearer.
   std::size_t ladder_rungs = 32;
-  best_heuristic_options heuristics = {};        ///< Lowest-level solver when `lower_solver` is empty, and the start.
-  /// With the heuristics, also dtr_plan along the topological order with every score (the exact
-  /// neighbourhood up to default_dtr_exact_max_vertices), at the lowest level and as the start:
-  /// DTR drops single expensive values inside a group, which the checkpoint heuristics cannot.
-  bool dtr = true;
   /// As hiremate_subgraph_options_config::serenity_states: every subgraph problem also gets the
   /// no-recomputation option along Serenity's least-peak order when that peak is lower (stored
   /// states per problem; 0: none). It matters on branchy blocks, whose order decides their peak.
   std::uint64_t serenity_states = std::uint64_t{1} << 16;
-  /// Solves one subgraph problem for one budget within the limits given (e.g. Checkmate's MILP
-  /// with solver.time_limit and max_bytes set from them); empty: the heuristics (and DTR).
-  hiremate_lower_solver lower_solver = {};
   std::size_t budget_units = 4096;               ///< Resolution of the top-level table (>= 16).
   /// Resolution of the chain schedule's table (groups^2 / 2 x units floats, within max_bytes or
   /// 256 MiB); 0: no chain schedule (one option per group only). 0 or >= 16.
@@ -146,16 +129,6 @@ struct hiremate_options {
   /// kinds' times (finished rounds make larger groups). Nested hierarchies (levels > 2) solve the
   /// partition as given only.
   bool also_full_rounds = true;
-  /// Levels of the hierarchy (the paper's H-Solver recursion; 2..4). 2: level 0 of the partition
-  /// (each class solved per budget) and the top level over its groups. L > 2: the groups of
-  /// partition level L - 2 (the highest level the partition has, when fewer; level 0 gives the
-  /// two-level solve), each solved per budget by a hierarchy of L - 1 levels (hiremate_plan on
-  /// the group's subgraph problem: one thread, the solve's share of time_limit and max_bytes, the
-  /// heuristic start included, so an option is the cheaper of the group's own hierarchy and the
-  /// heuristics'); lower_solver, when set, solves the innermost level. stats.levels says how many
-  /// were solved. Costs about budgets x (1 + nested_resident_levels) two-level solves per class
-  /// (docs/hiremate.md, "More levels").
-  std::size_t levels = 2;
   /// resident_levels for the groups that levels > 2 solves by nested hierarchies, where each
   /// squeezed solve is a whole hierarchy (hence fewer than resident_levels).
   std::size_t nested_resident_levels = 1;
@@ -171,6 +144,47 @@ struct hiremate_options {
   /// and budget, and the outer start already runs DTR on the whole graph.
   bool nested_start_dtr = false;
   std::size_t repair_rounds = 12;                ///< Tighter top-level budgets tried after a simulated overshoot.
+  /// Levels of more groups skip the H-ILP (its model has about 2 x groups^2 x options binaries).
+  std::size_t hilp_max_groups = 40;
+  /// The paper's FREE variables and correction terms in the H-ILP: a data freed after its last use
+  /// inside a stage (else held to the stage's end), and left out of the later peaks of the node
+  /// that read it last (else counted through the node's whole run). The model's memory is much
+  /// closer to the plan's, but the model is larger and harder for CBC, hence off by default.
+  bool hilp_free_values = false;
+};
+
+/// Options of hiremate_plan.
+struct hiremate_options {
+  /// Whole hierarchy: the start may use half of it (its DTR runs stop there), each lowest-level
+  /// solve gets a share of what is left up to 80% (hiremate_lower_limits, and the default solver's
+  /// DTR runs stop there); classes not reached in time get the cheap options (no recomputation,
+  /// outputs only) so the top level still runs; the best plan found is returned (status
+  /// feasible), never an exception.
+  std::optional<std::chrono::duration<double>> time_limit;
+  /// Memory cap: on the top-level table (groups x budget units bytes; fewer units when it would
+  /// exceed it), passed to each lower solve (divided among the threads), and on the H-ILP's model
+  /// and backend (estimated; default_max_bytes() when none).
+  std::optional<std::int64_t> max_bytes;
+  unsigned threads = 1;                          ///< Classes solved in parallel (0: hardware), the heuristic start beside them when >= 2; the result does not depend on it.
+  hiremate_partition_options partition = {};     ///< M^l, M^t, alpha.
+  best_heuristic_options heuristics = {};        ///< Lowest-level solver when `lower_solver` is empty, and the start.
+  /// With the heuristics, also dtr_plan along the topological order with every score (the exact
+  /// neighbourhood up to default_dtr_exact_max_vertices), at the lowest level and as the start:
+  /// DTR drops single expensive values inside a group, which the checkpoint heuristics cannot.
+  bool dtr = true;
+  /// Solves one subgraph problem for one budget within the limits given (e.g. Checkmate's MILP
+  /// with solver.time_limit and max_bytes set from them); empty: the heuristics (and DTR).
+  hiremate_lower_solver lower_solver = {};
+  /// Levels of the hierarchy (the paper's H-Solver recursion; 2..4). 2: level 0 of the partition
+  /// (each class solved per budget) and the top level over its groups. L > 2: the groups of
+  /// partition level L - 2 (the highest level the partition has, when fewer; level 0 gives the
+  /// two-level solve), each solved per budget by a hierarchy of L - 1 levels (hiremate_plan on
+  /// the group's subgraph problem: one thread, the solve's share of time_limit and max_bytes, the
+  /// heuristic start included, so an option is the cheaper of the group's own hierarchy and the
+  /// heuristics'); lower_solver, when set, solves the innermost level. stats.levels says how many
+  /// were solved. Costs about tuning.budgets x (1 + tuning.nested_resident_levels) two-level solves per class
+  /// (docs/hiremate.md, "More levels").
+  std::size_t levels = 2;
   /// H-ILP (appendix B) as a third top level: the groups' MILP (detail/hiremate_hilp.hpp, any DAG of
   /// groups, a group recomputed from the outputs of several others) solved by this call, e.g.
   /// `milp_solve_function(cbc_backend{})`, started from the other two top levels' schedules; empty:
@@ -179,17 +193,11 @@ struct hiremate_options {
   /// Limits of each H-ILP solve (time_limit also within what is left of `time_limit`; node_limit
   /// gives the same plan on every machine).
   solver_options top_solver_options = {.time_limit = std::chrono::seconds(20)};
-  /// Levels of more groups skip the H-ILP (its model has about 2 x groups^2 x options binaries).
-  std::size_t hilp_max_groups = 40;
-  /// The paper's FREE variables and correction terms in the H-ILP: a data freed after its last use
-  /// inside a stage (else held to the stage's end), and left out of the later peaks of the node
-  /// that read it last (else counted through the node's whole run). The model's memory is much
-  /// closer to the plan's, but the model is larger and harder for CBC, hence off by default.
-  bool hilp_free_values = false;
   /// Also run the heuristics (and DTR, see `dtr`) and Checkmate's eviction greedy along the
   /// topological order on the whole graph and return the cheaper plan (the warm start).
   bool heuristic_start = true;
   observer_ref observer;
+  hiremate_tuning tuning = {};  ///< Tuning constants (defaults chosen on the benchmarks; rarely set).
 };
 
 /// A level of the hierarchy (hiremate_level_report::level). `lowest`: each class's subgraph
@@ -264,19 +272,19 @@ struct hiremate_stats {
   /// options only or fewer budgets).
   std::size_t classes_cut = 0;
   /// Of the problems solved or reused, how many got the no-recomputation option along Serenity's
-  /// order (its peak below the topological order's: options.serenity_states).
+  /// order (its peak below the topological order's: options.tuning.serenity_states).
   std::size_t classes_serenity = 0;
   std::size_t repair_rounds = 0;   ///< Top-level choices redone after the simulator found an overshoot.
   double lower_seconds = 0, top_seconds = 0, heuristic_seconds = 0;  ///< Partition time: partition.seconds.
-  std::size_t partitions_tried = 0;  ///< Partitions solved (options.partitions, twice with also_full_rounds); the others' statistics are not kept.
+  std::size_t partitions_tried = 0;  ///< Partitions solved (options.tuning.partitions, twice with also_full_rounds); the others' statistics are not kept.
   double hierarchy_seconds = 0;      ///< Partitioning, lowest and top levels of every partition tried.
   std::optional<double> hierarchy_cost, heuristic_cost;  ///< Total cost of each candidate plan (when within budget).
   /// The hierarchy's top levels: one option per group, the chain schedule and the H-ILP (when within budget).
   std::optional<double> groups_cost, chain_cost, hilp_cost;
   hiremate_top_method top_method = hiremate_top_method::none;  ///< Which top level gave the hierarchy's plan.
-  /// The H-ILP's last solve: the backend's status ("optimal" is within the model's simplified
-  /// memory accounting, not a proof for the graph), model size, seconds; empty status: not run.
-  std::string hilp_status;
+  /// The H-ILP's last solve: the backend's status (optimal is within the model's simplified
+  /// memory accounting, not a proof for the graph), model size, seconds; no status: not run.
+  std::optional<solve_status> hilp_status;
   std::size_t hilp_variables = 0, hilp_constraints = 0;
   std::int64_t hilp_budget_raised = 0;  ///< Bytes the model's budget was raised by (its measured memory excess on the starts).
   /// The last solve's model objective (total cost, the graph's units) at its start (the cheapest
@@ -293,7 +301,7 @@ struct hiremate_stats {
   /// Nested hierarchies run for options.levels > 2 (every partition tried, deeper ones included):
   /// about classes x budgets x (1 + nested_resident_levels) per level above the lowest.
   std::size_t nested_hierarchies = 0;
-  /// Partitions those nested hierarchies solved, in all (each at most options.nested_partitions).
+  /// Partitions those nested hierarchies solved, in all (each at most options.tuning.nested_partitions).
   std::size_t nested_partitions_tried = 0;
   std::string source;  ///< "hierarchy" or "heuristic": which plan was returned.
   /// The levels of the hierarchy's plan (the partition stats describe), lowest first, top last;
@@ -621,22 +629,23 @@ inline std::vector<hiremate_option> cheap_options(const hiremate_subgraph& sub, 
 
 /// Checks hiremate_options (and its partition options) without solving anything, so a front end
 /// can report a bad option before any work. O(1).
-/// Throws: option_error naming the field for budgets, partitions, nested_partitions, levels, max_options,
-/// budget_units, chain_units, nested_chain_units or max_chain_stages out of range,
+/// Throws: option_error naming the field for levels, or for tuning.budgets, partitions,
+/// nested_partitions, max_options, budget_units, chain_units, nested_chain_units or
+/// max_chain_stages out of range,
 /// and what hiremate_partition throws for its options (option_error too).
 inline void check_hiremate_options(const hiremate_options& options) {
   auto fail = [](const char* option, const char* requirement) { throw option_error("hiremate_plan", option, requirement); };
-  if (options.budgets == 0) fail("budgets", "must be >= 1");
-  if (options.partitions == 0 || options.partitions > 16) fail("partitions", "must be in 1..16");
-  if (options.nested_partitions == 0 || options.nested_partitions > 16) fail("nested_partitions", "must be in 1..16");
+  if (options.tuning.budgets == 0) fail("tuning.budgets", "must be >= 1");
+  if (options.tuning.partitions == 0 || options.tuning.partitions > 16) fail("tuning.partitions", "must be in 1..16");
+  if (options.tuning.nested_partitions == 0 || options.tuning.nested_partitions > 16) fail("tuning.nested_partitions", "must be in 1..16");
   if (options.levels < 2 || options.levels > 4) fail("levels", "must be in 2..4");
-  if (options.max_options == 0 || options.max_options > 254) fail("max_options", "must be in 1..254");
-  if (options.budget_units < 16) fail("budget_units", "must be >= 16");
-  if (options.chain_units != 0 && options.chain_units < 16) fail("chain_units", "must be 0 or >= 16");
-  if (options.nested_chain_units != 0 && options.nested_chain_units < 16) fail("nested_chain_units", "must be 0 or >= 16");
+  if (options.tuning.max_options == 0 || options.tuning.max_options > 254) fail("tuning.max_options", "must be in 1..254");
+  if (options.tuning.budget_units < 16) fail("tuning.budget_units", "must be >= 16");
+  if (options.tuning.chain_units != 0 && options.tuning.chain_units < 16) fail("tuning.chain_units", "must be 0 or >= 16");
+  if (options.tuning.nested_chain_units != 0 && options.tuning.nested_chain_units < 16) fail("tuning.nested_chain_units", "must be 0 or >= 16");
   // (The partition stops wrapping at max_top nodes, so a smaller cap could never be met.)
-  if (options.max_chain_stages != 0 && options.max_chain_stages < options.partition.max_top)
-    fail("max_chain_stages", "must be 0 or >= the partition's max_top (M^t)");
+  if (options.tuning.max_chain_stages != 0 && options.tuning.max_chain_stages < options.partition.max_top)
+    fail("tuning.max_chain_stages", "must be 0 or >= the partition's max_top (M^t)");
   detail::hiremate::check_partition_options(options.partition);
 }
 

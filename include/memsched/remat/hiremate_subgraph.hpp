@@ -225,12 +225,12 @@ struct hiremate_option {
 /// Options of hiremate_subgraph_options.
 struct hiremate_subgraph_options_config {
   std::size_t budgets = 8;       ///< Budgets solved, evenly spaced from the per-node lower bound to the no-remat peak (>= 1).
-  std::size_t max_options = 4;   ///< N_o: options kept (>= 1).
+  std::size_t max_options = 8;   ///< N_o: options kept (>= 1).
   /// Extra solves per budget b that hold less between the forward and the backward part: the
   /// barrier is given a workspace of b * k / (resident_levels + 1), k = 1..resident_levels, so
   /// the plan keeps at most the rest (the top level needs such options when many groups hold
   /// values at once). 0: none.
-  std::size_t resident_levels = 0;
+  std::size_t resident_levels = 3;
   best_heuristic_options heuristics = {};  ///< How each budget is solved.
   /// One more option without recomputation: every vertex once, in the least-peak order
   /// serenity_order finds with at most this many stored states (a counted limit: the same option

@@ -139,8 +139,8 @@ MEMSCHED_DECL std::optional<level_groups> level_to_solve(const partition_context
   // A long stack of blocks gives a long chain: coarser groups keep its cubic table small.
   // (part.stats.vertices: the forward vertices, the most one group can hold.)
   double partition_seconds = part.stats.seconds;
-  while (options.chain_units > 0 && options.max_chain_stages > 0 && !part.levels.empty() &&
-         part.levels[level_solved()].groups.size() > options.max_chain_stages && partition.max_lower < part.stats.vertices) {
+  while (options.tuning.chain_units > 0 && options.tuning.max_chain_stages > 0 && !part.levels.empty() &&
+         part.levels[level_solved()].groups.size() > options.tuning.max_chain_stages && partition.max_lower < part.stats.vertices) {
     partition.max_lower *= 2;
     part = partition_on(g, partition);
     partition_seconds += part.stats.seconds;
@@ -163,7 +163,7 @@ MEMSCHED_DECL std::optional<level_groups> level_to_solve(const partition_context
     out.group_class.push_back(0);
   }
   out.merged = merged_spans{.num_classes = part.classes.size(), .parts = {}};
-  if (options.merge_spans > 0) out.merged = merge_spans(g, out.groups, out.group_class, out.merged.num_classes, options.merge_spans * level_grain);
+  if (options.tuning.merge_spans > 0) out.merged = merge_spans(g, out.groups, out.group_class, out.merged.num_classes, options.tuning.merge_spans * level_grain);
   return out;
 }
 
@@ -277,14 +277,14 @@ MEMSCHED_DECL void solve_classes(const partition_context& ctx, const hiremate_lo
                                  lowest_level& lowest) {
   const hiremate_options& options = ctx.options;
   // Above level 0 each squeezed solve is a whole nested hierarchy: nested_resident_levels of them.
-  const std::size_t resident_levels = level > 0 ? options.nested_resident_levels : options.resident_levels;
-  const hiremate_subgraph_options_config cfg{.budgets = options.budgets, .max_options = options.max_options, .resident_levels = resident_levels,
-                                            .heuristics = options.heuristics, .serenity_states = options.serenity_states};
+  const std::size_t resident_levels = level > 0 ? options.tuning.nested_resident_levels : options.tuning.resident_levels;
+  const hiremate_subgraph_options_config cfg{.budgets = options.tuning.budgets, .max_options = options.tuning.max_options, .resident_levels = resident_levels,
+                                            .heuristics = options.heuristics, .serenity_states = options.tuning.serenity_states};
   const std::optional<double> lower_deadline = options.time_limit ? std::optional<double>(0.8 * options.time_limit->count()) : std::nullopt;
   lower_run run{.ctx = ctx, .nested = nested, .level = level, .deadline = lower_deadline,
                    .default_deadline = call_deadline(ctx.deadline.start(),
                                                      lower_deadline ? std::optional(std::chrono::duration<double>(*lower_deadline)) : std::nullopt)};
-  const std::size_t per_class = options.budgets * (1 + resident_levels);
+  const std::size_t per_class = options.tuning.budgets * (1 + resident_levels);
   run.solves_left = which.size() * per_class;
   run.threads = task_threads(options.threads, which.size());
   if (options.max_bytes) run.base_limits.max_bytes = std::max<std::int64_t>(1, *options.max_bytes / static_cast<std::int64_t>(run.threads));
@@ -298,9 +298,9 @@ MEMSCHED_DECL void solve_classes(const partition_context& ctx, const hiremate_lo
     run.solves_left -= per_class - r.solves;
     lowest.summaries[i] = {.cut = r.stopped, .serenity = r.serenity_lower, .solves = r.solves, .proven = r.proven};
     if (r.options.empty() && r.stopped)
-      lowest.class_options[i] = cheap_options(r.sub, options.max_options);
+      lowest.class_options[i] = cheap_options(r.sub, options.tuning.max_options);
     else
-      lowest.class_options[i] = class_options_of(r.sub, std::move(r.options), options.ladder_rungs, options.max_options);
+      lowest.class_options[i] = class_options_of(r.sub, std::move(r.options), options.tuning.ladder_rungs, options.tuning.max_options);
     lowest.subs[i] = std::move(r.sub);
   });
 }
@@ -402,7 +402,7 @@ remat_result repaired(const top_context& top, Choose choose, std::optional<doubl
   std::int64_t target = budget;
   std::int64_t overshot = budget;  // the last target whose choice overshot
   std::int64_t no_choice = 0;      // the highest target known to leave no choice
-  for (std::size_t round = 0; round <= ctx.options.repair_rounds && (round == 0 || !ctx.out_of_time()); ++round) {
+  for (std::size_t round = 0; round <= ctx.options.tuning.repair_rounds && (round == 0 || !ctx.out_of_time()); ++round) {
     auto seq = choose(target);
     if (!seq) {
       if (round == 0) break;
@@ -428,9 +428,9 @@ remat_result repaired(const top_context& top, Choose choose, std::optional<doubl
   return remat_result{};
 }
 
-// The groups DP's memory units: options.budget_units, fewer when its tables would exceed max_bytes.
+// The groups DP's memory units: options.tuning.budget_units, fewer when its tables would exceed max_bytes.
 MEMSCHED_DECL std::size_t top_units(const hiremate_options& options, std::size_t groups) {
-  std::size_t units = options.budget_units;
+  std::size_t units = options.tuning.budget_units;
   if (options.max_bytes) {
     // choose_options holds two rows of doubles and, per group and unit, a pick byte and a from index.
     const std::int64_t per = static_cast<std::int64_t>(groups) * 5 + 16;
@@ -475,10 +475,10 @@ MEMSCHED_DECL chain_models make_chain_models(const top_context& top) {
   const hiremate_options& options = top.ctx.options;
   chain_models out;
   out.table_cap = options.max_bytes.value_or(std::int64_t{1} << 28);
-  if (options.chain_units > 0) {
+  if (options.tuning.chain_units > 0) {
     out.models.push_back(make_chain(top.ctx.g, top.groups, top.owner));
     if (out.models.front().pinned_ranged > 0) out.models.push_back(pinned_throughout(out.models.front()));
-    if (options.regenerate_carries) add_regen(top.ctx.g, out.models.front(), top.owner, top.choices);
+    if (options.tuning.regenerate_carries) add_regen(top.ctx.g, out.models.front(), top.owner, top.choices);
   }
   out.any_regen = std::ranges::any_of(top.choices, [](const auto& stage) {
     return std::ranges::any_of(stage, [](const group_choice& c) { return c.regen_cost.has_value(); });
@@ -491,7 +491,7 @@ MEMSCHED_DECL std::optional<std::vector<std::size_t>> chain_choice(const top_con
                                                                    bool regen, std::int64_t target, std::string& chain_why) {
   const partition_context& ctx = top.ctx;
   auto out_of_time = [&ctx] { return ctx.out_of_time(); };
-  const auto steps = chain_schedule(chain, top.choices, target, ctx.options.chain_units, table_cap, out_of_time, regen);
+  const auto steps = chain_schedule(chain, top.choices, target, ctx.options.tuning.chain_units, table_cap, out_of_time, regen);
   if (!steps) {
     chain_why = ctx.out_of_time() ? "the time limit stopped the chain schedule" : "no chain schedule fits the budget";
     return std::nullopt;
@@ -512,8 +512,8 @@ MEMSCHED_DECL std::optional<std::vector<std::size_t>> chain_choice(const top_con
 
 // The chain top level (phase "top level (chain)"): the cheapest expanded plan of the two models,
 // each with and without recomputed carries (the spare-memory pass after the expansion favours
-// either, by graph and budget: docs/hiremate.md, "Recomputed carries"). Replaces `hier` when
-// cheaper.
+// either, depending on the graph and the budget, so both are expanded and simulated). Replaces
+// `hier` when cheaper.
 MEMSCHED_DECL void top_chain(const top_context& top, const chain_models& chains, remat_result& hier) {
   const partition_context& ctx = top.ctx;
   ctx.options.observer.on_phase(ctx.elapsed(), "top level (chain)");
@@ -554,7 +554,7 @@ MEMSCHED_DECL std::vector<hilp_schedule> hilp_starts(const top_context& top, con
   std::vector<hilp_schedule> starts;
   if (auto c = choose_options(top.choices, target, units)) starts.push_back(hilp_schedule_of_choice(top.groups.size(), *c));
   for (const auto& chain : chains.models)
-    if (auto steps = chain_schedule(chain, top.choices, target, ctx.options.chain_units, chains.table_cap, out_of_time))
+    if (auto steps = chain_schedule(chain, top.choices, target, ctx.options.tuning.chain_units, chains.table_cap, out_of_time))
       if (auto s = hilp_schedule_of_chain(problem, *steps)) starts.push_back(std::move(*s));
   return starts;
 }
@@ -581,9 +581,9 @@ MEMSCHED_DECL std::optional<std::vector<std::size_t>> hilp_choice(const top_cont
   }
   const auto outcome = solve_hilp(problem, target, starts, real_peaks, options.top_solver, so,
                                      options.max_bytes ? static_cast<std::uint64_t>(*options.max_bytes) : default_max_bytes(),
-                                     options.hilp_free_values);
+                                     options.tuning.hilp_free_values);
   if (!outcome.message.empty()) top.why = top.why.empty() ? outcome.message : top.why + "; " + outcome.message;
-  st.hilp_status = std::string(to_string(outcome.status));
+  st.hilp_status = outcome.status;
   st.hilp_variables = outcome.variables, st.hilp_constraints = outcome.constraints;
   st.hilp_budget_raised = outcome.budget_raised;
   st.hilp_start_objective = outcome.start_objective;
@@ -634,12 +634,12 @@ MEMSCHED_DECL void plan_top(const partition_context& ctx, const std::vector<std:
     hier = top_groups(top, units);
     if (hier.status == solve_status::feasible) st.top_method = hiremate_top_method::groups;
     const chain_models chains = make_chain_models(top);
-    if (ctx.options.chain_units > 0 && !ctx.out_of_time()) top_chain(top, chains, hier);
-    if (ctx.options.top_solver && groups.size() <= ctx.options.hilp_max_groups && !ctx.out_of_time()) top_hilp(top, chains, units, hier);
+    if (ctx.options.tuning.chain_units > 0 && !ctx.out_of_time()) top_chain(top, chains, hier);
+    if (ctx.options.top_solver && groups.size() <= ctx.options.tuning.hilp_max_groups && !ctx.out_of_time()) top_hilp(top, chains, units, hier);
     if (hier.status == solve_status::feasible) {
       st.hierarchy_cost = hier.total_cost;
       // The DPs are exact over their models (tests: brute force); the H-ILP when its backend proved it.
-      const bool proven = st.top_method != hiremate_top_method::hilp || st.hilp_status == to_string(solve_status::optimal);
+      const bool proven = st.top_method != hiremate_top_method::hilp || st.hilp_status == solve_status::optimal;
       st.level_reports.push_back(hiremate_level_report{
           .level = hiremate_report_level::top, .method = st.top_method, .solves = 1, .proven = proven ? 1U : 0U, .cut = ctx.out_of_time() ? 1U : 0U});
     }
@@ -682,8 +682,8 @@ MEMSCHED_DECL hiremate_plan_result plan_levels(const memory_graph& g, std::int64
 MEMSCHED_DECL hiremate_lower_solver nested_solver(const hiremate_options& options, lower_call_counts& counts) {
   hiremate_options inner = options;
   inner.levels = options.levels - 1;
-  inner.partitions = options.nested_partitions;
-  inner.chain_units = options.nested_chain_units;
+  inner.tuning.partitions = options.tuning.nested_partitions;
+  inner.tuning.chain_units = options.tuning.nested_chain_units;
   inner.threads = 1;  // the classes are already solved in parallel
   inner.observer = {};
   inner.partition.ops.clear();  // indexed by the vertices of `g`, not of a subgraph problem
@@ -731,7 +731,7 @@ MEMSCHED_DECL void take_start(const partition_context& ctx, heuristic_start& s) 
 MEMSCHED_DECL void begin_start(const partition_context& ctx, bool outermost, heuristic_start& s) {
   const hiremate_options& options = ctx.options;
   if (!options.heuristic_start) return;
-  const bool start_dtr = options.dtr && (outermost || options.nested_start_dtr);
+  const bool start_dtr = options.dtr && (outermost || options.tuning.nested_start_dtr);
   auto run = [&ctx, &s, start_dtr] {
     const hiremate_options& o = ctx.options;
     // At most half the time limit: the lowest level's deadline (80%) comes after it.
@@ -761,7 +761,7 @@ struct hierarchy_plan {
   double seconds = 0;
 };
 
-// The hierarchy over M^l, 2 M^l, ... (options.partitions of them): the cheapest expanded plan is
+// The hierarchy over M^l, 2 M^l, ... (options.tuning.partitions of them): the cheapest expanded plan is
 // the hierarchy's, with the statistics of its partition (in `st`). A grain the max_chain_stages
 // cap already coarsened past is skipped, as is a partition whose groups an earlier one had.
 // Later partitions start only within half the time limit, and take the options of the problems
@@ -777,7 +777,7 @@ MEMSCHED_DECL hierarchy_plan try_partitions(const partition_context& ctx, const 
   const call_deadline& deadline = ctx.deadline;
   hierarchy_plan hier;
   const std::size_t modes = nested ? 2 : 1;
-  const bool both_rounds = options.also_full_rounds && partition.stop_at_max_top && nesting == nullptr;
+  const bool both_rounds = options.tuning.also_full_rounds && partition.stop_at_max_top && nesting == nullptr;
   std::array<std::vector<std::vector<std::vector<std::size_t>>>, 2> earlier_groups;  // per mode
   std::array<solved_problems, 2> own_solved;
   std::array<solved_problems, 2>& solved = nesting ? nesting->cache.problems : own_solved;
@@ -785,7 +785,7 @@ MEMSCHED_DECL hierarchy_plan try_partitions(const partition_context& ctx, const 
   const std::size_t base_max_lower = partition.max_lower;
   const bool given_stop = partition.stop_at_max_top;
   const auto forward_vertices = static_cast<std::size_t>(std::ranges::count_if(ctx.g.topological_order(), [&](auto v) { return ctx.g.is_forward(v); }));
-  for (std::size_t k = 0; k < options.partitions; ++k) {
+  for (std::size_t k = 0; k < options.tuning.partitions; ++k) {
     partition.max_lower = base_max_lower << k;
     if (k > 0 && deadline.limited() && ctx.elapsed() >= 0.5 * deadline.limit()) break;
     for (std::size_t rounds = 0; rounds < (both_rounds ? 2U : 1U); ++rounds) {
