@@ -125,50 +125,100 @@ struct hilp_problem {
 /// Node index of group j's backward part.
 inline std::size_t hilp_backward(std::size_t groups, std::size_t j) { return 2 * groups - 1 - j; }
 
-/// The problem for `groups` (forward vertices, topological within each group, groups in a
-/// topological order of the level), `owner` from group_owner and the groups' options; nullopt
-/// when the level is not such a graph (a value read before the node writing it). A phantom is
-/// the bytes of the option's resident values that are neither data nor held to the end; a
-/// backward variant's peak and profile count what it provides as resident from its last read in
-/// the schedule on. O(vertices + edges + options x (their lengths and in-edges) + data x log).
-inline std::optional<hilp_problem> make_hilp(const memory_graph& g, const std::vector<std::vector<std::size_t>>& groups,
-                                             const std::vector<std::size_t>& owner,
-                                             const std::vector<std::vector<group_choice>>& choices) {
-  const std::size_t N = groups.size();
-  const std::size_t K = 2 * N;
+/// make_hilp's work: the level's values sorted into data (classify_value), then each group's
+/// variants (add_group), reading the data through deps_of. Scratch of g.size() entries is reused
+/// across the runs.
+struct hilp_problem_builder {
+  const memory_graph& g;
+  const std::vector<std::vector<std::size_t>>& groups;
+  const std::vector<std::size_t>& owner;
+  const std::vector<std::vector<group_choice>>& choices;
+  const std::size_t N;
   hilp_problem p;
-  p.groups = N;
-  p.output.assign(K, 0);
-  p.held_from.assign(K, 0);
-  p.variants.resize(K);
-  auto node_of = [&](std::size_t v) -> std::size_t {
+  // Per vertex: whether another group reads it, whether it is held to the end, its data.
+  std::vector<char> outward, held_to_end;
+  std::vector<std::size_t> data_of;
+  // Per forward vertex: the options of its group whose backward schedule computes it again
+  // (ascending); kept only for a data's vertex that a later backward part reads (that schedule
+  // then provides it). Part of the data's key, so that a variant provides all of a data or none.
+  std::vector<std::vector<std::size_t>> recomputed_by;
+  // (producer, reader nodes [, no_group, recomputing options]) -> data
+  std::map<std::pair<std::size_t, std::vector<std::size_t>>, std::size_t> data_index;
+  std::vector<std::size_t> readers;  // classify_value's scratch
+  // deps_of's: vertices computed earlier in the list (== stamp).
+  std::vector<std::size_t> mark;
+  std::size_t stamp = 0;
+  std::int64_t own_outputs = 0;  // of the last deps_of call: bytes of the group's own outputs a backward schedule reads
+  // Of the last deps_of call: (position in the list, data) of the last read of each data of another
+  // group (never marked, so every read is seen). The group's own outputs a backward schedule reads
+  // are left out: their bytes are in the option's own profile already (freed there after their
+  // last read), so releasing them again would count them twice.
+  std::vector<std::pair<std::size_t, std::size_t>> last_read;
+  std::vector<std::size_t> forward_readers;  // forward_once's scratch
+  static constexpr std::size_t unseen = std::numeric_limits<std::size_t>::max();
+  std::vector<std::size_t> kept_from;  // position after which a provided value stays (scratch, reset after use)
+
+  hilp_problem_builder(const memory_graph& graph, const std::vector<std::vector<std::size_t>>& level_groups,
+                       const std::vector<std::size_t>& group_of, const std::vector<std::vector<group_choice>>& options)
+      : g(graph), groups(level_groups), owner(group_of), choices(options), N(level_groups.size()) {
+    p.groups = N;
+    p.output.assign(2 * N, 0);
+    p.held_from.assign(2 * N, 0);
+    p.variants.resize(2 * N);
+    outward.assign(g.size(), 0);
+    held_to_end.assign(g.size(), 0);
+    data_of.assign(g.size(), no_group);
+    recomputed_by.resize(g.size());
+    mark.assign(g.size(), 0);
+    forward_readers.assign(g.size(), 0);
+    kept_from.assign(g.size(), unseen);
+  }
+
+  std::optional<hilp_problem> make() {
+    for (std::size_t v = 0; v < g.size(); ++v)
+      if (owner[v] == no_group) p.constant += g.bytes(v);
+    find_recomputed();
+    for (std::size_t v = 0; v < g.size(); ++v) classify_value(v);
+    p.forward_lists = groups;
+    for (std::size_t j = 0; j < N; ++j)
+      if (!add_group(j)) return std::nullopt;
+    return std::move(p);
+  }
+
+  std::size_t node_of(std::size_t v) const {
     const std::size_t j = owner[v];
     if (j == no_group) return no_group;
     return g.is_forward(v) ? j : hilp_backward(N, j);
-  };
-  for (std::size_t v = 0; v < g.size(); ++v)
-    if (owner[v] == no_group) p.constant += g.bytes(v);
+  }
+
+  void find_recomputed() {
+    for (std::size_t j = 0; j < N; ++j)
+      for (std::size_t o = 0; o < choices[j].size(); ++o)
+        for (auto v : choices[j][o].backward)
+          if (g.is_forward(v) && owner[v] == j && (recomputed_by[v].empty() || recomputed_by[v].back() != o)) recomputed_by[v].push_back(o);
+  }
+
   // Outputs: a value another group reads. Graph outputs and values a vertex no group owns reads
   // (a gradient of nothing) are held to the end, except what only the loss reads: the expansion
   // runs the loss right before the first backward part that needs it, just after the forward
   // pass, and the loss's inputs are freed then. What a group's backward part reads of its forward
   // part is the options' own business (their resident bytes).
-  std::vector<char> outward(g.size(), 0), held_to_end(g.size(), 0);
-  std::vector<std::size_t> data_of(g.size(), no_group);
-  // Per forward vertex: the options of its group whose backward schedule computes it again
-  // (ascending); kept only for a data's vertex that a later backward part reads (that schedule
-  // then provides it). Part of the data's key, so that a variant provides all of a data or none.
-  std::vector<std::vector<std::size_t>> recomputed_by(g.size());
-  for (std::size_t j = 0; j < N; ++j)
-    for (std::size_t o = 0; o < choices[j].size(); ++o)
-      for (auto v : choices[j][o].backward)
-        if (g.is_forward(v) && owner[v] == j && (recomputed_by[v].empty() || recomputed_by[v].back() != o)) recomputed_by[v].push_back(o);
-  // (producer, reader nodes [, no_group, recomputing options]) -> data
-  std::map<std::pair<std::size_t, std::vector<std::size_t>>, std::size_t> data_index;
-  std::vector<std::size_t> readers;
-  for (std::size_t v = 0; v < g.size(); ++v) {
+  void classify_value(std::size_t v) {
     const std::size_t k = node_of(v);
-    if (k == no_group) continue;
+    if (k == no_group) return;
+    const bool held = collect_readers(v);
+    held_to_end[v] = held;
+    if (held) {
+      p.held_from[k] += g.bytes(v);
+    } else if (outward[v]) {
+      add_to_data(v, k);
+    }
+    if (data_of[v] == no_group) recomputed_by[v].clear();
+  }
+
+  /// Whether v is held to the end; marks v outward when another group reads it, those readers'
+  /// nodes in `readers`.
+  bool collect_readers(std::size_t v) {
     bool held = g.is_output(v);
     readers.clear();
     for (auto w : g.successors(v)) {
@@ -179,40 +229,33 @@ inline std::optional<hilp_problem> make_hilp(const memory_graph& g, const std::v
         readers.push_back(node_of(w));
       }
     }
-    held_to_end[v] = held;
-    if (held) {
-      p.held_from[k] += g.bytes(v);
-    } else if (outward[v]) {
-      p.output[k] += g.bytes(v);
-      // The group's own backward part may read it too (its options decide).
-      for (auto w : g.successors(v))
-        if (owner[w] == owner[v] && node_of(w) != k) readers.push_back(node_of(w));
-      std::sort(readers.begin(), readers.end());
-      readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
-      if (k < N && !recomputed_by[v].empty() && readers.back() > hilp_backward(N, k)) {
-        readers.push_back(no_group);
-        readers.insert(readers.end(), recomputed_by[v].begin(), recomputed_by[v].end());
-      } else {
-        recomputed_by[v].clear();
-      }
-      auto [it, fresh] = data_index.try_emplace({k, readers}, p.producer.size());
-      if (fresh) p.producer.push_back(k), p.data_bytes.push_back(0);
-      data_of[v] = it->second;
-      p.data_bytes[it->second] += g.bytes(v);
-    }
-    if (data_of[v] == no_group) recomputed_by[v].clear();
+    return held;
   }
-  // What a list of vertices run as node k reads from other nodes: every predecessor it does not
-  // compute itself before reading it.
-  std::vector<std::size_t> mark(g.size(), 0);
-  std::size_t stamp = 0;
-  std::int64_t own_outputs = 0;  // of the last deps_of call: bytes of the group's own outputs a backward schedule reads
-  // Of the last deps_of call: (position in the list, data) of the last read of each data of another
-  // group (never marked, so every read is seen). The group's own outputs a backward schedule reads
-  // are left out: their bytes are in the option's own profile already (freed there after their
-  // last read), so releasing them again would count them twice.
-  std::vector<std::pair<std::size_t, std::size_t>> last_read;
-  auto deps_of = [&](std::size_t k, const std::vector<std::size_t>& list) -> std::optional<std::vector<std::size_t>> {
+
+  /// Puts v, written by node k and read by the nodes in `readers`, into its data.
+  void add_to_data(std::size_t v, std::size_t k) {
+    p.output[k] += g.bytes(v);
+    // The group's own backward part may read it too (its options decide).
+    for (auto w : g.successors(v))
+      if (owner[w] == owner[v] && node_of(w) != k) readers.push_back(node_of(w));
+    std::sort(readers.begin(), readers.end());
+    readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
+    if (k < N && !recomputed_by[v].empty() && readers.back() > hilp_backward(N, k)) {
+      readers.push_back(no_group);
+      readers.insert(readers.end(), recomputed_by[v].begin(), recomputed_by[v].end());
+    } else {
+      recomputed_by[v].clear();
+    }
+    auto [it, fresh] = data_index.try_emplace({k, readers}, p.producer.size());
+    if (fresh) p.producer.push_back(k), p.data_bytes.push_back(0);
+    data_of[v] = it->second;
+    p.data_bytes[it->second] += g.bytes(v);
+  }
+
+  /// What a list of vertices run as node k reads from other nodes: every predecessor it does not
+  /// compute itself before reading it (nullopt: one written by k or a later node). Sets
+  /// own_outputs and last_read.
+  std::optional<std::vector<std::size_t>> deps_of(std::size_t k, const std::vector<std::size_t>& list) {
     ++stamp;
     own_outputs = 0;
     std::vector<std::size_t> d;
@@ -239,75 +282,103 @@ inline std::optional<hilp_problem> make_hilp(const memory_graph& g, const std::v
     d.erase(std::unique(d.begin(), d.end()), d.end());
     for (auto m : d)
       if (p.producer[m] >= k) return std::nullopt;
+    note_last_reads(reads);
+    return d;
+  }
+
+  /// last_read from deps_of's (data, position) reads.
+  void note_last_reads(std::vector<std::pair<std::size_t, std::size_t>>& reads) {
     std::sort(reads.begin(), reads.end());
     last_read.clear();
     for (std::size_t i = 0; i < reads.size(); ++i)
       if (i + 1 == reads.size() || reads[i + 1].first != reads[i].first) last_read.emplace_back(reads[i].second, reads[i].first);
-    return d;
-  };
-  // Whether a profile of a run of `length` vertices is that run's (its maximum the run's peak).
-  auto matches = [](const std::vector<std::int64_t>& profile, std::size_t length, std::int64_t peak) {
+  }
+
+  /// Whether a profile of a run of `length` vertices is that run's (its maximum the run's peak).
+  static bool matches(const std::vector<std::int64_t>& profile, std::size_t length, std::int64_t peak) {
     return profile.size() == length && !profile.empty() && *std::max_element(profile.begin(), profile.end()) == peak;
-  };
-  // The points of a run (hilp_points) when its profile matches its peak, less `shift`.
-  auto points_of = [&](const std::vector<std::int64_t>& profile, std::size_t length, std::int64_t peak, std::int64_t shift) {
+  }
+
+  /// The points of a run (hilp_points, with the last deps_of call's last reads) when its profile
+  /// matches its peak, less `shift`.
+  std::vector<hilp_point> points_of(const std::vector<std::int64_t>& profile, std::size_t length, std::int64_t peak, std::int64_t shift) const {
     if (!matches(profile, length, peak)) return std::vector<hilp_point>{};
     std::vector<std::int64_t> shifted(profile);
     for (auto& b : shifted) b -= shift;
     return hilp_points(shifted, last_read);
-  };
-  p.forward_lists = groups;
-  std::vector<std::size_t> forward_readers(g.size(), 0);  // forward_once's scratch
-  constexpr std::size_t unseen = std::numeric_limits<std::size_t>::max();
-  std::vector<std::size_t> kept_from(g.size(), unseen);  // position after which a provided value stays (scratch, reset after use)
-  for (std::size_t j = 0; j < N; ++j) {
+  }
+
+  /// Group j's variants: per option a forward and a backward one, then forward only.
+  bool add_group(std::size_t j) {
+    for (std::size_t o = 0; o < choices[j].size(); ++o)
+      if (!add_option(j, o)) return false;
+    return add_forward_only(j);
+  }
+
+  bool add_option(std::size_t j, std::size_t o) {
+    const group_choice& c = choices[j][o];
+    // The phantom: the resident values that are neither data nor held to the end (those are
+    // counted as such).
+    std::int64_t phantom = 0;
+    for (auto v : c.resident_vertices)
+      if (data_of[v] == no_group && !held_to_end[v]) phantom += g.bytes(v);
+    auto fd = deps_of(j, c.forward);
+    if (!fd) return false;
+    p.variants[j].push_back({c.forward_cost, c.forward_peak, phantom, std::move(*fd), &c.forward,
+                             points_of(c.forward_profile, c.forward.size(), c.forward_peak, 0)});
     const std::size_t b = hilp_backward(N, j);
-    for (std::size_t o = 0; o < choices[j].size(); ++o) {
-      const group_choice& c = choices[j][o];
-      // The phantom: the resident values that are neither data nor held to the end (those are
-      // counted as such).
-      std::int64_t phantom = 0;
-      for (auto v : c.resident_vertices)
-        if (data_of[v] == no_group && !held_to_end[v]) phantom += g.bytes(v);
-      auto fd = deps_of(j, c.forward);
-      if (!fd) return std::nullopt;
-      p.variants[j].push_back({c.forward_cost, c.forward_peak, phantom, std::move(*fd), &c.forward,
-                               points_of(c.forward_profile, c.forward.size(), c.forward_peak, 0)});
-      auto bd = deps_of(b, c.backward);
-      if (!bd) return std::nullopt;
-      // The data the schedule provides: its profile (a problem without their later readers) frees
-      // them after their last read here; they stay from then on (from their computation when
-      // nothing here reads them again).
-      std::vector<std::size_t> provides, provided_vertices;
-      for (std::size_t i = 0; i < c.backward.size(); ++i) {
-        const std::size_t v = c.backward[i];
-        for (auto u : g.predecessors(v))
-          if (kept_from[u] != unseen) kept_from[u] = i;
-        if (std::binary_search(recomputed_by[v].begin(), recomputed_by[v].end(), o)) {
-          if (kept_from[v] == unseen) provided_vertices.push_back(v), provides.push_back(data_of[v]);
-          kept_from[v] = i;
-        }
+    auto bd = deps_of(b, c.backward);
+    if (!bd) return false;
+    p.variants[b].push_back(backward_variant(c, o, phantom, std::move(*bd)));
+    return true;
+  }
+
+  /// What a backward schedule computes again for later backward parts: the data, ascending, and
+  /// the vertices (kept_from holds each one's position of its last read in the schedule).
+  struct provided_values {
+    std::vector<std::size_t> data, vertices;
+  };
+  provided_values find_provided(const group_choice& c, std::size_t o) {
+    provided_values out;
+    for (std::size_t i = 0; i < c.backward.size(); ++i) {
+      const std::size_t v = c.backward[i];
+      for (auto u : g.predecessors(v))
+        if (kept_from[u] != unseen) kept_from[u] = i;
+      if (std::binary_search(recomputed_by[v].begin(), recomputed_by[v].end(), o)) {
+        if (kept_from[v] == unseen) out.vertices.push_back(v), out.data.push_back(data_of[v]);
+        kept_from[v] = i;
       }
-      std::sort(provides.begin(), provides.end());
-      provides.erase(std::unique(provides.begin(), provides.end()), provides.end());
-      std::vector<std::int64_t> profile = c.backward_profile;
-      std::int64_t peak = c.backward_peak;
-      const bool profiled = matches(profile, c.backward.size(), peak);
-      for (auto v : provided_vertices) {
-        if (profiled)
-          for (std::size_t i = kept_from[v] + 1; i < profile.size(); ++i) profile[i] += g.bytes(v);
-        else
-          peak += g.bytes(v);
-        kept_from[v] = unseen;
-      }
-      if (profiled) peak = *std::max_element(profile.begin(), profile.end());
-      // The backward peak holds the phantom and the group's outputs it reads, both already counted
-      // (held, or run earlier in the stage: its input rows make sure of it).
-      hilp_variant backward{c.backward_cost, std::max<std::int64_t>(0, peak - phantom - own_outputs), phantom, std::move(*bd),
-                               &c.backward, points_of(profile, c.backward.size(), peak, phantom + own_outputs), std::move(provides)};
-      p.variants[b].push_back(std::move(backward));
     }
-    // Forward only: the group's vertices once, freeing what no other node reads.
+    std::sort(out.data.begin(), out.data.end());
+    out.data.erase(std::unique(out.data.begin(), out.data.end()), out.data.end());
+    return out;
+  }
+
+  /// The backward variant of option o (choice c) reading `deps` (from the last deps_of call).
+  hilp_variant backward_variant(const group_choice& c, std::size_t o, std::int64_t phantom, std::vector<std::size_t> deps) {
+    // The data the schedule provides: its profile (a problem without their later readers) frees
+    // them after their last read here; they stay from then on (from their computation when
+    // nothing here reads them again).
+    provided_values provided = find_provided(c, o);
+    std::vector<std::int64_t> profile = c.backward_profile;
+    std::int64_t peak = c.backward_peak;
+    const bool profiled = matches(profile, c.backward.size(), peak);
+    for (auto v : provided.vertices) {
+      if (profiled)
+        for (std::size_t i = kept_from[v] + 1; i < profile.size(); ++i) profile[i] += g.bytes(v);
+      else
+        peak += g.bytes(v);
+      kept_from[v] = unseen;
+    }
+    if (profiled) peak = *std::max_element(profile.begin(), profile.end());
+    // The backward peak holds the phantom and the group's outputs it reads, both already counted
+    // (held, or run earlier in the stage: its input rows make sure of it).
+    return {c.backward_cost, std::max<std::int64_t>(0, peak - phantom - own_outputs), phantom, std::move(deps),
+            &c.backward, points_of(profile, c.backward.size(), peak, phantom + own_outputs), std::move(provided.data)};
+  }
+
+  /// Forward only: the group's vertices once, freeing what no other node reads.
+  bool add_forward_only(std::size_t j) {
     hilp_variant fo;
     fo.vertices = &p.forward_lists[j];
     std::vector<std::int64_t> profile;
@@ -315,12 +386,24 @@ inline std::optional<hilp_problem> make_hilp(const memory_graph& g, const std::v
         g, groups[j], j, owner, forward_readers, [&](std::size_t v) { return outward[v] || g.is_output(v); },
         [&](std::size_t v) { return g.bytes(v); }, &profile);
     auto fd = deps_of(j, groups[j]);
-    if (!fd) return std::nullopt;
+    if (!fd) return false;
     fo.deps = std::move(*fd);
     fo.points = points_of(profile, groups[j].size(), fo.extra, 0);
     p.variants[j].push_back(std::move(fo));
+    return true;
   }
-  return p;
+};
+
+/// The problem for `groups` (forward vertices, topological within each group, groups in a
+/// topological order of the level), `owner` from group_owner and the groups' options; nullopt
+/// when the level is not such a graph (a value read before the node writing it). A phantom is
+/// the bytes of the option's resident values that are neither data nor held to the end; a
+/// backward variant's peak and profile count what it provides as resident from its last read in
+/// the schedule on. O(vertices + edges + options x (their lengths and in-edges) + data x log).
+inline std::optional<hilp_problem> make_hilp(const memory_graph& g, const std::vector<std::vector<std::size_t>>& groups,
+                                             const std::vector<std::size_t>& owner,
+                                             const std::vector<std::vector<group_choice>>& choices) {
+  return hilp_problem_builder(g, groups, owner, choices).make();
 }
 
 /// A schedule of the problem: per stage, the (node, variant) pairs in node order.
