@@ -254,6 +254,239 @@ inline void add_regen(const memory_graph& g, const chain_model& chain, const std
   }
 }
 
+/// chain_schedule's dynamic program: the chain in units of memory, its tables C and E, and the
+/// schedule of an entry. The comments on fill and reconstruct say what the tables hold.
+struct chain_tables {
+  static constexpr float inf = std::numeric_limits<float>::infinity();
+  /// An option of a stage in units: forward and backward peaks (pinned bytes included), resident
+  /// bytes beyond the carry, its cost and its regen's (inf when the option does not offer it).
+  struct opt_units {
+    std::size_t fp, bp, extra;
+    float cost, regen;
+  };
+
+  std::size_t L = 0;
+  bool any_regen = false;  ///< Some option may drop its carry (the E table exists).
+  std::int64_t unit = 1;   ///< Bytes per unit.
+  std::size_t U = 0, W = 0;  ///< Units of the budget; W = U + 1 entries per table row.
+  std::vector<std::size_t> X, D, P;  ///< Per stage, in units: carry, grad_in, forward-only peak.
+  std::vector<double> prefix;        ///< Forward-only costs of stages 0..k-1.
+  std::vector<std::vector<opt_units>> ou;  ///< Per stage, per option.
+  std::vector<float> C, E;
+
+  /// Sizes the tables for `budget` (nullopt: nothing fits, or the cap leaves fewer than 16 units).
+  static std::optional<chain_tables> make(const chain_model& chain, const std::vector<std::vector<group_choice>>& opts,
+                                          std::int64_t budget, std::size_t units, std::int64_t max_table_bytes, bool allow_regen) {
+    chain_tables tab;
+    tab.L = chain.stages.size();
+    const std::int64_t avail = budget - chain.pinned;
+    if (tab.L == 0 || avail <= 0) return std::nullopt;
+    for (std::size_t k = 0; allow_regen && k + 1 < tab.L; ++k)
+      for (const auto& o : opts[k]) tab.any_regen = tab.any_regen || o.regen_cost.has_value();
+    const std::size_t tables = tab.any_regen ? 2 : 1;
+    const std::size_t pairs = tab.L * (tab.L + 1) / 2;
+    const std::int64_t fit = max_table_bytes / static_cast<std::int64_t>(tables * pairs * sizeof(float)) - 1;
+    if (fit < 16) return std::nullopt;
+    units = std::min<std::size_t>(units, static_cast<std::size_t>(fit));
+    // Rounded up without forming avail + units - 1 (a budget near 2^63 would overflow).
+    const std::int64_t n_units = static_cast<std::int64_t>(units);
+    tab.unit = std::max<std::int64_t>(1, avail / n_units + (avail % n_units != 0 ? 1 : 0));
+    tab.U = static_cast<std::size_t>(avail / tab.unit);
+    tab.W = tab.U + 1;
+    tab.measure(chain, opts);
+    tab.C.assign(pairs * tab.W, inf);
+    tab.E.assign(tab.any_regen ? pairs * tab.W : 0, inf);
+    return tab;
+  }
+
+  /// Bytes in units, rounded up.
+  std::size_t up(std::int64_t b) const { return static_cast<std::size_t>((std::max<std::int64_t>(0, b) + unit - 1) / unit); }
+
+  /// The stages' and options' sizes in units.
+  void measure(const chain_model& chain, const std::vector<std::vector<group_choice>>& opts) {
+    X.resize(L), D.resize(L), P.resize(L);
+    prefix.assign(L + 1, 0);
+    for (std::size_t k = 0; k < L; ++k) {
+      X[k] = up(chain.stages[k].carry);
+      D[k] = up(chain.stages[k].grad_in);
+      P[k] = up(chain.stages[k].forward_peak + chain.stages[k].pinned_forward);
+      prefix[k + 1] = prefix[k] + chain.stages[k].forward_cost;
+    }
+    ou.assign(L, {});
+    for (std::size_t k = 0; k < L; ++k)
+      for (const auto& o : opts[k])
+        ou[k].push_back({up(o.forward_peak + chain.stages[k].pinned_forward), up(o.backward_peak + chain.stages[k].pinned_backward),
+                         up(o.resident - chain.stages[k].carry), static_cast<float>(o.cost),
+                         any_regen && o.regen_cost && k + 1 < L ? static_cast<float>(*o.regen_cost) : inf});
+  }
+
+  std::size_t in_of(std::size_t s) const { return s == 0 ? std::size_t{0} : X[s - 1]; }
+  std::size_t id(std::size_t s, std::size_t t) const { return (t * (t + 1) / 2 + s) * W; }  // s <= t
+  /// Forward-only cost of stages s..s2-1 (the reconstruction recomputes candidates with the same
+  /// float operations as the table, so it finds the entry's candidate by equality).
+  float ck_cost(std::size_t s, std::size_t s2) const { return static_cast<float>(prefix[s2] - prefix[s]); }
+  /// The deeper part after stage s's forward part with option o, within m units: stages s+1..t
+  /// with s's carry held throughout (C), or dropped and recomputed by o (E + o.regen).
+  float deeper(std::size_t s, std::size_t t, const opt_units& o, std::size_t m) const {
+    const float held = C[id(s + 1, t) + m];
+    return any_regen ? std::min(held, E[id(s + 1, t) + m] + o.regen) : held;
+  }
+
+  // C(s, t)[m]: least cost of the forward and backward parts of stages s..t within m units, the
+  // input of s and the gradients t's backward part reads already held (and counted in m). The
+  // candidates: s's forward part with option k, then the deeper part, then s's backward part; or
+  // s..s2-1 forward only (keeping s2's input), C(s2, t), then C(s, s2 - 1).
+  // E(s, t)[m]: the same with the input of s held only in s's forward and backward parts (its
+  // writer recomputes it in between); option candidates only.
+
+  /// Fills the entries (s, s + len) of C and E; those of shorter spans are filled.
+  void fill(std::size_t len) {
+    for (std::size_t s = 0; s + len < L; ++s) {
+      const std::size_t t = s + len;
+      float* row = &C[id(s, t)];
+      float* erow = any_regen ? &E[id(s, t)] : nullptr;
+      fill_options(s, t, row, erow);
+      if (erow && len == 0) std::copy(row, row + W, erow);
+      fill_splits(s, t, row);
+      const std::size_t need = in_of(s) + D[t];
+      for (std::size_t m = 0; m < std::min(need, W); ++m) {
+        row[m] = inf;
+        if (erow) erow[m] = inf;
+      }
+    }
+  }
+
+  /// The candidates of (s, t) running s's forward part with an option.
+  void fill_options(std::size_t s, std::size_t t, float* row, float* erow) {
+    const std::size_t in = in_of(s);
+    for (std::size_t k = 0; k < ou[s].size(); ++k) {
+      const auto& o = ou[s][k];
+      if (s == t) {
+        const std::size_t req = in + D[s] + std::max(o.fp, o.bp);
+        for (std::size_t m = req; m < W; ++m) row[m] = std::min(row[m], o.cost);
+        continue;
+      }
+      const std::size_t shift = in + o.extra;
+      const std::size_t req = std::max({in + D[t] + o.fp, in + D[s] + o.bp, shift});
+      for (std::size_t m = req; m < W; ++m) row[m] = std::min(row[m], deeper(s, t, o, m - shift) + o.cost);
+      if (erow && s > 0) {
+        const std::size_t ereq = std::max({in + D[t] + o.fp, in + D[s] + o.bp, o.extra});
+        for (std::size_t m = ereq; m < W; ++m) erow[m] = std::min(erow[m], deeper(s, t, o, m - o.extra) + o.cost);
+      }
+    }
+  }
+
+  /// The candidates of (s, t) running s..s2-1 forward only.
+  void fill_splits(std::size_t s, std::size_t t, float* row) {
+    const std::size_t in = in_of(s);
+    std::size_t q = 0;  // largest forward-only peak of stages s..s2-1 with their inputs
+    for (std::size_t s2 = s + 1; s2 <= t; ++s2) {
+      q = std::max(q, (s2 - 1 > s ? X[s2 - 2] : 0) + P[s2 - 1]);
+      const float* a = &C[id(s2, t)];
+      const float* b = &C[id(s, s2 - 1)];
+      const float f = ck_cost(s, s2);
+      const std::size_t req = std::max(in + D[t] + q, in);
+      for (std::size_t m = req; m < W; ++m) row[m] = std::min(row[m], (a[m - in] + b[m]) + f);
+    }
+  }
+
+  /// Whether the whole chain fits (C(0, L - 1)[U] is finite).
+  bool feasible() const { return C[id(0, L - 1) + U] < inf; }
+
+  std::vector<chain_step> reconstruct() const;
+};
+
+/// The steps of the filled tables' answer (chain_tables::reconstruct): the first candidate (in the
+/// table's order) whose value equals the entry. A stage entered through E has its writer's regen
+/// step put right before its backward part. The reconstruction nests once per stage: its pending
+/// work lives on an explicit stack (a call stack would overflow on chains of many thousand
+/// stages). A task either rebuilds the entry (s, t, m) of C (E when `dropped`) or, after the
+/// stages it encloses, emits stage s's backward part (with the regen step of its dropped input
+/// first).
+struct chain_reconstruction {
+  static constexpr std::size_t no_regen = std::numeric_limits<std::size_t>::max();
+  struct task {
+    bool backward;
+    std::size_t s, t, m, k;
+    bool dropped;
+    std::size_t regen_option;
+  };
+  const chain_tables& tab;
+  std::vector<chain_step> steps;
+  std::vector<task> todo;
+
+  std::vector<chain_step> run() {
+    todo.push_back({false, 0, tab.L - 1, tab.U, 0, false, no_regen});
+    while (!todo.empty()) {
+      const task x = todo.back();
+      todo.pop_back();
+      if (!x.backward) {
+        rebuild(x.s, x.t, x.m, x.dropped, x.regen_option);
+        continue;
+      }
+      if (x.dropped) steps.push_back({chain_step::kind::regen, x.s - 1, x.regen_option});
+      steps.push_back({chain_step::kind::backward, x.s, x.k});
+    }
+    return std::move(steps);
+  }
+
+  void rebuild(std::size_t s, std::size_t t, std::size_t m, bool dropped, std::size_t regen_option) {
+    const float target = (dropped ? tab.E : tab.C)[tab.id(s, t) + m];
+    if (rebuild_with_option(s, t, m, dropped, regen_option, target)) return;
+    assert(!dropped);
+    rebuild_with_split(s, t, m, target);
+  }
+
+  /// The option candidates of the entry; whether one matched (its steps and tasks pushed).
+  bool rebuild_with_option(std::size_t s, std::size_t t, std::size_t m, bool dropped, std::size_t regen_option, float target) {
+    const std::size_t in = tab.in_of(s);
+    for (std::size_t k = 0; k < tab.ou[s].size(); ++k) {
+      const auto& o = tab.ou[s][k];
+      if (s == t) {
+        if (m >= in + tab.D[s] + std::max(o.fp, o.bp) && o.cost == target) {
+          steps.push_back({chain_step::kind::forward, s, k});
+          todo.push_back({true, s, t, m, k, dropped, regen_option});
+          return true;
+        }
+        continue;
+      }
+      const std::size_t shift = dropped ? o.extra : in + o.extra;
+      const std::size_t req = std::max({in + tab.D[t] + o.fp, in + tab.D[s] + o.bp, shift});
+      if (m < req) continue;
+      const std::size_t m2 = m - shift;
+      const float held = tab.C[tab.id(s + 1, t) + m2];
+      const float regen = tab.any_regen ? tab.E[tab.id(s + 1, t) + m2] + o.regen : chain_tables::inf;
+      if (std::min(held, regen) + o.cost != target) continue;
+      steps.push_back({chain_step::kind::forward, s, k});
+      todo.push_back({true, s, t, m, k, dropped, regen_option});
+      if (held <= regen)
+        todo.push_back({false, s + 1, t, m2, 0, false, no_regen});
+      else
+        todo.push_back({false, s + 1, t, m2, 0, true, k});
+      return true;
+    }
+    return false;
+  }
+
+  /// The forward-only candidates of an entry of C.
+  void rebuild_with_split(std::size_t s, std::size_t t, std::size_t m, float target) {
+    const std::size_t in = tab.in_of(s);
+    std::size_t q = 0;
+    for (std::size_t s2 = s + 1; s2 <= t; ++s2) {
+      q = std::max(q, (s2 - 1 > s ? tab.X[s2 - 2] : 0) + tab.P[s2 - 1]);
+      if (m < std::max(in + tab.D[t] + q, in)) continue;
+      if ((tab.C[tab.id(s2, t) + m - in] + tab.C[tab.id(s, s2 - 1) + m]) + tab.ck_cost(s, s2) == target) {
+        for (std::size_t i = s; i < s2; ++i) steps.push_back({chain_step::kind::forward_only, i, 0});
+        todo.push_back({false, s, s2 - 1, m, 0, false, no_regen});  // second: the stack is last in, first out
+        todo.push_back({false, s2, t, m - in, 0, false, no_regen});
+        return;
+      }
+    }
+  }
+};
+
+inline std::vector<chain_step> chain_tables::reconstruct() const { return chain_reconstruction{*this, {}, {}}.run(); }
+
 /// A cheapest chain schedule within `budget` for the options `opts[k]` of each stage (one list per
 /// stage), or nullopt (none in the model, or `stop()` said to stop). Memory in units of
 /// (budget - pinned) / units, sizes rounded up; each stage's pinned bytes are added to its peaks.
@@ -266,173 +499,15 @@ template <class Stop>
 std::optional<std::vector<chain_step>> chain_schedule(const chain_model& chain, const std::vector<std::vector<group_choice>>& opts,
                                                       std::int64_t budget, std::size_t units, std::int64_t max_table_bytes, Stop stop,
                                                       bool allow_regen = false) {
-  const std::size_t L = chain.stages.size();
-  const std::int64_t avail = budget - chain.pinned;
-  assert(opts.size() == L);
-  if (L == 0 || avail <= 0) return std::nullopt;
-  bool any_regen = false;
-  for (std::size_t k = 0; allow_regen && k + 1 < L; ++k)
-    for (const auto& o : opts[k]) any_regen = any_regen || o.regen_cost.has_value();
-  const std::size_t tables = any_regen ? 2 : 1;
-  const std::size_t pairs = L * (L + 1) / 2;
-  const std::int64_t fit = max_table_bytes / static_cast<std::int64_t>(tables * pairs * sizeof(float)) - 1;
-  if (fit < 16) return std::nullopt;
-  units = std::min<std::size_t>(units, static_cast<std::size_t>(fit));
-  // Rounded up without forming avail + units - 1 (a budget near 2^63 would overflow).
-  const std::int64_t n_units = static_cast<std::int64_t>(units);
-  const std::int64_t unit = std::max<std::int64_t>(1, avail / n_units + (avail % n_units != 0 ? 1 : 0));
-  const std::size_t U = static_cast<std::size_t>(avail / unit);
-  const std::size_t W = U + 1;
-  auto up = [&](std::int64_t b) { return static_cast<std::size_t>((std::max<std::int64_t>(0, b) + unit - 1) / unit); };
-
-  std::vector<std::size_t> X(L), D(L), P(L);
-  std::vector<float> fc(L + 1, 0);
-  std::vector<double> prefix(L + 1, 0);
-  for (std::size_t k = 0; k < L; ++k) {
-    X[k] = up(chain.stages[k].carry);
-    D[k] = up(chain.stages[k].grad_in);
-    P[k] = up(chain.stages[k].forward_peak + chain.stages[k].pinned_forward);
-    prefix[k + 1] = prefix[k] + chain.stages[k].forward_cost;
-  }
-  constexpr float inf = std::numeric_limits<float>::infinity();
-  struct opt_units {
-    std::size_t fp, bp, extra;
-    float cost, regen;  // regen: inf when the option does not offer it
-  };
-  std::vector<std::vector<opt_units>> ou(L);
-  for (std::size_t k = 0; k < L; ++k)
-    for (const auto& o : opts[k])
-      ou[k].push_back({up(o.forward_peak + chain.stages[k].pinned_forward), up(o.backward_peak + chain.stages[k].pinned_backward),
-                       up(o.resident - chain.stages[k].carry), static_cast<float>(o.cost),
-                       any_regen && o.regen_cost && k + 1 < L ? static_cast<float>(*o.regen_cost) : inf});
-  auto in_of = [&](std::size_t s) { return s == 0 ? std::size_t{0} : X[s - 1]; };
-  auto id = [&](std::size_t s, std::size_t t) { return (t * (t + 1) / 2 + s) * W; };  // s <= t
-  std::vector<float> C(pairs * W, inf);
-  std::vector<float> E(any_regen ? pairs * W : 0, inf);
-  // Forward-only cost of stages s..s2-1 (the reconstruction recomputes candidates with the same
-  // float operations as the table, so it finds the entry's candidate by equality).
-  auto ck_cost = [&](std::size_t s, std::size_t s2) { return static_cast<float>(prefix[s2] - prefix[s]); };
-  // The deeper part after stage s's forward part with option o, within m units: stages s+1..t
-  // with s's carry held throughout (C), or dropped and recomputed by o (E + o.regen).
-  auto deeper = [&](std::size_t s, std::size_t t, const opt_units& o, std::size_t m) {
-    const float held = C[id(s + 1, t) + m];
-    return any_regen ? std::min(held, E[id(s + 1, t) + m] + o.regen) : held;
-  };
-
-  // C(s, t)[m]: least cost of the forward and backward parts of stages s..t within m units, the
-  // input of s and the gradients t's backward part reads already held (and counted in m). The
-  // candidates: s's forward part with option k, then the deeper part, then s's backward part; or
-  // s..s2-1 forward only (keeping s2's input), C(s2, t), then C(s, s2 - 1).
-  // E(s, t)[m]: the same with the input of s held only in s's forward and backward parts (its
-  // writer recomputes it in between); option candidates only.
-  for (std::size_t len = 0; len < L; ++len) {
+  assert(opts.size() == chain.stages.size());
+  auto tab = chain_tables::make(chain, opts, budget, units, max_table_bytes, allow_regen);
+  if (!tab) return std::nullopt;
+  for (std::size_t len = 0; len < tab->L; ++len) {
     if (stop()) return std::nullopt;
-    for (std::size_t s = 0; s + len < L; ++s) {
-      const std::size_t t = s + len;
-      float* row = &C[id(s, t)];
-      float* erow = any_regen ? &E[id(s, t)] : nullptr;
-      const std::size_t in = in_of(s);
-      for (std::size_t k = 0; k < ou[s].size(); ++k) {
-        const auto& o = ou[s][k];
-        if (len == 0) {
-          const std::size_t req = in + D[s] + std::max(o.fp, o.bp);
-          for (std::size_t m = req; m < W; ++m) row[m] = std::min(row[m], o.cost);
-          continue;
-        }
-        const std::size_t shift = in + o.extra;
-        const std::size_t req = std::max({in + D[t] + o.fp, in + D[s] + o.bp, shift});
-        for (std::size_t m = req; m < W; ++m) row[m] = std::min(row[m], deeper(s, t, o, m - shift) + o.cost);
-        if (erow && s > 0) {
-          const std::size_t ereq = std::max({in + D[t] + o.fp, in + D[s] + o.bp, o.extra});
-          for (std::size_t m = ereq; m < W; ++m) erow[m] = std::min(erow[m], deeper(s, t, o, m - o.extra) + o.cost);
-        }
-      }
-      if (erow && len == 0) std::copy(row, row + W, erow);
-      std::size_t q = 0;  // largest forward-only peak of stages s..s2-1 with their inputs
-      for (std::size_t s2 = s + 1; s2 <= t; ++s2) {
-        q = std::max(q, (s2 - 1 > s ? X[s2 - 2] : 0) + P[s2 - 1]);
-        const float* a = &C[id(s2, t)];
-        const float* b = &C[id(s, s2 - 1)];
-        const float f = ck_cost(s, s2);
-        const std::size_t req = std::max(in + D[t] + q, in);
-        for (std::size_t m = req; m < W; ++m) row[m] = std::min(row[m], (a[m - in] + b[m]) + f);
-      }
-      const std::size_t need = in + D[t];
-      for (std::size_t m = 0; m < std::min(need, W); ++m) {
-        row[m] = inf;
-        if (erow) erow[m] = inf;
-      }
-    }
+    tab->fill(len);
   }
-  if (!(C[id(0, L - 1) + U] < inf)) return std::nullopt;
-
-  // Reconstruction: the first candidate (in the table's order) whose value equals the entry. A
-  // stage entered through E has its writer's regen step put right before its backward part.
-  // The reconstruction nests once per stage: its pending work lives on an explicit stack (a
-  // call stack would overflow on chains of many thousand stages). A task either rebuilds the
-  // entry (s, t, m) of C (E when `dropped`) or, after the stages it encloses, emits stage s's
-  // backward part (with the regen step of its dropped input first).
-  std::vector<chain_step> steps;
-  constexpr std::size_t no_regen = std::numeric_limits<std::size_t>::max();
-  struct task {
-    bool backward;
-    std::size_t s, t, m, k;
-    bool dropped;
-    std::size_t regen_option;
-  };
-  std::vector<task> todo{{false, 0, L - 1, U, 0, false, no_regen}};
-  auto rebuild = [&](std::size_t s, std::size_t t, std::size_t m, bool dropped, std::size_t regen_option) {
-    const float target = (dropped ? E : C)[id(s, t) + m];
-    const std::size_t in = in_of(s);
-    for (std::size_t k = 0; k < ou[s].size(); ++k) {
-      const auto& o = ou[s][k];
-      if (s == t) {
-        if (m >= in + D[s] + std::max(o.fp, o.bp) && o.cost == target) {
-          steps.push_back({chain_step::kind::forward, s, k});
-          todo.push_back({true, s, t, m, k, dropped, regen_option});
-          return;
-        }
-        continue;
-      }
-      const std::size_t shift = dropped ? o.extra : in + o.extra;
-      const std::size_t req = std::max({in + D[t] + o.fp, in + D[s] + o.bp, shift});
-      if (m < req) continue;
-      const std::size_t m2 = m - shift;
-      const float held = C[id(s + 1, t) + m2];
-      const float regen = any_regen ? E[id(s + 1, t) + m2] + o.regen : inf;
-      if (std::min(held, regen) + o.cost != target) continue;
-      steps.push_back({chain_step::kind::forward, s, k});
-      todo.push_back({true, s, t, m, k, dropped, regen_option});
-      if (held <= regen)
-        todo.push_back({false, s + 1, t, m2, 0, false, no_regen});
-      else
-        todo.push_back({false, s + 1, t, m2, 0, true, k});
-      return;
-    }
-    assert(!dropped);
-    std::size_t q = 0;
-    for (std::size_t s2 = s + 1; s2 <= t; ++s2) {
-      q = std::max(q, (s2 - 1 > s ? X[s2 - 2] : 0) + P[s2 - 1]);
-      if (m < std::max(in + D[t] + q, in)) continue;
-      if ((C[id(s2, t) + m - in] + C[id(s, s2 - 1) + m]) + ck_cost(s, s2) == target) {
-        for (std::size_t i = s; i < s2; ++i) steps.push_back({chain_step::kind::forward_only, i, 0});
-        todo.push_back({false, s, s2 - 1, m, 0, false, no_regen});  // second: the stack is last in, first out
-        todo.push_back({false, s2, t, m - in, 0, false, no_regen});
-        return;
-      }
-    }
-  };
-  while (!todo.empty()) {
-    const task x = todo.back();
-    todo.pop_back();
-    if (!x.backward) {
-      rebuild(x.s, x.t, x.m, x.dropped, x.regen_option);
-      continue;
-    }
-    if (x.dropped) steps.push_back({chain_step::kind::regen, x.s - 1, x.regen_option});
-    steps.push_back({chain_step::kind::backward, x.s, x.k});
-  }
-  return steps;
+  if (!tab->feasible()) return std::nullopt;
+  return tab->reconstruct();
 }
 
 }  // namespace memsched::detail::hiremate

@@ -125,50 +125,100 @@ struct hilp_problem {
 /// Node index of group j's backward part.
 inline std::size_t hilp_backward(std::size_t groups, std::size_t j) { return 2 * groups - 1 - j; }
 
-/// The problem for `groups` (forward vertices, topological within each group, groups in a
-/// topological order of the level), `owner` from group_owner and the groups' options; nullopt
-/// when the level is not such a graph (a value read before the node writing it). A phantom is
-/// the bytes of the option's resident values that are neither data nor held to the end; a
-/// backward variant's peak and profile count what it provides as resident from its last read in
-/// the schedule on. O(vertices + edges + options x (their lengths and in-edges) + data x log).
-inline std::optional<hilp_problem> make_hilp(const memory_graph& g, const std::vector<std::vector<std::size_t>>& groups,
-                                             const std::vector<std::size_t>& owner,
-                                             const std::vector<std::vector<group_choice>>& choices) {
-  const std::size_t N = groups.size();
-  const std::size_t K = 2 * N;
+/// make_hilp's work: the level's values sorted into data (classify_value), then each group's
+/// variants (add_group), reading the data through deps_of. Scratch of g.size() entries is reused
+/// across the runs.
+struct hilp_problem_builder {
+  const memory_graph& g;
+  const std::vector<std::vector<std::size_t>>& groups;
+  const std::vector<std::size_t>& owner;
+  const std::vector<std::vector<group_choice>>& choices;
+  const std::size_t N;
   hilp_problem p;
-  p.groups = N;
-  p.output.assign(K, 0);
-  p.held_from.assign(K, 0);
-  p.variants.resize(K);
-  auto node_of = [&](std::size_t v) -> std::size_t {
+  // Per vertex: whether another group reads it, whether it is held to the end, its data.
+  std::vector<char> outward, held_to_end;
+  std::vector<std::size_t> data_of;
+  // Per forward vertex: the options of its group whose backward schedule computes it again
+  // (ascending); kept only for a data's vertex that a later backward part reads (that schedule
+  // then provides it). Part of the data's key, so that a variant provides all of a data or none.
+  std::vector<std::vector<std::size_t>> recomputed_by;
+  // (producer, reader nodes [, no_group, recomputing options]) -> data
+  std::map<std::pair<std::size_t, std::vector<std::size_t>>, std::size_t> data_index;
+  std::vector<std::size_t> readers;  // classify_value's scratch
+  // deps_of's: vertices computed earlier in the list (== stamp).
+  std::vector<std::size_t> mark;
+  std::size_t stamp = 0;
+  std::int64_t own_outputs = 0;  // of the last deps_of call: bytes of the group's own outputs a backward schedule reads
+  // Of the last deps_of call: (position in the list, data) of the last read of each data of another
+  // group (never marked, so every read is seen). The group's own outputs a backward schedule reads
+  // are left out: their bytes are in the option's own profile already (freed there after their
+  // last read), so releasing them again would count them twice.
+  std::vector<std::pair<std::size_t, std::size_t>> last_read;
+  std::vector<std::size_t> forward_readers;  // forward_once's scratch
+  static constexpr std::size_t unseen = std::numeric_limits<std::size_t>::max();
+  std::vector<std::size_t> kept_from;  // position after which a provided value stays (scratch, reset after use)
+
+  hilp_problem_builder(const memory_graph& graph, const std::vector<std::vector<std::size_t>>& level_groups,
+                       const std::vector<std::size_t>& group_of, const std::vector<std::vector<group_choice>>& options)
+      : g(graph), groups(level_groups), owner(group_of), choices(options), N(level_groups.size()) {
+    p.groups = N;
+    p.output.assign(2 * N, 0);
+    p.held_from.assign(2 * N, 0);
+    p.variants.resize(2 * N);
+    outward.assign(g.size(), 0);
+    held_to_end.assign(g.size(), 0);
+    data_of.assign(g.size(), no_group);
+    recomputed_by.resize(g.size());
+    mark.assign(g.size(), 0);
+    forward_readers.assign(g.size(), 0);
+    kept_from.assign(g.size(), unseen);
+  }
+
+  std::optional<hilp_problem> make() {
+    for (std::size_t v = 0; v < g.size(); ++v)
+      if (owner[v] == no_group) p.constant += g.bytes(v);
+    find_recomputed();
+    for (std::size_t v = 0; v < g.size(); ++v) classify_value(v);
+    p.forward_lists = groups;
+    for (std::size_t j = 0; j < N; ++j)
+      if (!add_group(j)) return std::nullopt;
+    return std::move(p);
+  }
+
+  std::size_t node_of(std::size_t v) const {
     const std::size_t j = owner[v];
     if (j == no_group) return no_group;
     return g.is_forward(v) ? j : hilp_backward(N, j);
-  };
-  for (std::size_t v = 0; v < g.size(); ++v)
-    if (owner[v] == no_group) p.constant += g.bytes(v);
+  }
+
+  void find_recomputed() {
+    for (std::size_t j = 0; j < N; ++j)
+      for (std::size_t o = 0; o < choices[j].size(); ++o)
+        for (auto v : choices[j][o].backward)
+          if (g.is_forward(v) && owner[v] == j && (recomputed_by[v].empty() || recomputed_by[v].back() != o)) recomputed_by[v].push_back(o);
+  }
+
   // Outputs: a value another group reads. Graph outputs and values a vertex no group owns reads
   // (a gradient of nothing) are held to the end, except what only the loss reads: the expansion
   // runs the loss right before the first backward part that needs it, just after the forward
   // pass, and the loss's inputs are freed then. What a group's backward part reads of its forward
   // part is the options' own business (their resident bytes).
-  std::vector<char> outward(g.size(), 0), held_to_end(g.size(), 0);
-  std::vector<std::size_t> data_of(g.size(), no_group);
-  // Per forward vertex: the options of its group whose backward schedule computes it again
-  // (ascending); kept only for a data's vertex that a later backward part reads (that schedule
-  // then provides it). Part of the data's key, so that a variant provides all of a data or none.
-  std::vector<std::vector<std::size_t>> recomputed_by(g.size());
-  for (std::size_t j = 0; j < N; ++j)
-    for (std::size_t o = 0; o < choices[j].size(); ++o)
-      for (auto v : choices[j][o].backward)
-        if (g.is_forward(v) && owner[v] == j && (recomputed_by[v].empty() || recomputed_by[v].back() != o)) recomputed_by[v].push_back(o);
-  // (producer, reader nodes [, no_group, recomputing options]) -> data
-  std::map<std::pair<std::size_t, std::vector<std::size_t>>, std::size_t> data_index;
-  std::vector<std::size_t> readers;
-  for (std::size_t v = 0; v < g.size(); ++v) {
+  void classify_value(std::size_t v) {
     const std::size_t k = node_of(v);
-    if (k == no_group) continue;
+    if (k == no_group) return;
+    const bool held = collect_readers(v);
+    held_to_end[v] = held;
+    if (held) {
+      p.held_from[k] += g.bytes(v);
+    } else if (outward[v]) {
+      add_to_data(v, k);
+    }
+    if (data_of[v] == no_group) recomputed_by[v].clear();
+  }
+
+  /// Whether v is held to the end; marks v outward when another group reads it, those readers'
+  /// nodes in `readers`.
+  bool collect_readers(std::size_t v) {
     bool held = g.is_output(v);
     readers.clear();
     for (auto w : g.successors(v)) {
@@ -179,40 +229,33 @@ inline std::optional<hilp_problem> make_hilp(const memory_graph& g, const std::v
         readers.push_back(node_of(w));
       }
     }
-    held_to_end[v] = held;
-    if (held) {
-      p.held_from[k] += g.bytes(v);
-    } else if (outward[v]) {
-      p.output[k] += g.bytes(v);
-      // The group's own backward part may read it too (its options decide).
-      for (auto w : g.successors(v))
-        if (owner[w] == owner[v] && node_of(w) != k) readers.push_back(node_of(w));
-      std::sort(readers.begin(), readers.end());
-      readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
-      if (k < N && !recomputed_by[v].empty() && readers.back() > hilp_backward(N, k)) {
-        readers.push_back(no_group);
-        readers.insert(readers.end(), recomputed_by[v].begin(), recomputed_by[v].end());
-      } else {
-        recomputed_by[v].clear();
-      }
-      auto [it, fresh] = data_index.try_emplace({k, readers}, p.producer.size());
-      if (fresh) p.producer.push_back(k), p.data_bytes.push_back(0);
-      data_of[v] = it->second;
-      p.data_bytes[it->second] += g.bytes(v);
-    }
-    if (data_of[v] == no_group) recomputed_by[v].clear();
+    return held;
   }
-  // What a list of vertices run as node k reads from other nodes: every predecessor it does not
-  // compute itself before reading it.
-  std::vector<std::size_t> mark(g.size(), 0);
-  std::size_t stamp = 0;
-  std::int64_t own_outputs = 0;  // of the last deps_of call: bytes of the group's own outputs a backward schedule reads
-  // Of the last deps_of call: (position in the list, data) of the last read of each data of another
-  // group (never marked, so every read is seen). The group's own outputs a backward schedule reads
-  // are left out: their bytes are in the option's own profile already (freed there after their
-  // last read), so releasing them again would count them twice.
-  std::vector<std::pair<std::size_t, std::size_t>> last_read;
-  auto deps_of = [&](std::size_t k, const std::vector<std::size_t>& list) -> std::optional<std::vector<std::size_t>> {
+
+  /// Puts v, written by node k and read by the nodes in `readers`, into its data.
+  void add_to_data(std::size_t v, std::size_t k) {
+    p.output[k] += g.bytes(v);
+    // The group's own backward part may read it too (its options decide).
+    for (auto w : g.successors(v))
+      if (owner[w] == owner[v] && node_of(w) != k) readers.push_back(node_of(w));
+    std::sort(readers.begin(), readers.end());
+    readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
+    if (k < N && !recomputed_by[v].empty() && readers.back() > hilp_backward(N, k)) {
+      readers.push_back(no_group);
+      readers.insert(readers.end(), recomputed_by[v].begin(), recomputed_by[v].end());
+    } else {
+      recomputed_by[v].clear();
+    }
+    auto [it, fresh] = data_index.try_emplace({k, readers}, p.producer.size());
+    if (fresh) p.producer.push_back(k), p.data_bytes.push_back(0);
+    data_of[v] = it->second;
+    p.data_bytes[it->second] += g.bytes(v);
+  }
+
+  /// What a list of vertices run as node k reads from other nodes: every predecessor it does not
+  /// compute itself before reading it (nullopt: one written by k or a later node). Sets
+  /// own_outputs and last_read.
+  std::optional<std::vector<std::size_t>> deps_of(std::size_t k, const std::vector<std::size_t>& list) {
     ++stamp;
     own_outputs = 0;
     std::vector<std::size_t> d;
@@ -239,75 +282,103 @@ inline std::optional<hilp_problem> make_hilp(const memory_graph& g, const std::v
     d.erase(std::unique(d.begin(), d.end()), d.end());
     for (auto m : d)
       if (p.producer[m] >= k) return std::nullopt;
+    note_last_reads(reads);
+    return d;
+  }
+
+  /// last_read from deps_of's (data, position) reads.
+  void note_last_reads(std::vector<std::pair<std::size_t, std::size_t>>& reads) {
     std::sort(reads.begin(), reads.end());
     last_read.clear();
     for (std::size_t i = 0; i < reads.size(); ++i)
       if (i + 1 == reads.size() || reads[i + 1].first != reads[i].first) last_read.emplace_back(reads[i].second, reads[i].first);
-    return d;
-  };
-  // Whether a profile of a run of `length` vertices is that run's (its maximum the run's peak).
-  auto matches = [](const std::vector<std::int64_t>& profile, std::size_t length, std::int64_t peak) {
+  }
+
+  /// Whether a profile of a run of `length` vertices is that run's (its maximum the run's peak).
+  static bool matches(const std::vector<std::int64_t>& profile, std::size_t length, std::int64_t peak) {
     return profile.size() == length && !profile.empty() && *std::max_element(profile.begin(), profile.end()) == peak;
-  };
-  // The points of a run (hilp_points) when its profile matches its peak, less `shift`.
-  auto points_of = [&](const std::vector<std::int64_t>& profile, std::size_t length, std::int64_t peak, std::int64_t shift) {
+  }
+
+  /// The points of a run (hilp_points, with the last deps_of call's last reads) when its profile
+  /// matches its peak, less `shift`.
+  std::vector<hilp_point> points_of(const std::vector<std::int64_t>& profile, std::size_t length, std::int64_t peak, std::int64_t shift) const {
     if (!matches(profile, length, peak)) return std::vector<hilp_point>{};
     std::vector<std::int64_t> shifted(profile);
     for (auto& b : shifted) b -= shift;
     return hilp_points(shifted, last_read);
-  };
-  p.forward_lists = groups;
-  std::vector<std::size_t> forward_readers(g.size(), 0);  // forward_once's scratch
-  constexpr std::size_t unseen = std::numeric_limits<std::size_t>::max();
-  std::vector<std::size_t> kept_from(g.size(), unseen);  // position after which a provided value stays (scratch, reset after use)
-  for (std::size_t j = 0; j < N; ++j) {
+  }
+
+  /// Group j's variants: per option a forward and a backward one, then forward only.
+  bool add_group(std::size_t j) {
+    for (std::size_t o = 0; o < choices[j].size(); ++o)
+      if (!add_option(j, o)) return false;
+    return add_forward_only(j);
+  }
+
+  bool add_option(std::size_t j, std::size_t o) {
+    const group_choice& c = choices[j][o];
+    // The phantom: the resident values that are neither data nor held to the end (those are
+    // counted as such).
+    std::int64_t phantom = 0;
+    for (auto v : c.resident_vertices)
+      if (data_of[v] == no_group && !held_to_end[v]) phantom += g.bytes(v);
+    auto fd = deps_of(j, c.forward);
+    if (!fd) return false;
+    p.variants[j].push_back({c.forward_cost, c.forward_peak, phantom, std::move(*fd), &c.forward,
+                             points_of(c.forward_profile, c.forward.size(), c.forward_peak, 0)});
     const std::size_t b = hilp_backward(N, j);
-    for (std::size_t o = 0; o < choices[j].size(); ++o) {
-      const group_choice& c = choices[j][o];
-      // The phantom: the resident values that are neither data nor held to the end (those are
-      // counted as such).
-      std::int64_t phantom = 0;
-      for (auto v : c.resident_vertices)
-        if (data_of[v] == no_group && !held_to_end[v]) phantom += g.bytes(v);
-      auto fd = deps_of(j, c.forward);
-      if (!fd) return std::nullopt;
-      p.variants[j].push_back({c.forward_cost, c.forward_peak, phantom, std::move(*fd), &c.forward,
-                               points_of(c.forward_profile, c.forward.size(), c.forward_peak, 0)});
-      auto bd = deps_of(b, c.backward);
-      if (!bd) return std::nullopt;
-      // The data the schedule provides: its profile (a problem without their later readers) frees
-      // them after their last read here; they stay from then on (from their computation when
-      // nothing here reads them again).
-      std::vector<std::size_t> provides, provided_vertices;
-      for (std::size_t i = 0; i < c.backward.size(); ++i) {
-        const std::size_t v = c.backward[i];
-        for (auto u : g.predecessors(v))
-          if (kept_from[u] != unseen) kept_from[u] = i;
-        if (std::binary_search(recomputed_by[v].begin(), recomputed_by[v].end(), o)) {
-          if (kept_from[v] == unseen) provided_vertices.push_back(v), provides.push_back(data_of[v]);
-          kept_from[v] = i;
-        }
+    auto bd = deps_of(b, c.backward);
+    if (!bd) return false;
+    p.variants[b].push_back(backward_variant(c, o, phantom, std::move(*bd)));
+    return true;
+  }
+
+  /// What a backward schedule computes again for later backward parts: the data, ascending, and
+  /// the vertices (kept_from holds each one's position of its last read in the schedule).
+  struct provided_values {
+    std::vector<std::size_t> data, vertices;
+  };
+  provided_values find_provided(const group_choice& c, std::size_t o) {
+    provided_values out;
+    for (std::size_t i = 0; i < c.backward.size(); ++i) {
+      const std::size_t v = c.backward[i];
+      for (auto u : g.predecessors(v))
+        if (kept_from[u] != unseen) kept_from[u] = i;
+      if (std::binary_search(recomputed_by[v].begin(), recomputed_by[v].end(), o)) {
+        if (kept_from[v] == unseen) out.vertices.push_back(v), out.data.push_back(data_of[v]);
+        kept_from[v] = i;
       }
-      std::sort(provides.begin(), provides.end());
-      provides.erase(std::unique(provides.begin(), provides.end()), provides.end());
-      std::vector<std::int64_t> profile = c.backward_profile;
-      std::int64_t peak = c.backward_peak;
-      const bool profiled = matches(profile, c.backward.size(), peak);
-      for (auto v : provided_vertices) {
-        if (profiled)
-          for (std::size_t i = kept_from[v] + 1; i < profile.size(); ++i) profile[i] += g.bytes(v);
-        else
-          peak += g.bytes(v);
-        kept_from[v] = unseen;
-      }
-      if (profiled) peak = *std::max_element(profile.begin(), profile.end());
-      // The backward peak holds the phantom and the group's outputs it reads, both already counted
-      // (held, or run earlier in the stage: its input rows make sure of it).
-      hilp_variant backward{c.backward_cost, std::max<std::int64_t>(0, peak - phantom - own_outputs), phantom, std::move(*bd),
-                               &c.backward, points_of(profile, c.backward.size(), peak, phantom + own_outputs), std::move(provides)};
-      p.variants[b].push_back(std::move(backward));
     }
-    // Forward only: the group's vertices once, freeing what no other node reads.
+    std::sort(out.data.begin(), out.data.end());
+    out.data.erase(std::unique(out.data.begin(), out.data.end()), out.data.end());
+    return out;
+  }
+
+  /// The backward variant of option o (choice c) reading `deps` (from the last deps_of call).
+  hilp_variant backward_variant(const group_choice& c, std::size_t o, std::int64_t phantom, std::vector<std::size_t> deps) {
+    // The data the schedule provides: its profile (a problem without their later readers) frees
+    // them after their last read here; they stay from then on (from their computation when
+    // nothing here reads them again).
+    provided_values provided = find_provided(c, o);
+    std::vector<std::int64_t> profile = c.backward_profile;
+    std::int64_t peak = c.backward_peak;
+    const bool profiled = matches(profile, c.backward.size(), peak);
+    for (auto v : provided.vertices) {
+      if (profiled)
+        for (std::size_t i = kept_from[v] + 1; i < profile.size(); ++i) profile[i] += g.bytes(v);
+      else
+        peak += g.bytes(v);
+      kept_from[v] = unseen;
+    }
+    if (profiled) peak = *std::max_element(profile.begin(), profile.end());
+    // The backward peak holds the phantom and the group's outputs it reads, both already counted
+    // (held, or run earlier in the stage: its input rows make sure of it).
+    return {c.backward_cost, std::max<std::int64_t>(0, peak - phantom - own_outputs), phantom, std::move(deps),
+            &c.backward, points_of(profile, c.backward.size(), peak, phantom + own_outputs), std::move(provided.data)};
+  }
+
+  /// Forward only: the group's vertices once, freeing what no other node reads.
+  bool add_forward_only(std::size_t j) {
     hilp_variant fo;
     fo.vertices = &p.forward_lists[j];
     std::vector<std::int64_t> profile;
@@ -315,12 +386,24 @@ inline std::optional<hilp_problem> make_hilp(const memory_graph& g, const std::v
         g, groups[j], j, owner, forward_readers, [&](std::size_t v) { return outward[v] || g.is_output(v); },
         [&](std::size_t v) { return g.bytes(v); }, &profile);
     auto fd = deps_of(j, groups[j]);
-    if (!fd) return std::nullopt;
+    if (!fd) return false;
     fo.deps = std::move(*fd);
     fo.points = points_of(profile, groups[j].size(), fo.extra, 0);
     p.variants[j].push_back(std::move(fo));
+    return true;
   }
-  return p;
+};
+
+/// The problem for `groups` (forward vertices, topological within each group, groups in a
+/// topological order of the level), `owner` from group_owner and the groups' options; nullopt
+/// when the level is not such a graph (a value read before the node writing it). A phantom is
+/// the bytes of the option's resident values that are neither data nor held to the end; a
+/// backward variant's peak and profile count what it provides as resident from its last read in
+/// the schedule on. O(vertices + edges + options x (their lengths and in-edges) + data x log).
+inline std::optional<hilp_problem> make_hilp(const memory_graph& g, const std::vector<std::vector<std::size_t>>& groups,
+                                             const std::vector<std::size_t>& owner,
+                                             const std::vector<std::vector<group_choice>>& choices) {
+  return hilp_problem_builder(g, groups, owner, choices).make();
 }
 
 /// A schedule of the problem: per stage, the (node, variant) pairs in node order.
@@ -343,119 +426,167 @@ struct hilp_model {
   double cost_scale = 1;
 };
 
-/// Builds the MILP. nullopt when the budget leaves nothing after the constant part. O(K^2 x
-/// (variants + deps) + K x (D + sum over data of readers^2 x variants + sum over variants of
-/// points x released)) variables and terms, K = 2 x groups, D data (the second part with
-/// `free_values` only).
-inline std::optional<hilp_model> build_hilp(const hilp_problem& p, std::int64_t budget, bool free_values) {
-  const std::size_t N = p.groups, K = 2 * N, D = p.producer.size();
-  constexpr std::size_t none = hilp_model::none;
+/// build_hilp's work: the model's variables and rows, one family per member function, added in
+/// the model's order (per stage R, S and P; the FREE variables with their rows; per stage the run,
+/// input, carry, phantom and memory rows).
+struct hilp_builder {
+  static constexpr std::size_t none = hilp_model::none;
+  /// Per slot of a stage: (data, its FREE term) of the data freed after the slot.
+  using freed_terms = std::vector<std::vector<std::pair<std::size_t, linear_term>>>;
+
+  const hilp_problem& p;
+  const bool free_values;
+  const std::size_t N, K, D;
   hilp_model hm;
-  // Memory in units of budget / 2^20 (rounded up: the model errs on the safe side).
-  hm.unit = std::max<std::int64_t>(1, budget >> 20);
-  auto units = [&](std::int64_t b) { return static_cast<double>((std::max<std::int64_t>(0, b) + hm.unit - 1) / hm.unit); };
-  const double cap = static_cast<double>(budget / hm.unit);
-  double max_cost = 0;
-  for (const auto& vs : p.variants)
-    for (const auto& v : vs) max_cost = std::max(max_cost, v.cost);
-  if (max_cost > 0) {
-    int e = 0;
-    std::frexp(max_cost, &e);
-    hm.cost_scale = std::ldexp(1.0, 11 - e);
+  double cap = 0;                ///< The budget in units.
+  std::vector<double> constant;  ///< Per stage: held throughout it, in units.
+  /// Per data: the nodes with a variant reading or providing it, ascending (all after its
+  /// producer); FREE only.
+  std::vector<std::vector<std::size_t>> users;
+
+  hilp_builder(const hilp_problem& problem, std::int64_t budget, bool with_free_values)
+      : p(problem), free_values(with_free_values), N(problem.groups), K(2 * problem.groups), D(problem.producer.size()) {
+    // Memory in units of budget / 2^20 (rounded up: the model errs on the safe side).
+    hm.unit = std::max<std::int64_t>(1, budget >> 20);
+    cap = static_cast<double>(budget / hm.unit);
+    scale_costs();
+    hm.R.assign(K, {});
+    hm.S.assign(K, {});
+    hm.P.assign(K, {});
+    if (free_values) hm.F.assign(K, std::vector<std::vector<std::pair<std::size_t, std::size_t>>>(D));
+    find_users();
+    // Constant memory of stage t: values no group owns, and graph outputs of nodes up to t.
+    constant.assign(K, units(p.constant));
+    for (std::size_t t = 0; t < K; ++t)
+      for (std::size_t k = 0; k <= t; ++k) constant[t] += units(p.held_from[k]);
   }
-  milp_model& m = hm.model;
-  hm.R.assign(K, {});
-  hm.S.assign(K, {});
-  hm.P.assign(K, {});
-  if (free_values) hm.F.assign(K, std::vector<std::vector<std::pair<std::size_t, std::size_t>>>(D));
-  // Per data: the nodes with a variant reading or providing it, ascending (all after its
-  // producer); FREE only.
-  std::vector<std::vector<std::size_t>> users(free_values ? D : 0);
-  for (std::size_t k = 0; free_values && k < K; ++k)
-    for (const auto& v : p.variants[k])
-      for (const auto* list : {&v.deps, &v.provides})
-        for (auto d : *list)
-          if (users[d].empty() || users[d].back() != k) users[d].push_back(k);
-  auto has_phantom = [&](std::size_t j, std::size_t o) { return o + 1 < p.variants[j].size() && p.variants[j][o].phantom > 0; };
-  // Constant memory of stage t: values no group owns, and graph outputs of nodes up to t.
-  std::vector<double> constant(K, units(p.constant));
-  for (std::size_t t = 0; t < K; ++t)
-    for (std::size_t k = 0; k <= t; ++k) constant[t] += units(p.held_from[k]);
-  for (std::size_t t = 0; t < K; ++t)
-    if (constant[t] > cap) return std::nullopt;
-  for (std::size_t t = 0; t < K; ++t) {
+
+  std::optional<hilp_model> build() {
+    for (std::size_t t = 0; t < K; ++t)
+      if (constant[t] > cap) return std::nullopt;
+    for (std::size_t t = 0; t < K; ++t) add_stage_variables(t);
+    for (std::size_t t = 0; free_values && t < K; ++t)
+      for (std::size_t d = 0; d < D; ++d) add_free(t, d);
+    for (std::size_t t = 0; t < K; ++t) {
+      add_run_rows(t);
+      add_input_rows(t);
+      add_carry_rows(t);
+      add_phantom_rows(t);
+      add_memory_rows(t);
+    }
+    return std::move(hm);
+  }
+
+  milp_model& model() { return hm.model; }
+  double units(std::int64_t b) const { return static_cast<double>((std::max<std::int64_t>(0, b) + hm.unit - 1) / hm.unit); }
+  bool has_phantom(std::size_t j, std::size_t o) const { return o + 1 < p.variants[j].size() && p.variants[j][o].phantom > 0; }
+
+  /// Costs scaled by a power of two that brings the largest near 2^11.
+  void scale_costs() {
+    double max_cost = 0;
+    for (const auto& vs : p.variants)
+      for (const auto& v : vs) max_cost = std::max(max_cost, v.cost);
+    if (max_cost > 0) {
+      int e = 0;
+      std::frexp(max_cost, &e);
+      hm.cost_scale = std::ldexp(1.0, 11 - e);
+    }
+  }
+
+  void find_users() {
+    users.assign(free_values ? D : 0, {});
+    for (std::size_t k = 0; free_values && k < K; ++k)
+      for (const auto& v : p.variants[k])
+        for (const auto* list : {&v.deps, &v.provides})
+          for (auto d : *list)
+            if (users[d].empty() || users[d].back() != k) users[d].push_back(k);
+  }
+
+  /// R, S and P of stage t.
+  void add_stage_variables(std::size_t t) {
     hm.R[t].assign(t + 1, {});
     for (std::size_t k = 0; k <= t; ++k) {
       hm.R[t][k].assign(p.variants[k].size(), none);
       if (k >= N && k != t) continue;  // backward nodes run once, in their own stage
-      for (std::size_t o = 0; o < p.variants[k].size(); ++o) hm.R[t][k][o] = m.add_binary(hm.cost_scale * p.variants[k][o].cost);
+      for (std::size_t o = 0; o < p.variants[k].size(); ++o) hm.R[t][k][o] = model().add_binary(hm.cost_scale * p.variants[k][o].cost);
     }
     hm.S[t].assign(D, none);
     for (std::size_t d = 0; d < D; ++d)
-      if (p.producer[d] < t) hm.S[t][d] = m.add_binary();
+      if (p.producer[d] < t) hm.S[t][d] = model().add_binary();
     hm.P[t].assign(N, {});
     for (std::size_t j = 0; j < N; ++j) {
       hm.P[t][j].assign(p.variants[j].size(), none);
       if (t <= j || t > hilp_backward(N, j)) continue;
       for (std::size_t o = 0; o + 1 < p.variants[j].size(); ++o)
-        if (has_phantom(j, o)) hm.P[t][j][o] = m.add_binary();
+        if (has_phantom(j, o)) hm.P[t][j][o] = model().add_binary();
     }
   }
-  auto runs = [&](std::size_t t, std::size_t k) {  // sum over o of R[t][k][o]
+
+  /// sum over o of R[t][k][o]
+  std::vector<linear_term> runs(std::size_t t, std::size_t k) const {
     std::vector<linear_term> terms;
     for (auto x : hm.R[t][k])
       if (x != none) terms.push_back({x, 1});
     return terms;
-  };
-  // sum of R[t][k][o] over the o reading d (and with `providing` also those providing it)
-  auto reads = [&](std::size_t t, std::size_t k, std::size_t d, bool providing) {
+  }
+
+  /// sum of R[t][k][o] over the o reading d (and with `providing` also those providing it)
+  std::vector<linear_term> reads(std::size_t t, std::size_t k, std::size_t d, bool providing) const {
     std::vector<linear_term> terms;
     for (std::size_t o = 0; o < p.variants[k].size(); ++o) {
       const auto& v = p.variants[k][o];
       if (hm.R[t][k][o] != none && (hilp_reads(v, d) || (providing && hilp_provides(v, d)))) terms.push_back({hm.R[t][k][o], 1.0});
     }
     return terms;
-  };
-  // FREE: d may be freed after slot k of stage t when k writes, reads or provides d there, no later
-  // node of the stage reads it, and it is not held into stage t + 1.
-  for (std::size_t t = 0; free_values && t < K; ++t)
-    for (std::size_t d = 0; d < D; ++d) {
-      if (p.producer[d] > t) continue;
-      std::vector<std::size_t> slots{p.producer[d]};
-      for (auto k : users[d])
-        if (k <= t) slots.push_back(k);
-      for (std::size_t i = 0; i < slots.size(); ++i) {
-        const std::size_t k = slots[i];
-        auto at_k = i == 0 ? runs(t, k) : reads(t, k, d, true);  // the producer frees what it writes in any variant
-        if (at_k.empty()) continue;
-        for (auto& term : at_k) term.coefficient = -1.0;
-        const std::size_t f = m.add_binary();
-        hm.F[t][d].emplace_back(k, f);
-        at_k.push_back({f, 1});
-        m.add_less_equal(std::move(at_k), 0, "free where used");
-        if (t + 1 < K) m.add_less_equal({{f, 1}, {hm.S[t + 1][d], 1}}, 1, "free unless held");
-        // One row for all later reads: L f + (later reads) <= L, L = how many nodes may read d later.
-        std::vector<linear_term> later_reads;
-        double readers_after = 0;
-        for (std::size_t later = i + 1; later < slots.size(); ++later) {
-          auto r = reads(t, slots[later], d, false);
-          if (r.empty()) continue;
-          readers_after += 1;
-          later_reads.insert(later_reads.end(), r.begin(), r.end());
-        }
-        if (readers_after > 0) {
-          later_reads.push_back({f, readers_after});
-          m.add_less_equal(std::move(later_reads), readers_after, "free after the last read");
-        }
-      }
+  }
+
+  /// FREE: d may be freed after slot k of stage t when k writes, reads or provides d there, no
+  /// later node of the stage reads it, and it is not held into stage t + 1.
+  void add_free(std::size_t t, std::size_t d) {
+    if (p.producer[d] > t) return;
+    std::vector<std::size_t> slots{p.producer[d]};
+    for (auto k : users[d])
+      if (k <= t) slots.push_back(k);
+    for (std::size_t i = 0; i < slots.size(); ++i) add_free_slot(t, d, slots, i);
+  }
+
+  /// The FREE variable of d after slots[i] in stage t and its rows.
+  void add_free_slot(std::size_t t, std::size_t d, const std::vector<std::size_t>& slots, std::size_t i) {
+    const std::size_t k = slots[i];
+    auto at_k = i == 0 ? runs(t, k) : reads(t, k, d, true);  // the producer frees what it writes in any variant
+    if (at_k.empty()) return;
+    for (auto& term : at_k) term.coefficient = -1.0;
+    const std::size_t f = model().add_binary();
+    hm.F[t][d].emplace_back(k, f);
+    at_k.push_back({f, 1});
+    model().add_less_equal(std::move(at_k), 0, "free where used");
+    if (t + 1 < K) model().add_less_equal({{f, 1}, {hm.S[t + 1][d], 1}}, 1, "free unless held");
+    // One row for all later reads: L f + (later reads) <= L, L = how many nodes may read d later.
+    std::vector<linear_term> later_reads;
+    double readers_after = 0;
+    for (std::size_t later = i + 1; later < slots.size(); ++later) {
+      auto r = reads(t, slots[later], d, false);
+      if (r.empty()) continue;
+      readers_after += 1;
+      later_reads.insert(later_reads.end(), r.begin(), r.end());
     }
-  for (std::size_t t = 0; t < K; ++t) {
-    m.add_equal(runs(t, t), 1, "frontier");
-    for (std::size_t k = 0; k < t; ++k) {  // at most one variant of a node per stage
+    if (readers_after > 0) {
+      later_reads.push_back({f, readers_after});
+      model().add_less_equal(std::move(later_reads), readers_after, "free after the last read");
+    }
+  }
+
+  /// One variant of the frontier, at most one of each node before it.
+  void add_run_rows(std::size_t t) {
+    model().add_equal(runs(t, t), 1, "frontier");
+    for (std::size_t k = 0; k < t; ++k) {
       auto r = runs(t, k);
-      if (r.size() > 1) m.add_less_equal(std::move(r), 1);
+      if (r.size() > 1) model().add_less_equal(std::move(r), 1);
     }
-    // Inputs: R[t][k][o] <= S[t][d] + sum R[t][d][*].
+  }
+
+  /// Inputs: R[t][k][o] <= S[t][d] + sum R[t][d][*].
+  void add_input_rows(std::size_t t) {
     for (std::size_t k = 0; k <= t; ++k)
       for (std::size_t o = 0; o < p.variants[k].size(); ++o) {
         const std::size_t x = hm.R[t][k][o];
@@ -465,10 +596,13 @@ inline std::optional<hilp_model> build_hilp(const hilp_problem& p, std::int64_t 
           if (hm.S[t][d] != none) terms.push_back({hm.S[t][d], -1});
           for (auto y : hm.R[t][p.producer[d]])
             if (y != none) terms.push_back({y, -1});
-          m.add_less_equal(std::move(terms), 0, "input");
+          model().add_less_equal(std::move(terms), 0, "input");
         }
       }
-    // Held values and phantoms come from the stage before.
+  }
+
+  /// Held values come from the stage before.
+  void add_carry_rows(std::size_t t) {
     for (std::size_t d = 0; d < D; ++d) {
       if (p.producer[d] + 1 >= t) continue;  // written in stage t - 1 (its frontier) or later: no row
       std::vector<linear_term> terms{{hm.S[t][d], 1}, {hm.S[t - 1][d], -1}};
@@ -476,8 +610,12 @@ inline std::optional<hilp_model> build_hilp(const hilp_problem& p, std::int64_t 
         if (y != none) terms.push_back({y, -1});
       for (std::size_t o = 0; o < p.variants[t - 1].size(); ++o)  // the frontier of stage t - 1 providing it
         if (hm.R[t - 1][t - 1][o] != none && hilp_provides(p.variants[t - 1][o], d)) terms.push_back({hm.R[t - 1][t - 1][o], -1});
-      m.add_less_equal(std::move(terms), 0, "carry");
+      model().add_less_equal(std::move(terms), 0, "carry");
     }
+  }
+
+  /// Phantoms come from the stage before; the backward part of group j needs its option's phantom.
+  void add_phantom_rows(std::size_t t) {
     for (std::size_t j = 0; j < N; ++j)
       for (std::size_t o = 0; o + 1 < p.variants[j].size(); ++o) {
         const std::size_t x = hm.P[t][j][o];
@@ -485,72 +623,98 @@ inline std::optional<hilp_model> build_hilp(const hilp_problem& p, std::int64_t 
         std::vector<linear_term> terms{{x, 1}};
         if (t - 1 < hm.P.size() && hm.P[t - 1][j][o] != none) terms.push_back({hm.P[t - 1][j][o], -1});
         if (hm.R[t - 1][j][o] != none) terms.push_back({hm.R[t - 1][j][o], -1});
-        m.add_less_equal(std::move(terms), 0, "phantom carry");
+        model().add_less_equal(std::move(terms), 0, "phantom carry");
       }
-    // The backward part of group j needs its option's phantom.
-    if (t >= N) {
-      const std::size_t j = hilp_backward(N, t);  // the same involution: node t is group j's backward part
-      for (std::size_t o = 0; o < p.variants[t].size(); ++o) {
-        if (!has_phantom(j, o)) continue;
-        std::vector<linear_term> terms{{hm.R[t][t][o], 1}};
-        if (hm.P[t][j][o] != none) terms.push_back({hm.P[t][j][o], -1});
-        if (hm.R[t][j][o] != none) terms.push_back({hm.R[t][j][o], -1});
-        m.add_less_equal(std::move(terms), 0, "phantom");
-      }
+    if (t < N) return;
+    const std::size_t j = hilp_backward(N, t);  // the same involution: node t is group j's backward part
+    for (std::size_t o = 0; o < p.variants[t].size(); ++o) {
+      if (!has_phantom(j, o)) continue;
+      std::vector<linear_term> terms{{hm.R[t][t][o], 1}};
+      if (hm.P[t][j][o] != none) terms.push_back({hm.P[t][j][o], -1});
+      if (hm.R[t][j][o] != none) terms.push_back({hm.R[t][j][o], -1});
+      model().add_less_equal(std::move(terms), 0, "phantom");
     }
-    // Memory. freed_after[k]: (data, its FREE term) of slot k (whole units only: what was added
-    // was rounded up, so the model never undercounts); the usage and correction rows take them.
-    std::vector<std::vector<std::pair<std::size_t, linear_term>>> freed_after(t + 1);
+  }
+
+  /// Memory: the held row, then per slot that runs something its budget rows and usage row.
+  void add_memory_rows(std::size_t t) {
+    const freed_terms freed_after = freed_terms_of(t);
+    std::size_t before = add_held_row(t);
+    for (std::size_t k = 0; k <= t; ++k) before = add_slot_rows(t, k, before, freed_after[k]);
+  }
+
+  /// freed_after[k]: (data, its FREE term) of slot k of stage t (whole units only: what was added
+  /// was rounded up, so the model never undercounts); the usage and correction rows take them.
+  freed_terms freed_terms_of(std::size_t t) const {
+    freed_terms freed_after(t + 1);
     for (std::size_t d = 0; free_values && d < D; ++d)
       for (const auto& [slot, f] : hm.F[t][d])
         if (p.data_bytes[d] / hm.unit > 0) freed_after[slot].emplace_back(d, linear_term{f, -static_cast<double>(p.data_bytes[d] / hm.unit)});
-    std::size_t before = m.add_continuous(0, infinity);
-    {
-      std::vector<linear_term> terms{{before, 1}};
-      for (std::size_t d = 0; d < D; ++d)
-        if (hm.S[t][d] != none) terms.push_back({hm.S[t][d], -units(p.data_bytes[d])});
-      for (std::size_t j = 0; j < N; ++j)
-        for (std::size_t o = 0; o + 1 < p.variants[j].size(); ++o)
-          if (hm.P[t][j][o] != none) terms.push_back({hm.P[t][j][o], -units(p.variants[j][o].phantom)});
-      hm.memory_rows.emplace_back(m.add_equal(std::move(terms), constant[t], "held"), before, 1.0);
+    return freed_after;
+  }
+
+  /// U[t][-1] = constant + sum S + sum P; returns U[t][-1].
+  std::size_t add_held_row(std::size_t t) {
+    const std::size_t before = model().add_continuous(0, infinity);
+    std::vector<linear_term> terms{{before, 1}};
+    for (std::size_t d = 0; d < D; ++d)
+      if (hm.S[t][d] != none) terms.push_back({hm.S[t][d], -units(p.data_bytes[d])});
+    for (std::size_t j = 0; j < N; ++j)
+      for (std::size_t o = 0; o + 1 < p.variants[j].size(); ++o)
+        if (hm.P[t][j][o] != none) terms.push_back({hm.P[t][j][o], -units(p.variants[j][o].phantom)});
+    hm.memory_rows.emplace_back(model().add_equal(std::move(terms), constant[t], "held"), before, 1.0);
+    return before;
+  }
+
+  /// Slot k of stage t after memory `before`: its budget rows and the usage after it; returns
+  /// that usage's variable (`before` when nothing can run at k).
+  std::size_t add_slot_rows(std::size_t t, std::size_t k, std::size_t before, const std::vector<std::pair<std::size_t, linear_term>>& freed) {
+    std::vector<linear_term> peak{{before, 1}};
+    std::vector<linear_term> after{{before, 1}};
+    bool any = false;
+    for (std::size_t o = 0; o < p.variants[k].size(); ++o) {
+      const std::size_t x = hm.R[t][k][o];
+      if (x == none) continue;
+      any = true;
+      const auto& v = p.variants[k][o];
+      peak.push_back({x, units(free_values && !v.points.empty() ? v.points.front().extra : v.extra)});
+      double grows = units(p.output[k]) + (k < N && o + 1 < p.variants[k].size() ? units(v.phantom) : 0.0);
+      for (auto d : v.provides) grows += units(p.data_bytes[d]);
+      if (grows > 0) after.push_back({x, grows});
     }
-    for (std::size_t k = 0; k <= t; ++k) {
-      std::vector<linear_term> peak{{before, 1}};
-      std::vector<linear_term> after{{before, 1}};
-      bool any = false;
-      for (std::size_t o = 0; o < p.variants[k].size(); ++o) {
-        const std::size_t x = hm.R[t][k][o];
-        if (x == none) continue;
-        any = true;
-        const auto& v = p.variants[k][o];
-        peak.push_back({x, units(free_values && !v.points.empty() ? v.points.front().extra : v.extra)});
-        double grows = units(p.output[k]) + (k < N && o + 1 < p.variants[k].size() ? units(v.phantom) : 0.0);
-        for (auto d : v.provides) grows += units(p.data_bytes[d]);
-        if (grows > 0) after.push_back({x, grows});
+    if (!any) return before;
+    for (const auto& [d, term] : freed) after.push_back(term);
+    hm.budget_rows.push_back(model().add_less_equal(std::move(peak), cap, "budget"));
+    if (free_values) add_correction_rows(t, k, before, freed);
+    const std::size_t u = model().add_continuous(0, infinity);
+    after.push_back({u, -1});
+    hm.memory_rows.emplace_back(model().add_equal(std::move(after), 0, "usage"), u, -1.0);
+    return u;
+  }
+
+  /// Correction terms: a later peak of a variant, without the data it has read for the last time
+  /// when they are freed after this slot (whole units, as above).
+  void add_correction_rows(std::size_t t, std::size_t k, std::size_t before, const std::vector<std::pair<std::size_t, linear_term>>& freed) {
+    for (std::size_t o = 0; o < p.variants[k].size(); ++o) {
+      const std::size_t x = hm.R[t][k][o];
+      if (x == none) continue;
+      const auto& points = p.variants[k][o].points;
+      for (std::size_t i = 1; i < points.size(); ++i) {
+        std::vector<linear_term> corrected{{before, 1}, {x, units(points[i].extra)}};
+        for (const auto& [d, term] : freed)
+          if (std::binary_search(points[i].released.begin(), points[i].released.end(), d)) corrected.push_back(term);
+        hm.budget_rows.push_back(model().add_less_equal(std::move(corrected), cap, "budget, corrected"));
       }
-      if (!any) continue;
-      for (const auto& [d, term] : freed_after[k]) after.push_back(term);
-      hm.budget_rows.push_back(m.add_less_equal(std::move(peak), cap, "budget"));
-      // Correction terms: a later peak of a variant, without the data it has read for the last
-      // time when they are freed after this slot (whole units, as above).
-      for (std::size_t o = 0; free_values && o < p.variants[k].size(); ++o) {
-        const std::size_t x = hm.R[t][k][o];
-        if (x == none) continue;
-        const auto& points = p.variants[k][o].points;
-        for (std::size_t i = 1; i < points.size(); ++i) {
-          std::vector<linear_term> corrected{{before, 1}, {x, units(points[i].extra)}};
-          for (const auto& [d, term] : freed_after[k])
-            if (std::binary_search(points[i].released.begin(), points[i].released.end(), d)) corrected.push_back(term);
-          hm.budget_rows.push_back(m.add_less_equal(std::move(corrected), cap, "budget, corrected"));
-        }
-      }
-      const std::size_t u = m.add_continuous(0, infinity);
-      after.push_back({u, -1});
-      hm.memory_rows.emplace_back(m.add_equal(std::move(after), 0, "usage"), u, -1.0);
-      before = u;
     }
   }
-  return hm;
+};
+
+/// Builds the MILP. nullopt when the budget leaves nothing after the constant part. O(K^2 x
+/// (variants + deps) + K x (D + sum over data of readers^2 x variants + sum over variants of
+/// points x released)) variables and terms, K = 2 x groups, D data (the second part with
+/// `free_values` only).
+inline std::optional<hilp_model> build_hilp(const hilp_problem& p, std::int64_t budget, bool free_values) {
+  return hilp_builder(p, budget, free_values).build();
 }
 
 /// The schedule an assignment of build_hilp's model describes. O(variables).
