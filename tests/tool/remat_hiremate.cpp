@@ -135,13 +135,13 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
     int pct;               // of the peak
   };
   // (At 50% the nested chain tables do not change the plan; at 45% they do.)
-  const nested_case cases[] = {{"", 1, 1, defaults.nested_chain_units, false, false, 50},
-                               {" --nested-resident-levels 0", 0, 1, defaults.nested_chain_units, false, false, 50},
-                               {" --nested-partitions 3", 1, 3, defaults.nested_chain_units, false, false, 50},
+  const nested_case cases[] = {{"", 1, 1, defaults.tuning.nested_chain_units, false, false, 50},
+                               {" --nested-resident-levels 0", 0, 1, defaults.tuning.nested_chain_units, false, false, 50},
+                               {" --nested-partitions 3", 1, 3, defaults.tuning.nested_chain_units, false, false, 50},
                                {" --nested-chain-units 0", 1, 1, 0, false, false, 45},
-                               {"", 1, 1, defaults.nested_chain_units, false, false, 45},
-                               {"", 1, 1, defaults.nested_chain_units, false, true, 50},
-                               {" --nested-start-dtr", 1, 1, defaults.nested_chain_units, true, true, 50}};
+                               {"", 1, 1, defaults.tuning.nested_chain_units, false, false, 45},
+                               {"", 1, 1, defaults.tuning.nested_chain_units, false, true, 50},
+                               {" --nested-start-dtr", 1, 1, defaults.tuning.nested_chain_units, true, true, 50}};
   std::vector<hiremate_stats> nested_stats;
   std::vector<execution_plan> nested_plans;
   for (const nested_case& c : cases) {
@@ -197,7 +197,7 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
   const tool_run options = run_tool("remat " + path.string() + " --budget 50% --algo hiremate --options 0", dir);
   CHECK(options.exit_code == 2);
   // max_options has no flag of its name (--options sets it): the library's message names the option.
-  CHECK(options.err.find("memsched remat: hiremate_plan: max_options must be in 1..254\n") != std::string::npos);
+  CHECK(options.err.find("memsched remat: hiremate_plan: tuning.max_options must be in 1..254\n") != std::string::npos);
   CHECK(run_tool("remat " + path.string() + " --budget 50% --algo hiremate --options 255", dir).exit_code == 2);
   CHECK(run_tool("remat " + path.string() + " --budget 50% --algo hiremate --resident-levels -1", dir).exit_code == 2);
   const tool_run stages = run_tool("remat " + path.string() + " --budget 50% --algo hiremate --max-chain-stages -2", dir);
@@ -305,7 +305,7 @@ TEST_CASE("memsched remat --algo hiremate --serenity-states: GoogLeNet's options
   const std::int64_t budget = no_remat_peak(g) / 2;
   std::vector<execution_plan> plans;
   std::vector<std::size_t> counts;
-  for (const std::uint64_t states : {hiremate_options{}.serenity_states, std::uint64_t{0}}) {
+  for (const std::uint64_t states : {hiremate_options{}.tuning.serenity_states, std::uint64_t{0}}) {
     CAPTURE(states);
     const json doc = run_tool_json("remat " + path.string() + " --budget " + std::to_string(budget) + " --algo hiremate --partitions 1" +
                                        (states == 0 ? " --serenity-states 0" : "") + " --no-heuristic-start --json",
@@ -341,8 +341,8 @@ TEST_CASE("memsched remat --algo hiremate --partition-rounds: stopped, finished 
     hiremate_options options;
   };
   const rounds_case cases[] = {
-      {"stop", {.also_full_rounds = false, .heuristic_start = false}},
-      {"full", {.partition = {.stop_at_max_top = false}, .also_full_rounds = false, .heuristic_start = false}},
+      {"stop", {.heuristic_start = false, .tuning = {.also_full_rounds = false}}},
+      {"full", {.partition = {.stop_at_max_top = false}, .heuristic_start = false, .tuning = {.also_full_rounds = false}}},
       {"both", {.heuristic_start = false}},
   };
   for (const auto& c : cases) {
