@@ -367,6 +367,131 @@ class gecode_stop : public Gecode::Search::Stop {
   bool timed_out_ = false;
 };
 
+/// One gecode_backend::solve: its clock, its node budget and the best solution so far, and the
+/// steps that search from the root space (the start's completion, branch and bound) and turn what
+/// they found into `result`.
+struct gecode_solve_state {
+  using clock = std::chrono::steady_clock;
+
+  gecode_solve_state(const cp_model& m, const solver_options& o, solver_result& r, clock::time_point start,
+                     std::optional<clock::time_point> end, std::int64_t scale, std::int64_t offset)
+      : model(m), options(o), result(r), t0(start), deadline(end), obj_scale(scale), obj_offset(offset), nodes{o.node_limit} {}
+
+  const cp_model& model;
+  const solver_options& options;
+  solver_result& result;  ///< result.bound is the root's bound during the search.
+  clock::time_point t0;
+  std::optional<clock::time_point> deadline;
+  std::int64_t obj_scale, obj_offset;  ///< Of the builder: objective = scaled * obj_scale + obj_offset.
+  std::int64_t root_bound = 0;         ///< The root space's objective lower bound, scaled.
+  gecode_node_budget nodes;
+  std::vector<std::int64_t> best;
+  std::optional<std::int64_t> best_obj;
+  bool proven = false;
+
+  [[nodiscard]] double seconds() const { return std::chrono::duration<double>(clock::now() - t0).count(); }
+  [[nodiscard]] double real(std::int64_t scaled) const { return static_cast<double>(scaled * obj_scale + obj_offset); }
+
+  /// Makes solution `s` the incumbent and reports it to the observer.
+  void record(const gecode_space& s) {
+    std::vector<std::int64_t> vals(model.num_variables());
+    for (std::size_t i = 0; i < vals.size(); ++i) vals[i] = s.x[static_cast<int>(i)].val();
+    best = std::move(vals);
+    best_obj = s.obj.val();
+    options.observer.on_incumbent(seconds(), real(*best_obj), result.bound);
+  }
+
+  /// True when the incumbent meets the root bound or the relative gap.
+  [[nodiscard]] bool gap_closed() const {
+    if (!best_obj) return false;
+    const double z = real(*best_obj), b = result.bound;
+    return *best_obj <= root_bound || (std::abs(z) > 0 && (z - b) / std::abs(z) <= options.relative_gap);
+  }
+
+  /// The start assignment, completed (helper variables) by a short search.
+  void complete_start(const gecode_space& root) {
+    if (!model.start || model.start->size() != model.num_variables()) return;
+    std::unique_ptr<gecode_space> s(static_cast<gecode_space*>(root.clone()));
+    bool ok = true;
+    for (std::size_t i = 0; i < model.num_variables() && ok; ++i) {
+      const std::int64_t v = (*model.start)[i];
+      if (v == cp_model::unset) continue;
+      if (v < s->x[static_cast<int>(i)].min() || v > s->x[static_cast<int>(i)].max()) ok = false;
+      else Gecode::rel(*s, s->x[static_cast<int>(i)], Gecode::IRT_EQ, static_cast<int>(v));
+    }
+    if (ok && s->status() != Gecode::SS_FAILED) {
+      gecode_stop stop(deadline, 10000, &nodes);
+      Gecode::Search::Options o;
+      o.stop = &stop;
+      Gecode::DFS<gecode_space> e(s.get(), o);
+      if (std::unique_ptr<gecode_space> sol{e.next()}) record(*sol);
+      nodes.used += e.statistics().node;
+    }
+    if (!best_obj && options.verbosity > 0) std::cerr << "gecode_backend: the start assignment is not feasible\n";
+  }
+
+  /// Branch and bound below the incumbent: the whole time (branch_and_bound, or lns without a
+  /// start until a first solution), or a share of it (automatic). True when it exhausted the space.
+  bool branch_and_bound(const gecode_space& root, const gecode_options& config, std::optional<std::chrono::duration<double>> limit) {
+    std::optional<clock::time_point> bab_deadline = deadline;
+    unsigned long fails = 0;
+    if (config.search == gecode_search::automatic) {
+      fails = config.proof_fail_limit;
+      if (deadline) bab_deadline = t0 + std::chrono::duration_cast<clock::duration>(*limit * config.proof_share);
+    }
+    std::unique_ptr<gecode_space> s(static_cast<gecode_space*>(root.clone()));
+    if (best_obj) Gecode::rel(*s, s->obj, Gecode::IRT_LE, static_cast<int>(*best_obj));
+    bool exhausted = false;
+    for (bool again = true; again;) {
+      again = false;
+      gecode_stop stop(bab_deadline, fails, &nodes);
+      Gecode::Search::Options o;
+      o.stop = &stop;
+      o.threads = static_cast<double>(solver_threads(options));
+      if (s->status() == Gecode::SS_FAILED) {
+        exhausted = true;
+        break;
+      }
+      Gecode::BAB<gecode_space> e(s.get(), o);
+      while (std::unique_ptr<gecode_space> sol{e.next()}) {
+        record(*sol);
+        if (gap_closed()) break;
+      }
+      nodes.used += e.statistics().node;
+      if (!e.stopped() && !gap_closed()) exhausted = true;
+      // automatic or lns without any solution yet: keep searching until one is found or time is up.
+      if (!exhausted && !best_obj && config.search != gecode_search::branch_and_bound && !nodes.exhausted() &&
+          (!deadline || clock::now() < *deadline) && (bab_deadline != deadline || fails != 0)) {
+        bab_deadline = deadline;
+        fails = 0;
+        again = true;
+      }
+    }
+    return exhausted;
+  }
+
+  /// The result of the search: the incumbent (re-checked against the model), its status, and notes
+  /// on ignored threads and a reached node limit.
+  void fill_result(const gecode_options& config) {
+    result.seconds = seconds();
+    if (best_obj) {
+      result.objective = real(*best_obj);
+      if (proven) result.bound = result.objective;
+      result.status = (proven || gap_closed()) ? solve_status::optimal : solve_status::feasible;
+      result.values.assign(best.begin(), best.end());
+      if (auto bad = model.first_violation(best)) {
+        result.status = solve_status::error;
+        result.message = "gecode_backend: solution violates the model: " + *bad;
+      }
+    } else {
+      result.status = proven ? solve_status::infeasible : solve_status::time_limit;
+    }
+    if (solver_threads(options) > 1 && config.search != gecode_search::branch_and_bound)
+      result.message = "threads are used by branch and bound only, not by large-neighbourhood search";
+    if (nodes.hit) result.message += std::string(result.message.empty() ? "" : "; ") + "node limit reached";
+  }
+};
+
 }  // namespace detail
 
 /// Solves cp_model with Gecode 6. Models cp_backend. Thread-safe (each solve has its own spaces).
@@ -393,118 +518,26 @@ class gecode_backend {
     const auto limit = detail::effective_time_limit(options.time_limit);
     if (limit) deadline = t0 + std::chrono::duration_cast<clock::duration>(*limit);
     solver_result result;
-    auto seconds = [&] { return std::chrono::duration<double>(clock::now() - t0).count(); };
     try {
       std::unique_ptr<detail::gecode_space> root(new detail::gecode_space);
       detail::gecode_builder builder(model, *root);
       builder.build();
-      auto real = [&](std::int64_t scaled) { return static_cast<double>(scaled * builder.obj_scale + builder.obj_offset); };
+      detail::gecode_solve_state state(model, options, result, t0, deadline, builder.obj_scale, builder.obj_offset);
       if (root->status() == Gecode::SS_FAILED) {
         result.status = solve_status::infeasible;
-        result.seconds = seconds();
+        result.seconds = state.seconds();
         return result;
       }
-      const std::int64_t root_bound = root->obj.min();
-      result.bound = real(root_bound);
-
-      detail::gecode_node_budget nodes{options.node_limit};
-      std::vector<std::int64_t> best;
-      std::optional<std::int64_t> best_obj;
-      bool proven = false;
-      auto record = [&](const detail::gecode_space& s) {
-        std::vector<std::int64_t> vals(model.num_variables());
-        for (std::size_t i = 0; i < vals.size(); ++i) vals[i] = s.x[static_cast<int>(i)].val();
-        best = std::move(vals);
-        best_obj = s.obj.val();
-        options.observer.on_incumbent(seconds(), real(*best_obj), result.bound);
-      };
-      auto gap_closed = [&] {
-        if (!best_obj) return false;
-        const double z = real(*best_obj), b = result.bound;
-        return *best_obj <= root_bound || (std::abs(z) > 0 && (z - b) / std::abs(z) <= options.relative_gap);
-      };
-
-      // The start assignment, completed (helper variables) by a short search.
-      if (model.start && model.start->size() == model.num_variables()) {
-        std::unique_ptr<detail::gecode_space> s(static_cast<detail::gecode_space*>(root->clone()));
-        bool ok = true;
-        for (std::size_t i = 0; i < model.num_variables() && ok; ++i) {
-          const std::int64_t v = (*model.start)[i];
-          if (v == cp_model::unset) continue;
-          if (v < s->x[static_cast<int>(i)].min() || v > s->x[static_cast<int>(i)].max()) ok = false;
-          else Gecode::rel(*s, s->x[static_cast<int>(i)], Gecode::IRT_EQ, static_cast<int>(v));
-        }
-        if (ok && s->status() != Gecode::SS_FAILED) {
-          detail::gecode_stop stop(deadline, 10000, &nodes);
-          Gecode::Search::Options o;
-          o.stop = &stop;
-          Gecode::DFS<detail::gecode_space> e(s.get(), o);
-          if (std::unique_ptr<detail::gecode_space> sol{e.next()}) record(*sol);
-          nodes.used += e.statistics().node;
-        }
-        if (!best_obj && options.verbosity > 0) std::cerr << "gecode_backend: the start assignment is not feasible\n";
+      state.root_bound = root->obj.min();
+      result.bound = state.real(state.root_bound);
+      state.complete_start(*root);
+      const bool lns_only = config.search == gecode_search::lns && state.best_obj;
+      if (!lns_only && !state.gap_closed()) state.proven = state.branch_and_bound(*root, config, limit);
+      if (!state.proven && state.best_obj && !state.gap_closed() && config.search != gecode_search::branch_and_bound) {
+        auto record = [&state](const detail::gecode_space& s) { state.record(s); };
+        state.proven = lns(model, *root, state.best, state.best_obj, record, deadline, state.nodes, options, state.root_bound);
       }
-
-      const bool lns_only = config.search == gecode_search::lns && best_obj;
-      bool exhausted = false;
-      if (!lns_only && !gap_closed()) {
-        // Branch and bound: the whole time (branch_and_bound, or lns without a start until a first
-        // solution), or a share of it (automatic).
-        std::optional<clock::time_point> bab_deadline = deadline;
-        unsigned long fails = 0;
-        if (config.search == gecode_search::automatic) {
-          fails = config.proof_fail_limit;
-          if (deadline) bab_deadline = t0 + std::chrono::duration_cast<clock::duration>(*limit * config.proof_share);
-        }
-        std::unique_ptr<detail::gecode_space> s(static_cast<detail::gecode_space*>(root->clone()));
-        if (best_obj) Gecode::rel(*s, s->obj, Gecode::IRT_LE, static_cast<int>(*best_obj));
-        for (bool again = true; again;) {
-          again = false;
-          detail::gecode_stop stop(bab_deadline, fails, &nodes);
-          Gecode::Search::Options o;
-          o.stop = &stop;
-          o.threads = static_cast<double>(detail::solver_threads(options));
-          if (s->status() == Gecode::SS_FAILED) {
-            exhausted = true;
-            break;
-          }
-          Gecode::BAB<detail::gecode_space> e(s.get(), o);
-          while (std::unique_ptr<detail::gecode_space> sol{e.next()}) {
-            record(*sol);
-            if (gap_closed()) break;
-          }
-          nodes.used += e.statistics().node;
-          if (!e.stopped() && !gap_closed()) exhausted = true;
-          // automatic or lns without any solution yet: keep searching until one is found or time is up.
-          if (!exhausted && !best_obj && config.search != gecode_search::branch_and_bound && !nodes.exhausted() &&
-              (!deadline || clock::now() < *deadline) && (bab_deadline != deadline || fails != 0)) {
-            bab_deadline = deadline;
-            fails = 0;
-            again = true;
-          }
-        }
-        if (exhausted) proven = true;
-      }
-
-      if (!proven && best_obj && !gap_closed() && config.search != gecode_search::branch_and_bound)
-        proven = lns(model, *root, best, best_obj, record, deadline, nodes, options, root_bound);
-
-      result.seconds = seconds();
-      if (best_obj) {
-        result.objective = real(*best_obj);
-        if (proven) result.bound = result.objective;
-        result.status = (proven || gap_closed()) ? solve_status::optimal : solve_status::feasible;
-        result.values.assign(best.begin(), best.end());
-        if (auto bad = model.first_violation(best)) {
-          result.status = solve_status::error;
-          result.message = "gecode_backend: solution violates the model: " + *bad;
-        }
-      } else {
-        result.status = proven ? solve_status::infeasible : solve_status::time_limit;
-      }
-      if (detail::solver_threads(options) > 1 && config.search != gecode_search::branch_and_bound)
-        result.message = "threads are used by branch and bound only, not by large-neighbourhood search";
-      if (nodes.hit) result.message += std::string(result.message.empty() ? "" : "; ") + "node limit reached";
+      state.fill_result(config);
       return result;
     } catch (const detail::gecode_unsupported& e) {
       result.status = solve_status::unsupported;
@@ -516,7 +549,7 @@ class gecode_backend {
       result.status = solve_status::error;
       result.message = std::string("gecode_backend: ") + e.what();
     }
-    result.seconds = seconds();
+    result.seconds = std::chrono::duration<double>(clock::now() - t0).count();
     return result;
   }
 
