@@ -492,6 +492,102 @@ struct gecode_solve_state {
   }
 };
 
+/// LNS neighbourhood: the groups running nearest a random time of the incumbent's schedule,
+/// widening the window until k.
+inline std::vector<std::size_t> lns_window_groups(const cp_model& model, const std::vector<std::int64_t>& best, std::size_t ng, std::size_t k,
+                                                  std::mt19937_64& rng) {
+  std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
+  for (const auto& iv : model.intervals()) {
+    lo = std::min(lo, best[iv.start]);
+    hi = std::max(hi, best[iv.end]);
+  }
+  const std::int64_t t = lo + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(std::max<std::int64_t>(1, hi - lo)));
+  std::vector<std::pair<std::int64_t, std::size_t>> dist;  // distance of each group's nearest interval to t
+  for (std::size_t g = 0; g < ng && g < model.group_intervals.size(); ++g) {
+    std::int64_t d = std::numeric_limits<std::int64_t>::max();
+    for (auto i : model.group_intervals[g]) {
+      const auto& iv = model.intervals()[i];
+      if (iv.presence && best[*iv.presence] == 0) continue;
+      const std::int64_t s0 = best[iv.start], e0 = best[iv.end];
+      d = std::min(d, t < s0 ? s0 - t : (t >= e0 ? t - e0 + 1 : 0));
+    }
+    dist.emplace_back(d, g);
+  }
+  std::shuffle(dist.begin(), dist.end(), rng);
+  std::stable_sort(dist.begin(), dist.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::size_t> pick;
+  for (std::size_t i = 0; i < dist.size() && pick.size() < k; ++i) pick.push_back(dist[i].second);
+  return pick;
+}
+
+/// LNS neighbourhood: k groups breadth-first along group_neighbours from a random group, topped
+/// up with random groups. `seen` (one entry per group, all 0) is scratch space.
+inline std::vector<std::size_t> lns_neighbour_groups(const cp_model& model, std::size_t ng, std::size_t k, std::mt19937_64& rng,
+                                                     std::vector<char>& seen) {
+  std::vector<std::size_t> queue{static_cast<std::size_t>(rng() % ng)};
+  seen[queue[0]] = 1;
+  for (std::size_t head = 0; head < queue.size() && queue.size() < k; ++head) {
+    if (queue[head] >= model.group_neighbours.size()) continue;
+    auto nb = model.group_neighbours[queue[head]];
+    std::shuffle(nb.begin(), nb.end(), rng);
+    for (auto g : nb)
+      if (g < ng && !seen[g] && queue.size() < k) {
+        seen[g] = 1;
+        queue.push_back(g);
+      }
+  }
+  while (queue.size() < k) {  // Top up with random groups.
+    const std::size_t g = static_cast<std::size_t>(rng() % ng);
+    if (!seen[g]) {
+      seen[g] = 1;
+      queue.push_back(g);
+    }
+  }
+  return queue;
+}
+
+/// The k groups (of ng) one LNS iteration frees, of a kind drawn from `rng`: a time window (when
+/// the model has group_intervals), random groups, a run of consecutive groups, or neighbours
+/// (when it has group_neighbours). `scratch` holds one entry per group.
+inline std::vector<std::size_t> lns_neighbourhood(const cp_model& model, const std::vector<std::int64_t>& best, std::size_t ng, std::size_t k,
+                                                  std::mt19937_64& rng, std::vector<char>& scratch) {
+  std::fill(scratch.begin(), scratch.end(), 0);
+  const bool windows = !model.group_intervals.empty();
+  unsigned kind = static_cast<unsigned>(rng() % (model.group_neighbours.empty() ? 2 : 3));
+  if (windows && rng() % 2 == 0) kind = 3;
+  if (kind == 3) return lns_window_groups(model, best, ng, k, rng);
+  if (kind == 0) {  // Random groups.
+    std::vector<std::size_t> all(ng);
+    std::iota(all.begin(), all.end(), 0);
+    std::shuffle(all.begin(), all.end(), rng);
+    all.resize(k);
+    return all;
+  }
+  if (kind == 1) {  // A run of consecutive groups.
+    std::vector<std::size_t> pick;
+    const std::size_t a = static_cast<std::size_t>(rng() % (ng - k + 1));
+    for (std::size_t g = a; g < a + k; ++g) pick.push_back(g);
+    return pick;
+  }
+  return lns_neighbour_groups(model, ng, k, rng, scratch);
+}
+
+/// Marks in `freed` the picked groups and in `fixed_var` the variables of the other groups (a
+/// variable in a freed group stays free even when another group fixes it).
+inline void lns_fixed_variables(const std::vector<std::vector<std::size_t>>& groups, const std::vector<std::size_t>& pick, std::vector<char>& freed,
+                                std::vector<char>& fixed_var) {
+  const std::size_t ng = groups.size();
+  std::fill(freed.begin(), freed.end(), 0);
+  for (auto g : pick) freed[g] = 1;
+  std::fill(fixed_var.begin(), fixed_var.end(), 0);
+  for (std::size_t g = 0; g < ng; ++g)
+    if (!freed[g])
+      for (auto v : groups[g]) fixed_var[v] = 1;
+  for (std::size_t g = 0; g < ng; ++g)
+    if (freed[g])
+      for (auto v : groups[g]) fixed_var[v] = 0;
+}
+
 }  // namespace detail
 
 /// Solves cp_model with Gecode 6. Models cp_backend. Thread-safe (each solve has its own spaces).
@@ -570,7 +666,6 @@ class gecode_backend {
     double fraction = std::clamp(config.lns_fraction, 0.0, 1.0);
     unsigned long iterations = 0, improvements = 0;
     std::vector<char> freed(ng), fixed_var(model.num_variables());
-    std::vector<std::size_t> pick;
     while (true) {
       if (deadline && clock::now() >= *deadline) break;
       if (nodes.exhausted()) break;
@@ -578,91 +673,13 @@ class gecode_backend {
       if (*best_obj <= root_bound) return true;
       ++iterations;
       const std::size_t k = std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(fraction * static_cast<double>(ng))), 1, ng);
-      std::fill(freed.begin(), freed.end(), 0);
-      pick.clear();
-      const bool windows = !model.group_intervals.empty();
-      unsigned kind = static_cast<unsigned>(rng() % (model.group_neighbours.empty() ? 2 : 3));
-      if (windows && rng() % 2 == 0) kind = 3;
-      if (kind == 3) {  // The groups running at a random time, widening the window until k.
-        std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
-        for (const auto& iv : model.intervals()) {
-          lo = std::min(lo, best[iv.start]);
-          hi = std::max(hi, best[iv.end]);
-        }
-        const std::int64_t t = lo + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(std::max<std::int64_t>(1, hi - lo)));
-        std::vector<std::pair<std::int64_t, std::size_t>> dist;  // distance of each group's nearest interval to t
-        for (std::size_t g = 0; g < ng && g < model.group_intervals.size(); ++g) {
-          std::int64_t d = std::numeric_limits<std::int64_t>::max();
-          for (auto i : model.group_intervals[g]) {
-            const auto& iv = model.intervals()[i];
-            if (iv.presence && best[*iv.presence] == 0) continue;
-            const std::int64_t s0 = best[iv.start], e0 = best[iv.end];
-            d = std::min(d, t < s0 ? s0 - t : (t >= e0 ? t - e0 + 1 : 0));
-          }
-          dist.emplace_back(d, g);
-        }
-        std::shuffle(dist.begin(), dist.end(), rng);
-        std::stable_sort(dist.begin(), dist.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-        for (std::size_t i = 0; i < dist.size() && pick.size() < k; ++i) pick.push_back(dist[i].second);
-      } else if (kind == 0) {  // Random groups.
-        std::vector<std::size_t> all(ng);
-        std::iota(all.begin(), all.end(), 0);
-        std::shuffle(all.begin(), all.end(), rng);
-        all.resize(k);
-        pick = all;
-      } else if (kind == 1) {  // A run of consecutive groups.
-        const std::size_t a = static_cast<std::size_t>(rng() % (ng - k + 1));
-        for (std::size_t g = a; g < a + k; ++g) pick.push_back(g);
-      } else {  // Breadth-first along group_neighbours from a random group.
-        std::vector<std::size_t> queue{static_cast<std::size_t>(rng() % ng)};
-        freed[queue[0]] = 1;
-        for (std::size_t head = 0; head < queue.size() && queue.size() < k; ++head) {
-          if (queue[head] >= model.group_neighbours.size()) continue;
-          auto nb = model.group_neighbours[queue[head]];
-          std::shuffle(nb.begin(), nb.end(), rng);
-          for (auto g : nb)
-            if (g < ng && !freed[g] && queue.size() < k) {
-              freed[g] = 1;
-              queue.push_back(g);
-            }
-        }
-        while (queue.size() < k) {  // Top up with random groups.
-          const std::size_t g = static_cast<std::size_t>(rng() % ng);
-          if (!freed[g]) {
-            freed[g] = 1;
-            queue.push_back(g);
-          }
-        }
-        pick = queue;
-      }
-      std::fill(freed.begin(), freed.end(), 0);
-      for (auto g : pick) freed[g] = 1;
-      std::fill(fixed_var.begin(), fixed_var.end(), 0);
-      for (std::size_t g = 0; g < ng; ++g)
-        if (!freed[g])
-          for (auto v : groups[g]) fixed_var[v] = 1;
-      for (std::size_t g = 0; g < ng; ++g)
-        if (freed[g])
-          for (auto v : groups[g]) fixed_var[v] = 0;
+      const std::vector<std::size_t> pick = detail::lns_neighbourhood(model, best, ng, k, rng, freed);
+      detail::lns_fixed_variables(groups, pick, freed, fixed_var);
       std::unique_ptr<detail::gecode_space> s(static_cast<detail::gecode_space*>(root.clone()));
       for (std::size_t i = 0; i < fixed_var.size(); ++i)
         if (fixed_var[i]) Gecode::rel(*s, s->x[static_cast<int>(i)], Gecode::IRT_EQ, static_cast<int>(best[i]));
       Gecode::rel(*s, s->obj, Gecode::IRT_LE, static_cast<int>(*best_obj));
-      bool improved = false, complete = false;
-      if (s->status() == Gecode::SS_FAILED) {
-        complete = true;
-      } else {
-        detail::gecode_stop stop(deadline, config.lns_fail_limit, &nodes);
-        Gecode::Search::Options o;
-        o.stop = &stop;
-        Gecode::BAB<detail::gecode_space> e(s.get(), o);
-        while (std::unique_ptr<detail::gecode_space> sol{e.next()}) {
-          record(*sol);
-          improved = true;
-        }
-        nodes.used += e.statistics().node;
-        complete = !e.stopped();
-      }
+      const auto [improved, complete] = search_neighbourhood(*s, record, deadline, nodes);
       if (improved) ++improvements;
       if (complete && k == ng) return true;  // Nothing fixed and exhausted: proven.
       // Adapt: exhausted neighbourhoods grow, neighbourhoods stopped by the failure limit shrink.
@@ -673,6 +690,26 @@ class gecode_backend {
       std::cerr << "gecode_backend: LNS " << iterations << " neighbourhoods, " << improvements << " improvements, final fraction "
                 << fraction << "\n";
     return false;
+  }
+
+  /// Branch and bound in one neighbourhood's space `s` under the failure limit, recording every
+  /// better solution. Returns {improved, complete}: complete when the search was not stopped (a
+  /// failed space is complete).
+  template <class Record>
+  std::pair<bool, bool> search_neighbourhood(detail::gecode_space& s, Record& record, std::optional<std::chrono::steady_clock::time_point> deadline,
+                                             detail::gecode_node_budget& nodes) const {
+    if (s.status() == Gecode::SS_FAILED) return {false, true};
+    bool improved = false;
+    detail::gecode_stop stop(deadline, config.lns_fail_limit, &nodes);
+    Gecode::Search::Options o;
+    o.stop = &stop;
+    Gecode::BAB<detail::gecode_space> e(&s, o);
+    while (std::unique_ptr<detail::gecode_space> sol{e.next()}) {
+      record(*sol);
+      improved = true;
+    }
+    nodes.used += e.statistics().node;
+    return {improved, !e.stopped()};
   }
 };
 
