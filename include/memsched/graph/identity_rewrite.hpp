@@ -139,9 +139,72 @@ class identity_rewriter {
 
   /// One pass: every matching concat is rewritten. Returns false when nothing matched.
   bool pass(dataflow_graph& out, std::vector<std::size_t>& origin, std::size_t& channel, std::size_t& kernel, std::size_t& removed) {
-    const std::size_t n = num_vertices(g_);
+    std::vector<char> taken(num_vertices(g_), 0);
+    const std::vector<match> matches = disjoint_matches(taken);
+    if (matches.empty()) return false;
+    out = dataflow_graph();
+    origin.clear();
+    rewrite_pass_state s(out, origin, largest_id(), num_vertices(g_));
+    copy_untouched_vertices(s, taken);
+    for (const match& m : matches) {
+      rewrite_match(s, m, channel, kernel);
+      ++removed;
+    }
+    add_untouched_edges(s, taken);
+    map_outputs(s);
+    return true;
+  }
+
+ private:
+  /// The graph a pass builds: its vertices, where each comes from, the ids handed out so far and
+  /// which new vertices stand for each old one.
+  struct rewrite_pass_state {
+    rewrite_pass_state(dataflow_graph& graph, std::vector<std::size_t>& origins, std::int64_t largest_id, std::size_t old_vertices)
+        : out(graph), origin(origins), max_id(largest_id), next_id(largest_id), rep(old_vertices) {}
+
+    dataflow_graph& out;
+    std::vector<std::size_t>& origin;
+    std::int64_t max_id;   // the largest id of the pass's input graph
+    std::int64_t next_id;  // the last id handed out
+    std::vector<std::vector<std::size_t>> rep;  // new vertices holding v's output
+    std::vector<std::pair<std::size_t, std::size_t>> edges;
+
+    std::size_t add(node nd, std::size_t from) {
+      const std::size_t v = add_vertex(std::move(nd), out);
+      origin.push_back(from);
+      return v;
+    }
+    /// A copy of `base` with the next free id. New vertices take the ids after the largest; past
+    /// 2^63 - 1 they would wrap onto existing ids.
+    node fresh(const node& base, std::string name, std::int64_t bytes, double cost) {
+      node nd = base;
+      if (next_id == std::numeric_limits<std::int64_t>::max())
+        throw graph_error("rewrite_identities: the new nodes need ids above the largest id " + std::to_string(max_id) +
+                          ", beyond 2^63 - 1: renumber the graph's node ids");
+      nd.id = ++next_id;
+      nd.name = std::move(name);
+      nd.bytes = bytes;
+      nd.cost = cost;
+      return nd;
+    }
+  };
+
+  /// How a match splits bytes and costs: in proportion to the bytes of the concat's inputs.
+  struct match_shares {
+    std::vector<std::int64_t> weights;
+    long double sum = 0;
+
+    [[nodiscard]] std::size_t parts() const noexcept { return weights.size(); }
+    [[nodiscard]] double share(double cost, std::size_t i) const {
+      return sum > 0 ? static_cast<double>(static_cast<long double>(cost) * static_cast<long double>(weights[i]) / sum)
+                     : cost / static_cast<double>(weights.size());
+    }
+  };
+
+  /// The matches of this pass, in topological order of their concats, skipping any that shares a
+  /// vertex with an earlier one; marks their vertices in `taken`.
+  [[nodiscard]] std::vector<match> disjoint_matches(std::vector<char>& taken) const {
     std::vector<match> matches;
-    std::vector<char> taken(n, 0);
     const memory_graph mg = make_memory_graph(g_, "rewrite_identities");
     for (auto c : mg.topological_order()) {
       match m;
@@ -155,128 +218,125 @@ class identity_rewriter {
       for (auto [v, k] : m.leaves) taken[v] = 1;
       matches.push_back(std::move(m));
     }
-    if (matches.empty()) return false;
+    return matches;
+  }
 
+  [[nodiscard]] std::int64_t largest_id() const {
     std::int64_t max_id = std::numeric_limits<std::int64_t>::min();
-    for (std::size_t v = 0; v < n; ++v) max_id = std::max(max_id, g_[v].id);
-    // New vertices take the ids after the largest; past 2^63 - 1 they would wrap onto existing ids.
-    std::int64_t next_id = max_id;
-    out = dataflow_graph();
-    origin.clear();
-    std::vector<std::vector<std::size_t>> rep(n);  // new vertices holding v's output
-    std::vector<std::pair<std::size_t, std::size_t>> edges;
-    auto add = [&](node nd, std::size_t from) {
-      const std::size_t v = add_vertex(std::move(nd), out);
-      origin.push_back(from);
-      return v;
-    };
-    auto fresh = [&](const node& base, std::string name, std::int64_t bytes, double cost) {
-      node nd = base;
-      if (next_id == std::numeric_limits<std::int64_t>::max())
-        throw graph_error("rewrite_identities: the new nodes need ids above the largest id " + std::to_string(max_id) +
-                          ", beyond 2^63 - 1: renumber the graph's node ids");
-      nd.id = ++next_id;
-      nd.name = std::move(name);
-      nd.bytes = bytes;
-      nd.cost = cost;
-      return nd;
-    };
-    for (std::size_t v = 0; v < n; ++v)
-      if (!taken[v]) rep[v] = {add(g_[v], v)};
-    for (const match& m : matches) {
-      const std::size_t k = m.inputs.size();
-      std::vector<std::int64_t> weights;
-      long double wsum = 0;
-      for (auto x : m.inputs) weights.push_back(g_[x].bytes), wsum += static_cast<long double>(g_[x].bytes);
-      auto share = [&](double cost, std::size_t i) {
-        return wsum > 0 ? static_cast<double>(static_cast<long double>(cost) * static_cast<long double>(weights[i]) / wsum)
-                        : cost / static_cast<double>(k);
-      };
-      // part[v][i]: the new vertices carrying the i-th partial of tree node v (or concat input x_i).
-      auto parts_of = [&](std::size_t v, std::size_t i) -> std::vector<std::size_t> {
-        return v == m.concat ? rep[m.inputs[i]] : rep[v];  // rep[tree node] holds its k replicas
-      };
-      for (auto t : m.tree) {
-        const std::size_t parent = only_pred(t);
-        const auto bytes = split_bytes(g_[t].bytes, weights);
-        std::vector<std::size_t> replicas;
-        for (std::size_t i = 0; i < k; ++i) {
-          const std::size_t r = add(fresh(g_[t], g_[t].name + ".part" + std::to_string(i), bytes[i], share(g_[t].cost, i)), t);
-          for (auto p : parent == m.concat ? parts_of(parent, i) : std::vector<std::size_t>{rep[parent][i]}) edges.emplace_back(p, r);
-          replicas.push_back(r);
-        }
-        rep[t] = std::move(replicas);
+    for (std::size_t v = 0; v < num_vertices(g_); ++v) max_id = std::max(max_id, g_[v].id);
+    return max_id;
+  }
+
+  void copy_untouched_vertices(rewrite_pass_state& s, const std::vector<char>& taken) const {
+    for (std::size_t v = 0; v < num_vertices(g_); ++v)
+      if (!taken[v]) s.rep[v] = {s.add(g_[v], v)};
+  }
+
+  /// The new vertices a part i of a node whose input is `parent` reads: the concat's i-th input, or
+  /// the i-th replica of a tree node.
+  [[nodiscard]] static std::vector<std::size_t> partial_inputs(const rewrite_pass_state& s, const match& m, std::size_t parent, std::size_t i) {
+    return parent == m.concat ? s.rep[m.inputs[i]] : std::vector<std::size_t>{s.rep[parent][i]};
+  }
+
+  void rewrite_match(rewrite_pass_state& s, const match& m, std::size_t& channel, std::size_t& kernel) const {
+    match_shares shares;
+    for (auto x : m.inputs) shares.weights.push_back(g_[x].bytes), shares.sum += static_cast<long double>(g_[x].bytes);
+    for (auto t : m.tree) split_elementwise(s, m, shares, t);
+    std::size_t kernel_leaves = 0;
+    for (auto [f, kind] : m.leaves) kernel_leaves += kind == leaf_kind::kernel;
+    for (auto [f, kind] : m.leaves) {
+      if (kind == leaf_kind::channel) {
+        split_channel_wise(s, m, shares, f);
+        ++channel;
+      } else {
+        split_kernel_wise(s, m, shares, f, kernel_leaves);
+        ++kernel;
       }
-      std::size_t kernel_leaves = 0;
-      for (auto [f, kind] : m.leaves) kernel_leaves += kind == leaf_kind::kernel;
-      for (auto [f, kind] : m.leaves) {
-        const std::size_t parent = only_pred(f);
-        auto input_of = [&](std::size_t i) {
-          return parent == m.concat ? parts_of(parent, i) : std::vector<std::size_t>{rep[parent][i]};
-        };
-        const node& fn = g_[f];
-        if (kind == leaf_kind::channel) {
-          // p_1 allocates the output; p_2..p_k accumulate into it (0 bytes) and read p_1 so that it
-          // stays resident; consumers of the conv read p_k (for the order) and p_1 (the buffer).
-          std::vector<std::size_t> p;
-          for (std::size_t i = 0; i < k; ++i) {
-            node nd = fresh(fn, fn.name + ".part" + std::to_string(i), i == 0 ? fn.bytes : 0, share(fn.cost, i));
-            nd.op = "partial_conv2d";
-            p.push_back(add(std::move(nd), f));
-            for (auto s : input_of(i)) edges.emplace_back(s, p.back());
-            if (i > 0) edges.emplace_back(p[i - 1], p[i]), edges.emplace_back(p[0], p[i]);
-          }
-          rep[f] = k > 1 ? std::vector<std::size_t>{p.front(), p.back()} : std::vector<std::size_t>{p.front()};
-          ++channel;
-        } else {
-          const auto bytes = split_bytes(fn.bytes, weights);
-          node cat = fresh(g_[m.concat], fn.name + ".concat", fn.bytes,
-                           kernel_leaves > 0 ? g_[m.concat].cost / static_cast<double>(kernel_leaves) : 0.0);
-          std::vector<std::size_t> d;
-          for (std::size_t i = 0; i < k; ++i) {
-            d.push_back(add(fresh(fn, fn.name + ".part" + std::to_string(i), bytes[i], share(fn.cost, i)), f));
-            for (auto s : input_of(i)) edges.emplace_back(s, d.back());
-          }
-          const std::size_t cv = add(std::move(cat), f);
-          for (auto s : d) edges.emplace_back(s, cv);
-          rep[f] = {cv};
-          ++kernel;
-        }
-      }
-      ++removed;
     }
-    // Edges of the untouched part: each kept consumer reads every vertex representing its input.
+  }
+
+  /// Elementwise tree node t becomes one replica per concat input.
+  void split_elementwise(rewrite_pass_state& s, const match& m, const match_shares& shares, std::size_t t) const {
+    const std::size_t parent = only_pred(t);
+    const auto bytes = split_bytes(g_[t].bytes, shares.weights);
+    std::vector<std::size_t> replicas;
+    for (std::size_t i = 0; i < shares.parts(); ++i) {
+      const std::size_t r = s.add(s.fresh(g_[t], g_[t].name + ".part" + std::to_string(i), bytes[i], shares.share(g_[t].cost, i)), t);
+      for (auto p : partial_inputs(s, m, parent, i)) s.edges.emplace_back(p, r);
+      replicas.push_back(r);
+    }
+    s.rep[t] = std::move(replicas);
+  }
+
+  /// Dense conv f becomes partial convs: p_1 allocates the output; p_2..p_k accumulate into it
+  /// (0 bytes) and read p_1 so that it stays resident; consumers of the conv read p_k (for the
+  /// order) and p_1 (the buffer).
+  void split_channel_wise(rewrite_pass_state& s, const match& m, const match_shares& shares, std::size_t f) const {
+    const std::size_t parent = only_pred(f), k = shares.parts();
+    const node& fn = g_[f];
+    std::vector<std::size_t> p;
+    for (std::size_t i = 0; i < k; ++i) {
+      node nd = s.fresh(fn, fn.name + ".part" + std::to_string(i), i == 0 ? fn.bytes : 0, shares.share(fn.cost, i));
+      nd.op = "partial_conv2d";
+      p.push_back(s.add(std::move(nd), f));
+      for (auto in : partial_inputs(s, m, parent, i)) s.edges.emplace_back(in, p.back());
+      if (i > 0) s.edges.emplace_back(p[i - 1], p[i]), s.edges.emplace_back(p[0], p[i]);
+    }
+    s.rep[f] = k > 1 ? std::vector<std::size_t>{p.front(), p.back()} : std::vector<std::size_t>{p.front()};
+  }
+
+  /// Depthwise conv (or pool) f becomes one part per concat input followed by a new concat that
+  /// holds f's output and takes a share of the removed concat's cost.
+  void split_kernel_wise(rewrite_pass_state& s, const match& m, const match_shares& shares, std::size_t f, std::size_t kernel_leaves) const {
+    const std::size_t parent = only_pred(f);
+    const node& fn = g_[f];
+    const auto bytes = split_bytes(fn.bytes, shares.weights);
+    node cat = s.fresh(g_[m.concat], fn.name + ".concat", fn.bytes, kernel_leaves > 0 ? g_[m.concat].cost / static_cast<double>(kernel_leaves) : 0.0);
+    std::vector<std::size_t> d;
+    for (std::size_t i = 0; i < shares.parts(); ++i) {
+      d.push_back(s.add(s.fresh(fn, fn.name + ".part" + std::to_string(i), bytes[i], shares.share(fn.cost, i)), f));
+      for (auto in : partial_inputs(s, m, parent, i)) s.edges.emplace_back(in, d.back());
+    }
+    const std::size_t cv = s.add(std::move(cat), f);
+    for (auto part : d) s.edges.emplace_back(part, cv);
+    s.rep[f] = {cv};
+  }
+
+  /// Edges of the untouched part: each kept consumer reads every vertex representing its input.
+  /// Then all edges go into the graph, sorted and without duplicates.
+  void add_untouched_edges(rewrite_pass_state& s, const std::vector<char>& taken) const {
     for (auto [e, end] = boost::edges(g_); e != end; ++e) {
       const std::size_t u = source(*e, g_), v = target(*e, g_);
       if (taken[v]) continue;
-      for (auto r : rep[u]) edges.emplace_back(r, rep[v].front());
+      for (auto r : s.rep[u]) s.edges.emplace_back(r, s.rep[v].front());
     }
-    std::sort(edges.begin(), edges.end());
-    edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
-    for (auto [u, v] : edges) add_edge(u, v, out);
-    auto& info = out[boost::graph_bundle];
-    info = g_[boost::graph_bundle];
-    info.order.clear();
-    if (info.outputs) {
-      std::vector<std::size_t> outs;
-      for (auto v : *info.outputs)
-        for (auto r : rep[v]) outs.push_back(r);
-      std::sort(outs.begin(), outs.end());
-      outs.erase(std::unique(outs.begin(), outs.end()), outs.end());
-      info.outputs = std::move(outs);
-    } else {
-      // Default outputs were the sinks; keep exactly the vertices representing them.
-      std::vector<std::size_t> outs;
-      for (std::size_t v = 0; v < n; ++v)
-        if (out_degree(v, g_) == 0)
-          for (auto r : rep[v]) outs.push_back(r);
-      std::sort(outs.begin(), outs.end());
-      info.outputs = std::move(outs);
-    }
-    return true;
+    std::sort(s.edges.begin(), s.edges.end());
+    s.edges.erase(std::unique(s.edges.begin(), s.edges.end()), s.edges.end());
+    for (auto [u, v] : s.edges) add_edge(u, v, s.out);
   }
 
- private:
+  /// The new graph's bundle: the old one without its order, with outputs mapped to the vertices
+  /// representing them.
+  void map_outputs(rewrite_pass_state& s) const {
+    auto& info = s.out[boost::graph_bundle];
+    info = g_[boost::graph_bundle];
+    info.order.clear();
+    std::vector<std::size_t> outs;
+    if (info.outputs) {
+      for (auto v : *info.outputs)
+        for (auto r : s.rep[v]) outs.push_back(r);
+      std::sort(outs.begin(), outs.end());
+      outs.erase(std::unique(outs.begin(), outs.end()), outs.end());
+    } else {
+      // Default outputs were the sinks; keep exactly the vertices representing them.
+      for (std::size_t v = 0; v < num_vertices(g_); ++v)
+        if (out_degree(v, g_) == 0)
+          for (auto r : s.rep[v]) outs.push_back(r);
+      std::sort(outs.begin(), outs.end());
+    }
+    info.outputs = std::move(outs);
+  }
+
   const dataflow_graph& g_;
   const identity_rewrite_options& o_;
 };

@@ -88,20 +88,49 @@ inline boost::dynamic_properties attribute_properties(attribute_graph& g, const 
 /// Which format an attribute_graph came from (for the node id and the messages).
 enum class attribute_format { graphml, dot };
 
-/// Converts the attribute text of a GraphML or DOT file into a graph_record. O(n + m).
-/// Throws file_error naming `source`, the node and the attribute for text of the wrong type, a
-/// missing `bytes`, a DOT node name or GraphML `id` that is not an integer, and `output` or
-/// `order_position` values that do not describe a set of outputs or a complete order.
-inline graph_record record_from_attributes(const attribute_graph& g, const std::string& source, attribute_format format) {
-  const std::size_t n = num_vertices(g);
-  const bool dot = format == attribute_format::dot;
-  graph_record r;
-  r.name = g[boost::graph_bundle].name;
-  r.kind = g[boost::graph_bundle].kind;
-  const auto where_node = [dot, &g](std::size_t i) {
-    return dot ? "node '" + g[i].node_id + "'" : "nodes[" + std::to_string(i) + "] (in file order)";
-  };
+/// Converts the attribute text of one file into values; every failure throws file_error naming
+/// the file and `field` (which names the node and the attribute).
+struct attribute_text_parser {
+  const std::string& source;
 
+  [[nodiscard]] std::int64_t integer(const std::string& text, const std::string& field) const {
+    bool out_of_range = false;
+    const auto value = parse_int64(text, out_of_range);
+    if (out_of_range) fail_file(source, field + " = " + text + " does not fit in 64 bits");
+    if (!value) fail_file(source, field + " must be an integer, got '" + text + "'");
+    return *value;
+  }
+  [[nodiscard]] std::int64_t size(const std::string& text, const std::string& field) const {
+    bool out_of_range = false;
+    const auto value = parse_int64(text, out_of_range);
+    if (out_of_range) fail_file(source, field + " = " + text + " does not fit in 64 bits");
+    if (!value) fail_file(source, field + " must be an integer >= 0, got '" + text + "'");
+    return *value;
+  }
+  /// `named` is "node N: " (the field name follows).
+  [[nodiscard]] double cost(const std::string& text, const std::string& named) const {
+    bool out_of_range = false;
+    const auto value = parse_double(text, out_of_range);
+    if (out_of_range) fail_file(source, named + "cost = " + text + " is out of the range of double");
+    if (!value) fail_file(source, named + "cost must be a number >= 0, got '" + text + "'");
+    return *value;
+  }
+  [[nodiscard]] bool boolean(const std::string& text, const std::string& field) const {
+    if (text == "1" || text == "true" || text == "True") return true;
+    if (text == "0" || text == "false" || text == "False") return false;
+    fail_file(source, field + " must be true/false or 1/0, got '" + text + "'");
+  }
+};
+
+/// How messages name vertex i of `g` before its id is known.
+inline std::string attribute_node_where(const attribute_graph& g, std::size_t i, attribute_format format) {
+  return format == attribute_format::dot ? "node '" + g[i].node_id + "'" : "nodes[" + std::to_string(i) + "] (in file order)";
+}
+
+/// GraphML nodes either all have an `id` or none has; throws for the first one without when
+/// others have one.
+inline void check_graphml_ids_all_or_none(const attribute_graph& g, const std::string& source) {
+  const std::size_t n = num_vertices(g);
   bool any_id = false, all_ids = true;
   for (std::size_t i = 0; i < n; ++i) {
     if (g[i].id.empty())
@@ -109,120 +138,146 @@ inline graph_record record_from_attributes(const attribute_graph& g, const std::
     else
       any_id = true;
   }
-  if (!dot && any_id && !all_ids)
+  if (any_id && !all_ids)
     for (std::size_t i = 0; i < n; ++i)
-      if (g[i].id.empty()) fail_file(source, where_node(i) + ": missing attribute 'id' (other nodes have one)");
+      if (g[i].id.empty()) fail_file(source, attribute_node_where(g, i, attribute_format::graphml) + ": missing attribute 'id' (other nodes have one)");
+}
 
-  auto integer = [&](const std::string& text, const std::string& field) {
-    bool out_of_range = false;
-    const auto value = parse_int64(text, out_of_range);
-    if (out_of_range) fail_file(source, field + " = " + text + " does not fit in 64 bits");
-    if (!value) fail_file(source, field + " must be an integer, got '" + text + "'");
-    return *value;
-  };
-  auto size = [&](const std::string& text, const std::string& field) {
-    bool out_of_range = false;
-    const auto value = parse_int64(text, out_of_range);
-    if (out_of_range) fail_file(source, field + " = " + text + " does not fit in 64 bits");
-    if (!value) fail_file(source, field + " must be an integer >= 0, got '" + text + "'");
-    return *value;
-  };
-  auto boolean = [&](const std::string& text, const std::string& field) {
-    if (text == "1" || text == "true" || text == "True") return true;
-    if (text == "0" || text == "false" || text == "False") return false;
-    fail_file(source, field + " must be true/false or 1/0, got '" + text + "'");
-  };
-
-  // Node ids first: DOT vertices are then numbered in increasing id order (Boost's DOT parser keeps
-  // nodes in a map by name, so the file's order is lost); GraphML keeps the file's order.
+/// The file id of each vertex: the DOT node name, the GraphML `id`, or the GraphML file position
+/// when no node has an `id`.
+inline std::vector<std::int64_t> attribute_node_ids(const attribute_graph& g, const attribute_text_parser& parse, attribute_format format) {
+  const std::size_t n = num_vertices(g);
   std::vector<std::int64_t> ids(n);
   for (std::size_t i = 0; i < n; ++i) {
     const attribute_node& a = g[i];
-    if (dot) {
+    if (format == attribute_format::dot) {
       bool out_of_range = false;
       const auto id = parse_int64(a.node_id, out_of_range);
-      if (!id) fail_file(source, "DOT node name '" + a.node_id + "' is not an integer node id");
+      if (!id) fail_file(parse.source, "DOT node name '" + a.node_id + "' is not an integer node id");
       ids[i] = *id;
     } else {
-      ids[i] = a.id.empty() ? static_cast<std::int64_t>(i) : integer(a.id, where_node(i) + ": id");
+      ids[i] = a.id.empty() ? static_cast<std::int64_t>(i) : parse.integer(a.id, attribute_node_where(g, i, format) + ": id");
     }
   }
+  return ids;
+}
+
+/// The vertices in the order the record lists them: DOT vertices in increasing id order (Boost's
+/// DOT parser keeps nodes in a map by name, so the file's order is lost); GraphML in the file's
+/// order. Sets the record's node_where to match.
+inline std::vector<std::size_t> attribute_node_sequence(const attribute_graph& g, const std::vector<std::int64_t>& ids, attribute_format format,
+                                                        graph_record& r) {
+  const std::size_t n = num_vertices(g);
   std::vector<std::size_t> sequence(n);
   for (std::size_t i = 0; i < n; ++i) sequence[i] = i;
-  if (dot) std::stable_sort(sequence.begin(), sequence.end(), [&](std::size_t a, std::size_t b) { return ids[a] < ids[b]; });
-  if (dot) {
+  if (format == attribute_format::dot) {
+    std::stable_sort(sequence.begin(), sequence.end(), [&](std::size_t a, std::size_t b) { return ids[a] < ids[b]; });
     std::vector<std::string> names(n);
     for (std::size_t k = 0; k < n; ++k) names[k] = "node '" + g[sequence[k]].node_id + "'";
     r.node_where = [names = std::move(names)](std::size_t k) { return names[k]; };
   } else {
     r.node_where = [](std::size_t k) { return "nodes[" + std::to_string(k) + "] (in file order)"; };
   }
+  return sequence;
+}
+
+/// The node and role fields one vertex's attributes spell (all but output and order_position).
+inline node node_from_attributes(const attribute_node& a, std::int64_t id, const attribute_text_parser& parse, role_fields& roles) {
+  node v;
+  v.id = id;
+  const std::string named = node_label(v.id) + ": ";
+  if (a.bytes == absent_attribute()) fail_file(parse.source, named + "missing attribute 'bytes'");
+  v.bytes = parse.size(a.bytes, named + "bytes");
+  if (!a.workspace.empty()) v.workspace = parse.size(a.workspace, named + "workspace");
+  if (!a.cost.empty()) v.cost = parse.cost(a.cost, named);
+  v.name = a.name;
+  v.op = a.op;
+  if (!a.role.empty()) {
+    roles.role = parse_node_role(a.role);
+    if (!roles.role) fail_file(parse.source, named + "role must be forward, backward or loss, got '" + a.role + "'");
+  }
+  if (!a.backward.empty()) roles.backward = parse.boolean(a.backward, named + "backward");
+  if (!a.grad_of.empty()) v.grad_of = parse.integer(a.grad_of, named + "grad_of");
+  if (!a.inplace.empty()) v.inplace = parse.boolean(a.inplace, named + "inplace");
+  return v;
+}
+
+/// A vertex's order_position: -1 when absent; throws unless it is -1 or in 0..n-1.
+inline std::int64_t order_position_from_attributes(const attribute_node& a, std::int64_t id, std::size_t n, const attribute_text_parser& parse) {
+  if (a.order_position.empty()) return -1;
+  const std::string named = node_label(id) + ": ";
+  const std::int64_t position = parse.integer(a.order_position, named + "order_position");
+  if (position < -1 || position >= static_cast<std::int64_t>(n))
+    fail_file(parse.source, named + "order_position " + a.order_position + " is not -1 or in 0.." + std::to_string(n - 1));
+  return position;
+}
+
+inline void record_edges_from_attributes(const attribute_graph& g, const std::vector<std::int64_t>& ids, graph_record& r) {
+  r.edges.reserve(num_edges(g));
+  for (auto [e, end] = boost::edges(g); e != end; ++e) r.edges.emplace_back(ids[boost::source(*e, g)], ids[boost::target(*e, g)]);
+  r.edge_where = [edges = r.edges](std::size_t k) {
+    return "edge " + std::to_string(edges[k].first) + " -> " + std::to_string(edges[k].second);
+  };
+}
+
+/// The record's outputs: the vertices whose `output` is true, in record order.
+inline void record_outputs_from_attributes(const attribute_graph& g, const std::vector<std::int64_t>& ids, const std::vector<std::size_t>& sequence,
+                                           const attribute_text_parser& parse, graph_record& r) {
+  r.outputs.emplace();
+  for (const std::size_t i : sequence)
+    if (!g[i].output.empty() && parse.boolean(g[i].output, node_label(ids[i]) + ": output")) r.outputs->push_back(ids[i]);
+}
+
+/// The record's order from every vertex's order_position (-1: none); throws unless they are a
+/// permutation of 0..n-1.
+inline void record_order_from_positions(const std::vector<std::int64_t>& position, const std::vector<std::int64_t>& ids, const std::string& source,
+                                        graph_record& r) {
+  const std::size_t n = position.size();
+  std::vector<std::size_t> at(n, n);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (position[i] < 0)
+      fail_file(source, node_label(ids[i]) + ": no order_position, but other nodes have one (the order must list every node)");
+    std::size_t& slot = at[static_cast<std::size_t>(position[i])];
+    if (slot != n)
+      fail_file(source, node_label(ids[i]) + ": order_position " + std::to_string(position[i]) + " is also the position of " +
+                            node_label(ids[slot]));
+    slot = i;
+  }
+  r.order.emplace();
+  for (std::size_t k = 0; k < n; ++k) r.order->push_back(ids[at[k]]);
+  r.order_where = [](std::size_t k) { return "order_position " + std::to_string(k); };
+}
+
+/// Converts the attribute text of a GraphML or DOT file into a graph_record. O(n + m).
+/// Throws file_error naming `source`, the node and the attribute for text of the wrong type, a
+/// missing `bytes`, a DOT node name or GraphML `id` that is not an integer, and `output` or
+/// `order_position` values that do not describe a set of outputs or a complete order.
+inline graph_record record_from_attributes(const attribute_graph& g, const std::string& source, attribute_format format) {
+  const std::size_t n = num_vertices(g);
+  const attribute_text_parser parse{source};
+  graph_record r;
+  r.name = g[boost::graph_bundle].name;
+  r.kind = g[boost::graph_bundle].kind;
+  if (format != attribute_format::dot) check_graphml_ids_all_or_none(g, source);
+  const std::vector<std::int64_t> ids = attribute_node_ids(g, parse, format);
+  const std::vector<std::size_t> sequence = attribute_node_sequence(g, ids, format, r);
 
   std::vector<std::int64_t> position(n, -1);
   bool any_output = false, any_position = false;
   r.nodes.reserve(n);
   for (const std::size_t i : sequence) {
     const attribute_node& a = g[i];
-    node v;
-    v.id = ids[i];
-    const std::string named = node_label(v.id) + ": ";
-    if (a.bytes == absent_attribute()) fail_file(source, named + "missing attribute 'bytes'");
-    v.bytes = size(a.bytes, named + "bytes");
-    if (!a.workspace.empty()) v.workspace = size(a.workspace, named + "workspace");
-    if (!a.cost.empty()) {
-      bool out_of_range = false;
-      const auto cost = parse_double(a.cost, out_of_range);
-      if (out_of_range) fail_file(source, named + "cost = " + a.cost + " is out of the range of double");
-      if (!cost) fail_file(source, named + "cost must be a number >= 0, got '" + a.cost + "'");
-      v.cost = *cost;
-    }
-    v.name = a.name;
-    v.op = a.op;
     role_fields roles;
-    if (!a.role.empty()) {
-      roles.role = parse_node_role(a.role);
-      if (!roles.role) fail_file(source, named + "role must be forward, backward or loss, got '" + a.role + "'");
-    }
-    if (!a.backward.empty()) roles.backward = boolean(a.backward, named + "backward");
+    node v = node_from_attributes(a, ids[i], parse, roles);
     r.roles.push_back(roles);
-    if (!a.grad_of.empty()) v.grad_of = integer(a.grad_of, named + "grad_of");
-    if (!a.inplace.empty()) v.inplace = boolean(a.inplace, named + "inplace");
     if (!a.output.empty()) any_output = true;
-    if (!a.order_position.empty()) {
-      position[i] = integer(a.order_position, named + "order_position");
-      if (position[i] < -1 || position[i] >= static_cast<std::int64_t>(n))
-        fail_file(source, named + "order_position " + a.order_position + " is not -1 or in 0.." + std::to_string(n - 1));
-      if (position[i] >= 0) any_position = true;
-    }
+    position[i] = order_position_from_attributes(a, ids[i], n, parse);
+    if (position[i] >= 0) any_position = true;
     r.nodes.push_back(std::move(v));
   }
-
-  r.edges.reserve(num_edges(g));
-  for (auto [e, end] = boost::edges(g); e != end; ++e) r.edges.emplace_back(ids[boost::source(*e, g)], ids[boost::target(*e, g)]);
-  r.edge_where = [edges = r.edges](std::size_t k) {
-    return "edge " + std::to_string(edges[k].first) + " -> " + std::to_string(edges[k].second);
-  };
-
-  if (any_output) {
-    r.outputs.emplace();
-    for (const std::size_t i : sequence)
-      if (!g[i].output.empty() && boolean(g[i].output, node_label(ids[i]) + ": output")) r.outputs->push_back(ids[i]);
-  }
-  if (any_position) {
-    std::vector<std::size_t> at(n, n);
-    for (std::size_t i = 0; i < n; ++i) {
-      if (position[i] < 0)
-        fail_file(source, node_label(ids[i]) + ": no order_position, but other nodes have one (the order must list every node)");
-      std::size_t& slot = at[static_cast<std::size_t>(position[i])];
-      if (slot != n)
-        fail_file(source, node_label(ids[i]) + ": order_position " + std::to_string(position[i]) + " is also the position of " +
-                              node_label(ids[slot]));
-      slot = i;
-    }
-    r.order.emplace();
-    for (std::size_t k = 0; k < n; ++k) r.order->push_back(ids[at[k]]);
-    r.order_where = [](std::size_t k) { return "order_position " + std::to_string(k); };
-  }
+  record_edges_from_attributes(g, ids, r);
+  if (any_output) record_outputs_from_attributes(g, ids, sequence, parse, r);
+  if (any_position) record_order_from_positions(position, ids, source, r);
   return r;
 }
 

@@ -283,6 +283,118 @@ inline std::vector<double> cbc_original_values(const CbcModel& m, const milp_mod
   return out;
 }
 
+/// Loads the problem into `solver` (as a minimisation) and, under a time limit, makes its root LP
+/// a dual simplex: Clp's automatic choice may run its idiot crash, which nothing interrupts (4 s on
+/// a 20,000-column set cover).
+inline void cbc_load_problem(OsiClpSolverInterface& solver, const coin_problem& p, const solve_session& session, int log) {
+  solver.messageHandler()->setLogLevel(log);
+  solver.getModelPtr()->messageHandler()->setLogLevel(log);
+  solver.loadProblem(p.matrix, p.col_lower.data(), p.col_upper.data(), p.objective.data(), p.row_lower.data(), p.row_upper.data());
+  solver.setObjSense(1.0);
+  if (session.has_deadline()) {
+    ClpSolve root;
+    root.setSolveType(ClpSolve::useDual);
+    root.setPresolveType(ClpSolve::presolveOn);
+    solver.setSolveOptions(root);
+  }
+}
+
+/// Marks the integer columns of `solver`; returns the model's start as CBC's setMIPStart takes it
+/// (empty without one), having named every column for it.
+inline std::vector<std::pair<std::string, double>> cbc_integers_and_start(OsiClpSolverInterface& solver, const milp_model& model) {
+  const std::size_t n = model.num_variables();
+  for (std::size_t i = 0; i < n; ++i)
+    if (model.variables()[i].type != variable_type::continuous) solver.setInteger(static_cast<int>(i));
+  std::vector<std::pair<std::string, double>> mip_start;
+  if (model.start) {
+    // setMIPStart matches by column name: give every column a name of our own.
+    solver.setIntParam(OsiNameDiscipline, 1);
+    mip_start.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      std::string col = "x" + std::to_string(i);
+      solver.setColName(static_cast<int>(i), col);
+      mip_start.emplace_back(std::move(col), (*model.start)[i]);
+    }
+  }
+  return mip_start;
+}
+
+/// CbcMain1's command line: the log levels, the time left, the gap, the threads and the node limit.
+inline std::vector<std::string> cbc_arguments(const solve_session& session, const solver_options& options, int log) {
+  std::vector<std::string> args = {"memsched", "-log", std::to_string(log), "-slog", std::to_string(log)};
+  if (session.has_deadline()) {
+    const double left = std::max(session.seconds_left(), 0.0);
+    args.insert(args.end(), {"-timeMode", "elapsed", "-sec", cbc_number(left)});
+  }
+  args.insert(args.end(), {"-ratioGap", cbc_number(std::max(options.relative_gap, 0.0))});
+  if (const unsigned threads = solver_threads(options); threads > 1)
+    args.insert(args.end(), {"-threads", std::to_string(threads)});
+  if (options.node_limit)
+    args.insert(args.end(), {"-maxNodes", std::to_string(std::min<std::uint64_t>(*options.node_limit, std::numeric_limits<int>::max()))});
+  args.insert(args.end(), {"-solve", "-quit"});
+  return args;
+}
+
+/// Runs CbcMain1 with `args`, `interrupter` watching its phases; true when the interrupter
+/// stopped it between phases (CBC's status then means nothing).
+inline bool run_cbc_main(CbcModel& cbc, CbcSolverUsefulData& data, cbc_interrupter& interrupter, const std::vector<std::string>& args) {
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  cbc_interrupter::active() = &interrupter;
+  try {
+    CbcMain1(static_cast<int>(argv.size()), argv.data(), cbc, cbc_interrupter::callback, data);
+  } catch (...) {
+    cbc_interrupter::active() = nullptr;
+    throw;
+  }
+  cbc_interrupter::active() = nullptr;
+  return interrupter.stopped();
+}
+
+/// Puts CBC's best solution (integer columns rounded) and its bound into `result`; false when it
+/// has no solution.
+inline bool cbc_read_solution(const CbcModel& cbc, const milp_model& model, const coin_problem& p, solver_result& result) {
+  const std::size_t n = model.num_variables();
+  const double* x = cbc.bestSolution();
+  // (getSolutionCount() stays 0 when preprocessing alone solved the model.)
+  const bool have = x != nullptr && std::abs(cbc.getMinimizationObjValue()) < 1e300;
+  if (have) {
+    result.values.assign(x, x + n);
+    // CBC's solution may sit a hair outside integrality: round integer columns.
+    for (std::size_t i = 0; i < n; ++i)
+      if (model.variables()[i].type != variable_type::continuous) result.values[i] = std::round(result.values[i]);
+    result.objective = model.objective_value(result.values);
+  }
+  const double best_possible = cbc.getBestPossibleObjValue();
+  if (std::abs(best_possible) < 1e300) result.bound = p.sign * best_possible + model.objective_offset;
+  return have;
+}
+
+/// The status of a CBC run that was not stopped between phases; `have`: it found a solution.
+inline void cbc_set_status(const CbcModel& cbc, const solve_session& session, bool have, solver_result& result) {
+  const bool stopped = cbc.status() == 1 || cbc.status() == 5 || session.deadline_passed() || session.callback_failed();
+  // After the deadline a stopped LP can look infeasible: only an undisturbed run proves it.
+  if (!have && !stopped && (cbc.isProvenInfeasible() || (cbc.status() == 0 && cbc.secondaryStatus() == 1))) {
+    result.status = solve_status::infeasible;
+    result.bound = std::numeric_limits<double>::quiet_NaN();
+  } else if (cbc.isContinuousUnbounded() || (cbc.secondaryStatus() == 7 && !have)) {
+    result.status = solve_status::unbounded;
+    result.values.clear();
+    result.bound = std::numeric_limits<double>::quiet_NaN();
+    result.message = "cbc: the LP relaxation is unbounded (the MILP is unbounded or infeasible)";
+  } else if (have && !stopped && cbc.isProvenOptimal()) {
+    result.status = solve_status::optimal;
+    if (!std::isfinite(result.bound)) result.bound = result.objective;
+  } else if (have) {
+    result.status = solve_status::feasible;
+  } else if (stopped) {
+    result.status = solve_status::time_limit;
+  } else {
+    result.status = solve_status::error;
+    result.message = "cbc: no solution, status " + std::to_string(cbc.status()) + "/" + std::to_string(cbc.secondaryStatus());
+  }
+}
+
 }  // namespace detail
 
 /// CBC 2.10 (branch and cut over Clp) as a milp_backend, and Clp as its lp_backend.
@@ -462,23 +574,11 @@ struct cbc_backend {
     // Before building anything: the caller may have waited for cbc_mutex() past the deadline, and
     // building the CbcModel of a large model costs time and memory for a search that cannot run.
     if (session.expired_before_start(result)) return;
-    const std::size_t n = model.num_variables();
     const detail::coin_problem p(model);
     const int log = options.verbosity > 0 ? std::min(options.verbosity, 4) : 0;
 
     OsiClpSolverInterface solver;
-    solver.messageHandler()->setLogLevel(log);
-    solver.getModelPtr()->messageHandler()->setLogLevel(log);
-    solver.loadProblem(p.matrix, p.col_lower.data(), p.col_upper.data(), p.objective.data(), p.row_lower.data(), p.row_upper.data());
-    solver.setObjSense(1.0);
-    // Under a time limit, the root LP by dual simplex: Clp's automatic choice may run its idiot
-    // crash, which nothing interrupts (4 s on a 20,000-column set cover).
-    if (session.has_deadline()) {
-      ClpSolve root;
-      root.setSolveType(ClpSolve::useDual);
-      root.setPresolveType(ClpSolve::presolveOn);
-      solver.setSolveOptions(root);
-    }
+    detail::cbc_load_problem(solver, p, session, log);
     // CbcMain1's root LP (Clp) does not look at -sec: give Clp the deadline itself.
     detail::cbc_interrupter interrupter(session);
     const detail::clp_deadline_handler root_deadline(session, interrupter.root_lp());
@@ -486,20 +586,7 @@ struct cbc_backend {
       solver.getModelPtr()->setMaximumWallSeconds(std::max(session.seconds_left(), 1e-3));
       solver.getModelPtr()->passInEventHandler(&root_deadline);
     }
-    for (std::size_t i = 0; i < n; ++i)
-      if (model.variables()[i].type != variable_type::continuous) solver.setInteger(static_cast<int>(i));
-
-    std::vector<std::pair<std::string, double>> mip_start;
-    if (model.start) {
-      // setMIPStart matches by column name: give every column a name of our own.
-      solver.setIntParam(OsiNameDiscipline, 1);
-      mip_start.reserve(n);
-      for (std::size_t i = 0; i < n; ++i) {
-        std::string col = "x" + std::to_string(i);
-        solver.setColName(static_cast<int>(i), col);
-        mip_start.emplace_back(std::move(col), (*model.start)[i]);
-      }
-    }
+    const std::vector<std::pair<std::string, double>> mip_start = detail::cbc_integers_and_start(solver, model);
 
     CbcModel cbc(solver);
     cbc.messageHandler()->setLogLevel(log);
@@ -511,73 +598,15 @@ struct cbc_backend {
     CbcMain0(cbc, data);
     if (!mip_start.empty()) cbc.setMIPStart(mip_start);
 
-    std::vector<std::string> args = {"memsched", "-log", std::to_string(log), "-slog", std::to_string(log)};
     // Again after the build, which may itself use up the time: CBC is not started past the deadline.
     if (session.expired_before_start(result)) return;
-    if (session.has_deadline()) {
-      const double left = std::max(session.seconds_left(), 0.0);
-      args.insert(args.end(), {"-timeMode", "elapsed", "-sec", detail::cbc_number(left)});
-    }
-    args.insert(args.end(), {"-ratioGap", detail::cbc_number(std::max(options.relative_gap, 0.0))});
-    if (const unsigned threads = detail::solver_threads(options); threads > 1)
-      args.insert(args.end(), {"-threads", std::to_string(threads)});
-    if (options.node_limit)
-      args.insert(args.end(), {"-maxNodes", std::to_string(std::min<std::uint64_t>(*options.node_limit, std::numeric_limits<int>::max()))});
-    args.insert(args.end(), {"-solve", "-quit"});
-    std::vector<const char*> argv;
-    for (const auto& a : args) argv.push_back(a.c_str());
-    bool stopped_between_phases = false;
-    {
-      detail::cbc_interrupter::active() = &interrupter;
-      try {
-        CbcMain1(static_cast<int>(argv.size()), argv.data(), cbc, detail::cbc_interrupter::callback, data);
-      } catch (...) {
-        detail::cbc_interrupter::active() = nullptr;
-        throw;
-      }
-      detail::cbc_interrupter::active() = nullptr;
-      stopped_between_phases = interrupter.stopped();
-    }
-    if (stopped_between_phases) {
+    if (detail::run_cbc_main(cbc, data, interrupter, detail::cbc_arguments(session, options, log))) {
       result.status = solve_status::time_limit;
       result.message = "cbc: stopped at the deadline before branch and bound";
       return;
     }
-
-    const double* x = cbc.bestSolution();
-    // (getSolutionCount() stays 0 when preprocessing alone solved the model.)
-    const bool have = x != nullptr && std::abs(cbc.getMinimizationObjValue()) < 1e300;
-    if (have) {
-      result.values.assign(x, x + n);
-      // CBC's solution may sit a hair outside integrality: round integer columns.
-      for (std::size_t i = 0; i < n; ++i)
-        if (model.variables()[i].type != variable_type::continuous) result.values[i] = std::round(result.values[i]);
-      result.objective = model.objective_value(result.values);
-    }
-    const double best_possible = cbc.getBestPossibleObjValue();
-    if (std::abs(best_possible) < 1e300) result.bound = p.sign * best_possible + model.objective_offset;
-
-    const bool stopped = cbc.status() == 1 || cbc.status() == 5 || session.deadline_passed() || session.callback_failed();
-    // After the deadline a stopped LP can look infeasible: only an undisturbed run proves it.
-    if (!have && !stopped && (cbc.isProvenInfeasible() || (cbc.status() == 0 && cbc.secondaryStatus() == 1))) {
-      result.status = solve_status::infeasible;
-      result.bound = std::numeric_limits<double>::quiet_NaN();
-    } else if (cbc.isContinuousUnbounded() || (cbc.secondaryStatus() == 7 && !have)) {
-      result.status = solve_status::unbounded;
-      result.values.clear();
-      result.bound = std::numeric_limits<double>::quiet_NaN();
-      result.message = "cbc: the LP relaxation is unbounded (the MILP is unbounded or infeasible)";
-    } else if (have && !stopped && cbc.isProvenOptimal()) {
-      result.status = solve_status::optimal;
-      if (!std::isfinite(result.bound)) result.bound = result.objective;
-    } else if (have) {
-      result.status = solve_status::feasible;
-    } else if (stopped) {
-      result.status = solve_status::time_limit;
-    } else {
-      result.status = solve_status::error;
-      result.message = "cbc: no solution, status " + std::to_string(cbc.status()) + "/" + std::to_string(cbc.secondaryStatus());
-    }
+    const bool have = detail::cbc_read_solution(cbc, model, p, result);
+    detail::cbc_set_status(cbc, session, have, result);
   }
 };
 

@@ -367,6 +367,227 @@ class gecode_stop : public Gecode::Search::Stop {
   bool timed_out_ = false;
 };
 
+/// One gecode_backend::solve: its clock, its node budget and the best solution so far, and the
+/// steps that search from the root space (the start's completion, branch and bound) and turn what
+/// they found into `result`.
+struct gecode_solve_state {
+  using clock = std::chrono::steady_clock;
+
+  gecode_solve_state(const cp_model& m, const solver_options& o, solver_result& r, clock::time_point start,
+                     std::optional<clock::time_point> end, std::int64_t scale, std::int64_t offset)
+      : model(m), options(o), result(r), t0(start), deadline(end), obj_scale(scale), obj_offset(offset), nodes{o.node_limit} {}
+
+  const cp_model& model;
+  const solver_options& options;
+  solver_result& result;  ///< result.bound is the root's bound during the search.
+  clock::time_point t0;
+  std::optional<clock::time_point> deadline;
+  std::int64_t obj_scale, obj_offset;  ///< Of the builder: objective = scaled * obj_scale + obj_offset.
+  std::int64_t root_bound = 0;         ///< The root space's objective lower bound, scaled.
+  gecode_node_budget nodes;
+  std::vector<std::int64_t> best;
+  std::optional<std::int64_t> best_obj;
+  bool proven = false;
+
+  [[nodiscard]] double seconds() const { return std::chrono::duration<double>(clock::now() - t0).count(); }
+  [[nodiscard]] double real(std::int64_t scaled) const { return static_cast<double>(scaled * obj_scale + obj_offset); }
+
+  /// Makes solution `s` the incumbent and reports it to the observer.
+  void record(const gecode_space& s) {
+    std::vector<std::int64_t> vals(model.num_variables());
+    for (std::size_t i = 0; i < vals.size(); ++i) vals[i] = s.x[static_cast<int>(i)].val();
+    best = std::move(vals);
+    best_obj = s.obj.val();
+    options.observer.on_incumbent(seconds(), real(*best_obj), result.bound);
+  }
+
+  /// True when the incumbent meets the root bound or the relative gap.
+  [[nodiscard]] bool gap_closed() const {
+    if (!best_obj) return false;
+    const double z = real(*best_obj), b = result.bound;
+    return *best_obj <= root_bound || (std::abs(z) > 0 && (z - b) / std::abs(z) <= options.relative_gap);
+  }
+
+  /// The start assignment, completed (helper variables) by a short search.
+  void complete_start(const gecode_space& root) {
+    if (!model.start || model.start->size() != model.num_variables()) return;
+    std::unique_ptr<gecode_space> s(static_cast<gecode_space*>(root.clone()));
+    bool ok = true;
+    for (std::size_t i = 0; i < model.num_variables() && ok; ++i) {
+      const std::int64_t v = (*model.start)[i];
+      if (v == cp_model::unset) continue;
+      if (v < s->x[static_cast<int>(i)].min() || v > s->x[static_cast<int>(i)].max()) ok = false;
+      else Gecode::rel(*s, s->x[static_cast<int>(i)], Gecode::IRT_EQ, static_cast<int>(v));
+    }
+    if (ok && s->status() != Gecode::SS_FAILED) {
+      gecode_stop stop(deadline, 10000, &nodes);
+      Gecode::Search::Options o;
+      o.stop = &stop;
+      Gecode::DFS<gecode_space> e(s.get(), o);
+      if (std::unique_ptr<gecode_space> sol{e.next()}) record(*sol);
+      nodes.used += e.statistics().node;
+    }
+    if (!best_obj && options.verbosity > 0) std::cerr << "gecode_backend: the start assignment is not feasible\n";
+  }
+
+  /// Branch and bound below the incumbent: the whole time (branch_and_bound, or lns without a
+  /// start until a first solution), or a share of it (automatic). True when it exhausted the space.
+  bool branch_and_bound(const gecode_space& root, const gecode_options& config, std::optional<std::chrono::duration<double>> limit) {
+    std::optional<clock::time_point> bab_deadline = deadline;
+    unsigned long fails = 0;
+    if (config.search == gecode_search::automatic) {
+      fails = config.proof_fail_limit;
+      if (deadline) bab_deadline = t0 + std::chrono::duration_cast<clock::duration>(*limit * config.proof_share);
+    }
+    std::unique_ptr<gecode_space> s(static_cast<gecode_space*>(root.clone()));
+    if (best_obj) Gecode::rel(*s, s->obj, Gecode::IRT_LE, static_cast<int>(*best_obj));
+    bool exhausted = false;
+    for (bool again = true; again;) {
+      again = false;
+      gecode_stop stop(bab_deadline, fails, &nodes);
+      Gecode::Search::Options o;
+      o.stop = &stop;
+      o.threads = static_cast<double>(solver_threads(options));
+      if (s->status() == Gecode::SS_FAILED) {
+        exhausted = true;
+        break;
+      }
+      Gecode::BAB<gecode_space> e(s.get(), o);
+      while (std::unique_ptr<gecode_space> sol{e.next()}) {
+        record(*sol);
+        if (gap_closed()) break;
+      }
+      nodes.used += e.statistics().node;
+      if (!e.stopped() && !gap_closed()) exhausted = true;
+      // automatic or lns without any solution yet: keep searching until one is found or time is up.
+      if (!exhausted && !best_obj && config.search != gecode_search::branch_and_bound && !nodes.exhausted() &&
+          (!deadline || clock::now() < *deadline) && (bab_deadline != deadline || fails != 0)) {
+        bab_deadline = deadline;
+        fails = 0;
+        again = true;
+      }
+    }
+    return exhausted;
+  }
+
+  /// The result of the search: the incumbent (re-checked against the model), its status, and notes
+  /// on ignored threads and a reached node limit.
+  void fill_result(const gecode_options& config) {
+    result.seconds = seconds();
+    if (best_obj) {
+      result.objective = real(*best_obj);
+      if (proven) result.bound = result.objective;
+      result.status = (proven || gap_closed()) ? solve_status::optimal : solve_status::feasible;
+      result.values.assign(best.begin(), best.end());
+      if (auto bad = model.first_violation(best)) {
+        result.status = solve_status::error;
+        result.message = "gecode_backend: solution violates the model: " + *bad;
+      }
+    } else {
+      result.status = proven ? solve_status::infeasible : solve_status::time_limit;
+    }
+    if (solver_threads(options) > 1 && config.search != gecode_search::branch_and_bound)
+      result.message = "threads are used by branch and bound only, not by large-neighbourhood search";
+    if (nodes.hit) result.message += std::string(result.message.empty() ? "" : "; ") + "node limit reached";
+  }
+};
+
+/// LNS neighbourhood: the groups running nearest a random time of the incumbent's schedule,
+/// widening the window until k.
+inline std::vector<std::size_t> lns_window_groups(const cp_model& model, const std::vector<std::int64_t>& best, std::size_t ng, std::size_t k,
+                                                  std::mt19937_64& rng) {
+  std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
+  for (const auto& iv : model.intervals()) {
+    lo = std::min(lo, best[iv.start]);
+    hi = std::max(hi, best[iv.end]);
+  }
+  const std::int64_t t = lo + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(std::max<std::int64_t>(1, hi - lo)));
+  std::vector<std::pair<std::int64_t, std::size_t>> dist;  // distance of each group's nearest interval to t
+  for (std::size_t g = 0; g < ng && g < model.group_intervals.size(); ++g) {
+    std::int64_t d = std::numeric_limits<std::int64_t>::max();
+    for (auto i : model.group_intervals[g]) {
+      const auto& iv = model.intervals()[i];
+      if (iv.presence && best[*iv.presence] == 0) continue;
+      const std::int64_t s0 = best[iv.start], e0 = best[iv.end];
+      d = std::min(d, t < s0 ? s0 - t : (t >= e0 ? t - e0 + 1 : 0));
+    }
+    dist.emplace_back(d, g);
+  }
+  std::shuffle(dist.begin(), dist.end(), rng);
+  std::stable_sort(dist.begin(), dist.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::size_t> pick;
+  for (std::size_t i = 0; i < dist.size() && pick.size() < k; ++i) pick.push_back(dist[i].second);
+  return pick;
+}
+
+/// LNS neighbourhood: k groups breadth-first along group_neighbours from a random group, topped
+/// up with random groups. `seen` (one entry per group, all 0) is scratch space.
+inline std::vector<std::size_t> lns_neighbour_groups(const cp_model& model, std::size_t ng, std::size_t k, std::mt19937_64& rng,
+                                                     std::vector<char>& seen) {
+  std::vector<std::size_t> queue{static_cast<std::size_t>(rng() % ng)};
+  seen[queue[0]] = 1;
+  for (std::size_t head = 0; head < queue.size() && queue.size() < k; ++head) {
+    if (queue[head] >= model.group_neighbours.size()) continue;
+    auto nb = model.group_neighbours[queue[head]];
+    std::shuffle(nb.begin(), nb.end(), rng);
+    for (auto g : nb)
+      if (g < ng && !seen[g] && queue.size() < k) {
+        seen[g] = 1;
+        queue.push_back(g);
+      }
+  }
+  while (queue.size() < k) {  // Top up with random groups.
+    const std::size_t g = static_cast<std::size_t>(rng() % ng);
+    if (!seen[g]) {
+      seen[g] = 1;
+      queue.push_back(g);
+    }
+  }
+  return queue;
+}
+
+/// The k groups (of ng) one LNS iteration frees, of a kind drawn from `rng`: a time window (when
+/// the model has group_intervals), random groups, a run of consecutive groups, or neighbours
+/// (when it has group_neighbours). `scratch` holds one entry per group.
+inline std::vector<std::size_t> lns_neighbourhood(const cp_model& model, const std::vector<std::int64_t>& best, std::size_t ng, std::size_t k,
+                                                  std::mt19937_64& rng, std::vector<char>& scratch) {
+  std::fill(scratch.begin(), scratch.end(), 0);
+  const bool windows = !model.group_intervals.empty();
+  unsigned kind = static_cast<unsigned>(rng() % (model.group_neighbours.empty() ? 2 : 3));
+  if (windows && rng() % 2 == 0) kind = 3;
+  if (kind == 3) return lns_window_groups(model, best, ng, k, rng);
+  if (kind == 0) {  // Random groups.
+    std::vector<std::size_t> all(ng);
+    std::iota(all.begin(), all.end(), 0);
+    std::shuffle(all.begin(), all.end(), rng);
+    all.resize(k);
+    return all;
+  }
+  if (kind == 1) {  // A run of consecutive groups.
+    std::vector<std::size_t> pick;
+    const std::size_t a = static_cast<std::size_t>(rng() % (ng - k + 1));
+    for (std::size_t g = a; g < a + k; ++g) pick.push_back(g);
+    return pick;
+  }
+  return lns_neighbour_groups(model, ng, k, rng, scratch);
+}
+
+/// Marks in `freed` the picked groups and in `fixed_var` the variables of the other groups (a
+/// variable in a freed group stays free even when another group fixes it).
+inline void lns_fixed_variables(const std::vector<std::vector<std::size_t>>& groups, const std::vector<std::size_t>& pick, std::vector<char>& freed,
+                                std::vector<char>& fixed_var) {
+  const std::size_t ng = groups.size();
+  std::fill(freed.begin(), freed.end(), 0);
+  for (auto g : pick) freed[g] = 1;
+  std::fill(fixed_var.begin(), fixed_var.end(), 0);
+  for (std::size_t g = 0; g < ng; ++g)
+    if (!freed[g])
+      for (auto v : groups[g]) fixed_var[v] = 1;
+  for (std::size_t g = 0; g < ng; ++g)
+    if (freed[g])
+      for (auto v : groups[g]) fixed_var[v] = 0;
+}
+
 }  // namespace detail
 
 /// Solves cp_model with Gecode 6. Models cp_backend. Thread-safe (each solve has its own spaces).
@@ -393,118 +614,26 @@ class gecode_backend {
     const auto limit = detail::effective_time_limit(options.time_limit);
     if (limit) deadline = t0 + std::chrono::duration_cast<clock::duration>(*limit);
     solver_result result;
-    auto seconds = [&] { return std::chrono::duration<double>(clock::now() - t0).count(); };
     try {
       std::unique_ptr<detail::gecode_space> root(new detail::gecode_space);
       detail::gecode_builder builder(model, *root);
       builder.build();
-      auto real = [&](std::int64_t scaled) { return static_cast<double>(scaled * builder.obj_scale + builder.obj_offset); };
+      detail::gecode_solve_state state(model, options, result, t0, deadline, builder.obj_scale, builder.obj_offset);
       if (root->status() == Gecode::SS_FAILED) {
         result.status = solve_status::infeasible;
-        result.seconds = seconds();
+        result.seconds = state.seconds();
         return result;
       }
-      const std::int64_t root_bound = root->obj.min();
-      result.bound = real(root_bound);
-
-      detail::gecode_node_budget nodes{options.node_limit};
-      std::vector<std::int64_t> best;
-      std::optional<std::int64_t> best_obj;
-      bool proven = false;
-      auto record = [&](const detail::gecode_space& s) {
-        std::vector<std::int64_t> vals(model.num_variables());
-        for (std::size_t i = 0; i < vals.size(); ++i) vals[i] = s.x[static_cast<int>(i)].val();
-        best = std::move(vals);
-        best_obj = s.obj.val();
-        options.observer.on_incumbent(seconds(), real(*best_obj), result.bound);
-      };
-      auto gap_closed = [&] {
-        if (!best_obj) return false;
-        const double z = real(*best_obj), b = result.bound;
-        return *best_obj <= root_bound || (std::abs(z) > 0 && (z - b) / std::abs(z) <= options.relative_gap);
-      };
-
-      // The start assignment, completed (helper variables) by a short search.
-      if (model.start && model.start->size() == model.num_variables()) {
-        std::unique_ptr<detail::gecode_space> s(static_cast<detail::gecode_space*>(root->clone()));
-        bool ok = true;
-        for (std::size_t i = 0; i < model.num_variables() && ok; ++i) {
-          const std::int64_t v = (*model.start)[i];
-          if (v == cp_model::unset) continue;
-          if (v < s->x[static_cast<int>(i)].min() || v > s->x[static_cast<int>(i)].max()) ok = false;
-          else Gecode::rel(*s, s->x[static_cast<int>(i)], Gecode::IRT_EQ, static_cast<int>(v));
-        }
-        if (ok && s->status() != Gecode::SS_FAILED) {
-          detail::gecode_stop stop(deadline, 10000, &nodes);
-          Gecode::Search::Options o;
-          o.stop = &stop;
-          Gecode::DFS<detail::gecode_space> e(s.get(), o);
-          if (std::unique_ptr<detail::gecode_space> sol{e.next()}) record(*sol);
-          nodes.used += e.statistics().node;
-        }
-        if (!best_obj && options.verbosity > 0) std::cerr << "gecode_backend: the start assignment is not feasible\n";
+      state.root_bound = root->obj.min();
+      result.bound = state.real(state.root_bound);
+      state.complete_start(*root);
+      const bool lns_only = config.search == gecode_search::lns && state.best_obj;
+      if (!lns_only && !state.gap_closed()) state.proven = state.branch_and_bound(*root, config, limit);
+      if (!state.proven && state.best_obj && !state.gap_closed() && config.search != gecode_search::branch_and_bound) {
+        auto record = [&state](const detail::gecode_space& s) { state.record(s); };
+        state.proven = lns(model, *root, state.best, state.best_obj, record, deadline, state.nodes, options, state.root_bound);
       }
-
-      const bool lns_only = config.search == gecode_search::lns && best_obj;
-      bool exhausted = false;
-      if (!lns_only && !gap_closed()) {
-        // Branch and bound: the whole time (branch_and_bound, or lns without a start until a first
-        // solution), or a share of it (automatic).
-        std::optional<clock::time_point> bab_deadline = deadline;
-        unsigned long fails = 0;
-        if (config.search == gecode_search::automatic) {
-          fails = config.proof_fail_limit;
-          if (deadline) bab_deadline = t0 + std::chrono::duration_cast<clock::duration>(*limit * config.proof_share);
-        }
-        std::unique_ptr<detail::gecode_space> s(static_cast<detail::gecode_space*>(root->clone()));
-        if (best_obj) Gecode::rel(*s, s->obj, Gecode::IRT_LE, static_cast<int>(*best_obj));
-        for (bool again = true; again;) {
-          again = false;
-          detail::gecode_stop stop(bab_deadline, fails, &nodes);
-          Gecode::Search::Options o;
-          o.stop = &stop;
-          o.threads = static_cast<double>(detail::solver_threads(options));
-          if (s->status() == Gecode::SS_FAILED) {
-            exhausted = true;
-            break;
-          }
-          Gecode::BAB<detail::gecode_space> e(s.get(), o);
-          while (std::unique_ptr<detail::gecode_space> sol{e.next()}) {
-            record(*sol);
-            if (gap_closed()) break;
-          }
-          nodes.used += e.statistics().node;
-          if (!e.stopped() && !gap_closed()) exhausted = true;
-          // automatic or lns without any solution yet: keep searching until one is found or time is up.
-          if (!exhausted && !best_obj && config.search != gecode_search::branch_and_bound && !nodes.exhausted() &&
-              (!deadline || clock::now() < *deadline) && (bab_deadline != deadline || fails != 0)) {
-            bab_deadline = deadline;
-            fails = 0;
-            again = true;
-          }
-        }
-        if (exhausted) proven = true;
-      }
-
-      if (!proven && best_obj && !gap_closed() && config.search != gecode_search::branch_and_bound)
-        proven = lns(model, *root, best, best_obj, record, deadline, nodes, options, root_bound);
-
-      result.seconds = seconds();
-      if (best_obj) {
-        result.objective = real(*best_obj);
-        if (proven) result.bound = result.objective;
-        result.status = (proven || gap_closed()) ? solve_status::optimal : solve_status::feasible;
-        result.values.assign(best.begin(), best.end());
-        if (auto bad = model.first_violation(best)) {
-          result.status = solve_status::error;
-          result.message = "gecode_backend: solution violates the model: " + *bad;
-        }
-      } else {
-        result.status = proven ? solve_status::infeasible : solve_status::time_limit;
-      }
-      if (detail::solver_threads(options) > 1 && config.search != gecode_search::branch_and_bound)
-        result.message = "threads are used by branch and bound only, not by large-neighbourhood search";
-      if (nodes.hit) result.message += std::string(result.message.empty() ? "" : "; ") + "node limit reached";
+      state.fill_result(config);
       return result;
     } catch (const detail::gecode_unsupported& e) {
       result.status = solve_status::unsupported;
@@ -516,7 +645,7 @@ class gecode_backend {
       result.status = solve_status::error;
       result.message = std::string("gecode_backend: ") + e.what();
     }
-    result.seconds = seconds();
+    result.seconds = std::chrono::duration<double>(clock::now() - t0).count();
     return result;
   }
 
@@ -537,7 +666,6 @@ class gecode_backend {
     double fraction = std::clamp(config.lns_fraction, 0.0, 1.0);
     unsigned long iterations = 0, improvements = 0;
     std::vector<char> freed(ng), fixed_var(model.num_variables());
-    std::vector<std::size_t> pick;
     while (true) {
       if (deadline && clock::now() >= *deadline) break;
       if (nodes.exhausted()) break;
@@ -545,91 +673,13 @@ class gecode_backend {
       if (*best_obj <= root_bound) return true;
       ++iterations;
       const std::size_t k = std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(fraction * static_cast<double>(ng))), 1, ng);
-      std::fill(freed.begin(), freed.end(), 0);
-      pick.clear();
-      const bool windows = !model.group_intervals.empty();
-      unsigned kind = static_cast<unsigned>(rng() % (model.group_neighbours.empty() ? 2 : 3));
-      if (windows && rng() % 2 == 0) kind = 3;
-      if (kind == 3) {  // The groups running at a random time, widening the window until k.
-        std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
-        for (const auto& iv : model.intervals()) {
-          lo = std::min(lo, best[iv.start]);
-          hi = std::max(hi, best[iv.end]);
-        }
-        const std::int64_t t = lo + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(std::max<std::int64_t>(1, hi - lo)));
-        std::vector<std::pair<std::int64_t, std::size_t>> dist;  // distance of each group's nearest interval to t
-        for (std::size_t g = 0; g < ng && g < model.group_intervals.size(); ++g) {
-          std::int64_t d = std::numeric_limits<std::int64_t>::max();
-          for (auto i : model.group_intervals[g]) {
-            const auto& iv = model.intervals()[i];
-            if (iv.presence && best[*iv.presence] == 0) continue;
-            const std::int64_t s0 = best[iv.start], e0 = best[iv.end];
-            d = std::min(d, t < s0 ? s0 - t : (t >= e0 ? t - e0 + 1 : 0));
-          }
-          dist.emplace_back(d, g);
-        }
-        std::shuffle(dist.begin(), dist.end(), rng);
-        std::stable_sort(dist.begin(), dist.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-        for (std::size_t i = 0; i < dist.size() && pick.size() < k; ++i) pick.push_back(dist[i].second);
-      } else if (kind == 0) {  // Random groups.
-        std::vector<std::size_t> all(ng);
-        std::iota(all.begin(), all.end(), 0);
-        std::shuffle(all.begin(), all.end(), rng);
-        all.resize(k);
-        pick = all;
-      } else if (kind == 1) {  // A run of consecutive groups.
-        const std::size_t a = static_cast<std::size_t>(rng() % (ng - k + 1));
-        for (std::size_t g = a; g < a + k; ++g) pick.push_back(g);
-      } else {  // Breadth-first along group_neighbours from a random group.
-        std::vector<std::size_t> queue{static_cast<std::size_t>(rng() % ng)};
-        freed[queue[0]] = 1;
-        for (std::size_t head = 0; head < queue.size() && queue.size() < k; ++head) {
-          if (queue[head] >= model.group_neighbours.size()) continue;
-          auto nb = model.group_neighbours[queue[head]];
-          std::shuffle(nb.begin(), nb.end(), rng);
-          for (auto g : nb)
-            if (g < ng && !freed[g] && queue.size() < k) {
-              freed[g] = 1;
-              queue.push_back(g);
-            }
-        }
-        while (queue.size() < k) {  // Top up with random groups.
-          const std::size_t g = static_cast<std::size_t>(rng() % ng);
-          if (!freed[g]) {
-            freed[g] = 1;
-            queue.push_back(g);
-          }
-        }
-        pick = queue;
-      }
-      std::fill(freed.begin(), freed.end(), 0);
-      for (auto g : pick) freed[g] = 1;
-      std::fill(fixed_var.begin(), fixed_var.end(), 0);
-      for (std::size_t g = 0; g < ng; ++g)
-        if (!freed[g])
-          for (auto v : groups[g]) fixed_var[v] = 1;
-      for (std::size_t g = 0; g < ng; ++g)
-        if (freed[g])
-          for (auto v : groups[g]) fixed_var[v] = 0;
+      const std::vector<std::size_t> pick = detail::lns_neighbourhood(model, best, ng, k, rng, freed);
+      detail::lns_fixed_variables(groups, pick, freed, fixed_var);
       std::unique_ptr<detail::gecode_space> s(static_cast<detail::gecode_space*>(root.clone()));
       for (std::size_t i = 0; i < fixed_var.size(); ++i)
         if (fixed_var[i]) Gecode::rel(*s, s->x[static_cast<int>(i)], Gecode::IRT_EQ, static_cast<int>(best[i]));
       Gecode::rel(*s, s->obj, Gecode::IRT_LE, static_cast<int>(*best_obj));
-      bool improved = false, complete = false;
-      if (s->status() == Gecode::SS_FAILED) {
-        complete = true;
-      } else {
-        detail::gecode_stop stop(deadline, config.lns_fail_limit, &nodes);
-        Gecode::Search::Options o;
-        o.stop = &stop;
-        Gecode::BAB<detail::gecode_space> e(s.get(), o);
-        while (std::unique_ptr<detail::gecode_space> sol{e.next()}) {
-          record(*sol);
-          improved = true;
-        }
-        nodes.used += e.statistics().node;
-        complete = !e.stopped();
-      }
+      const auto [improved, complete] = search_neighbourhood(*s, record, deadline, nodes);
       if (improved) ++improvements;
       if (complete && k == ng) return true;  // Nothing fixed and exhausted: proven.
       // Adapt: exhausted neighbourhoods grow, neighbourhoods stopped by the failure limit shrink.
@@ -640,6 +690,26 @@ class gecode_backend {
       std::cerr << "gecode_backend: LNS " << iterations << " neighbourhoods, " << improvements << " improvements, final fraction "
                 << fraction << "\n";
     return false;
+  }
+
+  /// Branch and bound in one neighbourhood's space `s` under the failure limit, recording every
+  /// better solution. Returns {improved, complete}: complete when the search was not stopped (a
+  /// failed space is complete).
+  template <class Record>
+  std::pair<bool, bool> search_neighbourhood(detail::gecode_space& s, Record& record, std::optional<std::chrono::steady_clock::time_point> deadline,
+                                             detail::gecode_node_budget& nodes) const {
+    if (s.status() == Gecode::SS_FAILED) return {false, true};
+    bool improved = false;
+    detail::gecode_stop stop(deadline, config.lns_fail_limit, &nodes);
+    Gecode::Search::Options o;
+    o.stop = &stop;
+    Gecode::BAB<detail::gecode_space> e(&s, o);
+    while (std::unique_ptr<detail::gecode_space> sol{e.next()}) {
+      record(*sol);
+      improved = true;
+    }
+    nodes.used += e.statistics().node;
+    return {improved, !e.stopped()};
   }
 };
 

@@ -160,6 +160,212 @@ class child_channel {
   int fd_;
 };
 
+/// A child started by start_isolated_child: its pid and the read end of its pipe.
+struct isolated_child {
+  pid_t pid;
+  int fd;
+};
+
+/// In the forked child of run_isolated: solves, sends the result, and leaves with _exit (no atexit
+/// handlers, no destructors of the parent's objects).
+template <class SolveInChild>
+[[noreturn]] void run_isolated_child(pid_t parent, const int (&fds)[2], double seconds_left, SolveInChild& solve_in_child) {
+  die_with_parent(parent);
+  ::close(fds[0]);
+  int code = 0;
+  try {
+    ::signal(SIGPIPE, SIG_IGN);  // a parent gone: write() fails with EPIPE, the child stops
+    if (const auto hook = isolated_child_test_hook()) hook("start");
+    child_channel channel(fds[1]);
+    const std::optional<solver_result> r = solve_in_child(channel, seconds_left);
+    code = r && channel.send_result(*r) ? 0 : 2;
+  } catch (...) {
+    code = 3;
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  ::_exit(code);
+}
+
+/// Forks the child of run_isolated under `solver_lock` (unless null) and isolation_fork_mutex();
+/// nullopt when the pipe or the fork failed.
+template <class SolveInChild>
+std::optional<isolated_child> start_isolated_child(solve_session& session, std::mutex* solver_lock, SolveInChild& solve_in_child) {
+  int fds[2] = {-1, -1};
+  std::unique_lock<std::mutex> lock;
+  if (solver_lock) lock = std::unique_lock(*solver_lock);
+  std::lock_guard fork_guard(isolation_fork_mutex());
+  if (::pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
+  std::fflush(stdout);  // else buffered output would be written twice
+  std::fflush(stderr);
+  const double left = session.seconds_left();
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid == 0) run_isolated_child(parent, fds, left, solve_in_child);
+  ::close(fds[1]);
+  if (pid < 0) {
+    ::close(fds[0]);
+    return std::nullopt;
+  }
+  return isolated_child{pid, fds[0]};
+}
+
+/// The caller's side of run_isolated: reads the child's frames, keeps the best valid incumbent,
+/// reports incumbents to the observer, kills the child at the deadline and reaps it.
+class isolated_child_reader {
+ public:
+  isolated_child_reader(const milp_model& model, solve_session& session, isolated_child child)
+      : model_(model), session_(session), child_(child) {}
+
+  /// Reads until the result, end of file, the deadline plus `grace`, a failed read or a failed
+  /// observer; then closes the pipe and reaps the child.
+  void run(double grace) {
+    read_frames(grace);
+    ::close(child_.fd);
+    // Reaped here, in the caller's thread, not on a thread of its own: a thread alive while another
+    // solve forks can hold a lock (the allocator's, under AddressSanitizer) that the child then
+    // waits for forever, and the parent with it.
+    while (::waitpid(child_.pid, &wait_status_, 0) < 0 && errno == EINTR) {
+    }
+  }
+
+  [[nodiscard]] bool got_result() const noexcept { return got_result_; }
+  [[nodiscard]] solver_result& received() noexcept { return received_; }
+
+  /// The result when the child died without one (or was killed): the best valid incumbent it had
+  /// sent as `feasible`, else `time_limit` (killed) or `error`, with a message saying what happened.
+  [[nodiscard]] solver_result failure_result(const char* prefix, const char* solver) {
+    solver_result result;
+    const std::string what = failure_text(solver);
+    if (!best_values_.empty()) {
+      result.status = solve_status::feasible;
+      result.values = std::move(best_values_);
+      result.objective = best_objective_;
+      result.bound = best_bound_;
+      result.message = std::string(prefix) + ": " + what + (killed_ ? "; returned the best solution it had sent" : "; returned the best solution found before the crash");
+    } else {
+      result.status = killed_ ? solve_status::time_limit : solve_status::error;
+      result.message = std::string(prefix) + ": " + what + "; no solution had been found";
+    }
+    return result;
+  }
+
+ private:
+  void kill_child() {
+    if (!killed_) ::kill(child_.pid, SIGKILL);
+    killed_ = true;
+  }
+
+  void read_frames(double grace) {
+    std::vector<char> chunk(1 << 16);
+    for (;;) {
+      int timeout = -1;
+      if (session_.has_deadline()) {
+        const double left = session_.seconds_left() + grace;
+        if (left <= 0) {
+          kill_child();
+          break;
+        }
+        timeout = static_cast<int>(std::min(std::ceil(left * 1000), 1e9));
+      }
+      pollfd pfd{child_.fd, POLLIN, 0};
+      const int ready = ::poll(&pfd, 1, timeout);
+      if (ready < 0) {
+        if (errno == EINTR) continue;
+        kill_child();
+        break;
+      }
+      if (ready == 0) continue;  // the loop head sees the deadline
+      const ssize_t got = ::read(child_.fd, chunk.data(), chunk.size());
+      if (got < 0) {
+        if (errno == EINTR || errno == EAGAIN) continue;
+        kill_child();
+        break;
+      }
+      if (got == 0) break;  // end of file: the child has exited (or is exiting)
+      buffer_.append(chunk.data(), static_cast<std::size_t>(got));
+      if (!parse_frames() || got_result_) break;  // the result is the last frame: no need to wait for EOF
+    }
+  }
+
+  /// Parses the complete frames at the front of the buffer; false to stop reading.
+  bool parse_frames() {
+    std::size_t pos = 0;
+    bool go_on = true;
+    while (go_on) {
+      std::size_t p = pos;
+      std::uint32_t kind = 0;
+      std::uint64_t size = 0;
+      if (!frame_get(buffer_, p, kind) || !frame_get(buffer_, p, size) || buffer_.size() - p < size) break;
+      const std::string_view payload(buffer_.data() + p, static_cast<std::size_t>(size));
+      pos = p + static_cast<std::size_t>(size);
+      if (kind == 'I') go_on = on_incumbent(payload);
+      else if (kind == 'R') on_result(payload);
+    }
+    buffer_.erase(0, pos);
+    return go_on;
+  }
+
+  /// Keeps the incumbent when it is the best valid one and reports it; false when the observer
+  /// threw (the child is killed). A malformed frame is skipped.
+  bool on_incumbent(std::string_view payload) {
+    std::size_t q = 0;
+    double objective = 0, bound = 0, child_seconds = 0;
+    std::vector<double> values;
+    if (!frame_get(payload, q, objective) || !frame_get(payload, q, bound) || !frame_get(payload, q, child_seconds) ||
+        !frame_get_values(payload, q, values))
+      return true;
+    // Keep the values only when they form a valid assignment (a preprocessed column may be
+    // unknown, and a stopped solver has returned broken assignments before).
+    const bool valid = values.size() == model_.num_variables() &&
+                       std::all_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); }) && !model_.first_violation(values);
+    if (valid) {
+      const double objective_of_values = model_.objective_value(values);
+      if (best_values_.empty() || better_objective(objective_of_values, best_objective_, model_.sense)) {
+        best_values_ = std::move(values);
+        best_objective_ = objective_of_values;
+        best_bound_ = bound;
+      }
+    }
+    if (!session_.report(objective, bound)) {  // the user's observer threw: stop
+      kill_child();
+      return false;
+    }
+    return true;
+  }
+
+  void on_result(std::string_view payload) {
+    std::size_t q = 0;
+    std::int32_t status = 0;
+    std::uint64_t length = 0;
+    if (frame_get(payload, q, status) && frame_get(payload, q, received_.objective) && frame_get(payload, q, received_.bound) &&
+        frame_get_values(payload, q, received_.values) && frame_get(payload, q, length) && payload.size() - q >= length) {
+      received_.status = static_cast<solve_status>(status);
+      received_.message.assign(payload.data() + q, static_cast<std::size_t>(length));
+      got_result_ = true;
+    }
+  }
+
+  /// What happened to a child that sent no result, for the message.
+  [[nodiscard]] std::string failure_text(const char* solver) const {
+    const std::string name(solver);
+    if (killed_) return "the " + name + " process did not stop at the deadline and was killed";
+    if (WIFSIGNALED(wait_status_)) return name + " crashed (" + signal_name(WTERMSIG(wait_status_)) + ")";
+    if (WIFEXITED(wait_status_)) return name + " crashed (its process exited with status " + std::to_string(WEXITSTATUS(wait_status_)) + " without a result)";
+    return name + " crashed";
+  }
+
+  const milp_model& model_;
+  solve_session& session_;
+  isolated_child child_;
+  std::string buffer_;
+  std::vector<double> best_values_;
+  double best_objective_ = std::numeric_limits<double>::quiet_NaN(), best_bound_ = best_objective_;
+  bool got_result_ = false, killed_ = false;
+  int wait_status_ = 0;
+  solver_result received_;
+};
+
 /// Runs `solve_in_child(child_channel&, double seconds_left) -> std::optional<solver_result>` in a
 /// forked child process (nullopt: the child's search was stopped because the pipe closed) and
 /// fills `result` from what it sent. `solver_lock`, unless null, is held while forking (the
@@ -171,165 +377,18 @@ template <class SolveInChild>
 bool run_isolated(const milp_model& model, const solver_options& options, solve_session& session, solver_result& result, std::mutex* solver_lock,
                   const char* prefix, const char* solver, SolveInChild&& solve_in_child) {
   if (session.expired_before_start(result)) return true;
-  int fds[2] = {-1, -1};
-  pid_t pid = -1;
-  {
-    std::unique_lock<std::mutex> lock;
-    if (solver_lock) lock = std::unique_lock(*solver_lock);
-    std::lock_guard fork_guard(isolation_fork_mutex());
-    if (::pipe2(fds, O_CLOEXEC) != 0) return false;
-    std::fflush(stdout);  // else buffered output would be written twice
-    std::fflush(stderr);
-    const double left = session.seconds_left();
-    const pid_t parent = ::getpid();
-    pid = ::fork();
-    if (pid == 0) {
-      // The child: solve, send, and leave with _exit (no atexit handlers, no destructors of the
-      // parent's objects).
-      die_with_parent(parent);
-      ::close(fds[0]);
-      int code = 0;
-      try {
-        ::signal(SIGPIPE, SIG_IGN);  // a parent gone: write() fails with EPIPE, the child stops
-        if (const auto hook = isolated_child_test_hook()) hook("start");
-        child_channel channel(fds[1]);
-        const std::optional<solver_result> r = solve_in_child(channel, left);
-        code = r && channel.send_result(*r) ? 0 : 2;
-      } catch (...) {
-        code = 3;
-      }
-      std::fflush(stdout);
-      std::fflush(stderr);
-      ::_exit(code);
-    }
-    ::close(fds[1]);
-    if (pid < 0) {
-      ::close(fds[0]);
-      return false;
-    }
-  }
-  const int fd = fds[0];
-  const std::size_t n = model.num_variables();
+  const std::optional<isolated_child> child = start_isolated_child(session, solver_lock, solve_in_child);
+  if (!child) return false;
   const auto limit = effective_time_limit(options.time_limit);
-  const double grace = limit ? backend_overrun_allowance(limit->count()) : 0.0;
-  std::string buffer;
-  std::vector<char> chunk(1 << 16);
-  std::vector<double> best_values;
-  double best_objective = std::numeric_limits<double>::quiet_NaN(), best_bound = best_objective;
-  bool got_result = false, killed = false;
-  solver_result received;
-
-  auto kill_child = [&] {
-    if (!killed) ::kill(pid, SIGKILL);
-    killed = true;
-  };
-  // Parses the complete frames at the front of `buffer`; false to stop reading.
-  auto parse = [&]() -> bool {
-    std::size_t pos = 0;
-    bool go_on = true;
-    while (go_on) {
-      std::size_t p = pos;
-      std::uint32_t kind = 0;
-      std::uint64_t size = 0;
-      if (!frame_get(buffer, p, kind) || !frame_get(buffer, p, size) || buffer.size() - p < size) break;
-      const std::string_view payload(buffer.data() + p, static_cast<std::size_t>(size));
-      pos = p + static_cast<std::size_t>(size);
-      std::size_t q = 0;
-      if (kind == 'I') {
-        double objective = 0, bound = 0, child_seconds = 0;
-        std::vector<double> values;
-        if (!frame_get(payload, q, objective) || !frame_get(payload, q, bound) || !frame_get(payload, q, child_seconds) ||
-            !frame_get_values(payload, q, values))
-          continue;
-        // Keep the values only when they form a valid assignment (a preprocessed column may be
-        // unknown, and a stopped solver has returned broken assignments before).
-        const bool valid = values.size() == n && std::all_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); }) &&
-                           !model.first_violation(values);
-        if (valid) {
-          const double objective_of_values = model.objective_value(values);
-          if (best_values.empty() || better_objective(objective_of_values, best_objective, model.sense)) {
-            best_values = std::move(values);
-            best_objective = objective_of_values;
-            best_bound = bound;
-          }
-        }
-        if (!session.report(objective, bound)) {  // the user's observer threw: stop
-          kill_child();
-          go_on = false;
-        }
-      } else if (kind == 'R') {
-        std::int32_t status = 0;
-        std::uint64_t length = 0;
-        if (frame_get(payload, q, status) && frame_get(payload, q, received.objective) && frame_get(payload, q, received.bound) &&
-            frame_get_values(payload, q, received.values) && frame_get(payload, q, length) && payload.size() - q >= length) {
-          received.status = static_cast<solve_status>(status);
-          received.message.assign(payload.data() + q, static_cast<std::size_t>(length));
-          got_result = true;
-        }
-      }
-    }
-    buffer.erase(0, pos);
-    return go_on;
-  };
-
-  for (;;) {
-    int timeout = -1;
-    if (session.has_deadline()) {
-      const double left = session.seconds_left() + grace;
-      if (left <= 0) {
-        kill_child();
-        break;
-      }
-      timeout = static_cast<int>(std::min(std::ceil(left * 1000), 1e9));
-    }
-    pollfd pfd{fd, POLLIN, 0};
-    const int ready = ::poll(&pfd, 1, timeout);
-    if (ready < 0) {
-      if (errno == EINTR) continue;
-      kill_child();
-      break;
-    }
-    if (ready == 0) continue;  // the loop head sees the deadline
-    const ssize_t got = ::read(fd, chunk.data(), chunk.size());
-    if (got < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      kill_child();
-      break;
-    }
-    if (got == 0) break;  // end of file: the child has exited (or is exiting)
-    buffer.append(chunk.data(), static_cast<std::size_t>(got));
-    if (!parse() || got_result) break;  // the result is the last frame: no need to wait for EOF
-  }
-  ::close(fd);
-  // Reaped here, in the caller's thread, not on a thread of its own: a thread alive while another
-  // solve forks can hold a lock (the allocator's, under AddressSanitizer) that the child then
-  // waits for forever, and the parent with it.
-  int wait_status = 0;
-  while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
-  }
-
-  if (got_result && !session.callback_failed()) {
-    result = std::move(received);
+  isolated_child_reader reader(model, session, *child);
+  reader.run(limit ? backend_overrun_allowance(limit->count()) : 0.0);
+  if (reader.got_result() && !session.callback_failed()) {
+    result = std::move(reader.received());
     return true;
   }
   result = {};
   if (session.callback_failed()) return true;  // the caller rethrows
-  const std::string name(solver);
-  std::string what;
-  if (killed) what = "the " + name + " process did not stop at the deadline and was killed";
-  else if (WIFSIGNALED(wait_status)) what = name + " crashed (" + signal_name(WTERMSIG(wait_status)) + ")";
-  else if (WIFEXITED(wait_status)) what = name + " crashed (its process exited with status " + std::to_string(WEXITSTATUS(wait_status)) + " without a result)";
-  else what = name + " crashed";
-  if (!best_values.empty()) {
-    result.status = solve_status::feasible;
-    result.values = std::move(best_values);
-    result.objective = best_objective;
-    result.bound = best_bound;
-    result.message = std::string(prefix) + ": " + what + (killed ? "; returned the best solution it had sent" : "; returned the best solution found before the crash");
-  } else {
-    result.status = killed ? solve_status::time_limit : solve_status::error;
-    result.message = std::string(prefix) + ": " + what + "; no solution had been found";
-  }
+  result = reader.failure_result(prefix, solver);
   if (options.verbosity > 0) std::fprintf(stderr, "memsched: %s\n", result.message.c_str());
   return true;
 }
