@@ -5,6 +5,7 @@
 // what stays resident between them, time and peak), and the options are thinned to the N_o whose
 // memory peaks lie farthest apart. The higher levels (H-ILP) are not here yet.
 
+#include <memsched/core/errors.hpp>
 #include <memsched/core/status.hpp>
 #include <memsched/graph/memory_graph.hpp>
 #include <memsched/order/peak_lower_bound.hpp>

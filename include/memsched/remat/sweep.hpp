@@ -2,6 +2,7 @@
 // Budget sweeps: every applicable heuristic at each of a list of memory budgets, with its peak,
 // total cost and overhead (the data of Checkmate's Figure 5).
 
+#include <memsched/core/errors.hpp>
 #include <memsched/order/peak_lower_bound.hpp>
 #include <memsched/remat/best_heuristic.hpp>
 
