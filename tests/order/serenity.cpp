@@ -191,7 +191,11 @@ TEST_CASE("serenity_order rejects bad options and cyclic graphs") {
   CHECK(option_of({.max_states = 0}) == "max_states");
   CHECK(option_of({.max_bytes = 0}) == "max_bytes");
   CHECK(option_of({.reorder_window = 65}) == "reorder_window");
+  CHECK(option_of({.soft_budget = static_cast<soft_budget_mode>(3)}) == "soft_budget");
   CHECK(option_of({}) == "(nothing thrown)");
+  // The boundary values are valid.
+  CHECK(option_of({.soft_budget = soft_budget_mode::bounded, .reorder_window = 64}) == "(nothing thrown)");
+  CHECK(option_of({.soft_budget = soft_budget_mode::paper, .threads = 0, .beam_width = 0, .reorder_window = 2}) == "(nothing thrown)");
   const dataflow_graph empty;
   CHECK(serenity_order(empty).status == solve_status::optimal);
   dataflow_graph cyc(2);

@@ -55,3 +55,20 @@ TEST_CASE_TEMPLATE("best_heuristic_plan through every graph type", G, vecs_graph
   }
   CHECK(recomputing >= 1);
 }
+
+TEST_CASE("best_heuristic_plan: a heuristic out of the enum is an option_error naming heuristics, thrown before any work") {
+  const dataflow_graph t = chain_training_graph(6, 1);
+  const auto bad = static_cast<remat_heuristic>(all_remat_heuristics.size());
+  try {
+    (void)best_heuristic_plan(t, unlimited_budget, {.heuristics = {remat_heuristic::revolve, bad}});
+    FAIL("nothing thrown");
+  } catch (const option_error& e) {
+    CHECK(e.option() == "heuristics");
+    CHECK(std::string(e.what()) == "best_heuristic_plan: " + e.option() + " " + e.requirement());
+  }
+  // Every heuristic of the enum, and zero counts, are valid.
+  CHECK_NOTHROW(check_best_heuristic_options({.heuristics = {all_remat_heuristics.begin(), all_remat_heuristics.end()}}));
+  const best_heuristic_options zeros{.greedy_budgets = 0, .max_revolve_factor = 0};
+  CHECK_NOTHROW(check_best_heuristic_options(zeros));
+  CHECK(best_heuristic_plan(t, unlimited_budget, zeros).status == solve_status::feasible);
+}

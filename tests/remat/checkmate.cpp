@@ -310,6 +310,43 @@ TEST_CASE("checkmate_milp_plan: a proven optimum is the bound, not the LP's (the
   CHECK(*no_lp.cost_bound == 8);
 }
 
+TEST_CASE("checkmate_milp_plan: each bad option is an option_error naming its field, thrown before any work") {
+  const memory_graph g(training_chain_data());
+  using options = checkmate_options<cbc_backend>;
+  // The budget is negative too: the options are checked first.
+  const auto option_of = [&](const options& o) -> std::string {
+    try {
+      (void)checkmate_milp_plan(g, -1, o);
+    } catch (const option_error& e) {
+      CHECK(std::string(e.what()) == "checkmate_milp_plan: " + e.option() + " " + e.requirement());
+      return e.option();
+    } catch (const std::invalid_argument&) {
+      return "(not an option_error)";
+    }
+    return "(nothing thrown)";
+  };
+  const double nan = std::nan("");
+  const std::chrono::duration<double> negative(-1), not_a_number(nan);
+  CHECK(option_of({.lp_rounding_fraction = -0.1}) == "lp_rounding_fraction");
+  CHECK(option_of({.lp_rounding_fraction = 1.5}) == "lp_rounding_fraction");
+  CHECK(option_of({.lp_rounding_fraction = nan}) == "lp_rounding_fraction");
+  CHECK(option_of({.lns_fraction = -0.1}) == "lns_fraction");
+  CHECK(option_of({.lns_fraction = 1.5}) == "lns_fraction");
+  CHECK(option_of({.lns_fraction = nan}) == "lns_fraction");
+  CHECK(option_of({.lns_round_time = negative}) == "lns_round_time");
+  CHECK(option_of({.lns_round_time = not_a_number}) == "lns_round_time");
+  CHECK(option_of({.min_full_solve_time = negative}) == "min_full_solve_time");
+  CHECK(option_of({.min_full_solve_time = not_a_number}) == "min_full_solve_time");
+  CHECK(option_of({.solver = {.relative_gap = nan}}) == "solver.relative_gap");
+  // The boundary values are valid.
+  const std::chrono::duration<double> zero(0);
+  CHECK_NOTHROW(check_checkmate_options(options{.lp_rounding_fraction = 0, .lns_fraction = 0, .lns_round_time = zero, .min_full_solve_time = zero}));
+  CHECK_NOTHROW(check_checkmate_options(options{.solver = {.relative_gap = -1}, .lp_rounding_fraction = 1, .lns_fraction = 1}));
+  const auto r = checkmate_milp_plan(g, 40, options{.lp_rounding_fraction = 1, .lns_fraction = 1, .min_full_solve_time = zero});
+  CHECK(r.status == solve_status::optimal);
+  CHECK(r.total_cost == 8);
+}
+
 TEST_CASE("checkmate_milp_plan: infeasible budgets say so") {
   const memory_graph g(memory_graph_data{.num_nodes = 3, .edges = {{0, 2}, {1, 2}}, .bytes = {10, 10, 10}});
   const auto r = checkmate_milp_plan<cbc_backend>(g, 29);

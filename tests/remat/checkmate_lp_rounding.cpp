@@ -145,6 +145,15 @@ TEST_CASE("checkmate_lp_plan rejects bad input") {
   CHECK_THROWS_AS((void)checkmate_lp_plan<cbc_backend>(g, -1), std::invalid_argument);
   CHECK_THROWS_AS((void)checkmate_lp_plan(g, 10, checkmate_lp_options{.backend = cbc_backend{}, .order = std::vector<std::size_t>{1, 0}}),
                   invalid_order);
+  // A NaN gap is an option_error naming solver.relative_gap, thrown before the budget's check.
+  try {
+    (void)checkmate_lp_plan(g, -1, checkmate_lp_options{.backend = cbc_backend{}, .solver = {.relative_gap = std::nan("")}});
+    FAIL("nothing thrown");
+  } catch (const option_error& e) {
+    CHECK(e.option() == "solver.relative_gap");
+    CHECK(std::string(e.what()) == "checkmate_lp_plan: solver.relative_gap must be a number (not NaN)");
+  }
+  CHECK_NOTHROW(check_checkmate_lp_options(checkmate_lp_options{.backend = cbc_backend{}, .solver = {.relative_gap = -1}}));
 #endif
   CHECK(g.size() == 2);
 }

@@ -190,6 +190,15 @@ TEST_CASE("dtr_plan: bad input and limits") {
   }
   CHECK(parse_dtr_heuristic("dtr-eq") == dtr_heuristic::dtr_eq);
   CHECK(!parse_dtr_heuristic("dtr_eq"));
+  // A heuristic out of the enum is an option_error naming heuristic, thrown before the order's check.
+  try {
+    (void)dtr_plan(g, 40, dtr_options{.order = {0, 1, 2}, .heuristic = static_cast<dtr_heuristic>(all_dtr_heuristics.size())});
+    FAIL("nothing thrown");
+  } catch (const option_error& e) {
+    CHECK(e.option() == "heuristic");
+    CHECK(std::string(e.what()) == "dtr_plan: " + e.option() + " " + e.requirement());
+  }
+  for (auto h : all_dtr_heuristics) CHECK_NOTHROW(check_dtr_options({.heuristic = h, .max_computations = 0}));
 }
 
 TEST_CASE("dtr portfolio: default scores and one run per score") {

@@ -149,6 +149,26 @@ TEST_CASE("free_order_plan: bad input and limits") {
   const auto none = free_order_plan(g, lower, free_order_options{.max_evaluations = 1, .recompute_depths = {}});
   CHECK(none.status == solve_status::no_solution);
   CHECK(none.message.find("copies after") != std::string::npos);
+  // Each bad option is an option_error naming its field, thrown before the budget's check.
+  const auto option_of = [&](const free_order_options& bad) -> std::string {
+    try {
+      (void)free_order_plan(g, -1, bad);
+    } catch (const option_error& e) {
+      CHECK(std::string(e.what()) == "free_order_plan: " + e.option() + " " + e.requirement());
+      return e.option();
+    } catch (const std::invalid_argument&) {
+      return "(not an option_error)";
+    }
+    return "(nothing thrown)";
+  };
+  CHECK(option_of({.serenity_max_states = 0}) == "serenity_max_states");
+  CHECK(option_of({.copy_fraction = -0.1}) == "copy_fraction");
+  CHECK(option_of({.copy_fraction = 1.5}) == "copy_fraction");
+  CHECK(option_of({.copy_fraction = std::nan("")}) == "copy_fraction");
+  CHECK_NOTHROW(check_free_order_options({.max_evaluations = 0, .max_copy_depth = 0, .serenity_max_states = 1, .copy_fraction = 0,
+                                          .lifetime_rounds = 0, .recompute_depths = {}}));
+  CHECK_NOTHROW(check_free_order_options({.copy_fraction = 1}));
+  CHECK(has_solution(free_order_plan(g, best_peak, free_order_options{.serenity_max_states = 1, .copy_fraction = 1}).status));
 }
 
 TEST_CASE("free_order_plan: the deadline is checked before every Serenity run of the copy search (a counted deadline)") {

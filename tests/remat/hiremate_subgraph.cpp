@@ -212,6 +212,21 @@ TEST_CASE("hiremate_subgraph_options: GPT blocks, every option re-simulated, one
                       << results[0].no_remat_peak << ", lowest option peak " << results[0].options.front().peak_bytes << " (cost +"
                       << (results[0].options.front().cost / results[0].options.back().cost - 1) * 100 << "%)");
   CHECK_THROWS_AS((void)hiremate_subgraph_options(t, same[0]->vertices, {.budgets = 0, .resident_levels = 0}), std::invalid_argument);
+  // Each bad option is an option_error naming its field.
+  const auto option_of = [&](const hiremate_subgraph_options_config& bad) -> std::string {
+    try {
+      (void)hiremate_subgraph_options(t, same[0]->vertices, bad);
+    } catch (const option_error& e) {
+      const std::string function = e.option() == "heuristics" ? "best_heuristic_plan" : "hiremate_subgraph_options";
+      CHECK(std::string(e.what()) == function + ": " + e.option() + " " + e.requirement());
+      return e.option();
+    }
+    return "(nothing thrown)";
+  };
+  CHECK(option_of({.budgets = 0}) == "budgets");
+  CHECK(option_of({.max_options = 0}) == "max_options");
+  CHECK(option_of({.heuristics = {.heuristics = {static_cast<remat_heuristic>(all_remat_heuristics.size())}}}) == "heuristics");
+  CHECK_NOTHROW(check_hiremate_subgraph_options({.budgets = 1, .max_options = 1, .resident_levels = 0, .serenity_states = 0}));
 }
 
 TEST_CASE("hiremate_subgraph_options with squeezed options: more solves, a front no option dominates, lower residents reached") {

@@ -61,6 +61,12 @@ TEST_CASE("moccasin model: slots, intervals and the no-recomputation start") {
   CHECK_THROWS_AS((void)make_moccasin_model(g, 20, moccasin_phase::min_cost, {.order = std::vector<std::size_t>{1, 0, 2}}), invalid_order);
   CHECK_THROWS_AS((void)make_moccasin_model(g, -1, moccasin_phase::min_cost, {}), std::invalid_argument);
   CHECK_THROWS_AS((void)make_moccasin_model(g, 20, moccasin_phase::min_cost, {.max_intervals = 0}), std::invalid_argument);
+  try {
+    (void)make_moccasin_model(g, 20, moccasin_phase::min_cost, {.max_intervals = 0});
+  } catch (const option_error& e) {
+    CHECK(e.option() == "max_intervals");
+    CHECK(std::string(e.what()) == "make_moccasin_model: max_intervals must be >= 1");
+  }
 }
 
 TEST_CASE("moccasin: plans are mapped into the staged domain of the order") {
@@ -436,5 +442,38 @@ TEST_CASE("moccasin: expired limits return at once, time_limit and no plan below
     }
   }
   CHECK(seeds_checked > 0);
+}
+#endif
+
+#ifdef MEMSCHED_HAVE_GECODE
+TEST_CASE("moccasin: each bad option is an option_error naming its field, thrown before any work") {
+  const memory_graph g(random_dag(6, 0.3, 5));
+  using options = moccasin_options<gecode_backend>;
+  // The budget is negative too: the options are checked first.
+  const auto option_of = [&](const options& o) -> std::string {
+    try {
+      (void)moccasin_plan(g, -1, o);
+    } catch (const option_error& e) {
+      CHECK(std::string(e.what()) == "moccasin_plan: " + e.option() + " " + e.requirement());
+      return e.option();
+    } catch (const std::invalid_argument&) {
+      return "(not an option_error)";
+    }
+    return "(nothing thrown)";
+  };
+  const double nan = std::nan("");
+  CHECK(option_of({.max_intervals = 0}) == "max_intervals");
+  CHECK(option_of({.phase1_share = -0.1}) == "phase1_share");
+  CHECK(option_of({.phase1_share = 1.5}) == "phase1_share");
+  CHECK(option_of({.phase1_share = nan}) == "phase1_share");
+  CHECK(option_of({.phase1_share_with_start = -0.1}) == "phase1_share_with_start");
+  CHECK(option_of({.phase1_share_with_start = nan}) == "phase1_share_with_start");
+  CHECK(option_of({.solver = {.relative_gap = nan}}) == "solver.relative_gap");
+  // The boundary values are valid.
+  CHECK_NOTHROW(check_moccasin_options(options{.max_intervals = 1, .phase1_share = 0, .phase1_share_with_start = 0}));
+  CHECK_NOTHROW(check_moccasin_options(options{.phase1_share = 1, .phase1_share_with_start = 1}));
+  CHECK_NOTHROW(check_moccasin_options(options{.solver = {.relative_gap = -1}}));  // counts as 0
+  const std::int64_t peak = order_peak(g, std::vector<std::size_t>(g.topological_order().begin(), g.topological_order().end()));
+  CHECK(has_solution(moccasin_plan(g, peak, options{.max_intervals = 1, .phase1_share = 0, .phase1_share_with_start = 1}).status));
 }
 #endif

@@ -202,6 +202,21 @@ TEST_CASE("revolve: binomials are exact, then saturate") {
   CHECK(revolve_forward_steps(1'000'000, 20) > 1'000'000);
 }
 
+TEST_CASE("revolve_plan: snapshots 0 is an option_error naming it, thrown before any work") {
+  const dataflow_graph t = chain_training_graph(4, 7, true);
+  try {
+    (void)revolve_plan(t, -1, {.snapshots = 0});
+    FAIL("nothing thrown");
+  } catch (const option_error& e) {
+    CHECK(e.option() == "snapshots");
+    CHECK(std::string(e.what()) == "revolve_plan: snapshots must be at least 1");
+  }
+  CHECK_NOTHROW(check_revolve_options({.snapshots = 1}));
+  CHECK_NOTHROW(check_revolve_options({.snapshots = std::nullopt, .max_revolve_factor = 0}));
+  CHECK(revolve_plan(t, unlimited_budget, {.snapshots = 1}).status == solve_status::feasible);
+  CHECK(revolve_plan(t, unlimited_budget, {.max_revolve_factor = 0}).status == solve_status::feasible);
+}
+
 TEST_CASE("revolve: long chains on a small stack (no recursion over snapshots)") {
   // The schedule's generator once recursed once per snapshot: with s = l + 1 its depth was l.
   for (const auto [l, s] : {std::pair<std::size_t, std::size_t>{100000, 100001}, {100000, 300}}) {

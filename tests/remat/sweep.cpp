@@ -45,4 +45,14 @@ TEST_CASE("remat_sweep: explicit budgets and heuristics, non-chain graphs leave 
   REQUIRE(only.rows[0].entries.size() == 1);
   CHECK(only.rows[0].entries[0].heuristic == remat_heuristic::revolve);
   CHECK_THROWS_AS((void)remat_sweep(t, {.budgets = {-1}}), graph_error);
+  // A heuristic out of the enum is an option_error naming heuristics; 0 budgets count as 1.
+  try {
+    (void)remat_sweep(t, {.heuristics = {static_cast<remat_heuristic>(all_remat_heuristics.size())}});
+    FAIL("nothing thrown");
+  } catch (const option_error& e) {
+    CHECK(e.option() == "heuristics");
+    CHECK(std::string(e.what()) == "remat_sweep: " + e.option() + " " + e.requirement());
+  }
+  CHECK_NOTHROW(check_sweep_options({.num_budgets = 0, .heuristics = {remat_heuristic::checkpoint_all}}));
+  CHECK(remat_sweep(t, {.num_budgets = 0, .heuristics = {remat_heuristic::checkpoint_all}}).rows.size() == 1);
 }

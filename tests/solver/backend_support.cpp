@@ -2,11 +2,15 @@
 // side of the objective is no bound. CBC stopped or killed at its deadline under load has reported
 // a "best possible" far above its incumbent on a minimisation; no solver is needed to check the rule.
 
+#include <memsched/core/errors.hpp>
 #include <memsched/solver/detail/backend_support.hpp>
+#include <memsched/solver/solver_options.hpp>
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cmath>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -78,4 +82,21 @@ TEST_CASE("backend support: a bound beyond the objective is dropped, one on its 
     CHECK(kept == 10);
     CHECK(reported == 10);
   }
+}
+
+TEST_CASE("check_solver_options: only a NaN relative_gap is an option_error, named with its member's path") {
+  try {
+    memsched::detail::check_solver_options("some_plan", solver_options{.relative_gap = std::nan("")});
+    FAIL("nothing thrown");
+  } catch (const option_error& e) {
+    CHECK(e.option() == "solver.relative_gap");
+    CHECK(std::string(e.what()) == "some_plan: solver.relative_gap must be a number (not NaN)");
+  }
+  // Negative gaps count as 0, NaN or negative time limits as 0, threads 0 as the hardware's.
+  const double nan = std::nan("");
+  for (double gap : {-1.0, 0.0, 1e-6, 1.0})
+    CHECK_NOTHROW(memsched::detail::check_solver_options("some_plan", solver_options{.relative_gap = gap}));
+  for (double limit : {nan, -1.0, 0.0})
+    CHECK_NOTHROW(memsched::detail::check_solver_options("some_plan", solver_options{.time_limit = std::chrono::duration<double>(limit),
+                                                                                      .threads = 0, .node_limit = 0}));
 }

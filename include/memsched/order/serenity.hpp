@@ -50,8 +50,8 @@ MEMSCHED_DECL order_result serenity_order_impl(const memory_graph& g, const sere
 /// time_limit is checked after an amount of work that adapts to the cost of a step (about every
 /// 10 ms of search); an infinite or huge limit means none.
 /// Throws option_error (a std::invalid_argument) naming the option on a negative budget, a negative or NaN
-/// time_limit, an attempt_time_limit not > 0, max_states or max_bytes 0, and what
-/// make_memory_graph throws (cycle_error, graph_error).
+/// time_limit, an attempt_time_limit not > 0, max_states or max_bytes 0, a reorder_window of 1 or
+/// over 64, a soft_budget out of the enum, and what make_memory_graph throws (cycle_error, graph_error).
 template <class G, class... Maps>
   requires memory_graph_source<G, Maps...>
 [[nodiscard]] order_result serenity_order(const G& graph, const serenity_options& options, const Maps&... maps) {

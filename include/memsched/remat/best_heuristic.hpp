@@ -3,6 +3,7 @@
 // budget (the warm start of the exact solvers).
 
 #include <memsched/core/config.hpp>
+#include <memsched/core/errors.hpp>
 #include <memsched/remat/checkpoint_generalizations.hpp>
 #include <memsched/remat/checkpoint_plan.hpp>
 #include <memsched/remat/chen.hpp>
@@ -59,6 +60,14 @@ struct best_heuristic_options {
   bool use_spare_memory = true;         ///< As sqrtn_options::use_spare_memory, for every heuristic.
 };
 
+/// Throws: option_error naming the field when options.heuristics holds a value that is not one of
+/// all_remat_heuristics. Every greedy_budgets and max_revolve_factor is valid (0: only b = 0 /
+/// counts as 1).
+inline void check_best_heuristic_options(const best_heuristic_options& options) {
+  for (auto h : options.heuristics)
+    if (to_string(h).empty()) throw option_error("best_heuristic_plan", "heuristics", "must hold only the heuristics of all_remat_heuristics");
+}
+
 namespace detail {
 
 /// One heuristic on a converted graph (greedy ones search b, revolve searches s).
@@ -86,12 +95,14 @@ template <class G, class... Maps>
 /// empty plan when none fits (`infeasible` when the budget is below what every plan needs).
 /// Deterministic.
 /// Complexity: O(options.greedy_budgets * (n + m) + (n + m) log n) plus revolve's snapshot search.
-/// Throws: graph_error when a forward node reads a backward node; what make_memory_graph throws.
+/// Throws: what check_best_heuristic_options throws (before any work); graph_error when a forward
+/// node reads a backward node; what make_memory_graph throws.
 template <class G, class... Maps>
   requires memory_graph_source<G, Maps...>
 [[nodiscard]] remat_result best_heuristic_plan(const G& graph, std::int64_t budget, const best_heuristic_options& options,
                                                const Maps&... maps) {
   const auto start = std::chrono::steady_clock::now();
+  check_best_heuristic_options(options);
   const memory_graph& g = detail::to_memory_graph(graph, maps...);
   const auto in = detail::prepare_strategy(g, detail::forward_mask(g), "best_heuristic_plan");
   std::vector<remat_heuristic> hs = options.heuristics;

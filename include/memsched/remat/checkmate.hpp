@@ -77,6 +77,20 @@ struct checkmate_options {
   std::uint64_t max_bytes = default_max_bytes();
 };
 
+/// Throws: option_error naming the field when lp_rounding_fraction or lns_fraction is not in
+/// [0, 1] (or NaN), lns_round_time or min_full_solve_time is negative or NaN, or
+/// solver.relative_gap is NaN.
+template <class Backend>
+void check_checkmate_options(const checkmate_options<Backend>& options) {
+  const auto fail = [](const char* option, const char* requirement) { throw option_error("checkmate_milp_plan", option, requirement); };
+  if (!(options.lp_rounding_fraction >= 0 && options.lp_rounding_fraction <= 1))
+    fail("lp_rounding_fraction", "must be a share of the time limit, in [0, 1]");
+  if (!(options.lns_fraction >= 0 && options.lns_fraction <= 1)) fail("lns_fraction", "must be a share of the time limit, in [0, 1]");
+  if (!(options.lns_round_time.count() >= 0)) fail("lns_round_time", "must be >= 0 seconds");
+  if (!(options.min_full_solve_time.count() >= 0)) fail("min_full_solve_time", "must be >= 0 seconds");
+  detail::check_solver_options("checkmate_milp_plan", options.solver);
+}
+
 namespace detail {
 
 /// The solve loop of checkmate_milp: start, large-neighbourhood search, full solve.
@@ -404,13 +418,14 @@ class checkmate_solver {
 /// optimal). stats: order, backend,
 /// model size, start_source/start_cost, seconds_to_best, LNS rounds, solver_status.
 /// Complexity: exponential worst case; model size O(n^2 + n m).
-/// Throws: invalid_order on a bad options.order, std::invalid_argument on a negative budget, and
-/// what make_memory_graph throws.
+/// Throws: what check_checkmate_options throws (before any work), invalid_order on a bad
+/// options.order, std::invalid_argument on a negative budget, and what make_memory_graph throws.
 template <class G, class Backend, class... Maps>
   requires memory_graph_source<G, Maps...>
 [[nodiscard]] remat_result checkmate_milp_plan(const G& graph, std::int64_t budget, const checkmate_options<Backend>& options,
                                                const Maps&... maps) {
   const auto t0 = detail::checkmate_clock::now();
+  check_checkmate_options(options);
   const memory_graph& g = detail::to_memory_graph(graph, maps...);
   if (budget < 0) throw std::invalid_argument("checkmate_milp_plan: negative budget");
   const std::vector<std::size_t> order = options.order ? *options.order : detail::checkmate_best_basic_order(g);

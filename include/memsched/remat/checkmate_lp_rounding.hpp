@@ -58,6 +58,14 @@ struct checkmate_lp_options {
   std::uint64_t max_bytes = default_max_bytes();
 };
 
+/// Throws: option_error naming solver.relative_gap when it is NaN. Every value of the other fields
+/// is valid (a budget fraction that scales the budget below 0, or NaN, skips its LP; any threshold
+/// and count of random roundings works).
+template <class Backend>
+void check_checkmate_lp_options(const checkmate_lp_options<Backend>& options) {
+  detail::check_solver_options("checkmate_lp_plan", options.solver);
+}
+
 namespace detail {
 
 /// Rounds the S values of one LP solution many ways; calls keep(plan) for each plan, until
@@ -211,13 +219,14 @@ remat_result checkmate_lp_on(const memory_graph& g, std::int64_t budget, const c
 /// on_bound for it, on_incumbent for each cheaper plan. stats: order, backend, model size,
 /// lps_solved, roundings, roundings_fit.
 /// Complexity: one LP per budget fraction plus O((thresholds + random_roundings) x (n^2 + n m)) per LP.
-/// Throws: invalid_order on a bad options.order, std::invalid_argument on a negative budget, and
-/// what make_memory_graph throws.
+/// Throws: what check_checkmate_lp_options throws (before any work), invalid_order on a bad
+/// options.order, std::invalid_argument on a negative budget, and what make_memory_graph throws.
 template <class G, class Backend, class... Maps>
   requires memory_graph_source<G, Maps...>
 [[nodiscard]] remat_result checkmate_lp_plan(const G& graph, std::int64_t budget, const checkmate_lp_options<Backend>& options,
                                              const Maps&... maps) {
   const auto t0 = detail::checkmate_clock::now();
+  check_checkmate_lp_options(options);
   return detail::checkmate_lp_on(detail::to_memory_graph(graph, maps...), budget, options, t0);
 }
 

@@ -86,6 +86,12 @@ struct dtr_options {
   std::optional<std::chrono::duration<double>> time_limit;
 };
 
+/// Throws: option_error naming heuristic when it is not one of all_dtr_heuristics. Every
+/// max_computations (0: the default limit) and time_limit (NaN and negative: expired) is valid.
+inline void check_dtr_options(const dtr_options& options) {
+  if (to_string(options.heuristic).empty()) throw option_error("dtr_plan", "heuristic", "must be one of all_dtr_heuristics");
+}
+
 namespace detail {
 
 /// The DTR walk over one order; fills `sequence` (vertex per computation).
@@ -372,12 +378,13 @@ void dtr_each_score(const memory_graph& g, std::int64_t budget, std::span<const 
 /// the order walked. Deterministic when no time limit stops it.
 /// Complexity: O(L * R) for a sequence of length L, R the most values resident at once (each
 /// eviction scans the resident values; dtr: O(L * R * (n + m))).
-/// Throws: invalid_order naming the entry when options.order is not a topological order of all
-/// vertices; what make_memory_graph throws.
+/// Throws: what check_dtr_options throws (before any work); invalid_order naming the entry when
+/// options.order is not a topological order of all vertices; what make_memory_graph throws.
 template <class G, class... Maps>
   requires memory_graph_source<G, Maps...>
 [[nodiscard]] remat_result dtr_plan(const G& graph, std::int64_t budget, const dtr_options& options, const Maps&... maps) {
   const auto start = std::chrono::steady_clock::now();
+  check_dtr_options(options);
   const memory_graph& g = detail::to_memory_graph(graph, maps...);
   return detail::dtr_on(g, budget, options, start);
 }

@@ -51,6 +51,15 @@ struct free_order_options {
   std::vector<std::size_t> recompute_depths{2, 6};
 };
 
+/// Throws: option_error naming the field when serenity_max_states is 0 (Serenity needs a state) or
+/// copy_fraction is not in [0, 1] (or NaN). Every count of 0 is valid (no copy search, no copies
+/// of inputs, no lifetime rounds, no lifetime search).
+inline void check_free_order_options(const free_order_options& options) {
+  const auto fail = [](const char* option, const char* requirement) { throw option_error("free_order_plan", option, requirement); };
+  if (options.serenity_max_states == 0) fail("serenity_max_states", "must be > 0");
+  if (!(options.copy_fraction >= 0 && options.copy_fraction <= 1)) fail("copy_fraction", "must be a share of the time limit, in [0, 1]");
+}
+
 namespace detail {
 
 /// The graph being copied into: the input's vertices first, then the copies; `origin` maps each
@@ -247,11 +256,13 @@ MEMSCHED_DECL remat_result free_order_until(const memory_graph& g, std::int64_t 
 /// Complexity: per copy step, one Serenity run (options.serenity_max_states states at most) per
 /// candidate (values across over-budget steps x (max_copy_depth + 1)); options.max_evaluations
 /// runs in all; then the lifetime search's on the copied graph.
-/// Throws: std::invalid_argument on a negative budget; what make_memory_graph throws.
+/// Throws: what check_free_order_options throws (before any work); std::invalid_argument on a
+/// negative budget; what make_memory_graph throws.
 template <class G, class... Maps>
   requires memory_graph_source<G, Maps...>
 [[nodiscard]] remat_result free_order_plan(const G& graph, std::int64_t budget, const free_order_options& options, const Maps&... maps) {
   const auto start = std::chrono::steady_clock::now();
+  check_free_order_options(options);
   const memory_graph& g = detail::to_memory_graph(graph, maps...);
   return detail::free_order_on(g, budget, options, start);
 }

@@ -5,6 +5,7 @@
 // what stays resident between them, time and peak), and the options are thinned to the N_o whose
 // memory peaks lie farthest apart. The higher levels (H-ILP) are not here yet.
 
+#include <memsched/core/errors.hpp>
 #include <memsched/core/status.hpp>
 #include <memsched/graph/memory_graph.hpp>
 #include <memsched/order/peak_lower_bound.hpp>
@@ -243,6 +244,14 @@ struct hiremate_subgraph_options_config {
   std::optional<std::chrono::duration<double>> time_limit;
 };
 
+/// Throws: option_error naming the field when budgets or max_options is 0. Every resident_levels
+/// and serenity_states is valid (0: none); `heuristics` is checked where it is used.
+inline void check_hiremate_subgraph_options(const hiremate_subgraph_options_config& config) {
+  const auto fail = [](const char* option, const char* requirement) { throw option_error("hiremate_subgraph_options", option, requirement); };
+  if (config.budgets == 0) fail("budgets", "must be >= 1");
+  if (config.max_options == 0) fail("max_options", "must be >= 1");
+}
+
 /// The options of one subgraph.
 struct [[nodiscard]] hiremate_subgraph_result {
   solve_status status = solve_status::no_solution;  ///< feasible when at least one option was found.
@@ -343,14 +352,13 @@ inline hiremate_option make_option(const hiremate_subgraph& sub, execution_plan 
 /// Serenity's search.
 /// Complexity: budgets x (1 + resident_levels) x solve on a graph of |S| + |grad S| + interface
 /// vertices, plus one serenity_order storing at most config.serenity_states states.
-/// Throws: what make_hiremate_subgraph and `solve` throw; std::invalid_argument for budgets or
-/// max_options of 0.
+/// Throws: what check_hiremate_subgraph_options throws (before any work); what
+/// make_hiremate_subgraph and `solve` throw.
 template <class Solve>
   requires std::is_invocable_r_v<remat_result, Solve&, const memory_graph&, std::int64_t>
 [[nodiscard]] hiremate_subgraph_result hiremate_subgraph_options(const memory_graph& training, std::span<const std::size_t> forward,
                                                                  const hiremate_subgraph_options_config& config, Solve&& solve) {
-  if (config.budgets == 0) throw std::invalid_argument("hiremate_subgraph_options: budgets must be >= 1");
-  if (config.max_options == 0) throw std::invalid_argument("hiremate_subgraph_options: max_options must be >= 1");
+  check_hiremate_subgraph_options(config);
   const auto start = std::chrono::steady_clock::now();
   hiremate_subgraph_result r;
   r.sub = make_hiremate_subgraph(training, forward);
@@ -433,9 +441,11 @@ template <class Solve>
 }
 
 /// hiremate_subgraph_options solving each budget with best_heuristic_plan(problem, budget,
-/// config.heuristics).
+/// config.heuristics). Throws also what check_best_heuristic_options throws for config.heuristics
+/// (before any work).
 [[nodiscard]] inline hiremate_subgraph_result hiremate_subgraph_options(const memory_graph& training, std::span<const std::size_t> forward,
                                                                         const hiremate_subgraph_options_config& config = {}) {
+  check_best_heuristic_options(config.heuristics);
   return hiremate_subgraph_options(training, forward, config, [&](const memory_graph& g, std::int64_t budget) {
     return best_heuristic_plan(g, budget, config.heuristics);
   });

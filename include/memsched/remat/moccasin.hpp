@@ -67,20 +67,32 @@ struct moccasin_options {
   std::uint64_t max_bytes = default_max_bytes();
 };
 
+/// Throws: option_error naming the field when max_intervals is 0, phase1_share or
+/// phase1_share_with_start is not in [0, 1] (or NaN), or solver.relative_gap is NaN.
+template <class Backend>
+void check_moccasin_options(const moccasin_options<Backend>& options) {
+  const auto fail = [](const char* option, const char* requirement) { throw option_error("moccasin_plan", option, requirement); };
+  if (options.max_intervals == 0) fail("max_intervals", "must be >= 1");
+  if (!(options.phase1_share >= 0 && options.phase1_share <= 1)) fail("phase1_share", "must be a share of the time limit, in [0, 1]");
+  if (!(options.phase1_share_with_start >= 0 && options.phase1_share_with_start <= 1))
+    fail("phase1_share_with_start", "must be a share of the time limit, in [0, 1]");
+  detail::check_solver_options("moccasin_plan", options.solver);
+}
+
 /// Builds the Moccasin CP model of `graph` for `budget` bytes over the staged time domain of
 /// options.order (see moccasin_model): `min_peak` minimises max(peak, budget) (the capacity
 /// variable), `min_cost` minimises the total cost with the capacity fixed to the budget. Up to
 /// options.max_intervals intervals per vertex.
 /// Complexity: O(n * C) variables, O((n + m) * C^2) constraints, O(n^2) time slots.
-/// Throws: invalid_order for a bad order, std::invalid_argument for a negative budget or
-/// max_intervals 0, and what make_memory_graph throws.
+/// Throws: invalid_order for a bad order, std::invalid_argument for a negative budget, option_error
+/// naming max_intervals when it is 0, and what make_memory_graph throws.
 template <class G, class... Maps>
   requires memory_graph_source<G, Maps...>
 [[nodiscard]] moccasin_model make_moccasin_model(const G& graph, std::int64_t budget, moccasin_phase phase,
                                                  const moccasin_model_options& options, const Maps&... maps) {
   const memory_graph& g = detail::to_memory_graph(graph, maps...);
   if (budget < 0) throw std::invalid_argument("make_moccasin_model: negative budget");
-  if (options.max_intervals == 0) throw std::invalid_argument("make_moccasin_model: max_intervals must be >= 1");
+  if (options.max_intervals == 0) throw option_error("make_moccasin_model", "max_intervals", "must be >= 1");
   std::vector<std::size_t> order;
   if (options.order) order = *options.order;
   else order.assign(g.topological_order().begin(), g.topological_order().end());
@@ -131,7 +143,6 @@ inline remat_result return_fallback(remat_result& result, moccasin_fallback&& fa
 template <class Backend>
 std::vector<std::size_t> moccasin_checked_order(const memory_graph& g, std::int64_t budget, const moccasin_options<Backend>& options) {
   if (budget < 0) throw std::invalid_argument("moccasin_plan: negative budget");
-  if (options.max_intervals == 0) throw std::invalid_argument("moccasin_plan: max_intervals must be >= 1");
   std::vector<std::size_t> order;
   if (options.order) order = *options.order;
   else order.assign(g.topological_order().begin(), g.topological_order().end());
@@ -463,13 +474,14 @@ remat_result run_moccasin(const memory_graph& g, std::int64_t budget, const mocc
 /// variables, intervals, phase1_status/peak/seconds, start_source/start_cost, solver_status
 /// (phase 2). Progress through options.solver.observer (see moccasin_options::solver).
 /// Complexity: exponential worst case; bounded by options.solver.time_limit / node_limit.
-/// Throws: invalid_order for a bad order, std::invalid_argument for a negative budget or
-/// max_intervals 0, and what make_memory_graph throws.
+/// Throws: what check_moccasin_options throws (before any work), invalid_order for a bad order,
+/// std::invalid_argument for a negative budget, and what make_memory_graph throws.
 template <class G, class Backend, class... Maps>
   requires memory_graph_source<G, Maps...>
 [[nodiscard]] remat_result moccasin_plan(const G& graph, std::int64_t budget, const moccasin_options<Backend>& options,
                                          const Maps&... maps) {
   const auto t0 = std::chrono::steady_clock::now();  // the limit covers the graph's conversion too
+  check_moccasin_options(options);
   return detail::run_moccasin(detail::to_memory_graph(graph, maps...), budget, options, t0);
 }
 

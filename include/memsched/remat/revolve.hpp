@@ -13,6 +13,7 @@
 // chain training graph: every forward node); step i computes the forward nodes between a_{i-1}
 // (exclusive) and a_i (inclusive), the adjoint of step i the backward nodes that read them.
 
+#include <memsched/core/errors.hpp>
 #include <memsched/remat/checkpoint_generalizations.hpp>
 #include <memsched/remat/checkpoint_plan.hpp>
 #include <memsched/remat/heuristic_options.hpp>
@@ -322,6 +323,12 @@ inline remat_result revolve_strategy(const memory_graph& g, const std::vector<ch
 
 }  // namespace detail
 
+/// Throws: option_error naming snapshots when it is 0 (nullopt searches it). Every
+/// max_revolve_factor is valid (0 counts as 1).
+inline void check_revolve_options(const revolve_options& options) {
+  if (options.snapshots && *options.snapshots == 0) throw option_error("revolve_plan", "snapshots", "must be at least 1");
+}
+
 /// Revolve on a training graph: binomial checkpointing over the chain of forward articulation
 /// points (exact on chain training graphs, Checkmate's AP generalization elsewhere). With
 /// options.snapshots = s (>= 1) the plan for s snapshots; without, the largest s (the least
@@ -332,12 +339,12 @@ inline remat_result revolve_strategy(const memory_graph& g, const std::vector<ch
 /// (which reads it as the output of the step it reverses), so the turns recompute nothing on a
 /// chain: the plan recomputes t(l, s) - l + 1 forward nodes of a chain, and none with s = l + 1.
 /// Complexity: O(log l * (n + m + t(l, s))) after the O((n + m) log n) conversion.
-/// Throws: std::invalid_argument when options.snapshots is 0; graph_error when a forward node
+/// Throws: what check_revolve_options throws (before any work); graph_error when a forward node
 /// reads a backward node; what make_memory_graph throws.
 template <class G, class... Maps>
   requires memory_graph_source<G, Maps...>
 [[nodiscard]] remat_result revolve_plan(const G& graph, std::int64_t budget, const revolve_options& options, const Maps&... maps) {
-  if (options.snapshots && *options.snapshots == 0) throw std::invalid_argument("revolve_plan: options.snapshots must be at least 1");
+  check_revolve_options(options);
   const auto start = std::chrono::steady_clock::now();
   const memory_graph& g = detail::to_memory_graph(graph, maps...);
   const auto in = detail::prepare_strategy(g, detail::forward_mask(g), "revolve_plan");

@@ -2,6 +2,7 @@
 // Budget sweeps: every applicable heuristic at each of a list of memory budgets, with its peak,
 // total cost and overhead (the data of Checkmate's Figure 5).
 
+#include <memsched/core/errors.hpp>
 #include <memsched/order/peak_lower_bound.hpp>
 #include <memsched/remat/best_heuristic.hpp>
 
@@ -65,13 +66,22 @@ struct [[nodiscard]] sweep_result {
   std::vector<sweep_row> rows;
 };
 
+/// Throws: option_error naming heuristics when it holds a value that is not one of
+/// all_remat_heuristics. Every num_budgets is valid (0 counts as 1); negative budgets are
+/// graph_errors (see remat_sweep).
+inline void check_sweep_options(const sweep_options& options) {
+  for (auto h : options.heuristics)
+    if (to_string(h).empty()) throw option_error("remat_sweep", "heuristics", "must hold only the heuristics of all_remat_heuristics");
+}
+
 /// Runs every applicable heuristic at every budget. O(budgets * heuristics * cost of one).
-/// Throws graph_error when a forward node reads a backward node or a budget is negative; what
-/// make_memory_graph throws for a bad graph.
+/// Throws what check_sweep_options throws (before any work); graph_error when a forward node reads
+/// a backward node or a budget is negative; what make_memory_graph throws for a bad graph.
 template <class G, class... Maps>
   requires memory_graph_source<G, Maps...>
 [[nodiscard]] sweep_result remat_sweep(const G& graph, const sweep_options& options, const Maps&... maps) {
   const auto start = std::chrono::steady_clock::now();
+  check_sweep_options(options);
   const memory_graph& g = detail::to_memory_graph(graph, maps...);
   const auto in = detail::prepare_strategy(g, detail::forward_mask(g), "remat_sweep");
   const best_heuristic_options& hopts = options.heuristic_options;

@@ -1,6 +1,7 @@
 #pragma once
 // Options and results shared by every solver backend (MILP and CP).
 
+#include <memsched/core/errors.hpp>
 #include <memsched/core/observer.hpp>
 #include <memsched/core/status.hpp>
 
@@ -76,6 +77,13 @@ namespace detail {
 /// x + backend_overrun_allowance(x) <= `seconds` (may be negative: no time for a backend).
 [[nodiscard]] inline double backend_limit_within(double seconds) noexcept {
   return std::max((seconds - 0.03) / 1.03, seconds - 1.0);
+}
+
+/// Throws option_error (for `function`, field "solver.relative_gap") when options.relative_gap is
+/// NaN: a backend could not compare a gap with it. Every other value of every field is valid (a
+/// negative gap counts as 0; a NaN or negative time limit as 0, see effective_time_limit).
+inline void check_solver_options(const char* function, const solver_options& options) {
+  if (std::isnan(options.relative_gap)) throw option_error(function, "solver.relative_gap", "must be a number (not NaN)");
 }
 
 /// The number of threads `options` asks for, with 0 resolved to the hardware's (at least 1).

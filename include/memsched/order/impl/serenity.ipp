@@ -43,6 +43,9 @@ MEMSCHED_DEF void check_serenity_options(const serenity_options& options) {
   if (options.max_states == 0) fail("max_states", "must be > 0");
   if (options.max_bytes == 0) fail("max_bytes", "must be > 0");
   if (options.reorder_window == 1 || options.reorder_window > 64) fail("reorder_window", "must be 0 (off) or in [2, 64]");
+  if (options.soft_budget != soft_budget_mode::off && options.soft_budget != soft_budget_mode::paper &&
+      options.soft_budget != soft_budget_mode::bounded)
+    fail("soft_budget", "must be off, paper or bounded");
 }
 
 MEMSCHED_DEF order_result serenity_order_impl(const memory_graph& g, const serenity_options& options,
