@@ -252,6 +252,9 @@ TEST_CASE("remat_plan: options (an order, chosen stages), bad input") {
   bad.ladder_peak = -1;
   CHECK_THROWS_WITH_AS((void)remat_plan(g, 40, bad), doctest::Contains("ladder_peak"), option_error);
   bad = {};
+  bad.solver.relative_gap = std::numeric_limits<double>::quiet_NaN();  // at the start, not inside the MILP stage
+  CHECK_THROWS_WITH_AS((void)remat_plan(g, 40, bad), doctest::Contains("remat_plan: solver.relative_gap"), option_error);
+  bad = {};
   bad.lifetime_fraction = 0;  // the ends of the range are shares too
   bad.hiremate_fraction = 1;
   check_plan_of(g, remat_plan(g, 40, bad), 40);

@@ -147,6 +147,7 @@ void check_remat_plan_options(const remat_plan_options<Backend>& o) {
   if (!(o.min_full_solve_time.count() >= 0)) throw option_error("remat_plan", "min_full_solve_time", "must be >= 0 seconds");
   if (o.ladder_steps > max_ladder_steps) throw option_error("remat_plan", "ladder_steps", "must be at most " + std::to_string(max_ladder_steps));
   if (o.ladder_peak < 0) throw option_error("remat_plan", "ladder_peak", "must be >= 0 bytes (0: the peak along the first order)");
+  check_solver_options("remat_plan", o.solver);
   if (o.hiremate) check_hiremate_options(o.hiremate_stage_options);
 }
 
@@ -636,7 +637,7 @@ remat_result remat_on_ladder(const memory_graph& g, std::int64_t budget, const r
 /// HiRemate's hierarchy, and Checkmate's MILP (exponential worst case: give a time limit on large
 /// graphs).
 /// Throws: std::invalid_argument on a negative budget; option_error naming the field of an option
-/// out of range (lifetime_fraction, hiremate_fraction, min_full_solve_time, and hiremate_stage_options
+/// out of range (lifetime_fraction, hiremate_fraction, min_full_solve_time, ladder_steps, ladder_peak, a NaN solver.relative_gap, and hiremate_stage_options
 /// as check_hiremate_options names them); invalid_order naming the entry when
 /// options.order or one of options.more_orders is not a topological order; graph_error when a forward node reads a backward
 /// node; what make_memory_graph and hiremate_plan throw.
