@@ -5,6 +5,7 @@
 #include <memsched/order/serenity.hpp>
 #include <memsched/sim/simulate_order.hpp>
 
+#include "../support/option_error_of.hpp"
 #include "../support/random_dag.hpp"
 
 #include <doctest/doctest.h>
@@ -176,15 +177,7 @@ TEST_CASE("serenity_order rejects bad options and cyclic graphs") {
   CHECK_THROWS_AS((void)serenity_order(g, serenity_options{.attempt_time_limit = std::chrono::duration<double>(0)}),
                   std::invalid_argument);
   // Each bad option is an option_error naming its field (the tool turns the field into its flag).
-  const auto option_of = [&](const serenity_options& o) -> std::string {
-    try {
-      (void)serenity_order(g, o);
-    } catch (const option_error& e) {
-      CHECK(std::string(e.what()) == "serenity_order: " + e.option() + " " + e.requirement());
-      return e.option();
-    }
-    return "(nothing thrown)";
-  };
+  const auto option_of = [&](const serenity_options& o) { return testing::option_error_of("serenity_order", [&] { (void)serenity_order(g, o); }); };
   CHECK(option_of({.budget = -1}) == "budget");
   CHECK(option_of({.time_limit = std::chrono::duration<double>(-1)}) == "time_limit");
   CHECK(option_of({.attempt_time_limit = std::chrono::duration<double>(0)}) == "attempt_time_limit");

@@ -10,6 +10,7 @@
 #endif
 
 #include "../support/brute_force_plans.hpp"
+#include "../support/option_error_of.hpp"
 #include "../support/random_dag.hpp"
 #include "../support/random_cases.hpp"
 #include "../support/training_chain.hpp"
@@ -314,16 +315,8 @@ TEST_CASE("checkmate_milp_plan: each bad option is an option_error naming its fi
   const memory_graph g(training_chain_data());
   using options = checkmate_options<cbc_backend>;
   // The budget is negative too: the options are checked first.
-  const auto option_of = [&](const options& o) -> std::string {
-    try {
-      (void)checkmate_milp_plan(g, -1, o);
-    } catch (const option_error& e) {
-      CHECK(std::string(e.what()) == "checkmate_milp_plan: " + e.option() + " " + e.requirement());
-      return e.option();
-    } catch (const std::invalid_argument&) {
-      return "(not an option_error)";
-    }
-    return "(nothing thrown)";
+  const auto option_of = [&](const options& o) {
+    return testing::option_error_of("checkmate_milp_plan", [&] { (void)checkmate_milp_plan(g, -1, o); });
   };
   const double nan = std::nan("");
   const std::chrono::duration<double> negative(-1), not_a_number(nan);

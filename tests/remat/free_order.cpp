@@ -11,6 +11,7 @@
 #include <memsched/sim/simulate_plan.hpp>
 
 #include "../support/brute_force_plans.hpp"
+#include "../support/option_error_of.hpp"
 #include "../support/random_dag.hpp"
 #include "support.hpp"
 
@@ -150,16 +151,8 @@ TEST_CASE("free_order_plan: bad input and limits") {
   CHECK(none.status == solve_status::no_solution);
   CHECK(none.message.find("copies after") != std::string::npos);
   // Each bad option is an option_error naming its field, thrown before the budget's check.
-  const auto option_of = [&](const free_order_options& bad) -> std::string {
-    try {
-      (void)free_order_plan(g, -1, bad);
-    } catch (const option_error& e) {
-      CHECK(std::string(e.what()) == "free_order_plan: " + e.option() + " " + e.requirement());
-      return e.option();
-    } catch (const std::invalid_argument&) {
-      return "(not an option_error)";
-    }
-    return "(nothing thrown)";
+  const auto option_of = [&](const free_order_options& bad) {
+    return testing::option_error_of("free_order_plan", [&] { (void)free_order_plan(g, -1, bad); });
   };
   CHECK(option_of({.serenity_max_states = 0}) == "serenity_max_states");
   CHECK(option_of({.copy_fraction = -0.1}) == "copy_fraction");

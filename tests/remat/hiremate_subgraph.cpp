@@ -10,6 +10,7 @@
 #include <memsched/solver/backends/cbc.hpp>
 #endif
 
+#include "../support/option_error_of.hpp"
 #include "../support/random_dag.hpp"
 
 #include <doctest/doctest.h>
@@ -213,15 +214,9 @@ TEST_CASE("hiremate_subgraph_options: GPT blocks, every option re-simulated, one
                       << (results[0].options.front().cost / results[0].options.back().cost - 1) * 100 << "%)");
   CHECK_THROWS_AS((void)hiremate_subgraph_options(t, same[0]->vertices, {.budgets = 0, .resident_levels = 0}), std::invalid_argument);
   // Each bad option is an option_error naming its field.
-  const auto option_of = [&](const hiremate_subgraph_options_config& bad) -> std::string {
-    try {
-      (void)hiremate_subgraph_options(t, same[0]->vertices, bad);
-    } catch (const option_error& e) {
-      const std::string function = e.option() == "heuristics" ? "best_heuristic_plan" : "hiremate_subgraph_options";
-      CHECK(std::string(e.what()) == function + ": " + e.option() + " " + e.requirement());
-      return e.option();
-    }
-    return "(nothing thrown)";
+  const auto option_of = [&](const hiremate_subgraph_options_config& bad) {
+    return testing::option_error_of([&] { (void)hiremate_subgraph_options(t, same[0]->vertices, bad); },
+                                    [](const std::string& option) { return option == "heuristics" ? "best_heuristic_plan" : "hiremate_subgraph_options"; });
   };
   CHECK(option_of({.budgets = 0}) == "budgets");
   CHECK(option_of({.max_options = 0}) == "max_options");

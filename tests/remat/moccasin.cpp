@@ -8,6 +8,7 @@
 #include <memsched/sim/simulate_plan.hpp>
 
 #include "../support/brute_force_plans.hpp"
+#include "../support/option_error_of.hpp"
 #include "../support/random_dag.hpp"
 
 #ifdef MEMSCHED_HAVE_GECODE
@@ -450,17 +451,7 @@ TEST_CASE("moccasin: each bad option is an option_error naming its field, thrown
   const memory_graph g(random_dag(6, 0.3, 5));
   using options = moccasin_options<gecode_backend>;
   // The budget is negative too: the options are checked first.
-  const auto option_of = [&](const options& o) -> std::string {
-    try {
-      (void)moccasin_plan(g, -1, o);
-    } catch (const option_error& e) {
-      CHECK(std::string(e.what()) == "moccasin_plan: " + e.option() + " " + e.requirement());
-      return e.option();
-    } catch (const std::invalid_argument&) {
-      return "(not an option_error)";
-    }
-    return "(nothing thrown)";
-  };
+  const auto option_of = [&](const options& o) { return testing::option_error_of("moccasin_plan", [&] { (void)moccasin_plan(g, -1, o); }); };
   const double nan = std::nan("");
   CHECK(option_of({.max_intervals = 0}) == "max_intervals");
   CHECK(option_of({.phase1_share = -0.1}) == "phase1_share");
