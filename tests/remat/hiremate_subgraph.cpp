@@ -215,7 +215,7 @@ TEST_CASE("hiremate_subgraph_options: GPT blocks, every option re-simulated, one
   CHECK_THROWS_AS((void)hiremate_subgraph_options(t, same[0]->vertices, {.budgets = 0, .resident_levels = 0}), std::invalid_argument);
   // Each bad option is an option_error naming its field.
   const auto option_of = [&](const hiremate_subgraph_options_config& bad) {
-    return testing::option_error_of([&] { (void)hiremate_subgraph_options(t, same[0]->vertices, bad); },
+    return testing::option_error_of_call([&] { (void)hiremate_subgraph_options(t, same[0]->vertices, bad); },
                                     [](const std::string& option) { return option == "heuristics" ? "best_heuristic_plan" : "hiremate_subgraph_options"; });
   };
   CHECK(option_of({.budgets = 0}) == "budgets");

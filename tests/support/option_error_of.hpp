@@ -15,7 +15,7 @@ namespace memsched::testing {
 /// option's name; "(not an option_error)" for another std::invalid_argument, "(nothing thrown)"
 /// when nothing is thrown.
 template <class Call, class FunctionOf>
-std::string option_error_of(Call&& call, FunctionOf&& function_of) {
+std::string option_error_of_call(Call&& call, FunctionOf&& function_of) {
   try {
     call();
   } catch (const option_error& e) {
@@ -30,7 +30,7 @@ std::string option_error_of(Call&& call, FunctionOf&& function_of) {
 /// The same for a call whose every option belongs to `function`.
 template <class Call>
 std::string option_error_of(const std::string& function, Call&& call) {
-  return option_error_of(call, [&](const std::string&) { return function; });
+  return option_error_of_call(call, [&](const std::string&) { return function; });
 }
 
 }  // namespace memsched::testing
