@@ -6,8 +6,8 @@ once as is (the groups and chain top levels) and once with `--top-solver BACKEND
 third top level, each solve limited to 20 s), and prints one row: the overhead, which top level
 gave the hierarchy's plan, the seconds, and for the H-ILP run its expanded plan's cost beside the
 other two top levels' (of the partition that gave the plan), its status and its model's size.
-The H-ILP is opt-in because of what this table shows: it costs tens of times the default's time
-and changes the plan only where the other top levels leave no plan on some partition.
+The H-ILP is opt-in because it costs tens of times the default's time and rarely changes the
+plan (docs/hiremate.md has the figures).
 
   bench/hiremate_top_levels.py [--memsched build/tool/memsched] [--graphs transformer,resnet18,...]
       [--budgets 50,30] [--backend cbc] [--time-limit 300]

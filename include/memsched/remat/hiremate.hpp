@@ -109,7 +109,7 @@ struct hiremate_tuning {
   /// Most stages of the chain schedule, whose table takes O(stages^3 x units) time: when level 0
   /// has more groups, the partition is redone with M^l doubled until it has at most this many (or
   /// M^l reaches the forward graph's size), so that long stacks of blocks cost time near-linear in
-  /// their length (stats.max_lower says which M^l was used). 0 (no cap) or >= partition.max_top.
+  /// their length (stats.max_lower says which M^l was used). 0 (no cap) or >= hiremate_options::partition.max_top.
   std::size_t max_chain_stages = 128;
   /// Partitions solved: at M^l, 2 M^l, 4 M^l, ... (this many grains; a grain below the M^l that
   /// max_chain_stages already raised to is skipped, as is a partition whose groups are the
