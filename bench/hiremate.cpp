@@ -208,19 +208,19 @@ void plan_graph(benchmark::State& state, const memsched::memory_graph& g, int pc
   const std::int64_t budget = no_remat_peak(g) * pct / 100;
   double base = 0;
   for (std::size_t v = 0; v < g.size(); ++v) base += g.cost(v);
-  memsched::hiremate_plan_result r;
+  memsched::remat_result r;
   for (auto _ : state) {
-    r = memsched::hiremate_plan_detailed(g, budget, memsched::hiremate_options{.levels = levels});
+    r = memsched::hiremate_plan(g, budget, memsched::hiremate_options{.levels = levels});
     benchmark::DoNotOptimize(r);
   }
   auto pct_of = [&](const std::optional<double>& c) { return c ? 100.0 * (*c / base - 1) : -1.0; };
   state.counters["nodes"] = static_cast<double>(g.size());
-  state.counters["hier_overhead_pct"] = pct_of(r.stats.hierarchy_cost);
-  state.counters["heur_overhead_pct"] = pct_of(r.stats.heuristic_cost);
-  state.counters["from_hierarchy"] = r.stats.source == "hierarchy" ? 1 : 0;
-  state.counters["groups"] = static_cast<double>(r.stats.groups);
-  state.counters["problems"] = static_cast<double>(r.stats.classes_solved);
-  state.counters["levels_won"] = static_cast<double>(r.stats.levels);
+  state.counters["hier_overhead_pct"] = pct_of(r.stats.hiremate->hierarchy_cost);
+  state.counters["heur_overhead_pct"] = pct_of(r.stats.hiremate->heuristic_cost);
+  state.counters["from_hierarchy"] = r.stats.hiremate->source == "hierarchy" ? 1 : 0;
+  state.counters["groups"] = static_cast<double>(r.stats.hiremate->groups);
+  state.counters["problems"] = static_cast<double>(r.stats.hiremate->classes_solved);
+  state.counters["levels_won"] = static_cast<double>(r.stats.hiremate->levels);
   state.counters["maxrss_mb"] = maxrss_mb();
 }
 
@@ -231,15 +231,15 @@ void rounds_row(benchmark::State& state, const std::filesystem::path& file, int 
   memsched::hiremate_options o{.heuristic_start = false};
   o.tuning.also_full_rounds = rounds == "both";
   o.partition.stop_at_max_top = rounds != "full";
-  memsched::hiremate_plan_result r;
+  memsched::remat_result r;
   for (auto _ : state) {
-    r = memsched::hiremate_plan_detailed(g, budget, o);
+    r = memsched::hiremate_plan(g, budget, o);
     benchmark::DoNotOptimize(r);
   }
-  state.counters["hier_overhead_pct"] = memsched::has_solution(r.result.status) ? 100.0 * r.result.overhead : -1.0;
-  state.counters["full_rounds"] = r.stats.partition.full_rounds ? 1 : 0;
-  state.counters["partitions"] = static_cast<double>(r.stats.partitions_tried);
-  state.counters["groups"] = static_cast<double>(r.stats.groups);
+  state.counters["hier_overhead_pct"] = memsched::has_solution(r.status) ? 100.0 * r.overhead : -1.0;
+  state.counters["full_rounds"] = r.stats.hiremate->partition.full_rounds ? 1 : 0;
+  state.counters["partitions"] = static_cast<double>(r.stats.hiremate->partitions_tried);
+  state.counters["groups"] = static_cast<double>(r.stats.hiremate->groups);
 }
 
 /// One options/<graph>/<pct>/<variant> row (see the header comment).

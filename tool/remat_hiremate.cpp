@@ -144,8 +144,8 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
   if (lower == "glpk") o.lower_solver = memsched::hiremate_milp_lower_solver(memsched::hiremate_milp_lower_options<memsched::glpk_backend>{});
 #endif
   if (lower != "none" && !o.lower_solver) throw usage_error("--lower-solver '" + lower + "' is not available (built: " + built + ")");
-  const auto r = memsched::hiremate_plan_detailed(graph, budget, o);
-  const auto& s = r.stats;
+  const auto r = memsched::hiremate_plan(graph, budget, o);
+  const auto& s = *r.stats.hiremate;
   json h;
   h["hierarchy_levels"] = s.levels;
   h["levels"] = s.partition.levels;
@@ -177,7 +177,7 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
     h["lower_solver_calls"] = s.lower_solver_calls;
     h["lower_solver_cheaper"] = s.lower_solver_cheaper;
   }
-  if (!r.result.stats.start_source.empty()) h["start_method"] = r.result.stats.start_source;
+  if (!r.stats.start_source.empty()) h["start_method"] = r.stats.start_source;
   h["partition_seconds"] = s.partition.seconds;
   h["lower_seconds"] = s.lower_seconds;
   h["top_seconds"] = s.top_seconds;
@@ -202,8 +202,8 @@ memsched::remat_result run_hiremate(const memsched::dataflow_graph& graph, std::
     h["hilp_seconds"] = s.hilp_seconds;
   }
   extra["hiremate"] = h;
-  if (!r.result.message.empty()) extra["message"] = r.result.message;
-  return r.result;
+  if (!r.message.empty()) extra["message"] = r.message;
+  return r;
 }
 
 const register_remat_algorithm hiremate_algorithm{remat_algorithm{

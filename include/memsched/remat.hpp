@@ -17,6 +17,7 @@
 #include <memsched/remat/heuristic_options.hpp>
 #include <memsched/remat/hiremate.hpp>
 #include <memsched/remat/hiremate_partition.hpp>
+#include <memsched/remat/hiremate_stats.hpp>
 #include <memsched/remat/hiremate_subgraph.hpp>
 #include <memsched/remat/input_order.hpp>
 #include <memsched/remat/lifetime_search.hpp>

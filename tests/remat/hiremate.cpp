@@ -67,21 +67,21 @@ void check_nested_option(const memory_graph& g, hiremate_options base, const std
     const std::int64_t budget = peak * pct / 100;
     for (const std::size_t levels : {2, 3}) {
       CAPTURE(levels);
-      std::vector<hiremate_plan_result> results;
+      std::vector<remat_result> results;
       for (std::size_t s = 0; s < settings; ++s) {
         hiremate_options options = base;
         options.levels = levels;
         set(options, s);
-        results.push_back(hiremate_plan_detailed(g, budget, options));
-        CHECK(results[s].stats.heuristic_cost == results[0].stats.heuristic_cost);
+        results.push_back(hiremate_plan(g, budget, options));
+        CHECK(results[s].stats.hiremate->heuristic_cost == results[0].stats.hiremate->heuristic_cost);
         if (levels == 2) {
-          CHECK(results[s].result.plan == results[0].result.plan);
-        } else if (has_solution(results[s].result.status)) {
-          check_hiremate_result(g, results[s].result, budget);
+          CHECK(results[s].plan == results[0].plan);
+        } else if (has_solution(results[s].status)) {
+          check_hiremate_result(g, results[s], budget);
           ++plans;
         }
       }
-      if (levels == 3) differ += results[0].stats.hierarchy_cost != results[1].stats.hierarchy_cost;
+      if (levels == 3) differ += results[0].stats.hiremate->hierarchy_cost != results[1].stats.hiremate->hierarchy_cost;
     }
   }
   MESSAGE(differ << " budgets where the option changed the three-level hierarchy's plan, " << plans << " plans");
@@ -161,28 +161,28 @@ TEST_CASE("hiremate: tiny GPT stacks, plans valid within every budget, the cheap
       CAPTURE(layers);
       CAPTURE(pct);
       const auto heur = heuristic_start(g, budget);
-      const auto full = hiremate_plan_detailed(g, budget, hiremate_options{});
-      const auto alone = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false});
-      if (pct == 100) REQUIRE(has_solution(alone.result.status));  // the no-remat options fit
-      if (has_solution(alone.result.status)) {
-        check_hiremate_result(g, alone.result, budget);
-        CHECK(alone.stats.source == "hierarchy");
-        CHECK(alone.stats.hierarchy_cost == alone.result.total_cost);
+      const auto full = hiremate_plan(g, budget, hiremate_options{});
+      const auto alone = hiremate_plan(g, budget, hiremate_options{.heuristic_start = false});
+      if (pct == 100) REQUIRE(has_solution(alone.status));  // the no-remat options fit
+      if (has_solution(alone.status)) {
+        check_hiremate_result(g, alone, budget);
+        CHECK(alone.stats.hiremate->source == "hierarchy");
+        CHECK(alone.stats.hiremate->hierarchy_cost == alone.total_cost);
       } else {
-        CHECK(alone.result.plan.steps.empty());
-        CHECK(alone.stats.source.empty());
+        CHECK(alone.plan.steps.empty());
+        CHECK(alone.stats.hiremate->source.empty());
       }
-      check_cheaper_of(g, full.result, alone.result, heur, budget);
+      check_cheaper_of(g, full, alone, heur, budget);
       if (has_solution(heur.status)) {
-        CHECK(full.result.stats.start_source == heur.stats.method);  // which of the start's methods won
-        if (full.stats.source == "heuristic") CHECK(full.result.plan == heur.plan);
+        CHECK(full.stats.start_source == heur.stats.method);  // which of the start's methods won
+        if (full.stats.hiremate->source == "heuristic") CHECK(full.plan == heur.plan);
       } else {
-        CHECK(full.result.stats.start_source.empty());
+        CHECK(full.stats.start_source.empty());
       }
-      CHECK(full.stats.groups <= level0_groups(g));  // merge_spans may merge groups a value spans
-      CHECK(full.stats.classes_solved <= full.stats.groups);
+      CHECK(full.stats.hiremate->groups <= level0_groups(g));  // merge_spans may merge groups a value spans
+      CHECK(full.stats.hiremate->classes_solved <= full.stats.hiremate->groups);
       MESSAGE("layers " << layers << " at " << pct << "%: heuristic " << (has_solution(heur.status) ? std::to_string(heur.overhead) : "none")
-                        << ", hierarchy " << (has_solution(alone.result.status) ? std::to_string(alone.result.overhead) : "none"));
+                        << ", hierarchy " << (has_solution(alone.status) ? std::to_string(alone.overhead) : "none"));
     }
   }
 }
@@ -190,15 +190,15 @@ TEST_CASE("hiremate: tiny GPT stacks, plans valid within every budget, the cheap
 TEST_CASE("hiremate: the hierarchy alone finds plans on an 8-layer stack, one problem per class") {
   const memory_graph g = tiny_gpt(8);
   const std::int64_t peak = no_remat_peak(g);
-  const auto r = hiremate_plan_detailed(g, peak * 6 / 10, hiremate_options{.partition = {.max_lower = 20, .max_top = 10}, .heuristic_start = false, .tuning = {.partitions = 1}});
-  check_hiremate_result(g, r.result, peak * 6 / 10);
-  CHECK(r.stats.partition.levels >= 1);
-  CHECK(r.stats.classes_solved < r.stats.groups);  // identical blocks are solved once
-  CHECK(r.stats.source == "hierarchy");
+  const auto r = hiremate_plan(g, peak * 6 / 10, hiremate_options{.partition = {.max_lower = 20, .max_top = 10}, .heuristic_start = false, .tuning = {.partitions = 1}});
+  check_hiremate_result(g, r, peak * 6 / 10);
+  CHECK(r.stats.hiremate->partition.levels >= 1);
+  CHECK(r.stats.hiremate->classes_solved < r.stats.hiremate->groups);  // identical blocks are solved once
+  CHECK(r.stats.hiremate->source == "hierarchy");
   // At the no-remat peak the hierarchy recomputes nothing.
-  const auto big = hiremate_plan_detailed(g, peak, hiremate_options{.heuristic_start = false});
-  check_hiremate_result(g, big.result, peak);
-  CHECK(big.result.overhead == doctest::Approx(0).epsilon(1e-12));
+  const auto big = hiremate_plan(g, peak, hiremate_options{.heuristic_start = false});
+  check_hiremate_result(g, big, peak);
+  CHECK(big.overhead == doctest::Approx(0).epsilon(1e-12));
 }
 
 TEST_CASE("hiremate: a chain longer than max_chain_stages gets coarser groups") {
@@ -214,30 +214,30 @@ TEST_CASE("hiremate: a chain longer than max_chain_stages gets coarser groups") 
     CAPTURE(cap);
     CAPTURE(budget);
     const auto capped =
-        hiremate_plan_detailed(g, budget, hiremate_options{.partition = fine, .heuristic_start = false, .tuning = {.merge_spans = 0, .max_chain_stages = cap, .partitions = 1}});
+        hiremate_plan(g, budget, hiremate_options{.partition = fine, .heuristic_start = false, .tuning = {.merge_spans = 0, .max_chain_stages = cap, .partitions = 1}});
     // M^l doubled the fewest times that bring level 0 to at most `cap` groups.
-    const std::size_t ml = capped.stats.max_lower;
+    const std::size_t ml = capped.stats.hiremate->max_lower;
     CHECK(ml > fine.max_lower);
     CHECK(ml % fine.max_lower == 0);
     CHECK(std::has_single_bit(ml / fine.max_lower));
-    CHECK(capped.stats.groups == level0_groups(g, {.max_lower = ml, .max_top = 2}));
-    CHECK(capped.stats.groups <= cap);
+    CHECK(capped.stats.hiremate->groups == level0_groups(g, {.max_lower = ml, .max_top = 2}));
+    CHECK(capped.stats.hiremate->groups <= cap);
     CHECK(level0_groups(g, {.max_lower = ml / 2, .max_top = 2}) > cap);
     // The same answer as asking for that M^l without a cap.
-    const auto direct = hiremate_plan_detailed(
+    const auto direct = hiremate_plan(
         g, budget, hiremate_options{.partition = {.max_lower = ml, .max_top = 2}, .heuristic_start = false, .tuning = {.merge_spans = 0, .max_chain_stages = 0, .partitions = 1}});
-    CHECK(direct.stats.max_lower == ml);
-    CHECK(capped.result.status == direct.result.status);
-    CHECK(capped.result.plan == direct.result.plan);
-    if (has_solution(capped.result.status)) check_hiremate_result(g, capped.result, budget);
+    CHECK(direct.stats.hiremate->max_lower == ml);
+    CHECK(capped.status == direct.status);
+    CHECK(capped.plan == direct.plan);
+    if (has_solution(capped.status)) check_hiremate_result(g, capped, budget);
   }
   // No cap, or no chain: the partition asked for.
-  const auto uncapped = hiremate_plan_detailed(g, peak / 2, hiremate_options{.partition = fine, .heuristic_start = false, .tuning = {.merge_spans = 0, .max_chain_stages = 0, .partitions = 1}});
-  CHECK(uncapped.stats.max_lower == fine.max_lower);
-  CHECK(uncapped.stats.groups == level0_groups(g, fine));
+  const auto uncapped = hiremate_plan(g, peak / 2, hiremate_options{.partition = fine, .heuristic_start = false, .tuning = {.merge_spans = 0, .max_chain_stages = 0, .partitions = 1}});
+  CHECK(uncapped.stats.hiremate->max_lower == fine.max_lower);
+  CHECK(uncapped.stats.hiremate->groups == level0_groups(g, fine));
   const auto no_chain =
-      hiremate_plan_detailed(g, peak / 2, hiremate_options{.partition = fine, .heuristic_start = false, .tuning = {.chain_units = 0, .merge_spans = 0, .max_chain_stages = 3, .partitions = 1}});
-  CHECK(no_chain.stats.max_lower == fine.max_lower);
+      hiremate_plan(g, peak / 2, hiremate_options{.partition = fine, .heuristic_start = false, .tuning = {.chain_units = 0, .merge_spans = 0, .max_chain_stages = 3, .partitions = 1}});
+  CHECK(no_chain.stats.hiremate->max_lower == fine.max_lower);
 }
 
 // (3 s in a Release build, over a minute in the sanitizer build, at -O0: there the next test runs
@@ -261,25 +261,25 @@ TEST_CASE("hiremate: more levels: valid plans, never dearer than two levels, the
                                 return best_heuristic_plan(sub, b);
                               }, .levels = levels, .heuristic_start = false, .tuning = {.budgets = 4, .resident_levels = 1, .partitions = 2}};
     };
-    const auto two = hiremate_plan_detailed(g, budget, options(2));
-    const auto three = hiremate_plan_detailed(g, budget, options(3));
-    CHECK(two.stats.levels == 2);
+    const auto two = hiremate_plan(g, budget, options(2));
+    const auto three = hiremate_plan(g, budget, options(3));
+    CHECK(two.stats.hiremate->levels == 2);
     // The third level solves groups of level 1 with hierarchies whose innermost solves are more
     // calls of the same lower solver, beside the two-level solve of every grain.
     CHECK(calls[1] > calls[0]);
-    CHECK(three.stats.partitions_tried > two.stats.partitions_tried);
-    if (!has_solution(two.result.status)) continue;
-    REQUIRE(has_solution(three.result.status));
+    CHECK(three.stats.hiremate->partitions_tried > two.stats.hiremate->partitions_tried);
+    if (!has_solution(two.status)) continue;
+    REQUIRE(has_solution(three.status));
     ++plans;
-    check_hiremate_result(g, three.result, budget);
-    CHECK(three.result.total_cost <= two.result.total_cost * (1 + 1e-12));
-    if (three.stats.levels == 3) {
+    check_hiremate_result(g, three, budget);
+    CHECK(three.total_cost <= two.total_cost * (1 + 1e-12));
+    if (three.stats.hiremate->levels == 3) {
       ++third_won;
       // Its groups are level 1's (or fewer: merge_spans merges groups a value spans).
-      CHECK(three.stats.groups <= hiremate_partition(g, hiremate_partition_options{.max_lower = three.stats.max_lower, .max_top = 4}).levels[1].groups.size());
+      CHECK(three.stats.hiremate->groups <= hiremate_partition(g, hiremate_partition_options{.max_lower = three.stats.hiremate->max_lower, .max_top = 4}).levels[1].groups.size());
     }
-    cheaper += three.result.total_cost < two.result.total_cost * (1 - 1e-9);
-    MESSAGE(pct << "%: two levels " << two.result.overhead << ", three " << three.result.overhead << " (" << three.stats.levels
+    cheaper += three.total_cost < two.total_cost * (1 - 1e-9);
+    MESSAGE(pct << "%: two levels " << two.overhead << ", three " << three.overhead << " (" << three.stats.hiremate->levels
                 << " levels won)");
   }
   CHECK(plans >= 4);
@@ -300,30 +300,30 @@ TEST_CASE("hiremate: nested_resident_levels sets the squeezed solves of the nest
                                      return best_heuristic_plan(sub, b);
                                    }, .levels = levels,
                                    .heuristic_start = false, .tuning = {.budgets = 3, .resident_levels = 1, .merge_spans = 0, .partitions = 1, .nested_resident_levels = nested}};
-    auto r = hiremate_plan_detailed(g, budget, options);
+    auto r = hiremate_plan(g, budget, options);
     return std::pair{std::move(r), calls};
   };
   // Two levels have no nested hierarchy: the option changes nothing.
   const auto [two_none, two_none_calls] = run(2, 0);
   const auto [two_more, two_more_calls] = run(2, 2);
   CHECK(two_none_calls == two_more_calls);
-  CHECK(two_none.result.plan == two_more.result.plan);
-  CHECK(two_none.stats.nested_hierarchies == 0);
+  CHECK(two_none.plan == two_more.plan);
+  CHECK(two_none.stats.hiremate->nested_hierarchies == 0);
   // Three levels: each budget of each level-1 class is solved by 1 + nested hierarchies (the
   // innermost problems they solve are shared, so the lower solver's calls do not grow with them).
   const auto [three_none, three_none_calls] = run(3, 0);
   const auto [three_more, three_more_calls] = run(3, 2);
-  MESSAGE("nested hierarchies: " << three_none.stats.nested_hierarchies << " and " << three_more.stats.nested_hierarchies
+  MESSAGE("nested hierarchies: " << three_none.stats.hiremate->nested_hierarchies << " and " << three_more.stats.hiremate->nested_hierarchies
                                   << "; lower solver calls " << three_none_calls << " and " << three_more_calls);
-  CHECK(three_none.stats.nested_hierarchies > 0);
-  CHECK(three_more.stats.nested_hierarchies > three_none.stats.nested_hierarchies);
+  CHECK(three_none.stats.hiremate->nested_hierarchies > 0);
+  CHECK(three_more.stats.hiremate->nested_hierarchies > three_none.stats.hiremate->nested_hierarchies);
   // 3 budgets x (1 + 2) per class against 3 x (1 + 0): at most three times as many.
-  CHECK(three_more.stats.nested_hierarchies <= 3 * three_none.stats.nested_hierarchies);
+  CHECK(three_more.stats.hiremate->nested_hierarchies <= 3 * three_none.stats.hiremate->nested_hierarchies);
   CHECK(three_more_calls == three_none_calls);
   CHECK(three_none_calls > two_none_calls);
   for (const auto* r : {&two_none, &three_none, &three_more}) {
-    REQUIRE(has_solution(r->result.status));
-    check_hiremate_result(g, r->result, budget);
+    REQUIRE(has_solution(r->status));
+    check_hiremate_result(g, *r, budget);
   }
 }
 
@@ -335,28 +335,28 @@ TEST_CASE("hiremate: nested_partitions sets the partitions of the nested hierarc
   auto run = [&](std::size_t levels, std::size_t outer, std::size_t nested) {
     const hiremate_options options{.partition = partition,
                                    .levels = levels, .heuristic_start = false, .tuning = {.budgets = 3, .resident_levels = 1, .merge_spans = 0, .partitions = outer, .nested_partitions = nested}};
-    return hiremate_plan_detailed(g, budget, options);
+    return hiremate_plan(g, budget, options);
   };
   // Two levels have no nested hierarchy: the option changes nothing.
   const auto two_one = run(2, 2, 1), two_three = run(2, 2, 3);
-  CHECK(two_one.result.plan == two_three.result.plan);
-  CHECK(two_one.stats.partitions_tried == two_three.stats.partitions_tried);
-  CHECK(two_one.stats.nested_partitions_tried == 0);
+  CHECK(two_one.plan == two_three.plan);
+  CHECK(two_one.stats.hiremate->partitions_tried == two_three.stats.hiremate->partitions_tried);
+  CHECK(two_one.stats.hiremate->nested_partitions_tried == 0);
   // Three levels: each nested hierarchy tries at most nested_partitions partitions (one each with
   // 1), whatever the outer count; the outer partitions do not change with it.
   for (const std::size_t outer : {1, 2}) {
     CAPTURE(outer);
     const auto one = run(3, outer, 1), three = run(3, outer, 3);
-    MESSAGE("nested hierarchies " << one.stats.nested_hierarchies << " and " << three.stats.nested_hierarchies << ", their partitions "
-                                  << one.stats.nested_partitions_tried << " and " << three.stats.nested_partitions_tried);
-    REQUIRE(one.stats.nested_hierarchies > 0);
-    CHECK(one.stats.nested_partitions_tried == one.stats.nested_hierarchies);
-    CHECK(three.stats.nested_partitions_tried > three.stats.nested_hierarchies);
-    CHECK(three.stats.nested_partitions_tried <= 3 * three.stats.nested_hierarchies);
-    CHECK(one.stats.partitions_tried == three.stats.partitions_tried);
+    MESSAGE("nested hierarchies " << one.stats.hiremate->nested_hierarchies << " and " << three.stats.hiremate->nested_hierarchies << ", their partitions "
+                                  << one.stats.hiremate->nested_partitions_tried << " and " << three.stats.hiremate->nested_partitions_tried);
+    REQUIRE(one.stats.hiremate->nested_hierarchies > 0);
+    CHECK(one.stats.hiremate->nested_partitions_tried == one.stats.hiremate->nested_hierarchies);
+    CHECK(three.stats.hiremate->nested_partitions_tried > three.stats.hiremate->nested_hierarchies);
+    CHECK(three.stats.hiremate->nested_partitions_tried <= 3 * three.stats.hiremate->nested_hierarchies);
+    CHECK(one.stats.hiremate->partitions_tried == three.stats.hiremate->partitions_tried);
     for (const auto* r : {&one, &three}) {
-      REQUIRE(has_solution(r->result.status));
-      check_hiremate_result(g, r->result, budget);
+      REQUIRE(has_solution(r->status));
+      check_hiremate_result(g, *r, budget);
     }
   }
   CHECK_THROWS_AS(run(3, 1, 0), option_error);
@@ -368,7 +368,7 @@ TEST_CASE("hiremate: nested_chain_units sets the chain tables of the nested hier
   const std::size_t units[] = {0, hiremate_options{}.tuning.nested_chain_units, 16};
   check_nested_option(tiny_gpt(6), {.heuristic_start = false}, [&](hiremate_options& o, std::size_t s) { o.tuning.nested_chain_units = units[s]; },
                       std::size(units));
-  CHECK_THROWS_AS(hiremate_plan_detailed(tiny_gpt(6), 1'000'000, hiremate_options{.levels = 3, .tuning = {.nested_chain_units = 15}}), option_error);
+  CHECK_THROWS_AS(hiremate_plan(tiny_gpt(6), 1'000'000, hiremate_options{.levels = 3, .tuning = {.nested_chain_units = 15}}), option_error);
 }
 
 TEST_CASE("hiremate: nested_start_dtr sets DTR in the nested hierarchies' starts only") {
@@ -383,18 +383,18 @@ TEST_CASE("hiremate: more levels solve the groups of level 1 and do not depend o
   auto options = [&](unsigned threads) {
     return hiremate_options{.threads = threads, .partition = partition, .levels = 3, .heuristic_start = false, .tuning = {.budgets = 4, .resident_levels = 1, .merge_spans = 0, .partitions = 1}};
   };
-  const auto one = hiremate_plan_detailed(g, budget, options(1));
-  const auto two = hiremate_plan_detailed(g, budget, options(2));
-  REQUIRE(has_solution(one.result.status));
-  check_hiremate_result(g, one.result, budget);
-  CHECK(one.result.plan == two.result.plan);
-  CHECK(one.stats.levels == two.stats.levels);
-  if (one.stats.levels == 3) {
+  const auto one = hiremate_plan(g, budget, options(1));
+  const auto two = hiremate_plan(g, budget, options(2));
+  REQUIRE(has_solution(one.status));
+  check_hiremate_result(g, one, budget);
+  CHECK(one.plan == two.plan);
+  CHECK(one.stats.hiremate->levels == two.stats.hiremate->levels);
+  if (one.stats.hiremate->levels == 3) {
     const auto part = hiremate_partition(g, partition);
     REQUIRE(part.levels.size() >= 2);
-    CHECK(one.stats.groups == part.levels[1].groups.size());
+    CHECK(one.stats.hiremate->groups == part.levels[1].groups.size());
   } else {
-    CHECK(one.stats.groups == level0_groups(g, partition));
+    CHECK(one.stats.hiremate->groups == level0_groups(g, partition));
   }
   // The limits reach the innermost solves through the nested hierarchies: a share of the time
   // limit (within 80% of each enclosing share) and the memory cap.
@@ -406,25 +406,25 @@ TEST_CASE("hiremate: more levels solve the groups of level 1 and do not depend o
     seen.push_back(l);
     return best_heuristic_plan(sub, b);
   };
-  const auto with_limits = hiremate_plan_detailed(g, budget, limited);
+  const auto with_limits = hiremate_plan(g, budget, limited);
   REQUIRE(!seen.empty());
-  CHECK(with_limits.stats.lower_solver_calls == seen.size());  // the nested hierarchies' calls counted too
+  CHECK(with_limits.stats.hiremate->lower_solver_calls == seen.size());  // the nested hierarchies' calls counted too
   for (const auto& l : seen) {
     CHECK(l.max_bytes == std::optional<std::int64_t>(1 << 30));
     REQUIRE(l.time_limit.has_value());
     CHECK(l.time_limit->count() > 0);
     CHECK(l.time_limit->count() <= 0.8e6);
   }
-  CHECK(with_limits.result.plan == hiremate_plan(g, budget, [&] { auto o = options(1); o.lower_solver = limited.lower_solver; return o; }()).plan);
+  CHECK(with_limits.plan == hiremate_plan(g, budget, [&] { auto o = options(1); o.lower_solver = limited.lower_solver; return o; }()).plan);
   // A limit of zero: no class is solved (no nested hierarchy runs), the cheap options give a plan
   // at the no-remat peak.
   const std::int64_t peak = no_remat_peak(g);
   seen.clear();
   limited.time_limit = std::chrono::duration<double>(0);
-  const auto zero = hiremate_plan_detailed(g, peak, limited);
-  REQUIRE(zero.result.status == solve_status::feasible);
-  check_hiremate_result(g, zero.result, peak);
-  CHECK(zero.stats.classes_cut == zero.stats.classes_solved);
+  const auto zero = hiremate_plan(g, peak, limited);
+  REQUIRE(zero.status == solve_status::feasible);
+  check_hiremate_result(g, zero, peak);
+  CHECK(zero.stats.hiremate->classes_cut == zero.stats.hiremate->classes_solved);
   CHECK(seen.empty());
 }
 
@@ -443,7 +443,7 @@ TEST_CASE("hiremate: limits reach every lower solve; a limit already spent still
   // Each solve sees its share: the memory cap divided among the threads, a time limit within 80%
   // of the whole (the rest is the top level's).
   std::vector<hiremate_lower_limits> seen;
-  const auto r = hiremate_plan_detailed(g, peak, hiremate_options{.time_limit = std::chrono::duration<double>(1e6), .max_bytes = 1 << 30,
+  const auto r = hiremate_plan(g, peak, hiremate_options{.time_limit = std::chrono::duration<double>(1e6), .max_bytes = 1 << 30,
                                                                   .threads = 1,
                                                                   .lower_solver = [&](const memory_graph& sub, std::int64_t b, const hiremate_lower_limits& l) {
                                                                     seen.push_back(l);
@@ -453,40 +453,40 @@ TEST_CASE("hiremate: limits reach every lower solve; a limit already spent still
                                                                   .tuning = {.partitions = 1, .also_full_rounds = false}});  // seen counts one partition's solves
   REQUIRE(!seen.empty());
   // At most 8 budgets per problem (equal ones solved once), each plain and squeezed 3 ways.
-  CHECK(seen.size() >= r.stats.classes_solved * 4);
-  CHECK(seen.size() <= r.stats.classes_solved * 8 * 4);
+  CHECK(seen.size() >= r.stats.hiremate->classes_solved * 4);
+  CHECK(seen.size() <= r.stats.hiremate->classes_solved * 8 * 4);
   for (const auto& l : seen) {
     CHECK(l.max_bytes == std::optional<std::int64_t>(1 << 30));
     REQUIRE(l.time_limit.has_value());
     CHECK(l.time_limit->count() > 0);
     CHECK(l.time_limit->count() <= 0.8e6);
   }
-  CHECK(r.stats.classes_cut == 0);
+  CHECK(r.stats.hiremate->classes_cut == 0);
   // The same plan as without limits (nothing was cut).
   const auto free = hiremate_plan(g, peak, hiremate_options{.heuristic_start = false, .tuning = {.partitions = 1, .also_full_rounds = false}});
-  CHECK(free.plan == r.result.plan);
+  CHECK(free.plan == r.plan);
   // A limit of zero: no class is solved, every one gets the cheap options (no recomputation and
   // outputs only), and at the no-remat peak the top level still finds a plan with no overhead.
-  const auto zero = hiremate_plan_detailed(g, peak, hiremate_options{.time_limit = std::chrono::duration<double>(0), .heuristic_start = false});
-  REQUIRE(zero.result.status == solve_status::feasible);
-  check_hiremate_result(g, zero.result, peak);
-  CHECK(zero.result.overhead == doctest::Approx(0).epsilon(1e-12));
-  CHECK(zero.stats.classes_cut == zero.stats.classes_solved);
-  CHECK(zero.stats.partitions_tried == 1);  // later partitions start only within half the limit
-  CHECK(zero.result.message.find("time limit") != std::string::npos);
+  const auto zero = hiremate_plan(g, peak, hiremate_options{.time_limit = std::chrono::duration<double>(0), .heuristic_start = false});
+  REQUIRE(zero.status == solve_status::feasible);
+  check_hiremate_result(g, zero, peak);
+  CHECK(zero.overhead == doctest::Approx(0).epsilon(1e-12));
+  CHECK(zero.stats.hiremate->classes_cut == zero.stats.hiremate->classes_solved);
+  CHECK(zero.stats.hiremate->partitions_tried == 1);  // later partitions start only within half the limit
+  CHECK(zero.message.find("time limit") != std::string::npos);
   // With the start: the zero limit leaves it the best heuristic alone (every DTR run is cut), and
   // the returned plan is the cheaper of it and the hierarchy's.
   const std::int64_t tight = peak * 6 / 10;
-  const auto started = hiremate_plan_detailed(g, tight, hiremate_options{.time_limit = std::chrono::duration<double>(0)});
+  const auto started = hiremate_plan(g, tight, hiremate_options{.time_limit = std::chrono::duration<double>(0)});
   const auto heuristic = best_heuristic_plan(g, tight);
   if (has_solution(heuristic.status)) {
-    CHECK(started.result.stats.start_source == "best-heuristic");
-    REQUIRE(started.stats.heuristic_cost);
-    CHECK(*started.stats.heuristic_cost == heuristic.total_cost);
+    CHECK(started.stats.start_source == "best-heuristic");
+    REQUIRE(started.stats.hiremate->heuristic_cost);
+    CHECK(*started.stats.hiremate->heuristic_cost == heuristic.total_cost);
   } else {
-    CHECK(started.result.stats.start_source.empty());
+    CHECK(started.stats.start_source.empty());
   }
-  if (has_solution(started.result.status)) check_hiremate_result(g, started.result, tight);
+  if (has_solution(started.status)) check_hiremate_result(g, started, tight);
 }
 
 TEST_CASE("hiremate: level_reports say which solves of each level are proven, from the solvers' own statuses") {
@@ -510,38 +510,38 @@ TEST_CASE("hiremate: level_reports say which solves of each level are proven, fr
                            },
                        .heuristic_start = false,
                        .tuning = {.partitions = 1, .also_full_rounds = false}};  // one partition: its reports count every call
-    const auto r = hiremate_plan_detailed(g, budget, o);
-    const auto& reports = r.stats.level_reports;
-    REQUIRE(reports.size() == (r.stats.hierarchy_cost ? 2U : 1U));
+    const auto r = hiremate_plan(g, budget, o);
+    const auto& reports = r.stats.hiremate->level_reports;
+    REQUIRE(reports.size() == (r.stats.hiremate->hierarchy_cost ? 2U : 1U));
     CHECK(reports.front().level == hiremate_report_level::lowest);
     CHECK(reports.front().method == hiremate_top_method::none);
     CHECK(reports.front().solves == calls);
     CHECK(reports.front().proven == proven);
     CHECK(reports.front().cut == 0);
     CHECK(reports.front().optimal() == (calls > 0 && proven == calls));
-    if (r.stats.hierarchy_cost) {
+    if (r.stats.hiremate->hierarchy_cost) {
       // The top level's two dynamic programmes are exact over their options (brute-force tests
       // above); without --top-solver one of them gave the plan.
       const auto& top = reports.back();
       CHECK(top.level == hiremate_report_level::top);
-      CHECK(top.method == r.stats.top_method);
+      CHECK(top.method == r.stats.hiremate->top_method);
       CHECK((top.method == hiremate_top_method::groups || top.method == hiremate_top_method::chain));
       CHECK(top.solves == 1);
       CHECK(top.proven == 1);
       CHECK(top.optimal());
-      CHECK(r.result.message.find("top 1/1") != std::string::npos);
+      CHECK(r.message.find("top 1/1") != std::string::npos);
     }
-    CHECK(r.result.message.find("lowest " + std::to_string(proven) + "/" + std::to_string(calls)) != std::string::npos);
+    CHECK(r.message.find("lowest " + std::to_string(proven) + "/" + std::to_string(calls)) != std::string::npos);
     total_solves += calls;
     total_proven += proven;
     // The same solves with every proof hidden: the same plan, nothing proven.
     calls = proven = 0;
     hide_proofs = true;
-    const auto hidden = hiremate_plan_detailed(g, budget, o);
-    CHECK(hidden.result.plan == r.result.plan);
-    CHECK(hidden.stats.level_reports.front().solves == calls);
-    CHECK(hidden.stats.level_reports.front().proven == 0);
-    CHECK(!hidden.stats.level_reports.front().optimal());
+    const auto hidden = hiremate_plan(g, budget, o);
+    CHECK(hidden.plan == r.plan);
+    CHECK(hidden.stats.hiremate->level_reports.front().solves == calls);
+    CHECK(hidden.stats.hiremate->level_reports.front().proven == 0);
+    CHECK(!hidden.stats.hiremate->level_reports.front().optimal());
   }
   // The heuristics prove some budgets (squeezed problems' budgets below their per-node bound are
   // infeasible) and not others, or this test shows nothing.
@@ -549,23 +549,23 @@ TEST_CASE("hiremate: level_reports say which solves of each level are proven, fr
   CHECK(total_proven < total_solves);
   MESSAGE(total_proven << " of " << total_solves << " lowest-level solves proven");
   // A time limit of zero: every problem cut short, and the top level reached the limit.
-  const auto zero = hiremate_plan_detailed(g, peak, hiremate_options{.time_limit = std::chrono::duration<double>(0), .heuristic_start = false});
-  REQUIRE(zero.stats.level_reports.size() == 2);
-  CHECK(zero.stats.level_reports.front().cut == zero.stats.classes_cut);
-  CHECK(zero.stats.level_reports.front().cut == zero.stats.classes_solved);
-  CHECK(zero.stats.level_reports.front().solves == 0);
-  CHECK(zero.stats.level_reports.back().cut == 1);
-  CHECK(!zero.stats.level_reports.back().optimal());
+  const auto zero = hiremate_plan(g, peak, hiremate_options{.time_limit = std::chrono::duration<double>(0), .heuristic_start = false});
+  REQUIRE(zero.stats.hiremate->level_reports.size() == 2);
+  CHECK(zero.stats.hiremate->level_reports.front().cut == zero.stats.hiremate->classes_cut);
+  CHECK(zero.stats.hiremate->level_reports.front().cut == zero.stats.hiremate->classes_solved);
+  CHECK(zero.stats.hiremate->level_reports.front().solves == 0);
+  CHECK(zero.stats.hiremate->level_reports.back().cut == 1);
+  CHECK(!zero.stats.hiremate->level_reports.back().optimal());
   // More levels: the level below the top is solved by nested hierarchies, one per solve.
   const memory_graph six = tiny_gpt(6);
   const hiremate_options three{.threads = 1, .partition = {.max_lower = 6, .max_top = 4}, .levels = 3, .heuristic_start = false, .tuning = {.budgets = 3, .merge_spans = 0, .partitions = 1, .also_full_rounds = false}};
-  const auto nested = hiremate_plan_detailed(six, no_remat_peak(six) * 2 / 5, three);
-  REQUIRE(nested.stats.levels == 3);
-  REQUIRE(nested.stats.level_reports.size() == 2);
-  CHECK(nested.stats.level_reports.front().level == hiremate_report_level::nested);
-  CHECK(nested.stats.level_reports.front().solves == nested.stats.nested_hierarchies);
-  CHECK(nested.stats.level_reports.front().proven <= nested.stats.level_reports.front().solves);
-  CHECK(nested.stats.level_reports.back().level == hiremate_report_level::top);
+  const auto nested = hiremate_plan(six, no_remat_peak(six) * 2 / 5, three);
+  REQUIRE(nested.stats.hiremate->levels == 3);
+  REQUIRE(nested.stats.hiremate->level_reports.size() == 2);
+  CHECK(nested.stats.hiremate->level_reports.front().level == hiremate_report_level::nested);
+  CHECK(nested.stats.hiremate->level_reports.front().solves == nested.stats.hiremate->nested_hierarchies);
+  CHECK(nested.stats.hiremate->level_reports.front().proven <= nested.stats.hiremate->level_reports.front().solves);
+  CHECK(nested.stats.hiremate->level_reports.back().level == hiremate_report_level::top);
 }
 
 TEST_CASE("hiremate: a lower solver gets the default lowest level's plan; the stats count its calls and cheaper plans") {
@@ -588,12 +588,12 @@ TEST_CASE("hiremate: a lower solver gets the default lowest level's plan; the st
     if (has_solution(r.status)) ++claimed, r.total_cost -= 1;
     return r;
   };
-  const auto a = hiremate_plan_detailed(g, budget, asking);
+  const auto a = hiremate_plan(g, budget, asking);
   CHECK(calls >= 4);
   CHECK(not_default == 0);
   CHECK(claimed >= 1);
-  CHECK(a.stats.lower_solver_calls == calls);
-  CHECK(a.stats.lower_solver_cheaper == claimed);
+  CHECK(a.stats.hiremate->lower_solver_calls == calls);
+  CHECK(a.stats.hiremate->lower_solver_cheaper == claimed);
   // A solver that never asks: nothing to be cheaper than; its plans are the default's, so the
   // hierarchy's plan is the default hierarchy's.
   calls = 0;
@@ -602,12 +602,12 @@ TEST_CASE("hiremate: a lower solver gets the default lowest level's plan; the st
     ++calls;
     return expected_default(sub, b);
   };
-  const auto b = hiremate_plan_detailed(g, budget, own);
-  CHECK(b.stats.lower_solver_calls == calls);
-  CHECK(b.stats.lower_solver_cheaper == 0);
-  const auto plain = hiremate_plan_detailed(g, budget, o);
-  CHECK(b.result.plan == plain.result.plan);
-  CHECK(plain.stats.lower_solver_calls == 0);
+  const auto b = hiremate_plan(g, budget, own);
+  CHECK(b.stats.hiremate->lower_solver_calls == calls);
+  CHECK(b.stats.hiremate->lower_solver_cheaper == 0);
+  const auto plain = hiremate_plan(g, budget, o);
+  CHECK(b.plan == plain.plan);
+  CHECK(plain.stats.hiremate->lower_solver_calls == 0);
 }
 
 TEST_CASE("hiremate: bad input") {
@@ -1001,16 +1001,16 @@ TEST_CASE("hiremate: merge_spans merges the groups one value spans") {
   const memory_graph resnet = make_memory_graph(read_json_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/resnet18.training.json"));
   const std::int64_t budget = no_remat_peak(resnet) * 60 / 100;
   const auto split =
-      hiremate_plan_detailed(resnet, budget, hiremate_options{.heuristic_start = false, .tuning = {.merge_spans = 0, .partitions = 1, .also_full_rounds = false}});
-  const auto merged = hiremate_plan_detailed(resnet, budget, hiremate_options{.heuristic_start = false, .tuning = {.partitions = 1, .also_full_rounds = false}});
-  CHECK(split.stats.groups == level0_groups(resnet));
-  CHECK(merged.stats.groups < split.stats.groups);
+      hiremate_plan(resnet, budget, hiremate_options{.heuristic_start = false, .tuning = {.merge_spans = 0, .partitions = 1, .also_full_rounds = false}});
+  const auto merged = hiremate_plan(resnet, budget, hiremate_options{.heuristic_start = false, .tuning = {.partitions = 1, .also_full_rounds = false}});
+  CHECK(split.stats.hiremate->groups == level0_groups(resnet));
+  CHECK(merged.stats.hiremate->groups < split.stats.hiremate->groups);
   for (const auto* r : {&split, &merged}) {
-    REQUIRE(has_solution(r->result.status));
-    check_hiremate_result(resnet, r->result, budget);
+    REQUIRE(has_solution(r->status));
+    check_hiremate_result(resnet, *r, budget);
   }
-  MESSAGE("resnet18 at 60%: " << split.stats.groups << " groups " << split.result.overhead << ", merged " << merged.stats.groups << " groups "
-                              << merged.result.overhead);
+  MESSAGE("resnet18 at 60%: " << split.stats.hiremate->groups << " groups " << split.overhead << ", merged " << merged.stats.hiremate->groups << " groups "
+                              << merged.overhead);
 }
 
 TEST_CASE("hiremate: identical merged spans are solved once") {
@@ -1034,11 +1034,11 @@ TEST_CASE("hiremate: identical merged spans are solved once") {
   const memory_graph g = make_memory_graph(make_training_graph(f));
   const std::int64_t budget = no_remat_peak(g) * 6 / 10;
   const hiremate_options o{.partition = {.max_lower = 2, .max_top = 4}, .heuristic_start = false, .tuning = {.partitions = 1}};
-  const auto merged = hiremate_plan_detailed(g, budget, o);
-  const auto split = hiremate_plan_detailed(g, budget, hiremate_options{.partition = o.partition, .heuristic_start = false, .tuning = {.merge_spans = 0, .partitions = 1}});
+  const auto merged = hiremate_plan(g, budget, o);
+  const auto split = hiremate_plan(g, budget, hiremate_options{.partition = o.partition, .heuristic_start = false, .tuning = {.merge_spans = 0, .partitions = 1}});
   for (const auto* r : {&merged, &split}) {
-    REQUIRE(has_solution(r->result.status));
-    check_hiremate_result(g, r->result, budget);
+    REQUIRE(has_solution(r->status));
+    check_hiremate_result(g, *r, budget);
   }
   // The merge hiremate_plan makes, redone here: its merged groups and their distinct classes.
   const auto part = hiremate_partition(g, o.partition);
@@ -1050,24 +1050,24 @@ TEST_CASE("hiremate: identical merged spans are solved once") {
   const auto merged_groups = static_cast<std::size_t>(
       std::count_if(classes.begin(), classes.end(), [&](std::size_t c) { return c >= part.classes.size(); }));
   const std::set<std::size_t> distinct(classes.begin(), classes.end());
-  MESSAGE("groups " << split.stats.groups << " -> " << merged.stats.groups << " (" << merged_groups << " merged spans of "
-                    << spans.parts.size() << " classes), problems solved " << split.stats.classes_solved << " -> "
-                    << merged.stats.classes_solved);
-  CHECK(merged.stats.groups == groups.size());
-  CHECK(merged.stats.groups < split.stats.groups);
+  MESSAGE("groups " << split.stats.hiremate->groups << " -> " << merged.stats.hiremate->groups << " (" << merged_groups << " merged spans of "
+                    << spans.parts.size() << " classes), problems solved " << split.stats.hiremate->classes_solved << " -> "
+                    << merged.stats.hiremate->classes_solved);
+  CHECK(merged.stats.hiremate->groups == groups.size());
+  CHECK(merged.stats.hiremate->groups < split.stats.hiremate->groups);
   CHECK(merged_groups > spans.parts.size());  // some merged spans repeat
   // One problem per class: merged spans of one class are mapped, not solved again.
-  CHECK(merged.stats.classes_solved == distinct.size());
+  CHECK(merged.stats.hiremate->classes_solved == distinct.size());
   // The counts themselves, independent of merge_spans (read from the 9 groups' forward
   // vertices, printed when this test was written): each skip merges its block into one span.
   // The first span holds the input and the first block's conv, relu, conv, add (5 vertices); the
   // seven others hold the previous block's norm and relu with the next block's four (6 vertices)
   // and are one problem; the last norm and relu are a group of their own. Two span classes and
   // that group's: 3 problems. Were every merged span its own class, it would be 9.
-  CHECK(merged.stats.groups == 9);
+  CHECK(merged.stats.hiremate->groups == 9);
   CHECK(merged_groups == 8);
   CHECK(spans.parts.size() == 2);
-  CHECK(merged.stats.classes_solved == 3);
+  CHECK(merged.stats.hiremate->classes_solved == 3);
 }
 
 TEST_CASE("hiremate: add_regen recomputes a group's carry from what its option keeps") {
@@ -1174,29 +1174,29 @@ TEST_CASE("hiremate: the chain top level, recomputing across groups, is cheaper 
   for (int pct = 20; pct <= 60; pct += MEMSCHED_TEST_UNDER_SANITIZERS ? 20 : 5) {
     const std::int64_t budget = peak * pct / 100;
     CAPTURE(pct);
-    const auto with = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false});
-    const auto without = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false, .tuning = {.chain_units = 0}});
-    CHECK(!without.stats.chain_cost);
-    CHECK(without.stats.top_method != hiremate_top_method::chain);
-    if (has_solution(without.result.status)) CHECK(without.stats.groups_cost == without.result.total_cost);
-    if (!has_solution(with.result.status)) {
-      CHECK(!has_solution(without.result.status));
+    const auto with = hiremate_plan(g, budget, hiremate_options{.heuristic_start = false});
+    const auto without = hiremate_plan(g, budget, hiremate_options{.heuristic_start = false, .tuning = {.chain_units = 0}});
+    CHECK(!without.stats.hiremate->chain_cost);
+    CHECK(without.stats.hiremate->top_method != hiremate_top_method::chain);
+    if (has_solution(without.status)) CHECK(without.stats.hiremate->groups_cost == without.total_cost);
+    if (!has_solution(with.status)) {
+      CHECK(!has_solution(without.status));
       continue;
     }
-    check_hiremate_result(g, with.result, budget);
-    CHECK(with.stats.hierarchy_cost == with.result.total_cost);
-    if (with.stats.top_method == hiremate_top_method::chain) {
-      REQUIRE(with.stats.chain_cost);
-      CHECK(*with.stats.chain_cost == with.result.total_cost);
-      if (with.stats.groups_cost) CHECK(*with.stats.chain_cost < *with.stats.groups_cost);
+    check_hiremate_result(g, with, budget);
+    CHECK(with.stats.hiremate->hierarchy_cost == with.total_cost);
+    if (with.stats.hiremate->top_method == hiremate_top_method::chain) {
+      REQUIRE(with.stats.hiremate->chain_cost);
+      CHECK(*with.stats.hiremate->chain_cost == with.total_cost);
+      if (with.stats.hiremate->groups_cost) CHECK(*with.stats.hiremate->chain_cost < *with.stats.hiremate->groups_cost);
     } else {
-      CHECK(with.stats.top_method == hiremate_top_method::groups);
-      CHECK(with.result.total_cost == without.result.total_cost);
+      CHECK(with.stats.hiremate->top_method == hiremate_top_method::groups);
+      CHECK(with.total_cost == without.total_cost);
     }
-    if (!has_solution(without.result.status) || with.result.total_cost < without.result.total_cost) ++cheaper;
-    if (has_solution(without.result.status)) CHECK(with.result.total_cost <= without.result.total_cost);
-    MESSAGE(pct << "%: groups " << (without.stats.groups_cost ? std::to_string(*without.stats.groups_cost) : "none") << ", chain "
-                 << (with.stats.chain_cost ? std::to_string(*with.stats.chain_cost) : "none"));
+    if (!has_solution(without.status) || with.total_cost < without.total_cost) ++cheaper;
+    if (has_solution(without.status)) CHECK(with.total_cost <= without.total_cost);
+    MESSAGE(pct << "%: groups " << (without.stats.hiremate->groups_cost ? std::to_string(*without.stats.hiremate->groups_cost) : "none") << ", chain "
+                 << (with.stats.hiremate->chain_cost ? std::to_string(*with.stats.hiremate->chain_cost) : "none"));
   }
   CHECK(cheaper >= (MEMSCHED_TEST_UNDER_SANITIZERS ? 2u : 5u));  // 20-35%, 45%, 50% and 60% of the peak: up to 0.7% cheaper
 }
@@ -1290,15 +1290,15 @@ TEST_CASE("hiremate: the H-ILP top level reads its start back: a solver returnin
   std::size_t compared = 0;
   for (int pct = 40; pct <= 100; pct += 5) {
     const std::int64_t budget = peak * pct / 100;
-    const auto r = hiremate_plan_detailed(g, budget, hiremate_options{.top_solver = echo, .heuristic_start = false, .tuning = {.chain_units = 0, .merge_spans = 0}});
+    const auto r = hiremate_plan(g, budget, hiremate_options{.top_solver = echo, .heuristic_start = false, .tuning = {.chain_units = 0, .merge_spans = 0}});
     // Without repair rounds the target is the budget, and the start (the one schedule, a plan
     // within the budget) fits the model calibrated on it.
-    if (!r.stats.groups_cost || r.stats.repair_rounds > 0) continue;
-    REQUIRE(r.stats.hilp_status == solve_status::feasible);
-    REQUIRE(r.stats.hilp_cost.has_value());
-    CHECK(*r.stats.hilp_cost == *r.stats.groups_cost);
-    CHECK(r.stats.hilp_variables > 0);
-    check_hiremate_result(g, r.result, budget);
+    if (!r.stats.hiremate->groups_cost || r.stats.hiremate->repair_rounds > 0) continue;
+    REQUIRE(r.stats.hiremate->hilp_status == solve_status::feasible);
+    REQUIRE(r.stats.hiremate->hilp_cost.has_value());
+    CHECK(*r.stats.hiremate->hilp_cost == *r.stats.hiremate->groups_cost);
+    CHECK(r.stats.hiremate->hilp_variables > 0);
+    check_hiremate_result(g, r, budget);
     ++compared;
   }
   CHECK(compared >= 3);
@@ -1315,16 +1315,16 @@ TEST_CASE("hiremate: an H-ILP model over the memory cap is not solved, and the h
     return solver_result{};
   };
   // 64 MiB: enough for the tables, far below a MILP backend's fixed working memory.
-  const auto r = hiremate_plan_detailed(g, budget, hiremate_options{.max_bytes = std::int64_t{64} << 20, .top_solver = never, .heuristic_start = false});
+  const auto r = hiremate_plan(g, budget, hiremate_options{.max_bytes = std::int64_t{64} << 20, .top_solver = never, .heuristic_start = false});
   CHECK(calls == 0);
-  CHECK(r.stats.hilp_status == solve_status::unsupported);
-  CHECK_FALSE(r.stats.hilp_cost.has_value());
-  REQUIRE(r.result.status == solve_status::feasible);
-  check_hiremate_result(g, r.result, budget);
+  CHECK(r.stats.hiremate->hilp_status == solve_status::unsupported);
+  CHECK_FALSE(r.stats.hiremate->hilp_cost.has_value());
+  REQUIRE(r.status == solve_status::feasible);
+  check_hiremate_result(g, r, budget);
   // Without the cap the same solver is called (and its error answer is ignored: the plan is the
   // other top levels').
-  const auto uncapped = hiremate_plan_detailed(g, budget, hiremate_options{.top_solver = never, .heuristic_start = false});
+  const auto uncapped = hiremate_plan(g, budget, hiremate_options{.top_solver = never, .heuristic_start = false});
   CHECK(calls > 0);
-  CHECK(uncapped.stats.hilp_status == solve_status::error);
-  CHECK(uncapped.result.plan == r.result.plan);
+  CHECK(uncapped.stats.hiremate->hilp_status == solve_status::error);
+  CHECK(uncapped.plan == r.plan);
 }

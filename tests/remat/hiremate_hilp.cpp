@@ -349,49 +349,49 @@ TEST_CASE("hiremate H-ILP: valid plans within the budget, never costlier than th
     std::size_t solved = 0;
     for (int pct : std::string(which) == "gpt" ? std::vector<int>{50, 90} : std::vector<int>{50}) {
       const std::int64_t budget = peak * pct / 100;
-      const auto plain = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false, .tuning = {.partitions = 1, .also_full_rounds = false}});
-      const auto r = hiremate_plan_detailed(g, budget, with_hilp(20));
-      REQUIRE(r.stats.hilp_status.has_value());
-      if (!has_solution(plain.result.status)) continue;
+      const auto plain = hiremate_plan(g, budget, hiremate_options{.heuristic_start = false, .tuning = {.partitions = 1, .also_full_rounds = false}});
+      const auto r = hiremate_plan(g, budget, with_hilp(20));
+      REQUIRE(r.stats.hiremate->hilp_status.has_value());
+      if (!has_solution(plain.status)) continue;
       // The H-ILP competes with the other two top levels: the hierarchy never gets costlier.
-      REQUIRE(has_solution(r.result.status));
-      CHECK(r.result.total_cost <= plain.result.total_cost);
-      const plan_simulation sim = simulate_plan(g, r.result.plan);  // throws on an invalid plan
+      REQUIRE(has_solution(r.status));
+      CHECK(r.total_cost <= plain.total_cost);
+      const plan_simulation sim = simulate_plan(g, r.plan);  // throws on an invalid plan
       CHECK(sim.peak_bytes <= budget);
-      CHECK(sim.total_cost == doctest::Approx(r.result.total_cost));
-      if (r.stats.hilp_cost) {
+      CHECK(sim.total_cost == doctest::Approx(r.total_cost));
+      if (r.stats.hiremate->hilp_cost) {
         ++solved;
-        CHECK((r.stats.hilp_status == solve_status::optimal || r.stats.hilp_status == solve_status::feasible));
+        CHECK((r.stats.hiremate->hilp_status == solve_status::optimal || r.stats.hiremate->hilp_status == solve_status::feasible));
         // Started from the other top levels' schedules: the H-ILP's plan is never costlier than
         // the cheaper of them by more than what re-simulation changes (it is the same plan or a
         // cheaper one in the model).
-        if (r.stats.top_method == hiremate_top_method::hilp) CHECK(*r.stats.hilp_cost <= plain.result.total_cost);
+        if (r.stats.hiremate->top_method == hiremate_top_method::hilp) CHECK(*r.stats.hiremate->hilp_cost <= plain.total_cost);
         // Started from its cheapest fitting start, the backend answers no dearer within the
         // model, and its bound is below its answer (equal when proven optimal).
-        if (std::isfinite(r.stats.hilp_start_objective)) CHECK(r.stats.hilp_objective <= r.stats.hilp_start_objective * (1 + 1e-9));
-        if (std::isfinite(r.stats.hilp_bound)) CHECK(r.stats.hilp_bound <= r.stats.hilp_objective * (1 + 1e-9));
-        if (r.stats.hilp_status == solve_status::optimal) CHECK(r.stats.hilp_bound == doctest::Approx(r.stats.hilp_objective).epsilon(1e-5));
+        if (std::isfinite(r.stats.hiremate->hilp_start_objective)) CHECK(r.stats.hiremate->hilp_objective <= r.stats.hiremate->hilp_start_objective * (1 + 1e-9));
+        if (std::isfinite(r.stats.hiremate->hilp_bound)) CHECK(r.stats.hiremate->hilp_bound <= r.stats.hiremate->hilp_objective * (1 + 1e-9));
+        if (r.stats.hiremate->hilp_status == solve_status::optimal) CHECK(r.stats.hiremate->hilp_bound == doctest::Approx(r.stats.hiremate->hilp_objective).epsilon(1e-5));
       }
       // The top level's report: proven when its method is one of the exact dynamic programmes, or
       // the H-ILP with the backend's proof.
-      REQUIRE(r.stats.level_reports.size() == 2);
-      CHECK(r.stats.level_reports.back().method == r.stats.top_method);
-      CHECK(r.stats.level_reports.back().proven == (r.stats.top_method != hiremate_top_method::hilp || r.stats.hilp_status == solve_status::optimal ? 1U : 0U));
-      MESSAGE(std::string(which) << " at " << pct << "%: " << r.stats.top_method << " " << r.result.overhead << " (without H-ILP "
-                    << plain.result.overhead << "), H-ILP " << (r.stats.hilp_status ? to_string(*r.stats.hilp_status) : "-") << " " << r.stats.hilp_variables << " variables");
+      REQUIRE(r.stats.hiremate->level_reports.size() == 2);
+      CHECK(r.stats.hiremate->level_reports.back().method == r.stats.hiremate->top_method);
+      CHECK(r.stats.hiremate->level_reports.back().proven == (r.stats.hiremate->top_method != hiremate_top_method::hilp || r.stats.hiremate->hilp_status == solve_status::optimal ? 1U : 0U));
+      MESSAGE(std::string(which) << " at " << pct << "%: " << r.stats.hiremate->top_method << " " << r.overhead << " (without H-ILP "
+                    << plain.overhead << "), H-ILP " << (r.stats.hiremate->hilp_status ? to_string(*r.stats.hiremate->hilp_status) : "-") << " " << r.stats.hiremate->hilp_variables << " variables");
       if (std::string(which) == "gpt" && pct == 50) {
         // With the FREE variables: a larger model, the same guarantees.
         hiremate_options free_options = with_hilp(20);
         free_options.tuning.hilp_free_values = true;
-        const auto f = hiremate_plan_detailed(g, budget, free_options);
-        REQUIRE(has_solution(f.result.status));
-        CHECK(f.result.total_cost <= plain.result.total_cost);
-        CHECK(simulate_plan(g, f.result.plan).peak_bytes <= budget);
-        CHECK(f.stats.hilp_variables > r.stats.hilp_variables);
-        CHECK(f.stats.hilp_budget_raised <= r.stats.hilp_budget_raised);  // a tighter model: a smaller excess to make up for
-        MESSAGE("with FREE: " << f.stats.top_method << " " << f.result.overhead << ", H-ILP " << (f.stats.hilp_status ? to_string(*f.stats.hilp_status) : "-") << " "
-                              << f.stats.hilp_variables << " variables, budget raised by " << f.stats.hilp_budget_raised << " (without FREE "
-                              << r.stats.hilp_budget_raised << ")");
+        const auto f = hiremate_plan(g, budget, free_options);
+        REQUIRE(has_solution(f.status));
+        CHECK(f.total_cost <= plain.total_cost);
+        CHECK(simulate_plan(g, f.plan).peak_bytes <= budget);
+        CHECK(f.stats.hiremate->hilp_variables > r.stats.hiremate->hilp_variables);
+        CHECK(f.stats.hiremate->hilp_budget_raised <= r.stats.hiremate->hilp_budget_raised);  // a tighter model: a smaller excess to make up for
+        MESSAGE("with FREE: " << f.stats.hiremate->top_method << " " << f.overhead << ", H-ILP " << (f.stats.hiremate->hilp_status ? to_string(*f.stats.hiremate->hilp_status) : "-") << " "
+                              << f.stats.hiremate->hilp_variables << " variables, budget raised by " << f.stats.hiremate->hilp_budget_raised << " (without FREE "
+                              << r.stats.hiremate->hilp_budget_raised << ")");
       }
     }
     CHECK(solved >= 1);
@@ -401,11 +401,11 @@ TEST_CASE("hiremate H-ILP: valid plans within the budget, never costlier than th
 TEST_CASE("hiremate H-ILP: the same plan on every run under a node limit") {
   const memory_graph g = make_memory_graph(make_training_graph(make_gpt({.layers = 2, .hidden = 32, .heads = 2, .sequence = 16, .vocab = 50})));
   const std::int64_t budget = no_remat_peak(g) * 6 / 10;
-  const auto a = hiremate_plan_detailed(g, budget, with_hilp(20));
-  const auto b = hiremate_plan_detailed(g, budget, with_hilp(20));
-  REQUIRE(a.result.status == b.result.status);
-  CHECK(a.result.plan == b.result.plan);
-  CHECK(a.stats.hilp_cost == b.stats.hilp_cost);
+  const auto a = hiremate_plan(g, budget, with_hilp(20));
+  const auto b = hiremate_plan(g, budget, with_hilp(20));
+  REQUIRE(a.status == b.status);
+  CHECK(a.plan == b.plan);
+  CHECK(a.stats.hiremate->hilp_cost == b.stats.hiremate->hilp_cost);
 }
 
 TEST_CASE("hiremate H-ILP: options' profiles follow their simulations, and a real level's variants get points from them") {

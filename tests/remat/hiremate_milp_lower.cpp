@@ -129,13 +129,13 @@ TEST_CASE("hiremate_milp_lower_solver inside hiremate_plan: called, valid plans,
                              .tuning = {.partitions = 1, .also_full_rounds = false}};
     o.tuning.budgets = 2;  // the test's time (where the MILP's plan is cheaper: the cases above)
     o.tuning.resident_levels = 1;
-    const hiremate_plan_result detailed = hiremate_plan_detailed(g, budget, o);
-    const remat_result& r = detailed.result;
+    const remat_result detailed = hiremate_plan(g, budget, o);
+    const remat_result& r = detailed;
     lower_calls += calls.load();
     // The lowest level's report counts the solver's own proofs (one partition: every call).
-    REQUIRE(!detailed.stats.level_reports.empty());
-    CHECK(detailed.stats.level_reports.front().solves == static_cast<std::size_t>(calls.load()));
-    CHECK(detailed.stats.level_reports.front().proven == proven.load());
+    REQUIRE(!detailed.stats.hiremate->level_reports.empty());
+    CHECK(detailed.stats.hiremate->level_reports.front().solves == static_cast<std::size_t>(calls.load()));
+    CHECK(detailed.stats.hiremate->level_reports.front().proven == proven.load());
     if (!has_solution(r.status)) continue;
     ++plans;
     const plan_simulation sim = simulate_plan(g, r.plan);

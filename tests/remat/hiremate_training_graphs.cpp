@@ -37,33 +37,33 @@ TEST_CASE("hiremate: several partitions: never dearer than the first, the winner
       CAPTURE(name);
       CAPTURE(pct);
       // The grains alone (the next case covers the two kinds of rounds).
-      const auto first = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false, .tuning = {.partitions = 1, .also_full_rounds = false}});
-      const auto several = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false, .tuning = {.partitions = 4, .also_full_rounds = false}});
-      CHECK(first.stats.partitions_tried == 1);
-      CHECK(several.stats.partitions_tried >= 1);
-      CHECK(several.stats.partitions_tried <= 4);
-      if (!has_solution(first.result.status)) continue;
-      REQUIRE(has_solution(several.result.status));
-      check_hiremate_result(g, several.result, budget);
-      CHECK(several.result.total_cost <= first.result.total_cost);
-      cheaper += several.result.total_cost < first.result.total_cost;
+      const auto first = hiremate_plan(g, budget, hiremate_options{.heuristic_start = false, .tuning = {.partitions = 1, .also_full_rounds = false}});
+      const auto several = hiremate_plan(g, budget, hiremate_options{.heuristic_start = false, .tuning = {.partitions = 4, .also_full_rounds = false}});
+      CHECK(first.stats.hiremate->partitions_tried == 1);
+      CHECK(several.stats.hiremate->partitions_tried >= 1);
+      CHECK(several.stats.hiremate->partitions_tried <= 4);
+      if (!has_solution(first.status)) continue;
+      REQUIRE(has_solution(several.status));
+      check_hiremate_result(g, several, budget);
+      CHECK(several.total_cost <= first.total_cost);
+      cheaper += several.total_cost < first.total_cost;
       // The winner is M^l x 2^j, and one partition at that M^l gives the same plan.
-      const std::size_t ml = several.stats.max_lower;
-      CHECK(ml % first.stats.max_lower == 0);
-      CHECK(std::has_single_bit(ml / first.stats.max_lower));
-      const auto direct = hiremate_plan_detailed(
+      const std::size_t ml = several.stats.hiremate->max_lower;
+      CHECK(ml % first.stats.hiremate->max_lower == 0);
+      CHECK(std::has_single_bit(ml / first.stats.hiremate->max_lower));
+      const auto direct = hiremate_plan(
           g, budget, hiremate_options{.partition = {.max_lower = ml}, .heuristic_start = false, .tuning = {.partitions = 1, .also_full_rounds = false}});
-      CHECK(direct.result.plan == several.result.plan);
-      CHECK(direct.stats.groups == several.stats.groups);
+      CHECK(direct.plan == several.plan);
+      CHECK(direct.stats.hiremate->groups == several.stats.hiremate->groups);
       // The winner's problems: solved there or taken from a finer partition's (the same options:
       // the plans above are equal); one partition reuses nothing.
-      CHECK(several.stats.classes_solved + several.stats.classes_reused == direct.stats.classes_solved);
-      CHECK(direct.stats.classes_reused == 0);
-      CHECK(first.stats.classes_reused == 0);
-      if (ml == first.stats.max_lower) CHECK(several.stats.classes_reused == 0);
-      reused += several.stats.classes_reused > 0;
-      MESSAGE(std::string(name) << " at " << pct << "%: M^l " << first.stats.max_lower << " " << first.result.overhead << ", best of "
-                   << several.stats.partitions_tried << " partitions (M^l " << ml << ") " << several.result.overhead);
+      CHECK(several.stats.hiremate->classes_solved + several.stats.hiremate->classes_reused == direct.stats.hiremate->classes_solved);
+      CHECK(direct.stats.hiremate->classes_reused == 0);
+      CHECK(first.stats.hiremate->classes_reused == 0);
+      if (ml == first.stats.hiremate->max_lower) CHECK(several.stats.hiremate->classes_reused == 0);
+      reused += several.stats.hiremate->classes_reused > 0;
+      MESSAGE(std::string(name) << " at " << pct << "%: M^l " << first.stats.hiremate->max_lower << " " << first.overhead << ", best of "
+                   << several.stats.hiremate->partitions_tried << " partitions (M^l " << ml << ") " << several.overhead);
     }
   CHECK(cheaper >= 1);
   CHECK(reused >= 1);  // so the equal plans above cover problems taken from a finer partition
@@ -82,26 +82,26 @@ TEST_CASE("hiremate: also_full_rounds: the cheaper of the stopped and the finish
       const std::int64_t budget = no_remat_peak(g) * pct / 100;
       CAPTURE(name);
       CAPTURE(pct);
-      const auto stop = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false, .tuning = {.also_full_rounds = false}});
-      const auto full = hiremate_plan_detailed(
+      const auto stop = hiremate_plan(g, budget, hiremate_options{.heuristic_start = false, .tuning = {.also_full_rounds = false}});
+      const auto full = hiremate_plan(
           g, budget, hiremate_options{.partition = {.stop_at_max_top = false}, .heuristic_start = false, .tuning = {.also_full_rounds = false}});
-      const auto both = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false});
-      CHECK_FALSE(stop.stats.partition.full_rounds);
-      CHECK(full.stats.partition.full_rounds);
-      CHECK(both.stats.partitions_tried > stop.stats.partitions_tried);
-      CHECK(both.stats.partitions_tried <= stop.stats.partitions_tried + full.stats.partitions_tried);
-      const bool has_stop = has_solution(stop.result.status), has_full = has_solution(full.result.status);
-      REQUIRE(has_solution(both.result.status) == (has_stop || has_full));
+      const auto both = hiremate_plan(g, budget, hiremate_options{.heuristic_start = false});
+      CHECK_FALSE(stop.stats.hiremate->partition.full_rounds);
+      CHECK(full.stats.hiremate->partition.full_rounds);
+      CHECK(both.stats.hiremate->partitions_tried > stop.stats.hiremate->partitions_tried);
+      CHECK(both.stats.hiremate->partitions_tried <= stop.stats.hiremate->partitions_tried + full.stats.hiremate->partitions_tried);
+      const bool has_stop = has_solution(stop.status), has_full = has_solution(full.status);
+      REQUIRE(has_solution(both.status) == (has_stop || has_full));
       if (!has_stop && !has_full) continue;
-      check_hiremate_result(g, both.result, budget);
-      const auto& cheaper = !has_stop || (has_full && full.result.total_cost < stop.result.total_cost) ? full : stop;
-      CHECK(both.result.plan == cheaper.result.plan);
-      CHECK(both.result.total_cost == cheaper.result.total_cost);
-      CHECK(both.stats.partition.full_rounds == cheaper.stats.partition.full_rounds);
-      if (has_stop && has_full && full.result.total_cost != stop.result.total_cost) (&cheaper == &full ? full_wins : stop_wins) += 1;
+      check_hiremate_result(g, both, budget);
+      const auto& cheaper = !has_stop || (has_full && full.total_cost < stop.total_cost) ? full : stop;
+      CHECK(both.plan == cheaper.plan);
+      CHECK(both.total_cost == cheaper.total_cost);
+      CHECK(both.stats.hiremate->partition.full_rounds == cheaper.stats.hiremate->partition.full_rounds);
+      if (has_stop && has_full && full.total_cost != stop.total_cost) (&cheaper == &full ? full_wins : stop_wins) += 1;
       only_full += !has_stop;
-      MESSAGE(std::string(name) << " at " << pct << "%: stopped rounds " << (has_stop ? std::to_string(stop.result.overhead) : "no plan") << ", finished "
-                   << (has_full ? std::to_string(full.result.overhead) : "no plan"));
+      MESSAGE(std::string(name) << " at " << pct << "%: stopped rounds " << (has_stop ? std::to_string(stop.overhead) : "no plan") << ", finished "
+                   << (has_full ? std::to_string(full.overhead) : "no plan"));
     }
   // Each kind wins somewhere (GoogLeNet at 40%; transformer at 30%), and GoogLeNet at 30% and
   // DARTS at 30% and 40% have a plan only with finished rounds.
@@ -126,22 +126,22 @@ TEST_CASE("hiremate: the heuristic start beside the hierarchy (two threads) give
     const std::int64_t budget = no_remat_peak(g) * pct / 100;
     INFO(name << " at " << pct << "%");
     incumbents seen_one, seen_two;
-    const auto one = hiremate_plan_detailed(g, budget, hiremate_options{.threads = 1, .observer = seen_one});
-    const auto two = hiremate_plan_detailed(g, budget, hiremate_options{.threads = 2, .observer = seen_two});
-    REQUIRE(one.result.status == two.result.status);
-    if (!has_solution(one.result.status)) continue;
-    check_hiremate_result(g, two.result, budget);
-    CHECK(one.result.plan == two.result.plan);
-    CHECK(one.stats.source == two.stats.source);
-    CHECK(one.result.stats.start_source == two.result.stats.start_source);
-    CHECK(one.stats.heuristic_cost == two.stats.heuristic_cost);
-    (one.stats.source == "heuristic" ? from_start : from_hierarchy) += 1;
-    MESSAGE(name << " at " << pct << "%: the plan of the " << one.stats.source);
+    const auto one = hiremate_plan(g, budget, hiremate_options{.threads = 1, .observer = seen_one});
+    const auto two = hiremate_plan(g, budget, hiremate_options{.threads = 2, .observer = seen_two});
+    REQUIRE(one.status == two.status);
+    if (!has_solution(one.status)) continue;
+    check_hiremate_result(g, two, budget);
+    CHECK(one.plan == two.plan);
+    CHECK(one.stats.hiremate->source == two.stats.hiremate->source);
+    CHECK(one.stats.start_source == two.stats.start_source);
+    CHECK(one.stats.hiremate->heuristic_cost == two.stats.hiremate->heuristic_cost);
+    (one.stats.hiremate->source == "heuristic" ? from_start : from_hierarchy) += 1;
+    MESSAGE(name << " at " << pct << "%: the plan of the " << one.stats.hiremate->source);
     // Each run reports strictly better values, the last one the returned plan's cost.
     for (const auto* seen : {&seen_one, &seen_two}) {
       REQUIRE(!seen->values.empty());
       for (std::size_t i = 1; i < seen->values.size(); ++i) CHECK(seen->values[i] < seen->values[i - 1]);
-      CHECK(seen->values.back() == doctest::Approx(two.result.total_cost));
+      CHECK(seen->values.back() == doctest::Approx(two.total_cost));
     }
   }
   // Both sources occur, so both orders of taking the start were exercised.
@@ -157,18 +157,19 @@ TEST_CASE("hiremate: a training graph of the test data at several budgets") {
     const memory_graph g = make_memory_graph(read_json_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/" + name + ".training.json"));
     const std::int64_t peak = no_remat_peak(g);
     const std::int64_t budget = peak * pct / 100;
-    const auto r = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false});
+    const auto r = hiremate_plan(g, budget, hiremate_options{.heuristic_start = false});
     CAPTURE(pct);
     CAPTURE(name);
-    if (pct == 100) REQUIRE(has_solution(r.result.status));
-    if (has_solution(r.result.status)) check_hiremate_result(g, r.result, budget);
-    else CHECK(r.result.plan.steps.empty());  // never a plan over budget
+    REQUIRE(r.stats.hiremate.has_value());  // the hierarchy's statistics come with every answer, plan or not
+    if (pct == 100) REQUIRE(has_solution(r.status));
+    if (has_solution(r.status)) check_hiremate_result(g, r, budget);
+    else CHECK(r.plan.steps.empty());  // never a plan over budget
     // Below the per-node bound nothing can fit: proven, and said so.
-    CHECK((r.result.status == solve_status::infeasible) == (budget < peak_lower_bound(g)));
+    CHECK((r.status == solve_status::infeasible) == (budget < peak_lower_bound(g)));
     const auto heur = heuristic_start(g, budget);
     const auto full = hiremate_plan(g, budget, hiremate_options{});
-    check_cheaper_of(g, full, r.result, heur, budget);
-    MESSAGE(std::string(name) << " at " << pct << "%: " << to_string(r.result.status) << " overhead " << r.result.overhead << " (" << r.result.message << ")");
+    check_cheaper_of(g, full, r, heur, budget);
+    MESSAGE(std::string(name) << " at " << pct << "%: " << to_string(r.status) << " overhead " << r.overhead << " (" << r.message << ")");
   }
 }
 
@@ -182,14 +183,14 @@ TEST_CASE("hiremate: serenity_states gives GoogLeNet's inception blocks their le
   for (int pct : {40, 50, 60}) {
     CAPTURE(pct);
     const std::int64_t budget = peak * pct / 100;
-    const auto with = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false, .tuning = {.partitions = 1}});
-    const auto without = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false, .tuning = {.serenity_states = 0, .partitions = 1}});
-    CHECK(with.stats.classes_serenity > 0);
-    CHECK(without.stats.classes_serenity == 0);
-    for (const auto* r : {&with, &without}) check_hiremate_result(g, r->result, budget);
-    differ += with.result.plan != without.result.plan;
-    MESSAGE(pct << "%: " << with.stats.classes_serenity << " of " << with.stats.classes_solved << " problems with Serenity's option; overhead "
-                << with.result.overhead << " against " << without.result.overhead << " without");
+    const auto with = hiremate_plan(g, budget, hiremate_options{.heuristic_start = false, .tuning = {.partitions = 1}});
+    const auto without = hiremate_plan(g, budget, hiremate_options{.heuristic_start = false, .tuning = {.serenity_states = 0, .partitions = 1}});
+    CHECK(with.stats.hiremate->classes_serenity > 0);
+    CHECK(without.stats.hiremate->classes_serenity == 0);
+    for (const auto* r : {&with, &without}) check_hiremate_result(g, *r, budget);
+    differ += with.plan != without.plan;
+    MESSAGE(pct << "%: " << with.stats.hiremate->classes_serenity << " of " << with.stats.hiremate->classes_solved << " problems with Serenity's option; overhead "
+                << with.overhead << " against " << without.overhead << " without");
   }
   CHECK(differ >= 1);
   // In one problem of randwire_ws_stage at 20% of the peak, Serenity's order
@@ -198,8 +199,8 @@ TEST_CASE("hiremate: serenity_states gives GoogLeNet's inception blocks their le
   const dataflow_graph randwire = read_json_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/randwire_ws_stage.training.json");
   const memory_graph rg = make_memory_graph(randwire);
   const std::int64_t tight = no_remat_peak(rg) / 5;
-  const auto moved = hiremate_plan_detailed(randwire, tight, hiremate_options{.heuristic_start = false});
-  CHECK(moved.stats.classes_serenity == 1);
+  const auto moved = hiremate_plan(randwire, tight, hiremate_options{.heuristic_start = false});
+  CHECK(moved.stats.hiremate->classes_serenity == 1);
 }
 
 // Which start wins on four real graphs (a cost comparison: Release phase only; the start's code
@@ -214,11 +215,11 @@ TEST_CASE("hiremate: the start takes Checkmate's eviction greedy where it is the
     CAPTURE(name);
     const remat_result heur = heuristic_start(g, budget);
     REQUIRE(has_solution(heur.status));
-    const auto full = hiremate_plan_detailed(g, budget, hiremate_options{});
-    check_hiremate_result(g, full.result, budget);
-    CHECK(full.result.stats.start_source == heur.stats.method);
-    CHECK(full.result.stats.start_cost == doctest::Approx(heur.total_cost).epsilon(1e-12));
-    CHECK(full.result.total_cost <= heur.total_cost * (1 + 1e-12));
+    const auto full = hiremate_plan(g, budget, hiremate_options{});
+    check_hiremate_result(g, full, budget);
+    CHECK(full.stats.start_source == heur.stats.method);
+    CHECK(full.stats.start_cost == doctest::Approx(heur.total_cost).epsilon(1e-12));
+    CHECK(full.total_cost <= heur.total_cost * (1 + 1e-12));
     greedy_won += heur.stats.method.starts_with("eviction greedy");
   }
   CHECK(greedy_won >= 3);
@@ -246,11 +247,11 @@ TEST_CASE("hiremate: pinned values over their live ranges give resnet18's chain 
     const std::int64_t budget = peak * pct / 100;
     CAPTURE(pct);
     // The partition above (stopped rounds); finished rounds wrap the branches into blocks.
-    const auto r = hiremate_plan_detailed(g, budget, hiremate_options{.heuristic_start = false, .tuning = {.also_full_rounds = false}});
-    REQUIRE(has_solution(r.result.status));
-    check_hiremate_result(g, r.result, budget);
-    CHECK(r.stats.top_method == hiremate_top_method::chain);
-    REQUIRE(r.stats.chain_cost);
-    CHECK(*r.stats.chain_cost == r.result.total_cost);
+    const auto r = hiremate_plan(g, budget, hiremate_options{.heuristic_start = false, .tuning = {.also_full_rounds = false}});
+    REQUIRE(has_solution(r.status));
+    check_hiremate_result(g, r, budget);
+    CHECK(r.stats.hiremate->top_method == hiremate_top_method::chain);
+    REQUIRE(r.stats.hiremate->chain_cost);
+    CHECK(*r.stats.hiremate->chain_cost == r.total_cost);
   }
 }

@@ -170,6 +170,8 @@ TEST_CASE("remat_plan: random DAGs and training graphs, three budgets, no dearer
       if (r.total_cost < alone.heuristic - 1e-9) ++beats_heuristics;
       const std::string stage = stage_of(r.stats.method);
       ++winners[stage];
+      // HiRemate's statistics come with its plan, and only with its plan.
+      CHECK(r.stats.hiremate.has_value() == (stage == "hiremate"));
       // The status (no solver here): optimal exactly when nothing is recomputed or the native
       // bound along the order meets the plan; the bound is that one whenever it is not above the
       // plan's cost (a plan off the order may be cheaper).

@@ -35,26 +35,26 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
     const std::int64_t budget = peak * pct / 100;
     const json doc = run_tool_json(
         "remat " + path.string() + " --budget " + std::to_string(budget) + " --algo hiremate --threads 2 --json", dir);
-    const auto lib = hiremate_plan_detailed(df, budget, hiremate_options{.threads = 1});
-    REQUIRE(doc.at("status") == std::string(to_string(lib.result.status)));
+    const auto lib = hiremate_plan(df, budget, hiremate_options{.threads = 1});
+    REQUIRE(doc.at("status") == std::string(to_string(lib.status)));
     const auto& h = doc.at("hiremate");
-    CHECK(h.at("levels") == lib.stats.partition.levels);
-    CHECK(h.at("groups") == lib.stats.groups);
-    CHECK(h.at("max_lower") == lib.stats.max_lower);
-    CHECK(h.at("distinct_subgraphs") == lib.stats.partition.distinct_subgraphs);
-    CHECK(h.at("largest_subgraph") == lib.stats.partition.largest_subgraph);
-    CHECK(h.at("source") == lib.stats.source);
-    CHECK(h.at("partitions_tried") == lib.stats.partitions_tried);
-    CHECK(h.at("partition_rounds") == (lib.stats.partition.full_rounds ? "full" : "stop"));
-    CHECK(h.at("problems_solved") == lib.stats.classes_solved);
-    CHECK(h.at("problems_reused") == lib.stats.classes_reused);
-    CHECK(h.at("problems_serenity") == lib.stats.classes_serenity);
+    CHECK(h.at("levels") == lib.stats.hiremate->partition.levels);
+    CHECK(h.at("groups") == lib.stats.hiremate->groups);
+    CHECK(h.at("max_lower") == lib.stats.hiremate->max_lower);
+    CHECK(h.at("distinct_subgraphs") == lib.stats.hiremate->partition.distinct_subgraphs);
+    CHECK(h.at("largest_subgraph") == lib.stats.hiremate->partition.largest_subgraph);
+    CHECK(h.at("source") == lib.stats.hiremate->source);
+    CHECK(h.at("partitions_tried") == lib.stats.hiremate->partitions_tried);
+    CHECK(h.at("partition_rounds") == (lib.stats.hiremate->partition.full_rounds ? "full" : "stop"));
+    CHECK(h.at("problems_solved") == lib.stats.hiremate->classes_solved);
+    CHECK(h.at("problems_reused") == lib.stats.hiremate->classes_reused);
+    CHECK(h.at("problems_serenity") == lib.stats.hiremate->classes_serenity);
     CHECK(!h.contains("lower_solver_calls"));  // no --lower-solver: the default lowest level
     // Which levels were solved to optimality: the library's reports, lowest first.
-    REQUIRE(h.at("level_reports").size() == lib.stats.level_reports.size());
-    REQUIRE(!lib.stats.level_reports.empty());
-    for (std::size_t l = 0; l < lib.stats.level_reports.size(); ++l) {
-      const auto& want = lib.stats.level_reports[l];
+    REQUIRE(h.at("level_reports").size() == lib.stats.hiremate->level_reports.size());
+    REQUIRE(!lib.stats.hiremate->level_reports.empty());
+    for (std::size_t l = 0; l < lib.stats.hiremate->level_reports.size(); ++l) {
+      const auto& want = lib.stats.hiremate->level_reports[l];
       const auto& got = h.at("level_reports").at(l);
       CHECK(got.at("level") == std::string(to_string(want.level)));
       CHECK(got.at("solves") == want.solves);
@@ -63,9 +63,9 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
       CHECK(got.at("optimal") == want.optimal());
       CHECK(got.contains("method") == (want.method != hiremate_top_method::none));
     }
-    if (!has_solution(lib.result.status)) continue;
+    if (!has_solution(lib.status)) continue;
     const execution_plan plan = plan_from_json(doc, ids, "tool output");
-    CHECK(plan == lib.result.plan);
+    CHECK(plan == lib.plan);
     const plan_simulation sim = simulate_plan(g, plan);
     CHECK(sim.peak_bytes <= budget);
     CHECK(doc.at("peak_bytes") == sim.peak_bytes);
@@ -76,10 +76,10 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
     const json doc = run_tool_json("remat " + path.string() + " --budget " + std::to_string(budget) +
                                        " --algo hiremate --options 4 --resident-levels 0 --no-heuristic-start --no-dtr --json",
                                    dir);
-    const auto lib = hiremate_plan_detailed(df, budget, hiremate_options{.dtr = false, .heuristic_start = false, .tuning = {.max_options = 4, .resident_levels = 0}});
-    REQUIRE(has_solution(lib.result.status));  // measured: the hierarchy plans resnet18 at 90% (+0.13%)
-    REQUIRE(doc.at("status") == std::string(to_string(lib.result.status)));
-    CHECK(plan_from_json(doc, ids, "tool output") == lib.result.plan);
+    const auto lib = hiremate_plan(df, budget, hiremate_options{.dtr = false, .heuristic_start = false, .tuning = {.max_options = 4, .resident_levels = 0}});
+    REQUIRE(has_solution(lib.status));  // measured: the hierarchy plans resnet18 at 90% (+0.13%)
+    REQUIRE(doc.at("status") == std::string(to_string(lib.status)));
+    CHECK(plan_from_json(doc, ids, "tool output") == lib.plan);
   }
   // --max-chain-stages reaches the library: a cap of 8 groups doubles M^l from 4 (with M^t = 4:
   // the partition stops wrapping at M^t nodes).
@@ -90,13 +90,13 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
                                        " --json",
                                    dir);
     const auto lib =
-        hiremate_plan_detailed(df, budget, hiremate_options{.partition = {.max_lower = 4, .max_top = 4}, .heuristic_start = false, .tuning = {.max_chain_stages = 8}});
-    CHECK(lib.stats.max_lower > 4);
-    CHECK(lib.stats.groups <= 8);
-    CHECK(doc.at("hiremate").at("max_lower") == lib.stats.max_lower);
-    CHECK(doc.at("hiremate").at("groups") == lib.stats.groups);
-    REQUIRE(doc.at("status") == std::string(to_string(lib.result.status)));
-    if (has_solution(lib.result.status)) CHECK(plan_from_json(doc, ids, "tool output") == lib.result.plan);
+        hiremate_plan(df, budget, hiremate_options{.partition = {.max_lower = 4, .max_top = 4}, .heuristic_start = false, .tuning = {.max_chain_stages = 8}});
+    CHECK(lib.stats.hiremate->max_lower > 4);
+    CHECK(lib.stats.hiremate->groups <= 8);
+    CHECK(doc.at("hiremate").at("max_lower") == lib.stats.hiremate->max_lower);
+    CHECK(doc.at("hiremate").at("groups") == lib.stats.hiremate->groups);
+    REQUIRE(doc.at("status") == std::string(to_string(lib.status)));
+    if (has_solution(lib.status)) CHECK(plan_from_json(doc, ids, "tool output") == lib.plan);
   }
   // --max-memory reaches the library: a small cap coarsens the top-level tables, and the tool's
   // plan is the library's with the same cap (measured at 80%: 64 KiB gives the groups' plan,
@@ -109,16 +109,16 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
                                        " --algo hiremate --max-memory 65536 --merge-spans 0 --partitions 1 --partition-rounds stop"
                                        " --no-heuristic-start --json",
                                    dir);
-    const auto capped = hiremate_plan_detailed(
+    const auto capped = hiremate_plan(
         df, budget, hiremate_options{.max_bytes = 65536, .heuristic_start = false, .tuning = {.merge_spans = 0, .partitions = 1, .also_full_rounds = false}});
     const auto uncapped =
-        hiremate_plan_detailed(df, budget, hiremate_options{.heuristic_start = false, .tuning = {.merge_spans = 0, .partitions = 1, .also_full_rounds = false}});
-    REQUIRE(has_solution(capped.result.status));
-    REQUIRE(has_solution(uncapped.result.status));
-    CHECK(capped.result.plan != uncapped.result.plan);  // otherwise this case could not tell the flag was read
+        hiremate_plan(df, budget, hiremate_options{.heuristic_start = false, .tuning = {.merge_spans = 0, .partitions = 1, .also_full_rounds = false}});
+    REQUIRE(has_solution(capped.status));
+    REQUIRE(has_solution(uncapped.status));
+    CHECK(capped.plan != uncapped.plan);  // otherwise this case could not tell the flag was read
     CHECK(doc.at("hiremate").at("partitions_tried") == 1);
     const execution_plan plan = plan_from_json(doc, ids, "tool output");
-    CHECK(plan == capped.result.plan);
+    CHECK(plan == capped.plan);
     CHECK(simulate_plan(g, plan).peak_bytes <= budget);
   }
   // --levels, --nested-resident-levels, --nested-partitions, --nested-chain-units and
@@ -153,18 +153,18 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
                                        " --algo hiremate --levels 3 --max-lower 6 --max-top 4 --budgets 4 --resident-levels 1" + c.flags +
                                        " --partitions 1 --partition-rounds stop --merge-spans 0" + (c.heuristic_start ? "" : " --no-heuristic-start") + " --json",
                                    dir);
-    const auto lib = hiremate_plan_detailed(df, budget, hiremate_options{.partition = {.max_lower = 6, .max_top = 4}, .levels = 3, .heuristic_start = c.heuristic_start, .tuning = {.budgets = 4, .resident_levels = 1, .merge_spans = 0, .partitions = 1, .also_full_rounds = false, .nested_resident_levels = c.resident_levels, .nested_partitions = c.partitions, .nested_chain_units = c.chain_units, .nested_start_dtr = c.start_dtr}});
-    REQUIRE(has_solution(lib.result.status));
-    REQUIRE(lib.stats.hierarchy_cost);
-    CHECK(doc.at("hiremate").at("hierarchy_levels") == lib.stats.levels);
-    CHECK(doc.at("hiremate").at("groups") == lib.stats.groups);
-    CHECK(doc.at("hiremate").at("nested_hierarchies") == lib.stats.nested_hierarchies);
-    CHECK(doc.at("hiremate").at("nested_partitions_tried") == lib.stats.nested_partitions_tried);
-    CHECK(doc.at("hiremate").at("hierarchy_cost") == *lib.stats.hierarchy_cost);
+    const auto lib = hiremate_plan(df, budget, hiremate_options{.partition = {.max_lower = 6, .max_top = 4}, .levels = 3, .heuristic_start = c.heuristic_start, .tuning = {.budgets = 4, .resident_levels = 1, .merge_spans = 0, .partitions = 1, .also_full_rounds = false, .nested_resident_levels = c.resident_levels, .nested_partitions = c.partitions, .nested_chain_units = c.chain_units, .nested_start_dtr = c.start_dtr}});
+    REQUIRE(has_solution(lib.status));
+    REQUIRE(lib.stats.hiremate->hierarchy_cost);
+    CHECK(doc.at("hiremate").at("hierarchy_levels") == lib.stats.hiremate->levels);
+    CHECK(doc.at("hiremate").at("groups") == lib.stats.hiremate->groups);
+    CHECK(doc.at("hiremate").at("nested_hierarchies") == lib.stats.hiremate->nested_hierarchies);
+    CHECK(doc.at("hiremate").at("nested_partitions_tried") == lib.stats.hiremate->nested_partitions_tried);
+    CHECK(doc.at("hiremate").at("hierarchy_cost") == *lib.stats.hiremate->hierarchy_cost);
     const execution_plan plan = plan_from_json(doc, ids, "tool output");
-    CHECK(plan == lib.result.plan);
+    CHECK(plan == lib.plan);
     CHECK(simulate_plan(g, plan).peak_bytes <= budget);
-    nested_stats.push_back(lib.stats);
+    nested_stats.push_back(*lib.stats.hiremate);
     nested_plans.push_back(plan);
   }
   // Otherwise this test could not tell that each flag was read.
@@ -310,14 +310,14 @@ TEST_CASE("memsched remat --algo hiremate --serenity-states: GoogLeNet's options
     const json doc = run_tool_json("remat " + path.string() + " --budget " + std::to_string(budget) + " --algo hiremate --partitions 1" +
                                        (states == 0 ? " --serenity-states 0" : "") + " --no-heuristic-start --json",
                                    dir);
-    const auto lib = hiremate_plan_detailed(df, budget, hiremate_options{.heuristic_start = false, .tuning = {.serenity_states = states, .partitions = 1}});
-    REQUIRE(has_solution(lib.result.status));
-    CHECK(doc.at("hiremate").at("problems_serenity") == lib.stats.classes_serenity);
+    const auto lib = hiremate_plan(df, budget, hiremate_options{.heuristic_start = false, .tuning = {.serenity_states = states, .partitions = 1}});
+    REQUIRE(has_solution(lib.status));
+    CHECK(doc.at("hiremate").at("problems_serenity") == lib.stats.hiremate->classes_serenity);
     const execution_plan plan = plan_from_json(doc, ids, "tool output");
-    CHECK(plan == lib.result.plan);
+    CHECK(plan == lib.plan);
     CHECK(simulate_plan(g, plan).peak_bytes <= budget);
     plans.push_back(plan);
-    counts.push_back(lib.stats.classes_serenity);
+    counts.push_back(lib.stats.hiremate->classes_serenity);
   }
   // Otherwise this test could not tell that the flag was read.
   CHECK(counts[0] > 0);
@@ -347,24 +347,24 @@ TEST_CASE("memsched remat --algo hiremate --partition-rounds: stopped, finished 
   };
   for (const auto& c : cases) {
     CAPTURE(std::string(c.flag));
-    const auto lib = hiremate_plan_detailed(df, budget, c.options);
+    const auto lib = hiremate_plan(df, budget, c.options);
     // Without a plan the tool prints its JSON and exits with 2.
     const tool_run run = run_tool("remat " + path.string() + " --budget " + std::to_string(budget) + " --algo hiremate --partition-rounds " +
                                       c.flag + " --no-heuristic-start --json",
                                   dir);
-    CHECK(run.exit_code == (has_solution(lib.result.status) ? 0 : 2));
+    CHECK(run.exit_code == (has_solution(lib.status) ? 0 : 2));
     const json doc = json::parse(run.out);
-    REQUIRE(doc.at("status") == std::string(to_string(lib.result.status)));
-    CHECK(doc.at("hiremate").at("partitions_tried") == lib.stats.partitions_tried);
-    CHECK(doc.at("hiremate").at("partition_rounds") == (lib.stats.partition.full_rounds ? "full" : "stop"));
+    REQUIRE(doc.at("status") == std::string(to_string(lib.status)));
+    CHECK(doc.at("hiremate").at("partitions_tried") == lib.stats.hiremate->partitions_tried);
+    CHECK(doc.at("hiremate").at("partition_rounds") == (lib.stats.hiremate->partition.full_rounds ? "full" : "stop"));
     if (std::string(c.flag) == "stop") {
-      CHECK_FALSE(has_solution(lib.result.status));
+      CHECK_FALSE(has_solution(lib.status));
       continue;
     }
-    REQUIRE(has_solution(lib.result.status));
-    CHECK(lib.stats.partition.full_rounds);
+    REQUIRE(has_solution(lib.status));
+    CHECK(lib.stats.hiremate->partition.full_rounds);
     const execution_plan plan = plan_from_json(doc, g.all_ids(), "tool output");
-    CHECK(plan == lib.result.plan);
+    CHECK(plan == lib.plan);
     CHECK(simulate_plan(g, plan).peak_bytes <= budget);
   }
   const tool_run bad = run_tool("remat " + path.string() + " --budget 30% --algo hiremate --partition-rounds some", dir);

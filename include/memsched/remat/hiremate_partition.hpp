@@ -11,6 +11,7 @@
 #include <memsched/graph/memory_graph.hpp>
 #include <memsched/remat/detail/hiremate_classes.hpp>
 #include <memsched/remat/detail/hiremate_rounds.hpp>
+#include <memsched/remat/hiremate_stats.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -70,17 +71,6 @@ struct hiremate_subgraph_class {
   std::uint64_t hash = 0;            ///< The canonical hash.
 };
 
-struct hiremate_partition_stats {
-  std::size_t vertices = 0;            ///< Vertices partitioned (the forward ones).
-  std::size_t levels = 0;              ///< Levels built (0 when the graph has at most max_top vertices).
-  std::size_t subgraphs = 0;           ///< Groups with two members or more, over all levels.
-  std::size_t distinct_subgraphs = 0;  ///< Classes of two vertices or more.
-  std::size_t largest_subgraph = 0;    ///< Most original vertices in one group with two members or more.
-  std::size_t top_nodes = 0;           ///< Nodes of the top graph.
-  std::size_t fallback_levels = 0;     ///< Levels cut along a topological order.
-  bool full_rounds = false;            ///< Every round wrapped while candidates were left (options.stop_at_max_top false).
-  double seconds = 0;
-};
 
 /// The hierarchy. levels[0] groups vertices, levels[k] groups the groups of levels[k-1]; the last
 /// level has at most max_top groups (the top graph). Status `feasible` (a heuristic partition).

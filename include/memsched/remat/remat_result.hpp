@@ -2,6 +2,7 @@
 // The result type shared by every rematerialization algorithm, heuristic or solver-based.
 
 #include <memsched/core/status.hpp>
+#include <memsched/remat/hiremate_stats.hpp>
 #include <memsched/sim/execution_plan.hpp>
 
 #include <cstddef>
@@ -50,6 +51,8 @@ struct remat_stats {
   /// cost_per_order (remat_cost_lower_bound's, or Checkmate's when higher), then over every plan
   /// for free_order_plan's entry; nullopt when none (the budget is infeasible).
   std::vector<std::optional<double>> cost_bound_per_order;
+  /// hiremate_plan (and remat_plan when HiRemate's plan is returned): what the hierarchy did.
+  std::optional<hiremate_stats> hiremate;
 
   /// Copies the MILP solver's part of `solver` (backend, model size and memory unit, start
   /// source and cost, LNS rounds and improvements, solver_status) and leaves the rest (times,

@@ -672,7 +672,7 @@ MEMSCHED_DECL std::optional<partition_outcome> plan_over_partition(const partiti
   return out;
 }
 
-MEMSCHED_DECL hiremate_plan_result plan_levels(const memory_graph& g, std::int64_t budget, const hiremate_options& options,
+MEMSCHED_DECL levels_result plan_levels(const memory_graph& g, std::int64_t budget, const hiremate_options& options,
                                                hiremate_partition_options partition, std::chrono::steady_clock::time_point start,
                                                const nesting_state* nesting);
 
@@ -694,7 +694,7 @@ MEMSCHED_DECL hiremate_lower_solver nested_solver(const hiremate_options& option
     one.time_limit = limits.time_limit;
     one.max_bytes = limits.max_bytes;
     const nesting_state within{*shared, *counts};
-    hiremate_plan_result r = plan_levels(sub, sub_budget, one, one.partition, std::chrono::steady_clock::now(), &within);
+    levels_result r = plan_levels(sub, sub_budget, one, one.partition, std::chrono::steady_clock::now(), &within);
     counts->nested_partitions += r.stats.partitions_tried;
     return std::move(r.result);
   };
@@ -838,7 +838,7 @@ MEMSCHED_DECL std::string plan_message(const hiremate_stats& st, const std::stri
 // The cheaper of the hierarchy's and the start's plans (the hierarchy's on a tie), its source, and
 // the call's message; `infeasible` when neither has a plan and the budget is below what every
 // plan needs.
-MEMSCHED_DECL void pick_plan(const partition_context& ctx, heuristic_start& heur, hierarchy_plan& hier, hiremate_plan_result& out) {
+MEMSCHED_DECL void pick_plan(const partition_context& ctx, heuristic_start& heur, hierarchy_plan& hier, levels_result& out) {
   hiremate_stats& st = out.stats;
   const bool hier_ok = hier.plan.status == solve_status::feasible;
   const bool heur_ok = heur.plan.status == solve_status::feasible;
@@ -864,12 +864,12 @@ MEMSCHED_DECL void pick_plan(const partition_context& ctx, heuristic_start& heur
 // hiremate_plan_on, as the outermost call (`nesting` nullptr, its stats report the counts) or as a
 // nested hierarchy: then it shares the problems solved with the other nested hierarchies of its
 // level and counts the lower solver's calls into the outermost call's counts.
-MEMSCHED_DEF hiremate_plan_result plan_levels(const memory_graph& g, std::int64_t budget, const hiremate_options& options,
+MEMSCHED_DEF levels_result plan_levels(const memory_graph& g, std::int64_t budget, const hiremate_options& options,
                                               hiremate_partition_options partition, std::chrono::steady_clock::time_point start,
                                               const nesting_state* nesting) {
   if (!g.has_training_roles()) throw std::invalid_argument("hiremate_plan: the graph has no training roles (make_training_graph first)");
   const call_deadline deadline(start, options.time_limit);
-  hiremate_plan_result out;
+  levels_result out;
   lower_call_counts own_counts;
   lower_call_counts& lower_counts = nesting ? nesting->counts : own_counts;
   const hiremate_lower_solver nested = options.levels > 2 ? nested_solver(options, lower_counts) : hiremate_lower_solver{};
@@ -897,12 +897,14 @@ MEMSCHED_DEF hiremate_plan_result plan_levels(const memory_graph& g, std::int64_
 
 namespace memsched::detail {
 
-MEMSCHED_DEF hiremate_plan_result hiremate_plan_on(const memory_graph& g, std::int64_t budget, const hiremate_options& options,
-                                                   hiremate_partition_options partition,
-                                                   std::chrono::steady_clock::time_point start) {
+MEMSCHED_DEF remat_result hiremate_plan_on(const memory_graph& g, std::int64_t budget, const hiremate_options& options,
+                                        hiremate_partition_options partition, std::chrono::steady_clock::time_point start) {
   // No step ever holds more than every value and the largest workspace (total_bytes bounds it):
   // a budget above that constrains nothing, and the tables in units of the budget stay small.
-  return hiremate::plan_levels(g, std::min(budget, std::max<std::int64_t>(g.total_bytes(), 0)), options, std::move(partition), start, nullptr);
+  hiremate::levels_result r =
+      hiremate::plan_levels(g, std::min(budget, std::max<std::int64_t>(g.total_bytes(), 0)), options, std::move(partition), start, nullptr);
+  r.result.stats.hiremate = std::move(r.stats);
+  return std::move(r.result);
 }
 
 }  // namespace memsched::detail
