@@ -75,12 +75,12 @@ using hiremate_lower_solver = std::function<remat_result(const memory_graph&, st
 /// (levels > 2: nested_*; top_solver: hilp_*). The defaults suit graphs of any size and shape;
 /// larger values search more and take more time. docs/hiremate.md says what each trades.
 struct hiremate_tuning {
-  std::size_t budgets = 8;                       ///< Budgets solved per class (>= 1).
+  std::size_t budgets = detail::hiremate::default_budgets;  ///< Budgets solved per class (>= 1).
   /// N_o: options kept per class (1..254), thinned from the Pareto front of (peak, cost). More
   /// options give the top level more choices at the price of a larger table; which count pays
   /// depends on the graph and the budget.
-  std::size_t max_options = 8;
-  std::size_t resident_levels = 3;               ///< As hiremate_subgraph_options_config::resident_levels (the squeezed options).
+  std::size_t max_options = detail::hiremate::default_max_options;
+  std::size_t resident_levels = detail::hiremate::default_resident_levels;  ///< As hiremate_subgraph_options_config::resident_levels (the squeezed options).
   /// Steps of the keep-set ladder added to each class's options (checkpoint plans that keep what
   /// the next groups read and drop the rest in increasing recomputation cost per byte; up to
   /// max_options more options): 1 gives its two ends (nothing dropped, outputs only), 0 none.
@@ -90,7 +90,7 @@ struct hiremate_tuning {
   /// As hiremate_subgraph_options_config::serenity_states: every subgraph problem also gets the
   /// no-recomputation option along Serenity's least-peak order when that peak is lower (stored
   /// states per problem; 0: none). It matters on branchy blocks, whose order decides their peak.
-  std::uint64_t serenity_states = std::uint64_t{1} << 16;
+  std::uint64_t serenity_states = detail::hiremate::default_serenity_states;
   std::size_t budget_units = 4096;               ///< Resolution of the top-level table (>= 16).
   /// Resolution of the chain schedule's table (groups^2 / 2 x units floats, within max_bytes or
   /// 256 MiB); 0: no chain schedule (one option per group only). 0 or >= 16.

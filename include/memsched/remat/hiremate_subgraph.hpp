@@ -223,22 +223,31 @@ struct hiremate_option {
   std::size_t barrier_step = 0;     ///< Index of the barrier's compute step: the forward schedule is before it.
 };
 
+namespace detail::hiremate {
+
+/// The defaults a class's solve has, whether called directly (hiremate_subgraph_options_config)
+/// or by the hierarchy (hiremate_tuning): one value each.
+inline constexpr std::size_t default_budgets = 8, default_max_options = 8, default_resident_levels = 3;
+inline constexpr std::uint64_t default_serenity_states = std::uint64_t{1} << 16;
+
+}  // namespace detail::hiremate
+
 /// Options of hiremate_subgraph_options.
 struct hiremate_subgraph_options_config {
-  std::size_t budgets = 8;       ///< Budgets solved, evenly spaced from the per-node lower bound to the no-remat peak (>= 1).
-  std::size_t max_options = 8;   ///< N_o: options kept (>= 1).
+  std::size_t budgets = detail::hiremate::default_budgets;  ///< Budgets solved, evenly spaced from the per-node lower bound to the no-remat peak (>= 1).
+  std::size_t max_options = detail::hiremate::default_max_options;  ///< N_o: options kept (>= 1).
   /// Extra solves per budget b that hold less between the forward and the backward part: the
   /// barrier is given a workspace of b * k / (resident_levels + 1), k = 1..resident_levels, so
   /// the plan keeps at most the rest (the top level needs such options when many groups hold
   /// values at once). 0: none.
-  std::size_t resident_levels = 3;
+  std::size_t resident_levels = detail::hiremate::default_resident_levels;
   best_heuristic_options heuristics = {};  ///< How each budget is solved.
   /// One more option without recomputation: every vertex once, in the least-peak order
   /// serenity_order finds with at most this many stored states (a counted limit: the same option
   /// on every machine), kept when its peak is below the topological order's and it runs every
   /// forward vertex before the barrier. 0: none. The order matters where the peak is in the
   /// backward part of a branchy block (inception blocks, say); a chain's order is fixed.
-  std::uint64_t serenity_states = std::uint64_t{1} << 16;
+  std::uint64_t serenity_states = detail::hiremate::default_serenity_states;
   /// No solve starts once this much time has passed since the call; the options found so far are
   /// kept (hiremate_subgraph_result::stopped). Empty: no limit.
   std::optional<std::chrono::duration<double>> time_limit;
