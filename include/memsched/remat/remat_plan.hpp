@@ -151,12 +151,15 @@ void check_remat_plan_options(const remat_plan_options<Backend>& o) {
   if (o.hiremate) check_hiremate_options(o.hiremate_stage_options);
 }
 
-/// Forwards Checkmate's reports to remat_plan's observer: times shifted to the portfolio's call,
-/// phases prefixed, and only incumbents better than what the observer has seen.
+/// Forwards a stage's reports (Checkmate's, the lifetime search's) to remat_plan's observer: times
+/// shifted to the portfolio's call, phases prefixed with the stage, and only incumbents better than
+/// what the observer has seen, as the stage finds them (so the anytime profile does not wait for
+/// the stage to end).
 struct remat_plan_forwarder {
   observer_ref to;
   double offset = 0;
   double* reported = nullptr;  // the best cost reported so far (shared with the portfolio)
+  std::string_view stage;
   void on_incumbent(double seconds, double value, double bound) {
     if (value >= *reported) return;
     *reported = value;
@@ -164,7 +167,7 @@ struct remat_plan_forwarder {
   }
   void on_bound(double seconds, double bound) { to.on_bound(offset + seconds, bound); }
   void on_phase(double seconds, std::string_view phase) {
-    const std::string p = "checkmate-milp: " + std::string(phase);
+    const std::string p = std::string(stage) + ": " + std::string(phase);
     to.on_phase(offset + seconds, p);
   }
 };
@@ -222,7 +225,8 @@ class remat_portfolio {
     take_simulated_figures(best_, sim);
     method_ = std::move(method);
     best_seconds_ = deadline_.elapsed();
-    // (Checkmate's incumbents reach the observer through remat_plan_forwarder, in its own cost.)
+    // (Checkmate's and the lifetime search's incumbents reach the observer through
+    // remat_plan_forwarder as they are found.)
     if (reported_ == std::numeric_limits<double>::infinity() || sim.total_cost < reported_ - 1e-9 * std::max(1.0, std::abs(reported_))) {
       reported_ = sim.total_cost;
       o_.solver.observer.on_incumbent(best_seconds_, sim.total_cost, std::numeric_limits<double>::quiet_NaN());
@@ -271,6 +275,8 @@ class remat_portfolio {
     o_.solver.observer.on_phase(deadline_.elapsed(), "lifetime-search");
     lifetime_search_options l{.order = order_, .max_rounds = o_.lifetime_rounds, .start_plans = starts_};
     if (deadline_.limited()) l.solver.time_limit = std::chrono::duration<double>(std::max(0.0, deadline_.left()) * o_.lifetime_fraction);
+    remat_plan_forwarder fw{o_.solver.observer, deadline_.elapsed(), &reported_, "lifetime-search"};
+    l.solver.observer = fw;
     const remat_result r = lifetime_search_plan(g_, budget_, l);
     if (r.status == solve_status::time_limit) stopped_ = true;
     offer(r, "lifetime-search");
@@ -306,6 +312,8 @@ class remat_portfolio {
       }
       lifetime_search_options l{.order = order_, .max_rounds = o_.lifetime_rounds, .seed = seed, .start_plans = std::move(starts)};
       l.solver.time_limit = std::chrono::duration<double>(std::max(0.0, deadline_.left()));
+      remat_plan_forwarder fw{o_.solver.observer, deadline_.elapsed(), &reported_, "lifetime-search"};
+      l.solver.observer = fw;
       const double before = best_.total_cost;
       const remat_result r = lifetime_search_plan(g_, budget_, l);
       offer(r, "lifetime-search");
@@ -355,7 +363,7 @@ class remat_portfolio {
       return;
     }
     o_.solver.observer.on_phase(deadline_.elapsed(), "checkmate-milp");
-    remat_plan_forwarder fw{o_.solver.observer, deadline_.elapsed(), &reported_};
+    remat_plan_forwarder fw{o_.solver.observer, deadline_.elapsed(), &reported_, "checkmate-milp"};
     checkmate_options<Backend> co{.backend = o_.backend, .solver = o_.solver, .order = order_, .start_plans = std::move(starts_)};
     co.solver.time_limit = deadline_.remaining();
     co.solver.observer = fw;
