@@ -27,8 +27,18 @@ def trace_inference(model, example_inputs, name="model"):
     except Exception as exc:
         raise TraceError(f"cannot trace the forward graph at ATen level: {type(exc).__name__}: "
                          f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}") from exc
+    # The caller holds the inputs for the whole run, so the order frees none of them: an input
+    # vertex owns no bytes of the order's, and the order's peak is what a run adds to the caller's
+    # memory. (Counted as an ordinary vertex, an input would seem freed after its last reader, and a
+    # peak after that point would seem smaller by the input's size than the run's.)
+    input_bytes = 0
+    for v in vertices:
+        if v["op"] == "input":
+            input_bytes += v["bytes"]
+            v["bytes"] = 0
     graph = {"format": "memsched-graph", "version": 1, "name": name, "kind": "inference",
              "source": "memsched_torch forward graph (make_fx)", "tracer": "aten", "cost_unit": "flops",
+             "input_bytes": input_bytes,
              "inputs": [v["id"] for v in vertices if v["op"] == "input"], "outputs": outputs,
              "nodes": vertices, "edges": [list(e) for e in edges], "order": [v["id"] for v in vertices]}
     return gm, graph, vertex_nodes
@@ -64,8 +74,9 @@ def node_order(gm, vertex_nodes, vertex_order):
 
 
 def ordered(model, example_inputs, algo="serenity", tool=None, extra=(), name="model"):
-    """An InferenceRunner for model in the tool's order (`memsched order --algo algo`) and the order
-    document ({"order", "peak_bytes", ...}); the runner's results equal model(*inputs)."""
+    """An InferenceRunner for model in the tool's order (`memsched order --algo algo`), the order
+    document ({"order", "peak_bytes", ...}: the bytes a run allocates at its peak, beyond the
+    inputs the caller holds) and the graph; the runner's results equal model(*inputs)."""
     gm, graph, vertex_nodes = trace_inference(model, example_inputs, name)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "forward.json")
