@@ -9,7 +9,9 @@ MODULE_SPEC is a dotted path to a callable returning an nn.Module, called withou
 symbolic_trace; aten level: make_fx) and run once on random inputs of the given shapes (float32,
 or D,D,...:int64 for token ids).
 Vertices are the values that own memory: graph inputs and every op whose output is a new tensor
-(bytes = the size of the new storage(s)); views and in-place ops share memory with their base.
+(bytes = the size of the new storage(s); an output of a multi-output op that no node reads, such
+as max_pool2d_with_indices' indices, is the op's workspace); views and in-place ops share memory
+with their base.
 Weights, parameters and buffers are not vertices. Exit status: 0 written, 1 the model failed to
 trace or run, 2 bad arguments or an unknown module spec.
 """
@@ -234,6 +236,30 @@ def trace(model, inputs, level, autograd):
         fail(f"cannot trace the model at {level} level with torch.fx: {first_line(exc)}", 1)
 
 
+def read_items(node, result):
+    """Indices of the items of node's tuple (or list) result that the graph reads; None: all of them
+    (a single value, or a tuple read as a whole)."""
+    if not isinstance(result, (tuple, list)):
+        return None
+    read = set()
+    for user in node.users:
+        if user.target is not operator.getitem or not isinstance(user.args[1], int):
+            return None
+        if user.users:  # an item nobody reads (max-pool's indices, layer norm's statistics) dies with the tuple
+            read.add(user.args[1] % len(result))
+    return read
+
+
+def unread_storages(node, result):
+    """Storage keys of the items of node's result that no node reads and no read item shares."""
+    read = read_items(node, result)
+    if read is None:
+        return set()
+    keys = {i: {storage_key(t)[0] for t in flat_tensors(item, [])} for i, item in enumerate(result)}
+    kept = set().union(*(keys[i] for i in read))
+    return set().union(*(k for i, k in keys.items() if i not in read)) - kept - {None}
+
+
 def build_graph(gm, inputs, level):
     """Runs gm once (ShapeProp) and turns its nodes into memsched vertices and edges."""
     import torch
@@ -289,6 +315,8 @@ def build_graph(gm, inputs, level):
                 key, nbytes = storage_key(t)
                 if key is not None and key not in owner and key not in new:
                     new[key] = nbytes
+            unread = unread_storages(n, result)
+            transient = {key: nbytes for key, nbytes in new.items() if key in unread}
             if n.op != "placeholder" and not new and not mutated_keys:
                 return result  # a view, an alias, an empty tensor or a non-tensor value: no memory of its own
             index = len(vertices)
@@ -324,8 +352,10 @@ def build_graph(gm, inputs, level):
                 readers[key] = []
             for key in new:
                 owner[key] = index
-            vertex = {"id": index, "name": name, "op": op, "bytes": int(sum(new.values())),
+            vertex = {"id": index, "name": name, "op": op, "bytes": int(sum(b for k, b in new.items() if k not in transient)),
                       "cost": 0 if op == "input" else None}
+            if transient:  # allocated by the op and dropped as soon as it returns
+                vertex["workspace"] = int(sum(transient.values()))
             if mutated_keys and not new:  # in place: its gradient still needs a tensor of this size
                 vertex["tensor_bytes"] = int(sum(t.numel() * t.element_size() for t in outs))
             vertices.append(vertex)

@@ -45,7 +45,8 @@ def trace_inference(model, example_inputs, name="model"):
 
 
 def node_order(gm, vertex_nodes, vertex_order):
-    """FX nodes in the vertices' order, each view or alias node placed just before its first use."""
+    """FX nodes in the vertices' order, each view or alias node placed just before its first use and
+    each item read from a vertex's tuple just after the vertex."""
     placed, order = set(), []
 
     def place(n):
@@ -67,6 +68,9 @@ def node_order(gm, vertex_nodes, vertex_order):
         for a in n.all_input_nodes:
             place(a)
         place(n)
+        for item in n.users:  # unpacked at once, so the tuple and the items nobody reads die with the op
+            if item.target is operator.getitem and item.users:
+                place(item)
     for n in nodes:  # views of outputs, then the output node
         if not (n.target is operator.getitem and not n.users):  # an unread item would keep its tuple
             place(n)
