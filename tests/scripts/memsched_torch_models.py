@@ -82,3 +82,30 @@ class InplaceViews(nn.Module):
             y += h
             x = torch.tanh(y)
         return x.sum(0)
+
+
+class PoolSkip(nn.Module):
+    """A max-pool whose output is read again at the end (a skip around two convolutions): its
+    indices, which nothing reads, die as the pool returns while its output stays resident."""
+
+    def __init__(self, channels=8):
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels, 2 * channels, 3, padding=1)
+        self.conv2 = nn.Conv2d(2 * channels, channels, 3, padding=1)
+
+    def forward(self, x):
+        y = nn.functional.max_pool2d(x, 2)
+        return self.conv2(torch.relu(self.conv1(y))) + y
+
+
+class SinChain(nn.Module):
+    """A long chain of small element-wise ops: two small tensors live at a time among many nodes."""
+
+    def __init__(self, length=400):
+        super().__init__()
+        self.length = length
+
+    def forward(self, x):
+        for _ in range(self.length):
+            x = torch.sin(x)
+        return x

@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.join(root, "tests", "scripts"))
 import torch  # noqa: E402
 
 import memsched_torch  # noqa: E402
-from memsched_torch_models import InplaceViews, SmallCNN, TinyGPT  # noqa: E402
+from memsched_torch_models import InplaceViews, PoolSkip, SinChain, SmallCNN, TinyGPT  # noqa: E402
 
 failures = []
 # The MILP stage of --algo auto runs to its time limit; the heuristics, DTR and the lifetime search
@@ -120,6 +120,49 @@ def check_inference():
     check("inference: the output in Serenity's order equals eager's", torch.equal(runner(x), expected))
 
 
+def check_inference_memory():
+    """The forward graph's bytes are the real tensors': max-pool's indices, which nothing reads, are
+    the pool's workspace (not bytes held with its output); the input, which the caller holds, is no
+    vertex's bytes. The order's peak is then what a run allocates, measured with mallinfo2."""
+    from memsched_torch.inference import ordered
+    torch.manual_seed(0)
+    model = PoolSkip(channels=8).eval()
+    x = torch.randn(1, 8, 64, 64)
+    runner, doc, graph = ordered(model, (x,), tool=tool)
+    out, indices = torch.ops.aten.max_pool2d_with_indices(x, [2, 2], [2, 2])
+    pool = [v for v in graph["nodes"] if v["op"] == "maxpool2d"]
+    sizes = [(v["bytes"], v.get("workspace", 0)) for v in pool]
+    real = (out.numel() * out.element_size(), indices.numel() * indices.element_size())
+    check("inference: max-pool's bytes are its output's, its workspace its indices'", sizes == [real], f"{sizes} != [{real}]")
+    inputs = [v["bytes"] for v in graph["nodes"] if v["op"] == "input"]
+    check("inference: the input is the caller's (0 bytes; input_bytes)",
+          inputs == [0] and graph.get("input_bytes") == x.numel() * x.element_size(), f"{inputs}, {graph.get('input_bytes')}")
+    # y (32 KiB), conv1's output and its relu (64 KiB each) are resident together.
+    check("inference: the order's peak by hand", doc["peak_bytes"] == 32768 + 2 * 65536, str(doc["peak_bytes"]))
+    try:
+        from memsched_torch.bench import PeakMeter
+    except (AttributeError, OSError):  # no glibc mallinfo2: nothing to measure with
+        return
+    with torch.no_grad():
+        runner(x)
+        with PeakMeter() as meter:
+            result = runner(x)
+        check("inference: PoolSkip's output in Serenity's order equals eager's", torch.equal(result, model(x)))
+    measured, predicted = meter.peak(), doc["peak_bytes"]
+    check("inference: measured peak within 5% of the order's", abs(measured - predicted) <= 0.05 * predicted,
+          f"measured {measured}, predicted {predicted}")
+    # 400 nodes, two 1 KiB tensors live at a time: the runner's own bookkeeping (tens of kB over
+    # so many nodes) must be made before the run, or it would be most of what a meter sees.
+    chain, x = SinChain(400), torch.randn(16, 16)
+    runner, doc, _ = ordered(chain, (x,), tool=tool)
+    with torch.no_grad():
+        runner(x)
+        with PeakMeter() as meter:
+            runner(x)
+    check("inference: a run of 400 nodes allocates its tensors (2 KiB) and under 1 KiB more",
+          doc["peak_bytes"] == 2048 and meter.peak() < 2048 + 1024, f"predicted {doc['peak_bytes']}, measured {meter.peak()}")
+
+
 def check_timed_costs(work):
     """costs="timed": seconds per op (finite, >= 0, some > 0), the same bytes as FLOPs' graph, read
     back from the cache the second time, and a plan by them that trains as eager does."""
@@ -157,6 +200,7 @@ def main():
         run_model("tiny_gpt", TinyGPT, (torch.randint(0, 32, (4, 16)),), 1, work)
         jg, path = run_model("inplace_views", InplaceViews, (torch.randn(64, 12),), 1, work)
         check_inference()
+        check_inference_memory()
         check_timed_costs(work)
         try:
             memsched_torch.budgeted(InplaceViews(), (torch.randn(64, 12),), budget=64, tool=tool, joint=jg, extra=FAST)
