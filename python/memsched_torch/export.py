@@ -316,7 +316,7 @@ def build_graph(gm, inputs, level):
                 if key is not None and key not in owner and key not in new:
                     new[key] = nbytes
             unread = unread_storages(n, result)
-            transient = {key: nbytes for key, nbytes in new.items() if key in unread}
+            transient = {key: nbytes for key, nbytes in new.items() if key in unread}  # the op's workspace
             if n.op != "placeholder" and not new and not mutated_keys:
                 return result  # a view, an alias, an empty tensor or a non-tensor value: no memory of its own
             index = len(vertices)
@@ -352,8 +352,8 @@ def build_graph(gm, inputs, level):
                 readers[key] = []
             for key in new:
                 owner[key] = index
-            vertex = {"id": index, "name": name, "op": op, "bytes": int(sum(b for k, b in new.items() if k not in transient)),
-                      "cost": 0 if op == "input" else None}
+            held = sum(nbytes for key, nbytes in new.items() if key not in transient)
+            vertex = {"id": index, "name": name, "op": op, "bytes": int(held), "cost": 0 if op == "input" else None}
             if transient:  # allocated by the op and dropped as soon as it returns
                 vertex["workspace"] = int(sum(transient.values()))
             if mutated_keys and not new:  # in place: its gradient still needs a tensor of this size
