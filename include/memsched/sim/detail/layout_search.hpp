@@ -133,7 +133,6 @@ class layout_search {
     floor_.assign(in.sections.size(), 0);
     total_ = in.load;
     cuts_ = in.cuts;
-    stamp_.assign(in.sections.size(), 0);
     witness_.resize(in.sections.size());
     for (std::size_t k = 0; k < in.sections.size(); ++k) witness_[k] = in.sections[k].front();
     orders_.resize(n + 2);
@@ -237,8 +236,7 @@ class layout_search {
     const std::int64_t top = at + in_.size[b];
     bool ok = true;
     hatless = true;
-    ++stamp_id_;
-    const std::size_t affected_mark = affected_.size();
+    raised_.clear();
     for (std::uint32_t c : in_.overlaps[b]) {
       if (offset_[c] >= 0) continue;
       hatless = false;
@@ -247,36 +245,60 @@ class layout_search {
       const std::int64_t a = in_.align[c];
       min_off_[c] = a == 1 ? top : (top + a - 1) / a * a;
       if (in_.fixed[c] >= 0 && min_off_[c] > in_.fixed[c]) ok = false;
-      for (std::uint32_t s = in_.sec_lo[c]; s < in_.sec_hi[c]; ++s)
-        if (stamp_[s] != stamp_id_) {
-          stamp_[s] = stamp_id_;
-          affected_.push_back(s);
-        }
+      raised_.push_back(c);
     }
     for (std::uint32_t s = in_.sec_lo[b]; s < in_.sec_hi[b]; ++s) {
       floor_log_.push_back({s, floor_[s]});
       floor_[s] = top;
       total_[s] -= in_.size[b];
     }
-    // The floor of a section is at least the least minimum offset of its unplaced buffers.
-    for (std::size_t k = affected_mark; k < affected_.size(); ++k) {
-      const std::uint32_t s = affected_[k];
-      // Stop at the first unplaced buffer at or below the floor: the floor stays. The one found
-      // last time is tried first (it usually still is).
-      if (const std::uint32_t w = witness_[s]; offset_[w] < 0 && min_off_[w] <= floor_[s]) continue;
-      std::int64_t least = std::numeric_limits<std::int64_t>::max();
-      for (std::uint32_t c : in_.sections[s])
-        if (offset_[c] < 0 && (least = std::min(least, min_off_[c])) <= floor_[s]) {
-          witness_[s] = c;
-          break;
-        }
-      if (least != std::numeric_limits<std::int64_t>::max() && floor_[s] < least) {
-        floor_log_.push_back({s, floor_[s]});
-        floor_[s] = least;
-      }
-    }
-    affected_.resize(affected_mark);
+    if (!raised_.empty()) raise_floors(b, top);
     return ok;
+  }
+
+  /// The floor of a section is at least the least minimum offset of its unplaced buffers: raises
+  /// it in every section of a buffer whose minimum offset place() just raised. Every such buffer
+  /// meets b, so these sections are b's own, those left of b (all of them up to the leftmost such
+  /// buffer's start) and those right of it. In b's sections, a raised buffer now exactly at b's
+  /// top leaves the floor (b's top) as it is.
+  void raise_floors(std::uint32_t b, std::int64_t top) {
+    const std::uint32_t lo = in_.sec_lo[b], hi = in_.sec_hi[b];
+    std::uint32_t left = lo, right = hi;
+    cover_.assign(hi - lo + 1, {0, 0});
+    for (std::uint32_t c : raised_) {
+      left = std::min(left, in_.sec_lo[c]);
+      right = std::max(right, in_.sec_hi[c]);
+      const std::uint32_t from = std::max(lo, in_.sec_lo[c]) - lo, to = std::min(hi, in_.sec_hi[c]) - lo;
+      const int exact = min_off_[c] == top ? 1 : 0;
+      cover_[from].any += 1;
+      cover_[from].exact += exact;
+      cover_[to].any -= 1;
+      cover_[to].exact -= exact;
+    }
+    for (std::uint32_t s = left; s < lo; ++s) raise_floor(s);
+    int any = 0, exact = 0;
+    for (std::uint32_t s = lo; s < hi; ++s) {
+      any += cover_[s - lo].any;
+      exact += cover_[s - lo].exact;
+      if (any > 0 && exact == 0) raise_floor(s);
+    }
+    for (std::uint32_t s = hi; s < right; ++s) raise_floor(s);
+  }
+
+  void raise_floor(std::uint32_t s) {
+    // Stop at the first unplaced buffer at or below the floor: the floor stays. The one found last
+    // time is tried first (it usually still is).
+    if (const std::uint32_t w = witness_[s]; offset_[w] < 0 && min_off_[w] <= floor_[s]) return;
+    std::int64_t least = std::numeric_limits<std::int64_t>::max();
+    for (std::uint32_t c : in_.sections[s])
+      if (offset_[c] < 0 && (least = std::min(least, min_off_[c])) <= floor_[s]) {
+        witness_[s] = c;
+        return;
+      }
+    if (least != std::numeric_limits<std::int64_t>::max() && floor_[s] < least) {
+      floor_log_.push_back({s, floor_[s]});
+      floor_[s] = least;
+    }
   }
 
   void unplace(std::uint32_t b, std::size_t floor_mark, std::size_t offset_mark) {
@@ -377,9 +399,11 @@ class layout_search {
   std::size_t depth_ = 0;
   std::vector<std::int64_t> offset_, solution_, min_off_, floor_, total_;
   std::vector<std::uint32_t> cuts_;
-  std::vector<std::uint64_t> stamp_;
-  std::uint64_t stamp_id_ = 0;
-  std::vector<std::uint32_t> affected_;
+  struct coverage {
+    int any, exact;  // raised buffers starting (+) and ending (-) at a section of the placed one
+  };
+  std::vector<std::uint32_t> raised_;  // buffers whose minimum offset the last place() raised
+  std::vector<coverage> cover_;
   std::vector<std::uint32_t> witness_;  // per section: a member last found at or below its floor
   std::vector<floor_change> floor_log_;
   std::vector<offset_change> offset_log_;
