@@ -170,6 +170,42 @@ TEST_CASE("solve_layout: brute force over every layout of small random instances
   CHECK(infeasible_seen > 0);
 }
 
+// The bytes of the search's own tables for `bs` (as solve_layout counts them): with max_bytes at
+// exactly this, the search runs with no room to remember refuted states.
+std::uint64_t search_table_bytes(const std::vector<layout_buffer>& bs) {
+  std::vector<std::int64_t> first, last;
+  for (const auto& b : bs)
+    if (b.size > 0 && b.first < b.last) {
+      first.push_back(b.first);
+      last.push_back(b.last);
+    }
+  const std::uint64_t n = first.size(), pairs = detail::layout_instance::count_overlaps(first, last);
+  return 16 * n * (n + 2) + 8 * pairs + 4 * (pairs + n) + 64 * n;
+}
+
+TEST_CASE("solve_layout: remembering refuted states changes no minimum and no proof") {
+  // Random instances minimised both ways (seeds fixed here): the same least arena, proven.
+  const std::uint64_t cases = memsched::testing::random_cases(60);
+  for (std::uint64_t seed = 1; seed <= cases; ++seed) {
+    CAPTURE(seed);
+    const auto bs = make_random_layout({.buffers = 30, .horizon = 6, .long_lived = 0.3, .mean_short = 2, .min_size = 3, .max_size = 20, .seed = seed});
+    const layout_result with = solve_layout(bs);
+    const layout_result without = solve_layout(bs, {.max_bytes = search_table_bytes(bs)});
+    REQUIRE(with.status == solve_status::optimal);
+    REQUIRE(without.status == solve_status::optimal);
+    CHECK(with.arena_bytes == without.arena_bytes);
+    CHECK(check_layout(bs, with.offsets, with.arena_bytes).valid);
+  }
+  // A search that backtracks: MiniMalloc's K, decided both ways, needs fewer nodes remembering.
+  const layout_problem k = read_layout_csv(minimalloc_dir / "K.1048576.csv");
+  const layout_result with = solve_layout(k.buffers, {.capacity = 1048576});
+  const layout_result without = solve_layout(k.buffers, {.capacity = 1048576, .max_bytes = search_table_bytes(k.buffers)});
+  REQUIRE(has_solution(with.status));
+  REQUIRE(has_solution(without.status));
+  CHECK(check_layout(k.buffers, with.offsets, 1048576).valid);
+  CHECK(with.stats.nodes < without.stats.nodes);
+}
+
 TEST_CASE("check_layout finds overlaps, misalignment, fixed offsets and capacity") {
   const std::vector<layout_buffer> bs{{.first = 0, .last = 2, .size = 4, .alignment = 2}, {.first = 1, .last = 3, .size = 4, .offset = 4},
                                       {.first = 2, .last = 3, .size = 4}};

@@ -234,7 +234,7 @@ class layout_solver {
     r.stats.searched = (decide || minimise_bytes) && fits_memory();
     if (decide && r.stats.searched) {
       // Decision: only the capacity asked for.
-      layout_search search(in_, clock_, node_limit_);
+      layout_search search(in_, clock_, node_limit_, memo_bytes_);
       const layout_outcome o = search.decide(want);
       r.stats.decisions = 1;
       r.stats.nodes = search.nodes();
@@ -341,6 +341,7 @@ class layout_solver {
     const std::uint64_t pairs = layout_instance::count_overlaps(in_.first, in_.last);
     const std::uint64_t bytes = 16 * n * (n + 2) + 8 * pairs + 4 * (pairs + n) + 64 * n;
     if (bytes > max_bytes_) return false;
+    memo_bytes_ = (max_bytes_ - bytes) / 4;
     in_.build();
     return true;
   }
@@ -355,7 +356,7 @@ class layout_solver {
   /// directions, so no single decision may hold the whole call. Ends when a round resolves every
   /// capacity it probed (the bound is then proven) or a limit stops it.
   void minimise(layout_result& r, std::vector<std::int64_t>& best, std::int64_t& best_bytes) {
-    layout_search search(in_, clock_, node_limit_);
+    layout_search search(in_, clock_, node_limit_, memo_bytes_);
     std::int64_t lo = r.lower_bound;  // proven: nothing below lo fits
     // Capped so that doubling never wraps around.
     constexpr std::uint64_t most_nodes = std::numeric_limits<std::uint64_t>::max() / 2;
@@ -409,6 +410,7 @@ class layout_solver {
   deadline_clock clock_;
   std::uint64_t node_limit_;
   std::uint64_t max_bytes_;
+  std::uint64_t memo_bytes_ = 0;  // for the states the search proved empty
   layout_instance in_;
   std::vector<std::size_t> id_;
 };

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 namespace memsched::detail {
@@ -122,8 +123,8 @@ enum class layout_outcome { found, exhausted, node_budget, call_budget, stopped 
 /// object answers several capacities.
 class layout_search {
  public:
-  layout_search(const layout_instance& in, deadline_clock& clock, std::uint64_t node_limit)
-      : in_(in), clock_(clock), node_limit_(node_limit) {
+  layout_search(const layout_instance& in, deadline_clock& clock, std::uint64_t node_limit, std::uint64_t memo_bytes = 0)
+      : in_(in), clock_(clock), node_limit_(node_limit), memo_bytes_left_(memo_bytes) {
     const std::size_t n = in.size_n();
     offset_.assign(n, -1);
     solution_.assign(n, -1);
@@ -136,6 +137,7 @@ class layout_search {
     witness_.resize(in.sections.size());
     for (std::size_t k = 0; k < in.sections.size(); ++k) witness_[k] = in.sections[k].front();
     orders_.resize(n + 2);
+    keys_.resize(n + 2);
   }
 
   [[nodiscard]] std::uint64_t nodes() const noexcept { return nodes_; }
@@ -332,6 +334,57 @@ class layout_search {
                         std::int64_t min_offset, std::uint32_t min_pre) {
     layout_outcome why{};
     if (out_of_nodes(why)) return why;
+    std::vector<std::int64_t>& key = keys_[depth_];
+    state_key(p, pre, min_offset, min_pre, key);
+    if (refuted(key)) return layout_outcome::exhausted;
+    const std::uint64_t before = nodes_;
+    const layout_outcome r = branch(p, pre, parent, min_offset, min_pre);
+    // A leaf is refuted again as fast as it is looked up: only subtrees are remembered.
+    if (r == layout_outcome::exhausted && nodes_ - before >= min_remembered_nodes) remember(key);
+    return r;
+  }
+
+  /// What the subtree below a node depends on: the partition's sections and floors, the offset
+  /// and preorder position the next placement must not go below, and the unplaced buffers in
+  /// preorder, each with its minimum offset and whether it comes before that position. (The
+  /// sections' remaining bytes and cuts follow from which buffers are unplaced.)
+  void state_key(const partition& p, const std::vector<std::uint32_t>& pre, std::int64_t min_offset, std::uint32_t min_pre,
+                 std::vector<std::int64_t>& key) const {
+    key.clear();
+    key.push_back(p.lo);
+    key.push_back(p.hi);
+    key.push_back(min_offset);
+    for (std::uint32_t k = 0; k < pre.size(); ++k)
+      if (const std::uint32_t b = pre[k]; offset_[b] < 0) {
+        key.push_back(2 * static_cast<std::int64_t>(b) + (k < min_pre ? 1 : 0));
+        key.push_back(min_off_[b]);
+      }
+    key.push_back(-1);
+    key.insert(key.end(), floor_.begin() + p.lo, floor_.begin() + p.hi);
+  }
+
+  /// Whether a node of this state was searched through without a layout at this capacity or a
+  /// larger one (a smaller capacity only prunes more).
+  bool refuted(const std::vector<std::int64_t>& key) const {
+    const auto it = refuted_.find(key);
+    return it != refuted_.end() && it->second >= capacity_;
+  }
+
+  void remember(const std::vector<std::int64_t>& key) {
+    if (const auto it = refuted_.find(key); it != refuted_.end()) {
+      it->second = std::max(it->second, capacity_);
+      return;
+    }
+    const std::uint64_t bytes = 8 * key.size() + 64;  // the key and the table's entry
+    if (bytes > memo_bytes_left_) return;
+    memo_bytes_left_ -= bytes;
+    refuted_.emplace(key, capacity_);
+  }
+
+  static constexpr std::uint64_t min_remembered_nodes = 2;
+
+  layout_outcome branch(const partition& p, const std::vector<std::uint32_t>& pre, std::span<const entry> parent,
+                        std::int64_t min_offset, std::uint32_t min_pre) {
     std::vector<entry>& order = orders_[depth_];
     order.clear();
     for (const entry& e : parent)
@@ -408,6 +461,18 @@ class layout_search {
   std::vector<floor_change> floor_log_;
   std::vector<offset_change> offset_log_;
   std::vector<std::vector<entry>> orders_;
+  std::vector<std::vector<std::int64_t>> keys_;  // per depth: the state of the node being searched
+  struct key_hash {
+    std::size_t operator()(const std::vector<std::int64_t>& key) const noexcept {
+      std::uint64_t h = 1469598103934665603ull;
+      for (std::int64_t x : key) h = (h ^ static_cast<std::uint64_t>(x)) * 1099511628211ull;
+      return static_cast<std::size_t>(h);
+    }
+  };
+  // Exhausted states, each with the largest capacity it was searched at: the same state comes back
+  // below other placements (and in the next restart) and needs no second search.
+  std::unordered_map<std::vector<std::int64_t>, std::int64_t, key_hash> refuted_;
+  std::uint64_t memo_bytes_left_;
 };
 
 }  // namespace memsched::detail
