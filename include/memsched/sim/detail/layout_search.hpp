@@ -132,6 +132,10 @@ class layout_search {
     for (std::size_t i = 0; i < n; ++i)
       if (in.fixed[i] >= 0) min_off_[i] = in.fixed[i];
     floor_.assign(in.sections.size(), 0);
+    for (std::size_t k = 0; k < in.sections.size(); ++k) {  // the least minimum offset (fixed buffers)
+      floor_[k] = std::numeric_limits<std::int64_t>::max();
+      for (std::uint32_t i : in.sections[k]) floor_[k] = std::min(floor_[k], min_off_[i]);
+    }
     total_ = in.load;
     cuts_ = in.cuts;
     witness_.resize(in.sections.size());
@@ -254,36 +258,32 @@ class layout_search {
       floor_[s] = top;
       total_[s] -= in_.size[b];
     }
-    if (!raised_.empty()) raise_floors(b, top);
+    raise_floors(b, top);
     return ok;
   }
 
-  /// The floor of a section is at least the least minimum offset of its unplaced buffers: raises
-  /// it in every section of a buffer whose minimum offset place() just raised. Every such buffer
-  /// meets b, so these sections are b's own, those left of b (all of them up to the leftmost such
-  /// buffer's start) and those right of it. In b's sections, a raised buffer now exactly at b's
-  /// top leaves the floor (b's top) as it is.
+  /// The floor of a section is the least minimum offset of its unplaced buffers (while it has
+  /// any): after placing b it may rise in b's sections (b left them) and in every section of a
+  /// buffer whose minimum offset place() just raised. Every such buffer meets b, so these sections
+  /// are b's own, those left of b (all of them up to the leftmost such buffer's start) and those
+  /// right of it. In b's sections, a raised buffer now exactly at b's top keeps the floor at b's
+  /// top. A floor only rises: minimum offsets only rise and buffers only leave.
   void raise_floors(std::uint32_t b, std::int64_t top) {
     const std::uint32_t lo = in_.sec_lo[b], hi = in_.sec_hi[b];
     std::uint32_t left = lo, right = hi;
-    cover_.assign(hi - lo + 1, {0, 0});
+    cover_.assign(hi - lo + 1, 0);
     for (std::uint32_t c : raised_) {
       left = std::min(left, in_.sec_lo[c]);
       right = std::max(right, in_.sec_hi[c]);
       const std::uint32_t from = std::max(lo, in_.sec_lo[c]) - lo, to = std::min(hi, in_.sec_hi[c]) - lo;
       const int exact = min_off_[c] == top ? 1 : 0;
-      cover_[from].any += 1;
-      cover_[from].exact += exact;
-      cover_[to].any -= 1;
-      cover_[to].exact -= exact;
+      cover_[from] += exact;
+      cover_[to] -= exact;
     }
     for (std::uint32_t s = left; s < lo; ++s) raise_floor(s);
-    int any = 0, exact = 0;
-    for (std::uint32_t s = lo; s < hi; ++s) {
-      any += cover_[s - lo].any;
-      exact += cover_[s - lo].exact;
-      if (any > 0 && exact == 0) raise_floor(s);
-    }
+    int exact = 0;
+    for (std::uint32_t s = lo; s < hi; ++s)
+      if ((exact += cover_[s - lo]) == 0) raise_floor(s);
     for (std::uint32_t s = hi; s < right; ++s) raise_floor(s);
   }
 
@@ -344,10 +344,11 @@ class layout_search {
     return r;
   }
 
-  /// What the subtree below a node depends on: the partition's sections and floors, the offset
-  /// and preorder position the next placement must not go below, and the unplaced buffers in
-  /// preorder, each with its minimum offset and whether it comes before that position. (The
-  /// sections' remaining bytes and cuts follow from which buffers are unplaced.)
+  /// What the subtree below a node depends on: the partition's sections, the offset and preorder
+  /// position the next placement must not go below, and the unplaced buffers in preorder, each
+  /// with its minimum offset and whether it comes before that position. The sections' remaining
+  /// bytes, cuts and floors follow from these (a floor is the least minimum offset of the
+  /// section's unplaced buffers; a section with none left prunes nothing the offset does not).
   void state_key(const partition& p, const std::vector<std::uint32_t>& pre, std::int64_t min_offset, std::uint32_t min_pre,
                  std::vector<std::int64_t>& key) const {
     key.clear();
@@ -359,8 +360,6 @@ class layout_search {
         key.push_back(2 * static_cast<std::int64_t>(b) + (k < min_pre ? 1 : 0));
         key.push_back(min_off_[b]);
       }
-    key.push_back(-1);
-    key.insert(key.end(), floor_.begin() + p.lo, floor_.begin() + p.hi);
   }
 
   /// Whether a node of this state was searched through without a layout at this capacity or a
@@ -452,11 +451,8 @@ class layout_search {
   std::size_t depth_ = 0;
   std::vector<std::int64_t> offset_, solution_, min_off_, floor_, total_;
   std::vector<std::uint32_t> cuts_;
-  struct coverage {
-    int any, exact;  // raised buffers starting (+) and ending (-) at a section of the placed one
-  };
   std::vector<std::uint32_t> raised_;  // buffers whose minimum offset the last place() raised
-  std::vector<coverage> cover_;
+  std::vector<int> cover_;  // per section of the placed buffer: raised buffers now at its top starting (+) and ending (-)
   std::vector<std::uint32_t> witness_;  // per section: a member last found at or below its floor
   std::vector<floor_change> floor_log_;
   std::vector<offset_change> offset_log_;
