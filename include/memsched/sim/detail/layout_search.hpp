@@ -12,15 +12,18 @@
 // time. Every layout can be pushed down, buffer by buffer from the lowest, into one of these
 // canonical layouts, so searching them is complete. Pruning, each keeping at least one canonical
 // layout when one fits:
-// - section inference: the bytes still to place in a section sit above its floor (the top of its
-//   highest placed buffer, and at least the least minimum offset of its unplaced buffers, and at
-//   least the offset of the last placement), so floor + remaining <= capacity;
+// - section inference: the bytes still to place in a section sit above its floor (the least
+//   minimum offset of its unplaced buffers, and at least the offset of the last placement), so
+//   floor + remaining <= capacity;
 // - dominance: a buffer is not placed at or above the top of another unplaced buffer at its
 //   minimum offset: that one fits beneath and pushing it down gives a layout searched elsewhere;
 // - a buffer that overlaps no unplaced buffer (nothing can go above it) is placed without
 //   alternatives: if the rest fails with it at its lowest offset, it fails with it anywhere;
 // - decomposition: once no unplaced buffer crosses the boundary between two sections, the two
-//   sides are independent and are solved one after the other.
+//   sides are independent and are solved one after the other;
+// - refuted states: a state (the unplaced buffers, their minimum offsets, the canonical position
+//   of the last placement) searched through without a layout is not searched again at that
+//   capacity or a smaller one: the same state comes back below other placements and in restarts.
 // The search restarts with a doubled node budget over three static preorders in turn (a buffer
 // that fits badly in one order is often placed early in another); the first one that finishes
 // decides.
@@ -382,14 +385,30 @@ class layout_search {
 
   static constexpr std::uint64_t min_remembered_nodes = 2;
 
+  /// The unplaced buffers of `parent` (sorted by offset, then preorder) at their minimum offsets,
+  /// sorted the same way. Only the buffers whose minimum offset rose since move: they are sorted
+  /// apart and merged in.
+  void next_order(const std::vector<std::uint32_t>& pre, std::span<const entry> parent, std::vector<entry>& order) {
+    static constexpr auto by_offset = [](const entry& a, const entry& b) {
+      return a.offset != b.offset ? a.offset < b.offset : a.pre < b.pre;
+    };
+    order.clear();
+    moved_.clear();
+    for (const entry& e : parent)
+      if (const std::uint32_t b = pre[e.pre]; offset_[b] < 0) {
+        if (min_off_[b] == e.offset) order.push_back(e);
+        else moved_.push_back({min_off_[b], e.pre});
+      }
+    std::sort(moved_.begin(), moved_.end(), by_offset);
+    const auto stayed = static_cast<std::ptrdiff_t>(order.size());
+    order.insert(order.end(), moved_.begin(), moved_.end());
+    std::inplace_merge(order.begin(), order.begin() + stayed, order.end(), by_offset);
+  }
+
   layout_outcome branch(const partition& p, const std::vector<std::uint32_t>& pre, std::span<const entry> parent,
                         std::int64_t min_offset, std::uint32_t min_pre) {
     std::vector<entry>& order = orders_[depth_];
-    order.clear();
-    for (const entry& e : parent)
-      if (offset_[pre[e.pre]] < 0) order.push_back({min_off_[pre[e.pre]], e.pre});
-    std::sort(order.begin(), order.end(),
-              [](const entry& a, const entry& b) { return a.offset != b.offset ? a.offset < b.offset : a.pre < b.pre; });
+    next_order(pre, parent, order);
     if (order.empty()) {
       for (std::uint32_t i : p.buffers) solution_[i] = offset_[i];
       return layout_outcome::found;
@@ -457,6 +476,7 @@ class layout_search {
   std::vector<floor_change> floor_log_;
   std::vector<offset_change> offset_log_;
   std::vector<std::vector<entry>> orders_;
+  std::vector<entry> moved_;  // next_order's buffers whose minimum offset rose
   std::vector<std::vector<std::int64_t>> keys_;  // per depth: the state of the node being searched
   struct key_hash {
     std::size_t operator()(const std::vector<std::int64_t>& key) const noexcept {
