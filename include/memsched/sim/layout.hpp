@@ -8,8 +8,9 @@
 // ASPLOS 2023): buffers are placed in non-decreasing order of offset, each at the lowest offset
 // above the buffers placed beneath it (every layout can be pushed down into such a one), with
 // inference on the time sections (the bytes still to place in a section must fit above its
-// floor), dominance (no buffer is placed above a gap that another unplaced buffer would fill) and
-// decomposition into independent time sections once the placed buffers separate them.
+// floor), dominance (no buffer is placed above a gap that another unplaced buffer would fill),
+// decomposition into independent time sections once the placed buffers separate them, and a table
+// of the states already searched through without a layout.
 // See docs/layout.md.
 
 #include <memsched/core/errors.hpp>
