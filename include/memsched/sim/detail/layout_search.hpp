@@ -347,7 +347,8 @@ class layout_search {
     return r;
   }
 
-  /// What the subtree below a node depends on: the partition's sections, the offset and preorder
+  /// What the subtree below a node depends on (it is searched the same way again, so its result
+  /// may be kept): the preorder heuristic, the partition's sections, the offset and preorder
   /// position the next placement must not go below, and the unplaced buffers in preorder, each
   /// with its minimum offset and whether it comes before that position. The sections' remaining
   /// bytes, cuts and floors follow from these (a floor is the least minimum offset of the
@@ -355,6 +356,7 @@ class layout_search {
   void state_key(const partition& p, const std::vector<std::uint32_t>& pre, std::int64_t min_offset, std::uint32_t min_pre,
                  std::vector<std::int64_t>& key) const {
     key.clear();
+    key.push_back(heuristic_);  // the preorders of the parts a decomposition starts
     key.push_back(p.lo);
     key.push_back(p.hi);
     key.push_back(min_offset);
