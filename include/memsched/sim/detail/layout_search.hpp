@@ -117,6 +117,70 @@ struct layout_instance {
   }
 };
 
+/// States of the search (sequences of integers), each with the largest capacity it was refuted
+/// at, stored end to end in one array (hundreds of thousands of them are freed at once). Takes
+/// about `max_bytes` at most (the array may hold up to twice what it uses); past it, stores nothing.
+class state_table {
+ public:
+  explicit state_table(std::uint64_t max_bytes) : bytes_left_(max_bytes), index_(0, hasher{&pool_}, same{&pool_}) {}
+  state_table(const state_table&) = delete;
+  state_table& operator=(const state_table&) = delete;
+
+  /// The capacity stored for `key`, or -1.
+  std::int64_t find(std::span<const std::int64_t> key) {
+    const auto it = index_.find(stage(key));
+    pool_.resize(pool_.size() - key.size());
+    return it == index_.end() ? -1 : it->second;
+  }
+
+  void store(std::span<const std::int64_t> key, std::int64_t capacity) {
+    const slot s = stage(key);
+    if (const auto it = index_.find(s); it != index_.end()) {
+      pool_.resize(s.at);
+      it->second = std::max(it->second, capacity);
+      return;
+    }
+    const std::uint64_t bytes = 8 * key.size() + 48;  // the key and the index's entry
+    if (bytes > bytes_left_) {
+      pool_.resize(s.at);
+      return;
+    }
+    bytes_left_ -= bytes;
+    index_.emplace(s, capacity);
+  }
+
+ private:
+  struct slot {
+    std::size_t at, size;  // the key is pool_[at, at + size)
+  };
+  struct hasher {
+    const std::vector<std::int64_t>* pool;
+    std::size_t operator()(const slot& k) const noexcept {
+      std::uint64_t h = 1469598103934665603ull;
+      for (std::size_t i = k.at; i < k.at + k.size; ++i) h = (h ^ static_cast<std::uint64_t>((*pool)[i])) * 1099511628211ull;
+      return static_cast<std::size_t>(h);
+    }
+  };
+  struct same {
+    const std::vector<std::int64_t>* pool;
+    bool operator()(const slot& a, const slot& b) const noexcept {
+      const auto base = pool->begin();
+      return a.size == b.size && std::equal(base + a.at, base + a.at + a.size, base + b.at);
+    }
+  };
+
+  /// Appends `key` to the pool (looked up from there; dropped again unless stored).
+  slot stage(std::span<const std::int64_t> key) {
+    const slot s{pool_.size(), key.size()};
+    pool_.insert(pool_.end(), key.begin(), key.end());
+    return s;
+  }
+
+  std::vector<std::int64_t> pool_;
+  std::uint64_t bytes_left_;
+  std::unordered_map<slot, std::int64_t, hasher, same> index_;
+};
+
 /// How one decision search ended.
 /// node_budget: one preorder's turn ran out (the next one goes on); call_budget: the nodes allowed
 /// to this decision ran out; stopped: the caller's node or time limit.
@@ -127,7 +191,7 @@ enum class layout_outcome { found, exhausted, node_budget, call_budget, stopped 
 class layout_search {
  public:
   layout_search(const layout_instance& in, deadline_clock& clock, std::uint64_t node_limit, std::uint64_t memo_bytes = 0)
-      : in_(in), clock_(clock), node_limit_(node_limit), memo_bytes_left_(memo_bytes) {
+      : in_(in), clock_(clock), node_limit_(node_limit), refuted_(memo_bytes) {
     const std::size_t n = in.size_n();
     offset_.assign(n, -1);
     solution_.assign(n, -1);
@@ -369,21 +433,9 @@ class layout_search {
 
   /// Whether a node of this state was searched through without a layout at this capacity or a
   /// larger one (a smaller capacity only prunes more).
-  bool refuted(const std::vector<std::int64_t>& key) const {
-    const auto it = refuted_.find(key);
-    return it != refuted_.end() && it->second >= capacity_;
-  }
+  bool refuted(const std::vector<std::int64_t>& key) { return refuted_.find(key) >= capacity_; }
 
-  void remember(const std::vector<std::int64_t>& key) {
-    if (const auto it = refuted_.find(key); it != refuted_.end()) {
-      it->second = std::max(it->second, capacity_);
-      return;
-    }
-    const std::uint64_t bytes = 8 * key.size() + 64;  // the key and the table's entry
-    if (bytes > memo_bytes_left_) return;
-    memo_bytes_left_ -= bytes;
-    refuted_.emplace(key, capacity_);
-  }
+  void remember(const std::vector<std::int64_t>& key) { refuted_.store(key, capacity_); }
 
   static constexpr std::uint64_t min_remembered_nodes = 2;
 
@@ -480,17 +532,7 @@ class layout_search {
   std::vector<std::vector<entry>> orders_;
   std::vector<entry> moved_;  // next_order's buffers whose minimum offset rose
   std::vector<std::vector<std::int64_t>> keys_;  // per depth: the state of the node being searched
-  struct key_hash {
-    std::size_t operator()(const std::vector<std::int64_t>& key) const noexcept {
-      std::uint64_t h = 1469598103934665603ull;
-      for (std::int64_t x : key) h = (h ^ static_cast<std::uint64_t>(x)) * 1099511628211ull;
-      return static_cast<std::size_t>(h);
-    }
-  };
-  // Exhausted states, each with the largest capacity it was searched at: the same state comes back
-  // below other placements (and in the next restart) and needs no second search.
-  std::unordered_map<std::vector<std::int64_t>, std::int64_t, key_hash> refuted_;
-  std::uint64_t memo_bytes_left_;
+  state_table refuted_;  // exhausted states, each with the largest capacity it was searched at
 };
 
 }  // namespace memsched::detail
