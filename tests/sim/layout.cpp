@@ -1,4 +1,6 @@
 #include <memsched/core/errors.hpp>
+#include <memsched/graph/json_io.hpp>
+#include <memsched/order/serenity.hpp>
 #include <memsched/sim/arena.hpp>
 #include <memsched/sim/layout.hpp>
 #include <memsched/sim/layout_io.hpp>
@@ -204,6 +206,20 @@ TEST_CASE("solve_layout: remembering refuted states changes no minimum and no pr
   REQUIRE(has_solution(without.status));
   CHECK(check_layout(k.buffers, with.offsets, 1048576).valid);
   CHECK(with.stats.nodes < without.stats.nodes);
+}
+
+TEST_CASE("solve_layout: the tensors of Serenity's order of Moccasin's n250 fit its peak, found within a counted limit") {
+  // About 50 tensors live at once and many sections within 1% of the peak: a layout at the peak
+  // exists but is rare. The limit is counted, so the result is the same on every machine.
+  const memory_graph g = make_memory_graph(read_json_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/moccasin/random_layered_n250.json"));
+  const auto order = serenity_order(g);
+  REQUIRE(order.peak_bytes == 105170);
+  std::vector<std::size_t> first, last, buffer_of;
+  const auto buffers = detail::layout_buffers_of(detail::arena_buffers(g, order.order, first, last, buffer_of));
+  const layout_result r = solve_layout(buffers, {.capacity = 105170, .node_limit = 400000});
+  CHECK(r.status == solve_status::optimal);
+  CHECK(r.arena_bytes == 105170);
+  CHECK(check_layout(buffers, r.offsets, 105170).valid);
 }
 
 TEST_CASE("check_layout finds overlaps, misalignment, fixed offsets and capacity") {
