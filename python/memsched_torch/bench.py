@@ -5,7 +5,8 @@
 
 Prints one row per model and budget: memsched's predicted peak, the measured peak of the plan's
 execution, eager autograd's measured peak, the measured step time against eager's and the plan's
-predicted overhead; then, for the same model, torch.utils.checkpoint_sequential (sequence-shaped
+predicted overhead (or, when no plan meets the budget, the error naming it and the least feasible
+budget); then, for the same model, torch.utils.checkpoint_sequential (sequence-shaped
 models) and functorch's min_cut_rematerialization_partition with the same instrument.
 
 The instrument: glibc's mallinfo2() (bytes in use in every malloc arena plus mmap'd chunks, which is
@@ -204,7 +205,7 @@ def main(argv):
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--segments", default="2,4")
     parser.add_argument("--memsched")
-    parser.add_argument("--time-limit", default="30", help="the tool's --time-limit per plan (seconds)")
+    parser.add_argument("--time-limit", default="30", help="the tool's --time-limit per plan (seconds); a budget with no plan costs a few more (the bisection for the least feasible budget)")
     parser.add_argument("--costs", choices=("flops", "timed"), default="flops",
                         help="what plans minimise: FLOPs, or the median seconds of each op on this CPU (cached)")
     parser.add_argument("--no-baselines", action="store_true")
@@ -226,7 +227,7 @@ def main(argv):
             budget = float(text)
             try:
                 m = memsched_torch.budgeted(model, inputs, budget=budget, algo=args.algo, tool=args.memsched, joint=jg,
-                                            extra=("--time-limit", args.time_limit) if args.algo == "auto" else (), find_least=False)
+                                            extra=("--time-limit", args.time_limit) if args.algo == "auto" else ())
             except memsched_torch.PlanError as exc:
                 print(f"{name:9s} {budget:5.0%}   {args.algo:12s}  no plan: {exc}")
                 continue

@@ -59,8 +59,9 @@ def run_tool(tool, args):
 def remat(graph_path, budget, algo="auto", tool=None, extra=(), find_least=True):
     """The tool's remat document ({"steps", "peak_bytes", "total_cost", ...}) within budget.
 
-    Raises PlanError naming the budget and (find_least: by bisection, a few more tool runs) the
-    least budget the algorithm plans when none fits."""
+    Raises PlanError naming the budget, whether the tool proved it infeasible or only found no
+    plan (a time limit), and (find_least: by bisection, a few more tool runs with the same
+    algorithm and flags) the least budget the algorithm plans when none fits."""
     tool = find_tool(tool)
     arg = budget_arg(budget)
     rc, doc, err = run_tool(tool, ["remat", graph_path, "--budget", arg, "--algo", algo, "--json", *extra])
@@ -68,14 +69,27 @@ def remat(graph_path, budget, algo="auto", tool=None, extra=(), find_least=True)
         return doc
     if rc != 2 or doc is None:
         raise PlanError(f"memsched remat {graph_path} --budget {arg} --algo {algo} failed: {err or rc}")
+    head = no_plan_text(arg, algo, doc)
     if not find_least:
-        raise PlanError(f"budget {arg} ({doc.get('budget')} bytes) is infeasible for --algo {algo} "
-                        f"({doc.get('status')}): {doc.get('message', '')}")
+        raise PlanError(head)
     peak = no_remat_peak(graph_path, tool)
     least = least_feasible(graph_path, algo, tool, doc.get("budget", 0), peak, extra)
-    raise PlanError(f"budget {arg} ({doc.get('budget')} bytes) is infeasible for --algo {algo} "
-                    f"({doc.get('status')}): the least feasible budget found is {least} bytes "
-                    f"({100.0 * least / peak:.1f}% of the no-recomputation peak {peak} bytes)")
+    if least is None:
+        raise PlanError(f"{head}; the least feasible budget is unknown: --algo {algo} plans no budget "
+                        f"up to the no-recomputation peak {peak:,} bytes")
+    raise PlanError(f"{head}; the least feasible budget found is {least:,} bytes "
+                    f"({100.0 * least / peak:.1f}% of the no-recomputation peak {peak:,} bytes; "
+                    f"the least budget --algo {algo} planned, by bisection to 0.5% of the peak)")
+
+
+def no_plan_text(arg, algo, doc):
+    """The budget, and whether the tool proved it infeasible or only found no plan."""
+    status, message = doc.get("status", "?"), doc.get("message", "")
+    budget = f"budget {arg} ({doc.get('budget', 0):,} bytes)"
+    why = f": {message}" if message else ""
+    if status == "infeasible":
+        return f"{budget} is infeasible (proven by --algo {algo}{why})"
+    return f"no plan within {budget}: --algo {algo} found none (status {status}, not proven infeasible{why})"
 
 
 def no_remat_peak(graph_path, tool):
@@ -85,14 +99,23 @@ def no_remat_peak(graph_path, tool):
     return int(doc["peak_bytes"])
 
 
-def least_feasible(graph_path, algo, tool, infeasible, feasible, extra=(), tolerance=0.005):
-    """Bisection on the budget in bytes, to within tolerance of the no-recomputation peak."""
-    lo, hi = int(infeasible), int(feasible)
-    while hi - lo > max(1, int(tolerance * feasible)):
+def least_feasible(graph_path, algo, tool, infeasible, peak, extra=(), tolerance=0.005):
+    """The least budget in bytes that algo plans, by bisection between an infeasible budget and
+    the no-recomputation peak, to within tolerance of the peak; None when algo plans not even
+    the peak."""
+    def plan_peak(budget):
+        rc, doc, _ = run_tool(tool, ["remat", graph_path, "--budget", str(budget), "--algo", algo, "--json", *extra])
+        return int(doc.get("peak_bytes", budget)) if rc == 0 and doc is not None else None
+
+    hi = plan_peak(peak)
+    if hi is None:
+        return None
+    lo = int(infeasible)
+    while hi - lo > max(1, int(tolerance * peak)):
         mid = (lo + hi) // 2
-        rc, doc, _ = run_tool(tool, ["remat", graph_path, "--budget", str(mid), "--algo", algo, "--json", *extra])
-        if rc == 0:
-            hi = min(mid, int(doc.get("peak_bytes", mid)))
+        planned = plan_peak(mid)
+        if planned is not None:
+            hi = min(mid, planned)
         else:
             lo = mid
     return hi

@@ -5,7 +5,8 @@ For each model: the joint graph is read by `memsched info`, and one (two for the
 run by memsched's plan at 100%, 70% and 50% of the no-recomputation peak give outputs, losses,
 parameter gradients and BatchNorm buffers torch.equal to eager PyTorch's from the same state and
 seed; the 50% plans recompute (overhead > 0) and predict a peak within the budget. A budget below
-every plan ends in an error naming it and the least feasible budget.
+every plan ends in an error naming it, whether it is proven infeasible, and the least feasible
+budget (one that plans), or why that is unknown.
 
   python3 tests/scripts/memsched_torch_test.py MEMSCHED_TOOL SOURCE_DIR
 """
@@ -13,6 +14,7 @@ every plan ends in an error naming it and the least feasible budget.
 import copy
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -193,6 +195,37 @@ def check_timed_costs(work):
         check("an unknown costs value is rejected", "costs" in str(exc), str(exc))
 
 
+def no_plan_error(jg, **kwargs):
+    try:
+        memsched_torch.budgeted(InplaceViews(), (torch.randn(64, 12),), tool=tool, joint=jg, **kwargs)
+    except memsched_torch.PlanError as exc:
+        return str(exc)
+    return None
+
+
+def check_no_plan_errors(jg):
+    """A budget no plan meets: the error names it, says whether it is proven infeasible, and names
+    a least feasible budget that does plan, or says why there is none."""
+    text = no_plan_error(jg, budget=64, extra=FAST)
+    check("an infeasible budget raises PlanError", text is not None, "no error")
+    text = text or ""
+    found = re.search(r"least feasible budget found is ([\d,]+) bytes \(([\d.]+)% of", text)
+    check("an infeasible budget names itself, proven infeasible, and the least feasible budget",
+          "budget 64 (64 bytes) is infeasible (proven" in text and found is not None, text)
+    if found:
+        least = int(found.group(1).replace(",", ""))
+        check(f"the least feasible budget named ({least} bytes) plans",
+              no_plan_error(jg, budget=least, extra=FAST) is None)
+        below = least - max(1, least // 10)
+        check(f"10% below the least feasible budget ({below} bytes) has no plan",
+              no_plan_error(jg, budget=below, extra=FAST) is not None)
+    # chen-sqrtn does not take this graph (its forward is no chain): no budget has a plan.
+    text = no_plan_error(jg, budget=0.5, algo="chen-sqrtn") or ""
+    check("an algorithm that plans no budget: the error says the least feasible budget is unknown, and why",
+          "budget 50% (" in text and "not proven infeasible" in text and "least feasible budget is unknown" in text
+          and "plans no budget up to the no-recomputation peak" in text, text)
+
+
 def main():
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory() as work:
@@ -202,13 +235,7 @@ def main():
         check_inference()
         check_inference_memory()
         check_timed_costs(work)
-        try:
-            memsched_torch.budgeted(InplaceViews(), (torch.randn(64, 12),), budget=64, tool=tool, joint=jg, extra=FAST)
-            check("an infeasible budget raises PlanError", False, "no error")
-        except memsched_torch.PlanError as exc:
-            text = str(exc)
-            check("an infeasible budget names itself and the least feasible budget",
-                  "budget 64 " in text and "least feasible budget" in text, text)
+        check_no_plan_errors(jg)
         try:
             memsched_torch.budgeted(InplaceViews(), (torch.randn(64, 12),), budget=1.5, tool=tool, joint=jg, extra=FAST)
             check("a fraction above 1 is rejected", False, "no error")
