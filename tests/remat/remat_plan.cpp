@@ -397,6 +397,42 @@ TEST_CASE("remat_plan: a time limit of zero returns at once without a plan; the 
   CHECK(r.message.find("ended by every stage finished") != std::string::npos);
 }
 
+TEST_CASE("remat_plan: the lifetime search's better plans reach the observer as it finds them, not only when it ends") {
+  // The reports in the order they came: each better plan and each phase.
+  struct timeline {
+    std::vector<std::pair<std::string, double>> events;  // ("", cost) for a plan, (phase, 0) for a phase
+    void on_incumbent(double, double value, double) { events.emplace_back("", value); }
+    void on_phase(double, std::string_view p) { events.emplace_back(std::string(p), 0.0); }
+  };
+  std::size_t most_in_stage = 0;
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+    CAPTURE(seed);
+    const memory_graph g = make_memory_graph(make_random_layered({.nodes = 150, .seed = seed}));
+    const std::int64_t budget = (lower_bound_of(g) + checkpoint_all_plan(g, unlimited_budget).peak_bytes) / 2;
+    timeline seen;
+    const remat_result r = remat_plan(g, budget, remat_plan_options{.solver = {.observer = seen}});
+    if (!has_solution(r.status)) continue;
+    check_plan_of(g, r, budget);
+    // Plans reported while the lifetime search ran: between its phase and the next one.
+    std::size_t in_stage = 0;
+    bool inside = false;
+    double last = std::numeric_limits<double>::infinity();
+    for (const auto& [phase, cost] : seen.events) {
+      if (!phase.empty()) {
+        inside = phase == "lifetime-search";
+        continue;
+      }
+      CHECK(cost < last);  // only better plans
+      last = cost;
+      in_stage += inside;
+    }
+    CHECK(last == doctest::Approx(r.total_cost));
+    most_in_stage = std::max(most_in_stage, in_stage);
+  }
+  // The stage's own improvements, one by one: more than the one plan its end would give.
+  CHECK(most_in_stage >= 2);
+}
+
 TEST_CASE("remat_plan: with a time limit, the time the stages leave goes to the lifetime search; never dearer") {
   int cheaper = 0;
   for (std::uint64_t seed = 0; seed < memsched::testing::random_cases(8); ++seed) {
