@@ -7,7 +7,8 @@
 # sanitizer runtimes and libFuzzer (CI's sanitizer phase and fuzz/run.sh use it); --fuzz is the same.
 # --onnx installs ONNX 1.12 with its protobuf headers, for the ONNX reader (memsched::onnx, found at
 # configure time), and python3-onnx (to inspect models); --plots installs python3-matplotlib for
-# scripts/plot.py. --torch installs python3-torch and python3-torchvision for scripts/torch_export.py
+# scripts/plot.py. --torch installs python3-torch, python3-torchvision and python3-networkx (functorch's
+# min-cut partitioner, a baseline of the PyTorch bench) for python/memsched_torch
 # (about 200 MB of packages, 740 MB installed, 2-3 min). Without them the ONNX, picture and torch
 # tests are skipped (ctest says so).
 set -euo pipefail
@@ -26,7 +27,7 @@ for arg in "$@"; do
     --clang | --fuzz) packages+=(clang-19 libclang-rt-19-dev) ;;
     --onnx) packages+=(libonnx-dev libprotobuf-dev python3-onnx) ;;
     --plots) packages+=(python3-matplotlib) ;;
-    --torch) packages+=(python3-torch python3-torchvision) ;;
+    --torch) packages+=(python3-torch python3-torchvision python3-networkx) ;;
     *) echo "setup: unknown argument '$arg' (usage: setup.sh [--glpk] [--clang] [--fuzz] [--onnx] [--plots] [--torch])" >&2; exit 2 ;;
   esac
 done
