@@ -272,14 +272,22 @@ class remat_portfolio {
 
   void lifetime() {
     if (o_.lifetime_rounds == 0 || out_of_time()) return;
-    o_.solver.observer.on_phase(deadline_.elapsed(), "lifetime-search");
-    lifetime_search_options l{.order = order_, .max_rounds = o_.lifetime_rounds, .start_plans = starts_};
-    if (deadline_.limited()) l.solver.time_limit = std::chrono::duration<double>(std::max(0.0, deadline_.left()) * o_.lifetime_fraction);
-    remat_plan_forwarder fw{o_.solver.observer, deadline_.elapsed(), &reported_, "lifetime-search"};
-    l.solver.observer = fw;
-    const remat_result r = lifetime_search_plan(g_, budget_, l);
+    std::optional<double> limit;
+    if (deadline_.limited()) limit = std::max(0.0, deadline_.left()) * o_.lifetime_fraction;
+    const remat_result r = run_lifetime_search(0, starts_, limit);
     if (r.status == solve_status::time_limit) stopped_ = true;
     offer(r, "lifetime-search");
+  }
+
+  /// One run of the lifetime search along the order from `starts`, its incumbents forwarded to the
+  /// observer as they are found; `seconds` limits it (none: its counted rounds only).
+  remat_result run_lifetime_search(std::uint64_t seed, std::vector<execution_plan> starts, std::optional<double> seconds) {
+    o_.solver.observer.on_phase(deadline_.elapsed(), "lifetime-search");
+    lifetime_search_options l{.order = order_, .max_rounds = o_.lifetime_rounds, .seed = seed, .start_plans = std::move(starts)};
+    if (seconds) l.solver.time_limit = std::chrono::duration<double>(*seconds);
+    remat_plan_forwarder fw{o_.solver.observer, deadline_.elapsed(), &reported_, "lifetime-search"};
+    l.solver.observer = fw;
+    return lifetime_search_plan(g_, budget_, l);
   }
 
   /// Time the stages left (one skipped, or all done early) goes to the lifetime search, the stage
@@ -301,7 +309,6 @@ class remat_portfolio {
         end_ = "the time limit";
         return;
       }
-      o_.solver.observer.on_phase(deadline_.elapsed(), "lifetime-search");
       std::vector<execution_plan> starts = starts_;
       if (first_computation_order(best_.plan, g_.size()) == order_) {
         // The best plan first; offer() has usually kept it among the starts already.
@@ -310,12 +317,8 @@ class remat_portfolio {
         else
           starts.insert(starts.begin(), best_.plan);
       }
-      lifetime_search_options l{.order = order_, .max_rounds = o_.lifetime_rounds, .seed = seed, .start_plans = std::move(starts)};
-      l.solver.time_limit = std::chrono::duration<double>(std::max(0.0, deadline_.left()));
-      remat_plan_forwarder fw{o_.solver.observer, deadline_.elapsed(), &reported_, "lifetime-search"};
-      l.solver.observer = fw;
       const double before = best_.total_cost;
-      const remat_result r = lifetime_search_plan(g_, budget_, l);
+      const remat_result r = run_lifetime_search(seed, std::move(starts), std::max(0.0, deadline_.left()));
       offer(r, "lifetime-search");
       if (!(best_.total_cost < before - 1e-9 * std::max(1.0, std::abs(before)))) {
         const bool out = r.status == solve_status::time_limit || deadline_.left() < min_refine_seconds;
