@@ -271,6 +271,8 @@ class lifetime_state {
   // (lives ending at p, freed after their last reader in the slot, as plan_from_computes does).
   // O(computations in the slot * in-degree).
   std::int64_t slot_correction(slot p) const {
+    // The slot's own op alone: every value it touches is alive throughout its one step.
+    if (recs_[p].empty()) return g_->workspace(order_[p]);
     steps_.assign(recs_[p].begin(), recs_[p].end());
     std::sort(steps_.begin(), steps_.end(), [&](auto a, auto b) { return pos_[a] < pos_[b]; });
     steps_.push_back(static_cast<std::uint32_t>(order_[p]));
@@ -443,20 +445,25 @@ class lifetime_searcher {
   /// fewest over-budget bytes). `noise` > 0 perturbs scores (LNS). Stops at `deadline`
   /// (out_of_time: the state may still be over the budget).
   outcome repair(lifetime_state& st, double noise, const call_deadline& deadline) {
+    std::vector<candidate> stale;  // the last scan's helpful splits, best score first
     while (st.over() > 0) {
       if (deadline.passed()) return outcome::out_of_time;  // a step scans every gap: checking costs nothing
       const std::int64_t before = st.over();
       const double cost0 = st.extra_cost();
+      const candidate lazy = pick_stale(st, stale, before, cost0, noise, deadline);
+      if (lazy.out_of_time) return outcome::out_of_time;
+      if (lazy.score >= 0) {
+        if (!apply(st, lazy, deadline)) return outcome::out_of_time;
+        continue;
+      }
       std::vector<candidate> singles;
       const candidate best = scan(st, before, cost0, noise, &singles, deadline);
       if (best.out_of_time) return outcome::out_of_time;
       if (best.score >= 0) {
-        const std::size_t m = st.mark();
-        if (!split(st, best.v, best.s, depth_, deadline)) {
-          st.undo(m);
-          return outcome::out_of_time;
-        }
-        st.commit();
+        for (const candidate& c : singles)
+          if (c.score >= 0 && !(c.v == best.v && c.s == best.s)) stale.push_back(c);
+        std::stable_sort(stale.begin(), stale.end(), [](const candidate& a, const candidate& b) { return a.score > b.score; });
+        if (!apply(st, best, deadline)) return outcome::out_of_time;
         continue;
       }
       // No single split helps: look one split further from the least harmful ones.
@@ -541,6 +548,48 @@ class lifetime_searcher {
     bool out_of_time = false;  // the deadline stopped the scan (the rest is not meaningful)
   };
   static constexpr std::size_t pair_width = 16;
+  // Stale splits re-tried per step before a full scan: a split's score rarely rises as others
+  // apply, so the best of the last scan usually stays the best (lazy greedy).
+  static constexpr std::size_t lazy_tries = 8;
+
+  bool apply(lifetime_state& st, const candidate& c, const call_deadline& deadline) {
+    const std::size_t m = st.mark();
+    if (!split(st, c.v, c.s, depth_, deadline)) {
+      st.undo(m);
+      return false;
+    }
+    st.commit();
+    return true;
+  }
+
+  // Re-scores the best stale splits (dropping those that no longer help); the first whose score
+  // is still at least every other stale score is returned, score -1 when none within lazy_tries
+  // (the caller scans then).
+  candidate pick_stale(lifetime_state& st, std::vector<candidate>& stale, std::int64_t before, double cost0, double noise,
+                       const call_deadline& deadline) {
+    for (std::size_t tries = 0; tries < lazy_tries && !stale.empty(); ++tries) {
+      candidate c = stale.front();
+      stale.erase(stale.begin());
+      if (c.s <= st.pos(c.v) || st.has_start(c.v, c.s)) continue;
+      if (deadline.passed()) return candidate{.out_of_time = true};
+      const std::size_t m = st.mark();
+      if (!split(st, c.v, c.s, depth_, deadline)) {
+        st.undo(m);
+        return candidate{.out_of_time = true};
+      }
+      const std::int64_t after = st.over();
+      const double added = st.extra_cost() - cost0;
+      st.undo(m);
+      if (after >= before) continue;
+      c.score = static_cast<double>(before - after) / std::max(added, tiny_cost_);
+      if (noise > 0) c.score *= 1.0 + noise * unit_(rng_);
+      c.over = after;
+      if (stale.empty() || c.score >= stale.front().score) return c;
+      stale.insert(std::upper_bound(stale.begin(), stale.end(), c, [](const candidate& a, const candidate& b) { return a.score > b.score; }), c);
+    }
+    stale.clear();
+    return candidate{};
+  }
 
   // The best split reducing the over-budget bytes below `before` (score: bytes removed per cost
   // added since `cost0`), or score -1; every split tried goes to `all` when given. A trial split
@@ -585,10 +634,13 @@ class lifetime_searcher {
           const std::int64_t after = st.over();
           const double added = st.extra_cost() - cost0;
           st.undo(m);
-          if (all) all->push_back({-1, v, at, after});
-          if (after >= before) continue;
+          if (after >= before) {
+            if (all) all->push_back({-1, v, at, after});
+            continue;
+          }
           double score = static_cast<double>(before - after) / std::max(added, tiny_cost_);
           if (noise > 0) score *= 1.0 + noise * unit_(rng_);
+          if (all) all->push_back({score, v, at, after});
           if (score > best.score) best = {score, v, at, after};  // strict: ties go to the smaller vertex, then slot
         }
       }
