@@ -404,11 +404,14 @@ TEST_CASE("remat_plan: the lifetime search's better plans reach the observer as 
     void on_incumbent(double, double value, double) { events.emplace_back("", value); }
     void on_phase(double, std::string_view p) { events.emplace_back(std::string(p), 0.0); }
   };
-  std::size_t most_in_stage = 0;
-  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+  std::size_t several = 0;  // runs whose lifetime stage reported two plans or more
+  for (std::uint64_t seed = 1; seed <= 8; ++seed)
+  for (const int eighths : {4, 6}) {
     CAPTURE(seed);
+    CAPTURE(eighths);
     const memory_graph g = make_memory_graph(make_random_layered({.nodes = 150, .seed = seed}));
-    const std::int64_t budget = (lower_bound_of(g) + checkpoint_all_plan(g, unlimited_budget).peak_bytes) / 2;
+    const std::int64_t lower = lower_bound_of(g), peak = checkpoint_all_plan(g, unlimited_budget).peak_bytes;
+    const std::int64_t budget = lower + (peak - lower) * eighths / 8;
     timeline seen;
     const remat_result r = remat_plan(g, budget, remat_plan_options{.solver = {.observer = seen}});
     if (!has_solution(r.status)) continue;
@@ -427,10 +430,10 @@ TEST_CASE("remat_plan: the lifetime search's better plans reach the observer as 
       in_stage += inside;
     }
     CHECK(last == doctest::Approx(r.total_cost));
-    most_in_stage = std::max(most_in_stage, in_stage);
+    several += in_stage >= 2;
   }
   // The stage's own improvements, one by one: more than the one plan its end would give.
-  CHECK(most_in_stage >= 2);
+  CHECK(several >= 2);
 }
 
 TEST_CASE("remat_plan: with a time limit, the time the stages leave goes to the lifetime search; never dearer") {
