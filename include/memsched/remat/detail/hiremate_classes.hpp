@@ -4,6 +4,7 @@
 // computing the same thing are recognised up to renumbering: equal hashes first, then an exact
 // comparison of the keys. Internals of remat/hiremate_partition.hpp.
 
+#include <memsched/core/detail/hash.hpp>
 #include <memsched/graph/memory_graph.hpp>
 #include <memsched/remat/detail/hiremate_rounds.hpp>
 
@@ -18,13 +19,6 @@
 #include <vector>
 
 namespace memsched::detail::hiremate {
-
-inline std::uint64_t mix_hash(std::uint64_t h, std::uint64_t x) noexcept {
-  x += 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return h ^ (x ^ (x >> 31));
-}
 
 /// A group in canonical form: two groups of one class have equal keys, and vertices[i],
 /// inputs[i], outputs[i] play the same role in both.

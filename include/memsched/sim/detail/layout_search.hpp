@@ -28,6 +28,7 @@
 // that fits badly in one order is often placed early in another); the first one that finishes
 // decides.
 
+#include <memsched/core/detail/hash.hpp>
 #include <memsched/order/detail/deadline_clock.hpp>
 
 #include <algorithm>
@@ -127,25 +128,21 @@ class state_table {
   state_table& operator=(const state_table&) = delete;
 
   /// The capacity stored for `key`, or -1.
-  std::int64_t find(std::span<const std::int64_t> key) {
-    const auto it = index_.find(stage(key));
-    pool_.resize(pool_.size() - key.size());
+  std::int64_t find(std::span<const std::int64_t> key) const {
+    const auto it = index_.find(key);
     return it == index_.end() ? -1 : it->second;
   }
 
   void store(std::span<const std::int64_t> key, std::int64_t capacity) {
-    const slot s = stage(key);
-    if (const auto it = index_.find(s); it != index_.end()) {
-      pool_.resize(s.at);
+    if (const auto it = index_.find(key); it != index_.end()) {
       it->second = std::max(it->second, capacity);
       return;
     }
     const std::uint64_t bytes = 8 * key.size() + 48;  // the key and the index's entry
-    if (bytes > bytes_left_) {
-      pool_.resize(s.at);
-      return;
-    }
+    if (bytes > bytes_left_) return;
     bytes_left_ -= bytes;
+    const slot s{pool_.size(), key.size()};
+    pool_.insert(pool_.end(), key.begin(), key.end());
     index_.emplace(s, capacity);
   }
 
@@ -153,28 +150,35 @@ class state_table {
   struct slot {
     std::size_t at, size;  // the key is pool_[at, at + size)
   };
+  using words = std::span<const std::int64_t>;
+
+  // Stored keys are slots into the pool; a key is looked up as a span of words, without copying
+  // it into the pool (both hash and compare as the words they stand for).
   struct hasher {
+    using is_transparent = void;
     const std::vector<std::int64_t>* pool;
-    std::size_t operator()(const slot& k) const noexcept {
-      std::uint64_t h = 1469598103934665603ull;
-      for (std::size_t i = k.at; i < k.at + k.size; ++i) h = (h ^ static_cast<std::uint64_t>((*pool)[i])) * 1099511628211ull;
-      return static_cast<std::size_t>(h);
+    std::size_t operator()(words k) const noexcept {
+      // Words mixed in pairs, each pair on its own with its position, then summed: no chain of
+      // multiplications runs through the key, which is as long as the unplaced buffers and is
+      // hashed at every node.
+      std::uint64_t h = 0;
+      std::size_t i = 0;
+      for (; i + 1 < k.size(); i += 2)
+        h += mix_hash(static_cast<std::uint64_t>(k[i]) * 0x9e3779b97f4a7c15ULL + i, static_cast<std::uint64_t>(k[i + 1]));
+      if (i < k.size()) h += mix_hash(i, static_cast<std::uint64_t>(k[i]));
+      return static_cast<std::size_t>(mix_hash(k.size(), h));
     }
+    std::size_t operator()(const slot& k) const noexcept { return (*this)(words(pool->data() + k.at, k.size)); }
   };
   struct same {
+    using is_transparent = void;
     const std::vector<std::int64_t>* pool;
-    bool operator()(const slot& a, const slot& b) const noexcept {
-      const auto base = pool->begin();
-      return a.size == b.size && std::equal(base + a.at, base + a.at + a.size, base + b.at);
-    }
+    words at(const slot& k) const noexcept { return words(pool->data() + k.at, k.size); }
+    static bool equal(words a, words b) noexcept { return std::equal(a.begin(), a.end(), b.begin(), b.end()); }
+    bool operator()(const slot& a, const slot& b) const noexcept { return equal(at(a), at(b)); }
+    bool operator()(words a, const slot& b) const noexcept { return equal(a, at(b)); }
+    bool operator()(const slot& a, words b) const noexcept { return equal(at(a), b); }
   };
-
-  /// Appends `key` to the pool (looked up from there; dropped again unless stored).
-  slot stage(std::span<const std::int64_t> key) {
-    const slot s{pool_.size(), key.size()};
-    pool_.insert(pool_.end(), key.begin(), key.end());
-    return s;
-  }
 
   std::vector<std::int64_t> pool_;
   std::uint64_t bytes_left_;
