@@ -80,7 +80,7 @@ class arena_order_search {
     peak_limit_ = peak_limit(r.start_peak_bytes);
     best_order_ = current_;
     const std::vector<arena_buffer> buffers = buffers_of(current_);
-    best_ = layout_of(layout_buffers_of(buffers), r.start_peak_bytes, std::nullopt);
+    best_ = start_layout(layout_buffers_of(buffers), r.start_peak_bytes);
     r.start_arena_bytes = best_.arena;
     current_greedy_ = greedy_arena(buffers, current_.size());
     position_.resize(g_.size());
@@ -125,18 +125,33 @@ class arena_order_search {
     return place_least_greedy(buffers, steps, offsets);
   }
 
-  /// Nodes of the start order's least-arena search, which may take up to a quarter of the time
-  /// limit: the rest goes to other orders, where a gap the start cannot close often disappears.
+  /// Nodes of each of the start order's two exact searches (at its peak, then its least arena),
+  /// each of which may take up to a quarter of the time left: the rest goes to other orders,
+  /// where a gap the start cannot close often disappears.
   static constexpr std::uint64_t start_nodes = 200000;
+  static constexpr double start_share = 0.25;
+
+  /// The start order's exact layout. A layout at its peak is the least arena and ends the whole
+  /// search, so that capacity is decided first, with the start's whole node allowance (the
+  /// minimisation's rounds spread their nodes over many capacities, and the tight one is often the
+  /// hardest); only when it is not found does the least-arena search run.
+  layout_found start_layout(std::span<const layout_buffer> buffers, std::int64_t peak) {
+    layout_found at_peak = layout_of(buffers, peak, peak, start_nodes, start_share);
+    if (at_peak.arena <= peak) return at_peak;
+    layout_found least = layout_of(buffers, peak, std::nullopt, start_nodes, start_share);
+    least.bound = std::max(least.bound, at_peak.bound);  // the decision may have proven the peak too small
+    return least;
+  }
 
   /// An exact layout of an order's `buffers` (layout_buffers_of), whose peak is `peak`: the least
-  /// arena (no capacity; the start) or any layout below `capacity`.
-  layout_found layout_of(std::span<const layout_buffer> buffers, std::int64_t peak, std::optional<std::int64_t> capacity) {
-    layout_options o{.capacity = capacity, .time_limit = std::nullopt, .node_limit = capacity ? candidate_nodes : start_nodes,
-                     .max_bytes = options_.max_bytes};
+  /// arena (no capacity) or any layout within `capacity`, in at most `nodes` search nodes and
+  /// the share `time_share` of the time left.
+  layout_found layout_of(std::span<const layout_buffer> buffers, std::int64_t peak, std::optional<std::int64_t> capacity,
+                         std::uint64_t nodes, double time_share = 1.0) {
+    layout_options o{.capacity = capacity, .time_limit = std::nullopt, .node_limit = nodes, .max_bytes = options_.max_bytes};
     if (!clock_.unlimited()) {
       const double left = std::max(0.0, std::chrono::duration<double>(clock_.deadline() - std::chrono::steady_clock::now()).count());
-      o.time_limit = std::chrono::duration<double>(capacity ? left : left / 4);
+      o.time_limit = std::chrono::duration<double>(left * time_share);
     }
     layout_result lr = solve_layout(buffers, o);
     layout_found f;
@@ -184,11 +199,11 @@ class arena_order_search {
 
   /// Asks the exact search for a layout of the current order (its `buffers` and `peak`) below the best arena.
   void search_current(std::span<const layout_buffer> buffers, std::int64_t peak) {
-    layout_found f = layout_of(buffers, peak, best_.arena - 1);
+    layout_found f = layout_of(buffers, peak, best_.arena - 1, candidate_nodes);
     if (f.arena < best_.arena) {
       // The decision found some layout below the best; the least arena of this order may be lower still.
       best_order_ = current_;
-      layout_found least = layout_of(buffers, peak, f.arena - 1);
+      layout_found least = layout_of(buffers, peak, f.arena - 1, candidate_nodes);
       best_ = least.arena < f.arena ? std::move(least) : std::move(f);
     }
   }
@@ -224,8 +239,8 @@ class arena_order_search {
 /// status optimal when the arena equals a peak no larger than the start's. Deterministic for the
 /// same options without a time limit (moves are drawn from `seed`; the searches are node-limited).
 /// Complexity: per move O(n + m) for the peak and the greedy layout's O(B log B + P log B), plus a
-/// node-limited exact search at each order the walk accepts; the start's exact layout is limited
-/// only by time_limit.
+/// node-limited exact search at each order the walk accepts, and the start's two (at its peak,
+/// then its least arena), node-limited and a quarter of the time left each.
 /// Throws invalid_order when `start` is not a topological order of every vertex; option_error for
 /// a negative or non-finite peak_slack or time_limit; what make_memory_graph throws for a bad graph.
 template <class G, class... Maps>

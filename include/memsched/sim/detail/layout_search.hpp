@@ -307,7 +307,8 @@ class layout_search {
     return true;
   }
 
-  /// Places b at its minimum offset; returns false when a fixed offset is overrun.
+  /// Places b at its minimum offset (its sections' floors at its top; fits_after raises the
+  /// others); returns false when a fixed offset is overrun.
   bool place(std::uint32_t b, std::int64_t at, bool& hatless) {
     offset_[b] = at;
     const std::int64_t top = at + in_.size[b];
@@ -329,8 +330,20 @@ class layout_search {
       floor_[s] = top;
       total_[s] -= in_.size[b];
     }
-    raise_floors(b, top);
     return ok;
+  }
+
+  /// Whether the sections still fit after placing b at `offset`, raising their floors only when
+  /// the sections fit without: floors only rise, so a placement that fails before fails after,
+  /// and most rejected placements fail at once.
+  bool fits_after(const partition& p, std::uint32_t b, std::int64_t offset) {
+    if (!check(p, offset)) return false;
+    const std::size_t mark = floor_log_.size();
+    raise_floors(b, offset + in_.size[b]);
+    for (std::size_t k = mark; k < floor_log_.size(); ++k)
+      if (const std::uint32_t s = floor_log_[k].section; p.lo <= s && s < p.hi && std::max(offset, floor_[s]) + total_[s] > capacity_)
+        return false;
+    return true;
   }
 
   /// The floor of a section is the least minimum offset of its unplaced buffers (while it has
@@ -483,7 +496,7 @@ class layout_search {
       const std::size_t floor_mark = floor_log_.size(), offset_mark = offset_log_.size();
       bool hatless = false;
       layout_outcome r = layout_outcome::exhausted;
-      if (place(b, e.offset, hatless) && check(p, e.offset)) r = descend(p, pre, order, e, b);
+      if (place(b, e.offset, hatless) && fits_after(p, b, e.offset)) r = descend(p, pre, order, e, b);
       unplace(b, floor_mark, offset_mark);
       if (r != layout_outcome::exhausted || hatless) {
         --depth_;
