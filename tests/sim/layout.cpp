@@ -172,6 +172,52 @@ TEST_CASE("solve_layout: brute force over every layout of small random instances
   CHECK(infeasible_seen > 0);
 }
 
+TEST_CASE("solve_layout: a capacity proven too small raises the bound to the next multiple of the sizes' gcd") {
+  // Random instances with sizes, alignments and fixed offsets scaled by 4 (seeds fixed here): where
+  // the least arena is above the load, deciding the capacity 4 below it proves the least arena
+  // itself as the bound (a capacity proven too small alone gives only itself + 1).
+  int above_load = 0;
+  for (std::uint64_t seed = 1; seed <= memsched::testing::random_cases(600); ++seed) {
+    std::mt19937_64 rng(seed);
+    auto bs = random_instance(rng, true);
+    CAPTURE(seed);
+    std::int64_t stack = 0;
+    for (const auto& b : bs) stack = std::max(stack, b.offset.value_or(0) + b.size);
+    for (const auto& b : bs) stack += b.size + b.alignment;
+    brute_force bf(bs, stack + 1);  // on the unscaled instance: scaling scales every layout
+    bf.go(0, 0);
+    if (bf.best > stack) continue;  // two fixed buffers clash
+    const std::int64_t best = 4 * bf.best;
+    for (auto& b : bs) {
+      b.size *= 4;
+      b.alignment *= 4;
+      if (b.offset) *b.offset *= 4;
+    }
+    const layout_result least = solve_layout(bs);
+    REQUIRE(least.status == solve_status::optimal);
+    CHECK(least.arena_bytes == best);
+    CHECK(least.lower_bound == best);
+    if (best <= least.stats.max_load) continue;
+    ++above_load;
+    const layout_result below = solve_layout(bs, {.capacity = best - 4});
+    CHECK(below.status == solve_status::infeasible);
+    CHECK(below.lower_bound == best);
+  }
+  CHECK(above_load > 0);
+  // An alignment that neither divides the sizes' gcd nor is divided by it lowers the grain: a
+  // fixed at 0 and b aligned to 6 live together, so b goes to 6 and the least arena is 10, not a
+  // multiple of 4; capacity 9 proves 10, not 12.
+  const std::vector<layout_buffer> bs{{.first = 0, .last = 2, .size = 4, .offset = 0}, {.first = 1, .last = 2, .size = 4, .alignment = 6},
+                                      {.first = 0, .last = 1, .size = 4}};
+  const layout_result at = solve_layout(bs);
+  CHECK(at.status == solve_status::optimal);
+  CHECK(at.arena_bytes == 10);
+  CHECK(at.lower_bound == 10);
+  const layout_result below = solve_layout(bs, {.capacity = 9});
+  CHECK(below.status == solve_status::infeasible);
+  CHECK(below.lower_bound == 10);
+}
+
 // The bytes of the search's own tables for `bs` (as solve_layout counts them): with max_bytes at
 // exactly this, the search runs with no room to remember refuted states.
 std::uint64_t search_table_bytes(const std::vector<layout_buffer>& bs) {

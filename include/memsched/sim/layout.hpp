@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <span>
 #include <string>
@@ -243,7 +244,7 @@ class layout_solver {
         best = search.solution();
         best_bytes = height(best);
       } else if (o == layout_outcome::exhausted) {
-        r.lower_bound = want + 1;
+        r.lower_bound = above(want);
       }
     } else if (minimise_bytes && r.stats.searched) {
       minimise(r, best, best_bytes);
@@ -271,8 +272,27 @@ class layout_solver {
       in_.fixed.push_back(b.offset.value_or(-1));
       in_.first.push_back(b.first);
       in_.last.push_back(b.last);
+      grain_ = std::gcd(grain_, std::gcd(b.size, b.offset.value_or(0)));
+    }
+    grain_ = std::max<std::int64_t>(grain_, 1);
+    // An alignment keeps tops on multiples of the grain when it divides the grain (no rounding)
+    // or the grain divides it; any other one lowers the grain to their gcd.
+    for (bool lowered = true; lowered;) {
+      lowered = false;
+      for (const std::int64_t a : in_.align)
+        if (grain_ % a != 0 && a % grain_ != 0) {
+          grain_ = std::gcd(grain_, a);
+          lowered = true;
+        }
     }
   }
+
+  /// The least arena that a capacity `c` proven too small leaves possible. Every least arena is
+  /// a multiple of grain_ (a divisor of every size and fixed offset that takes room, compatible
+  /// with every alignment): each buffer of a canonical layout sits at 0, at its fixed offset or
+  /// at the top of another rounded up to its alignment, all multiples of it, and every layout
+  /// pushes down into a canonical one no higher.
+  std::int64_t above(std::int64_t c) const { return (c / grain_ + 1) * grain_; }
 
   /// Whether two fixed buffers live at the same time overlap. O(F log F) for F fixed buffers.
   bool fixed_clash() const {
@@ -378,19 +398,21 @@ class layout_solver {
     std::int64_t probe_lo = lo;  // below it, this round has nothing left to try
     bool unresolved = false, first = true;
     while (probe_lo < best_bytes) {
-      const std::int64_t c = first ? lo : probe_lo + (best_bytes - 1 - probe_lo) / 2;
+      // Only multiples of grain_ are probed (lo and probe_lo are such): another capacity decides
+      // as the multiple below it.
+      const std::int64_t c = first ? lo : probe_lo + (best_bytes - 1 - probe_lo) / 2 / grain_ * grain_;
       first = false;
       const layout_outcome o = search.decide(c, allowance);
       ++decisions;
       if (o == layout_outcome::call_budget) {
         unresolved = true;
-        probe_lo = c + 1;
+        probe_lo = above(c);
       } else if (o == layout_outcome::found) {
         best = search.solution();
         best_bytes = height(best);
       } else if (o == layout_outcome::exhausted) {
-        lo = std::max(lo, c + 1);
-        probe_lo = std::max(probe_lo, c + 1);
+        lo = std::max(lo, above(c));
+        probe_lo = std::max(probe_lo, above(c));
       } else {
         return round_end::stopped;
       }
@@ -412,6 +434,7 @@ class layout_solver {
   std::uint64_t node_limit_;
   std::uint64_t max_bytes_;
   std::uint64_t memo_bytes_ = 0;  // for the states the search proved empty
+  std::int64_t grain_ = 0;        // every arena is a multiple of it (collect)
   layout_instance in_;
   std::vector<std::size_t> id_;
 };
@@ -421,7 +444,8 @@ class layout_solver {
 /// Offsets for `buffers` in one arena: within options.capacity when given (decision), else of the
 /// least arena (minimisation). Greedy layouts first (greedy by size, first fit), then the exact
 /// search, anytime: with limits it returns the best layout found and a proven lower bound (the
-/// most bytes live at once, raised by every capacity the search proves too small).
+/// most bytes live at once, raised by every capacity the search proves too small, to the next
+/// multiple of the grain of the sizes: docs/layout.md).
 /// Deterministic without a time limit.
 /// Complexity: exponential in the worst case (the problem is NP-hard); the greedy starts are
 /// O(B log B + B L log B) for B buffers, at most L live at once; the search's memory is
