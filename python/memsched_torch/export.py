@@ -250,14 +250,24 @@ def read_items(node, result):
     return read
 
 
-def unread_storages(node, result):
-    """Storage keys of the items of node's result that no node reads and no read item shares."""
+def unread_items(node, result):
+    """Indices of the items of node's tuple (or list) result that no node reads (max-pool's indices
+    in a forward graph, layer norm's statistics when no backward reads them): a runner drops them as
+    soon as the op returns."""
     read = read_items(node, result)
-    if read is None:
+    return [] if read is None else [i for i in range(len(result)) if i not in read]
+
+
+def unread_storages(node, result):
+    """Storage keys of the items of node's result that no node reads and no read item shares: the
+    op's workspace, allocated by the op and dropped as soon as it returns. Both exporters (this
+    file's forward graphs, joint.py's training graphs) make them the op's `workspace`."""
+    unread = unread_items(node, result)
+    if not unread:
         return set()
     keys = {i: {storage_key(t)[0] for t in flat_tensors(item, [])} for i, item in enumerate(result)}
-    kept = set().union(*(keys[i] for i in read))
-    return set().union(*(k for i, k in keys.items() if i not in read)) - kept - {None}
+    kept = set().union(*(k for i, k in keys.items() if i not in unread))
+    return set().union(*(keys[i] for i in unread)) - kept - {None}
 
 
 def build_graph(gm, inputs, level):

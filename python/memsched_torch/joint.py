@@ -7,8 +7,10 @@ are the parameters, buffers and module inputs (primals) and one incoming gradien
 output (tangents); its outputs are the module outputs and the parameter gradients.
 
 Vertices are the values that own storage: an op whose result has a new storage, one vertex per
-new tensor of a multi-output op (an item), and each tangent. Views, aliases and `getitem`s of
-views are no vertices: they are evaluated again from their base when a consumer needs them.
+new tensor of a multi-output op that a node reads (an item), and each tangent. A new tensor of a
+multi-output op that no node reads is the op's workspace (export.unread_storages, the forward
+exporter's rule). Views, aliases and `getitem`s of views are no vertices: they are evaluated
+again from their base when a consumer needs them.
 An in-place op on a storage that a vertex created just before (dropout's `bernoulli_` on an
 `empty_like`) joins that vertex: recomputing the vertex runs both.
 
@@ -30,7 +32,7 @@ import torch
 import torch.fx
 from torch.utils import _pytree as pytree
 
-from .export import flat_tensors
+from .export import flat_tensors, unread_items, unread_storages
 
 
 class TraceError(Exception):
@@ -48,6 +50,8 @@ class Vertex:
     cost: float = 0.0
     role: str = "forward"
     item: int = 0           # kind "item": the index into the op's result
+    workspace: int = 0      # kind "op": bytes of the result's items no node reads (dropped as the op returns)
+    unread: list = field(default_factory=list)  # kind "op": the indices of those items
     group: list = field(default_factory=list)  # kind "op": in-place ops run after node, in order
     random: bool = False    # draws random numbers: recomputation replays the RNG state
     writes_static: list = field(default_factory=list)  # arg positions of buffers it updates
@@ -126,6 +130,8 @@ class JointGraph:
         nodes = []
         for v in self.vertices:
             node = {"id": v.id, "name": v.name, "op": v.op, "bytes": v.bytes, "cost": v.cost, "role": v.role}
+            if v.workspace:
+                node["workspace"] = v.workspace
             if v.random:
                 node["random"] = True
             nodes.append(node)
@@ -390,7 +396,13 @@ class _Classifier:
         for t in ins:
             self.readers.setdefault(storage_of(t)[0], []).append(node)
         if new:
-            v = self.add_vertex(node, name, "op", sum(new.values()), self.cost_of(node, name, args, outs))
+            # Items no node reads (an op's statistics or indices that no backward needs) are the
+            # op's workspace, as in the forward exporter: the runner drops them as the op returns.
+            unread = {ptr for ptr, _ in unread_storages(node, result)}
+            held = sum(nbytes for ptr, nbytes in new.items() if ptr not in unread)
+            v = self.add_vertex(node, name, "op", held, self.cost_of(node, name, args, outs))
+            v.workspace = sum(nbytes for ptr, nbytes in new.items() if ptr in unread)
+            v.unread = unread_items(node, result) if v.workspace else []
             v.random = name in RANDOM_OPS
             v.writes_static = [i for i in written if self.is_static(args[i])]
             for ptr in new:

@@ -1,10 +1,10 @@
 """Executes memsched plans on real tensors.
 
 A training plan is a list of compute / free steps over the joint graph's vertices. The runner
-keeps one tensor (or, for a multi-output op, one tuple) per resident vertex, computes a vertex by
-running its ATen op(s) on its predecessors' tensors and drops the reference at a free step, so
-PyTorch's allocator releases the storage at once. The steps before the first incoming gradient
-run in the module's forward, the rest in its backward.
+keeps one tensor (or, for a multi-output op, one tuple without the items no node reads) per
+resident vertex, computes a vertex by running its ATen op(s) on its predecessors' tensors and
+drops the reference at a free step, so PyTorch's allocator releases the storage at once. The
+steps before the first incoming gradient run in the module's forward, the rest in its backward.
 """
 
 import torch
@@ -97,8 +97,10 @@ class JointRunner:
             else:
                 state["rng"][vid] = torch.get_rng_state()
         try:
-            env[vid] = v.node.target(*args, **kwargs)
-            memo[v.node] = env[vid]
+            out = v.node.target(*args, **kwargs)
+            if v.unread:  # the op's workspace: items no node reads die as the op returns
+                out = tuple(None if i in v.unread else item for i, item in enumerate(out))
+            env[vid] = memo[v.node] = out
             for node in v.group:
                 gargs, gkwargs = torch.fx.node.map_arg((node.args, node.kwargs), lambda n: self.value(state, n, memo))
                 node.target(*gargs, **gkwargs)

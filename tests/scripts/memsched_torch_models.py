@@ -98,6 +98,19 @@ class PoolSkip(nn.Module):
         return self.conv2(torch.relu(self.conv1(y))) + y
 
 
+class PoolHead(nn.Module):
+    """A max-pool of the input and a 1x1 convolution. In a training step the input takes no
+    gradient, so no backward reads the pool's indices: they are the pool's workspace, and the
+    pool's moment (its output and its indices) is the step's peak."""
+
+    def __init__(self, channels=8):
+        super().__init__()
+        self.conv = nn.Conv2d(channels, 2, 1)
+
+    def forward(self, x):
+        return self.conv(nn.functional.max_pool2d(x, 2))
+
+
 class SinChain(nn.Module):
     """A long chain of small element-wise ops: two small tensors live at a time among many nodes."""
 

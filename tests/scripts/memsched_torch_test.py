@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.join(root, "tests", "scripts"))
 import torch  # noqa: E402
 
 import memsched_torch  # noqa: E402
-from memsched_torch_models import InplaceViews, PoolSkip, SinChain, SmallCNN, TinyGPT  # noqa: E402
+from memsched_torch_models import InplaceViews, PoolHead, PoolSkip, SinChain, SmallCNN, TinyGPT  # noqa: E402
 
 failures = []
 # The MILP stage of --algo auto runs to its time limit; the heuristics, DTR and the lifetime search
@@ -165,6 +165,54 @@ def check_inference_memory():
           doc["peak_bytes"] == 2048 and meter.peak() < 2048 + 1024, f"predicted {doc['peak_bytes']}, measured {meter.peak()}")
 
 
+def check_training_workspace():
+    """The training graph follows the forward exporter's rule: an item of a multi-output op that no
+    node reads (max-pool's indices when the pool's input takes no gradient) is the op's workspace,
+    not bytes held with the op's tuple, and the runner drops it as the op returns. The runner then
+    never holds more tensor bytes than the plan has resident, and the plan's peak is the measured one."""
+    from memsched_torch.export import flat_tensors
+    from memsched_torch.joint import parameter_names, storage_of
+    torch.manual_seed(0)
+    model = PoolHead(channels=8).train()
+    x = torch.randn(1, 8, 64, 64)
+    jg = memsched_torch.trace(copy.deepcopy(model), (x,))
+    out, indices = torch.ops.aten.max_pool2d_with_indices(x, [2, 2], [2, 2])
+    real = (out.numel() * out.element_size(), indices.numel() * indices.element_size())
+    pool = [(n["bytes"], n.get("workspace", 0)) for n in jg.to_json("pool_head")["nodes"]
+            if n["op"] == "max_pool2d_with_indices" and jg.vertices[n["id"]].kind == "op"]
+    check("training: max-pool's bytes are its output's, its workspace its unread indices'", pool == [real], f"{pool} != [{real}]")
+    m = memsched_torch.budgeted(copy.deepcopy(model), (x,), budget=1.0, tool=tool, joint=jg, extra=FAST)
+    check("training: the plan's peak is the pool's output and indices (by hand)", m.predicted_peak == sum(real),
+          f"{m.predicted_peak} != {sum(real)}")
+    runner, resident, excess = m.runner, set(), []
+    steps = iter(runner.steps)
+    state = runner.begin([p for p, _ in parameter_names(model)], list(model.buffers()), (x,))
+
+    def observe():
+        op, vid = next(steps)
+        (resident.add if op == "compute" else resident.discard)(vid)
+        held = {storage_of(t)[0]: storage_of(t)[1] for value in state["env"].values() for t in flat_tensors(value, [])}
+        excess.append(sum(held.values()) - sum(jg.vertices[v].bytes for v in resident))
+    outs = runner.forward(state, observe)
+    runner.backward(state, [torch.ones_like(o) for o in outs], observe)
+    check("training: after every step the runner holds no more tensor bytes than the plan has resident",
+          max(excess) <= 0, f"{max(excess)} bytes more")
+    eager = train(copy.deepcopy(model), (x,), 1, seed=7)
+    diff = same(eager, train(m, (x,), 1, seed=7))
+    check("training: PoolHead's step equals eager's", not diff, diff)
+    try:
+        from memsched_torch.bench import PeakMeter
+    except (AttributeError, OSError):  # no glibc mallinfo2: nothing to measure with
+        return
+    m.model.zero_grad(set_to_none=True)
+    m(x).sum().backward()  # warm-up: first-call allocations are not the step's
+    m.model.zero_grad(set_to_none=True)
+    with PeakMeter() as meter:
+        m(x).sum().backward()
+    check("training: measured peak within 5% of the plan's", abs(meter.peak() - m.predicted_peak) <= 0.05 * m.predicted_peak,
+          f"measured {meter.peak()}, predicted {m.predicted_peak}")
+
+
 def check_timed_costs(work):
     """costs="timed": seconds per op (finite, >= 0, some > 0), the same bytes as FLOPs' graph, read
     back from the cache the second time, and a plan by them that trains as eager does."""
@@ -234,6 +282,7 @@ def main():
         jg, path = run_model("inplace_views", InplaceViews, (torch.randn(64, 12),), 1, work)
         check_inference()
         check_inference_memory()
+        check_training_workspace()
         check_timed_costs(work)
         check_no_plan_errors(jg)
         try:
