@@ -2,10 +2,12 @@
 
   cd python && /usr/bin/python3 -m memsched_torch.check_models [MODEL,...] [--memsched PATH]
 
-Per model: trace, plan at 100%, 70% and 50% of the no-recomputation peak (--algo auto without the
-MILP stage, for speed), one step from the same state and seed as eager, and compare the output,
-every parameter gradient and every buffer with torch.equal. Inputs are small (CPU time), large
-enough in batch that activations, not the resident parameter gradients, make the peak.
+Per model: trace, plan at 100%, 70%, 50% and 30% of the no-recomputation peak (--algo auto without
+the MILP stage, for speed), one step from the same state and seed as eager, and compare the output,
+every parameter gradient and every buffer with torch.equal. A budget with no plan gives the error
+naming it and the least feasible budget (searched at the first such budget of a model; a lower
+one names the same). Inputs are small (CPU time), large enough in batch that activations, not the
+resident parameter gradients, make the peak.
 """
 
 import copy
@@ -64,19 +66,34 @@ def models():
     }
 
 
+BUDGETS = (1.0, 0.7, 0.5, 0.3)
+
+
+def least_found(budget, exc):
+    """The least feasible budget that the search at an earlier budget found, as one clause."""
+    if exc.least_bytes is None:
+        return f"the least feasible budget: unknown (the search at {budget:.0%} found none)"
+    return (f"the least feasible budget found (at {budget:.0%}) is {exc.least_bytes:,} bytes "
+            f"({100.0 * exc.least_bytes / exc.peak_bytes:.1f}% of the no-recomputation peak)")
+
+
 def check(name, make, inputs, tool):
     torch.manual_seed(0)
     model = make().train()
     start = time.time()
     jg = memsched_torch.trace(copy.deepcopy(model), inputs)
-    rows = []
-    for budget in (1.0, 0.7, 0.5):
+    rows, least = [], None
+    for budget in BUDGETS:
         ref, mod = copy.deepcopy(model), copy.deepcopy(model)
         try:
             m = memsched_torch.budgeted(mod, inputs, budget=budget, tool=tool, joint=jg,
-                                        extra=("--backend", "none"), find_least=False)
-        except memsched_torch.PlanError:
-            rows.append(f"{budget:.0%}: no plan")
+                                        extra=("--backend", "none"), find_least=least is None)
+        except memsched_torch.PlanError as exc:
+            if least is None:
+                least = (budget, exc)
+                rows.append(f"{budget:.0%}: no plan: {exc}")
+            else:
+                rows.append(f"{budget:.0%}: no plan: {exc}; {least_found(*least)}")
             continue
         torch.manual_seed(5)
         expected = ref(*inputs)

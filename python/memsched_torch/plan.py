@@ -13,7 +13,10 @@ import subprocess
 
 class PlanError(Exception):
     """No plan (an infeasible budget, a missing tool, a tool error) or a plan the runner cannot
-    execute; the message says which."""
+    execute; the message says which. least_bytes: the least feasible budget found (bytes) when
+    remat searched for one and found it, and peak_bytes the no-recomputation peak it is a share of."""
+    least_bytes = None
+    peak_bytes = None
 
 
 def find_tool(explicit=None):
@@ -77,9 +80,11 @@ def remat(graph_path, budget, algo="auto", tool=None, extra=(), find_least=True)
     if least is None:
         raise PlanError(f"{head}; the least feasible budget is unknown: --algo {algo} plans no budget "
                         f"up to the no-recomputation peak {peak:,} bytes")
-    raise PlanError(f"{head}; the least feasible budget found is {least:,} bytes "
-                    f"({100.0 * least / peak:.1f}% of the no-recomputation peak {peak:,} bytes; "
-                    f"the least budget --algo {algo} planned, by bisection to 0.5% of the peak)")
+    error = PlanError(f"{head}; the least feasible budget found is {least:,} bytes "
+                      f"({100.0 * least / peak:.1f}% of the no-recomputation peak {peak:,} bytes; "
+                      f"the least budget --algo {algo} planned, by bisection to 0.5% of the peak)")
+    error.least_bytes, error.peak_bytes = least, peak
+    raise error
 
 
 def no_plan_text(arg, algo, doc):
