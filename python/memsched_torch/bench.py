@@ -1,7 +1,8 @@
 """Measured memory and time of budgeted training steps against eager PyTorch (docs/pytorch.md).
 
   python3 -m memsched_torch.bench [--models resnet18,...] [--batch 1] [--size 224]
-                                  [--budgets 1,0.7,0.5,0.3] [--algo auto] [--runs 3] [--memsched PATH]
+                                  [--budgets 1,0.7,0.5,0.3] [--algo auto] [--tool-args 'FLAGS'] [--runs 3]
+                                  [--memsched PATH]
 
 Prints one row per model and budget: memsched's predicted peak, the measured peak of the plan's
 execution, eager autograd's measured peak, the measured step time against eager's and the plan's
@@ -191,6 +192,11 @@ def inference_rows(args):
         print(f"{name:12s} {fmt_mb(pred)} MB {fmt_mb(measured)} MB {fmt_mb(eager)} MB  {pred / max(measured, 1):8.3f}", flush=True)
 
 
+def tool_flags(args):
+    """The tool's remat flags beyond the budget and the algorithm: auto's time limit, then --tool-args."""
+    return (("--time-limit", args.time_limit) if args.algo == "auto" else ()) + tuple(args.tool_args.split())
+
+
 def fmt_mb(b):
     return f"{b / 1e6:8.2f}"
 
@@ -206,6 +212,9 @@ def main(argv):
     parser.add_argument("--segments", default="2,4")
     parser.add_argument("--memsched")
     parser.add_argument("--time-limit", default="30", help="the tool's --time-limit per plan (seconds); a budget with no plan costs a few more (the bisection for the least feasible budget)")
+    parser.add_argument("--tool-args", default="", metavar="'FLAGS'",
+                        help="more flags for the tool's remat, split at spaces (e.g. --algo free-order "
+                             "--tool-args '--max-evaluations 900')")
     parser.add_argument("--costs", choices=("flops", "timed"), default="flops",
                         help="what plans minimise: FLOPs, or the median seconds of each op on this CPU (cached)")
     parser.add_argument("--no-baselines", action="store_true")
@@ -227,7 +236,7 @@ def main(argv):
             budget = float(text)
             try:
                 m = memsched_torch.budgeted(model, inputs, budget=budget, algo=args.algo, tool=args.memsched, joint=jg,
-                                            extra=("--time-limit", args.time_limit) if args.algo == "auto" else ())
+                                            extra=tool_flags(args))
             except memsched_torch.PlanError as exc:
                 print(f"{name:9s} {budget:5.0%}   {args.algo:12s}  no plan: {exc}")
                 continue
