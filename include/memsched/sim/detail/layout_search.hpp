@@ -119,76 +119,70 @@ struct layout_instance {
 };
 
 /// States of the search (sequences of integers), each with the largest capacity it was refuted
-/// at, stored end to end in one array (hundreds of thousands of them are freed at once). A state
-/// is looked up by a hash its caller maintains as the search moves (the key is as long as the
-/// unplaced buffers), and its key is built and compared only when that hash is already stored.
-/// Takes about `max_bytes` at most (the arrays may hold up to twice what they use); past it,
-/// stores nothing.
+/// at, stored end to end in one array (hundreds of thousands of them are freed at once). Takes
+/// about `max_bytes` at most (the array may hold up to twice what it uses); past it, stores nothing.
 class state_table {
  public:
-  explicit state_table(std::uint64_t max_bytes) : bytes_left_(max_bytes) {}
+  explicit state_table(std::uint64_t max_bytes) : bytes_left_(max_bytes), index_(0, hasher{&pool_}, same{&pool_}) {}
   state_table(const state_table&) = delete;
   state_table& operator=(const state_table&) = delete;
 
-  /// The capacity stored for the state hashed `hash` whose key `make_key()` returns, or -1.
-  template <class MakeKey>
-  std::int64_t find(std::uint64_t hash, MakeKey&& make_key) const {
-    if (slots_.empty()) return -1;
-    std::span<const std::int64_t> key;
-    bool built = false;
-    for (std::size_t k = hash & mask_;; k = (k + 1) & mask_) {
-      const slot& s = slots_[k];
-      if (s.size == 0) return -1;
-      if (s.hash != hash) continue;
-      if (!built) key = make_key(), built = true;
-      if (words(s).size() == key.size() && std::equal(key.begin(), key.end(), words(s).begin())) return s.capacity;
-    }
+  /// The capacity stored for `key`, or -1.
+  std::int64_t find(std::span<const std::int64_t> key) const {
+    const auto it = index_.find(key);
+    return it == index_.end() ? -1 : it->second;
   }
 
-  void store(std::uint64_t hash, std::span<const std::int64_t> key, std::int64_t capacity) {
-    if (!slots_.empty())
-      for (std::size_t k = hash & mask_; slots_[k].size != 0; k = (k + 1) & mask_)
-        if (slot& s = slots_[k]; s.hash == hash && std::ranges::equal(words(s), key)) {
-          s.capacity = std::max(s.capacity, capacity);
-          return;
-        }
+  void store(std::span<const std::int64_t> key, std::int64_t capacity) {
+    if (const auto it = index_.find(key); it != index_.end()) {
+      it->second = std::max(it->second, capacity);
+      return;
+    }
     const std::uint64_t bytes = 8 * key.size() + 48;  // the key and the index's entry
     if (bytes > bytes_left_) return;
     bytes_left_ -= bytes;
-    if (2 * (used_ + 1) > slots_.size()) grow();
-    std::size_t k = hash & mask_;
-    while (slots_[k].size != 0) k = (k + 1) & mask_;
-    slots_[k] = {hash, pool_.size(), key.size(), capacity};
+    const slot s{pool_.size(), key.size()};
     pool_.insert(pool_.end(), key.begin(), key.end());
-    ++used_;
+    index_.emplace(s, capacity);
   }
 
  private:
   struct slot {
-    std::uint64_t hash = 0;
-    std::size_t at = 0, size = 0;  // the key is pool_[at, at + size); size 0: empty (keys are never empty)
-    std::int64_t capacity = 0;
+    std::size_t at, size;  // the key is pool_[at, at + size)
+  };
+  using words = std::span<const std::int64_t>;
+
+  // Stored keys are slots into the pool; a key is looked up as a span of words, without copying
+  // it into the pool (both hash and compare as the words they stand for).
+  struct hasher {
+    using is_transparent = void;
+    const std::vector<std::int64_t>* pool;
+    std::size_t operator()(words k) const noexcept {
+      // Words mixed in pairs, each pair on its own with its position, then summed: no chain of
+      // multiplications runs through the key, which is as long as the unplaced buffers and is
+      // hashed at every node.
+      std::uint64_t h = 0;
+      std::size_t i = 0;
+      for (; i + 1 < k.size(); i += 2)
+        h += mix_hash(static_cast<std::uint64_t>(k[i]) * 0x9e3779b97f4a7c15ULL + i, static_cast<std::uint64_t>(k[i + 1]));
+      if (i < k.size()) h += mix_hash(i, static_cast<std::uint64_t>(k[i]));
+      return static_cast<std::size_t>(mix_hash(k.size(), h));
+    }
+    std::size_t operator()(const slot& k) const noexcept { return (*this)(words(pool->data() + k.at, k.size)); }
+  };
+  struct same {
+    using is_transparent = void;
+    const std::vector<std::int64_t>* pool;
+    words at(const slot& k) const noexcept { return words(pool->data() + k.at, k.size); }
+    static bool equal(words a, words b) noexcept { return std::equal(a.begin(), a.end(), b.begin(), b.end()); }
+    bool operator()(const slot& a, const slot& b) const noexcept { return equal(at(a), at(b)); }
+    bool operator()(words a, const slot& b) const noexcept { return equal(a, at(b)); }
+    bool operator()(const slot& a, words b) const noexcept { return equal(at(a), b); }
   };
 
-  std::span<const std::int64_t> words(const slot& s) const noexcept { return {pool_.data() + s.at, s.size}; }
-
-  // Open addressing at most half full: a missing state (most lookups) ends at an empty slot soon.
-  void grow() {
-    std::vector<slot> old(std::max<std::size_t>(16, 2 * slots_.size()));
-    old.swap(slots_);
-    mask_ = slots_.size() - 1;
-    for (const slot& s : old)
-      if (s.size != 0) {
-        std::size_t k = s.hash & mask_;
-        while (slots_[k].size != 0) k = (k + 1) & mask_;
-        slots_[k] = s;
-      }
-  }
-
   std::vector<std::int64_t> pool_;
-  std::vector<slot> slots_;
-  std::size_t mask_ = 0, used_ = 0;
   std::uint64_t bytes_left_;
+  std::unordered_map<slot, std::int64_t, hasher, same> index_;
 };
 
 /// How one decision search ended.
@@ -218,6 +212,7 @@ class layout_search {
     witness_.resize(in.sections.size());
     for (std::size_t k = 0; k < in.sections.size(); ++k) witness_[k] = in.sections[k].front();
     orders_.resize(n + 2);
+    keys_.resize(n + 2);
   }
 
   [[nodiscard]] std::uint64_t nodes() const noexcept { return nodes_; }
@@ -303,10 +298,7 @@ class layout_search {
     std::sort(pre.begin(), pre.end(), [&](std::uint32_t a, std::uint32_t b) { return precedes(a, b, total); });
     std::vector<entry> start(pre.size());
     for (std::uint32_t k = 0; k < pre.size(); ++k) start[k] = {0, k};
-    std::uint64_t unplaced = 0;
-    for (std::uint32_t i : p.buffers)
-      if (offset_[i] < 0) unplaced += buffer_hash(i, min_off_[i]);
-    return search(p, pre, start, 0, 0, unplaced);
+    return search(p, pre, start, 0, 0);
   }
 
   bool check(const partition& p, std::int64_t offset) const {
@@ -422,52 +414,18 @@ class layout_search {
     return false;
   }
 
-  /// `unplaced`: the sum of buffer_hash over p's unplaced buffers at their minimum offsets.
   layout_outcome search(const partition& p, const std::vector<std::uint32_t>& pre, std::span<const entry> parent,
-                        std::int64_t min_offset, std::uint32_t min_pre, std::uint64_t unplaced) {
+                        std::int64_t min_offset, std::uint32_t min_pre) {
     layout_outcome why{};
     if (out_of_nodes(why)) return why;
-    const std::uint64_t hash = state_hash(p, pre, min_offset, min_pre, unplaced);
-    auto make_key = [&]() -> std::span<const std::int64_t> {
-      state_key(p, pre, min_offset, min_pre, key_);
-      return key_;
-    };
-    if (refuted_.find(hash, make_key) >= capacity_) return layout_outcome::exhausted;  // refuted at this capacity or a larger one
+    std::vector<std::int64_t>& key = keys_[depth_];
+    state_key(p, pre, min_offset, min_pre, key);
+    if (refuted(key)) return layout_outcome::exhausted;
     const std::uint64_t before = nodes_;
-    const layout_outcome r = branch(p, pre, parent, min_offset, min_pre, unplaced);
-    // A leaf is refuted again as fast as it is looked up: only subtrees are remembered. The
-    // subtree restored the state, so the key is built again from it.
-    if (r == layout_outcome::exhausted && nodes_ - before >= min_remembered_nodes) refuted_.store(hash, make_key(), capacity_);
+    const layout_outcome r = branch(p, pre, parent, min_offset, min_pre);
+    // A leaf is refuted again as fast as it is looked up: only subtrees are remembered.
+    if (r == layout_outcome::exhausted && nodes_ - before >= min_remembered_nodes) remember(key);
     return r;
-  }
-
-  /// One unplaced buffer's share of a state's hash; shares are summed, so that placing a buffer
-  /// or raising its minimum offset updates the sum in constant time.
-  static std::uint64_t buffer_hash(std::uint32_t b, std::int64_t min_off) noexcept {
-    return mix_hash(0x9e3779b97f4a7c15ULL * (b + 1ULL), static_cast<std::uint64_t>(min_off));
-  }
-
-  /// A hash of state_key's key: equal keys hash equal. The flags (whether a buffer comes before
-  /// min_pre) are all told by the first unplaced buffer at or after min_pre in the preorder.
-  std::uint64_t state_hash(const partition& p, const std::vector<std::uint32_t>& pre, std::int64_t min_offset,
-                           std::uint32_t min_pre, std::uint64_t unplaced) const {
-    std::uint32_t k = min_pre;
-    while (k < pre.size() && offset_[pre[k]] >= 0) ++k;
-    const std::uint64_t next = k < pre.size() ? pre[k] : in_.size_n();
-    std::uint64_t h = mix_hash(unplaced, static_cast<std::uint64_t>(heuristic_));
-    h = mix_hash(h, (static_cast<std::uint64_t>(p.lo) << 32) | p.hi);
-    h = mix_hash(h, static_cast<std::uint64_t>(min_offset));
-    return mix_hash(h, next);
-  }
-
-  /// `unplaced` after place(b) at `offset`: b leaves, the buffers logged since `offset_mark` moved.
-  std::uint64_t unplaced_after(std::uint64_t unplaced, std::uint32_t b, std::int64_t offset, std::size_t offset_mark) const {
-    unplaced -= buffer_hash(b, offset);
-    for (std::size_t k = offset_mark; k < offset_log_.size(); ++k) {
-      const offset_change& c = offset_log_[k];
-      unplaced += buffer_hash(c.buffer, min_off_[c.buffer]) - buffer_hash(c.buffer, c.min_off);
-    }
-    return unplaced;
   }
 
   /// What the subtree below a node depends on (it is searched the same way again, so its result
@@ -489,6 +447,12 @@ class layout_search {
         key.push_back(min_off_[b]);
       }
   }
+
+  /// Whether a node of this state was searched through without a layout at this capacity or a
+  /// larger one (a smaller capacity only prunes more).
+  bool refuted(const std::vector<std::int64_t>& key) { return refuted_.find(key) >= capacity_; }
+
+  void remember(const std::vector<std::int64_t>& key) { refuted_.store(key, capacity_); }
 
   static constexpr std::uint64_t min_remembered_nodes = 2;
 
@@ -513,7 +477,7 @@ class layout_search {
   }
 
   layout_outcome branch(const partition& p, const std::vector<std::uint32_t>& pre, std::span<const entry> parent,
-                        std::int64_t min_offset, std::uint32_t min_pre, std::uint64_t unplaced) {
+                        std::int64_t min_offset, std::uint32_t min_pre) {
     std::vector<entry>& order = orders_[depth_];
     next_order(pre, parent, order);
     if (order.empty()) {
@@ -532,8 +496,7 @@ class layout_search {
       const std::size_t floor_mark = floor_log_.size(), offset_mark = offset_log_.size();
       bool hatless = false;
       layout_outcome r = layout_outcome::exhausted;
-      if (place(b, e.offset, hatless) && fits_after(p, b, e.offset))
-        r = descend(p, pre, order, e, b, unplaced_after(unplaced, b, e.offset, offset_mark));
+      if (place(b, e.offset, hatless) && fits_after(p, b, e.offset)) r = descend(p, pre, order, e, b);
       unplace(b, floor_mark, offset_mark);
       if (r != layout_outcome::exhausted || hatless) {
         --depth_;
@@ -546,14 +509,14 @@ class layout_search {
 
   /// After placing b: the rest of p, or its independent parts one after the other.
   layout_outcome descend(const partition& p, const std::vector<std::uint32_t>& pre, std::span<const entry> order,
-                         entry e, std::uint32_t b, std::uint64_t unplaced) {
+                         entry e, std::uint32_t b) {
     solution_[b] = offset_[b];
     std::vector<std::uint32_t> cutpoints{p.lo};
     for (std::uint32_t s = in_.sec_lo[b]; s + 1 < in_.sec_hi[b]; ++s)
       if (--cuts_[s] == 0) cutpoints.push_back(s + 1);
     layout_outcome r = layout_outcome::found;
     if (cutpoints.size() == 1) {
-      r = search(p, pre, order, e.offset, e.pre, unplaced);
+      r = search(p, pre, order, e.offset, e.pre);
     } else {
       cutpoints.push_back(p.hi);
       for (std::size_t c = 1; c < cutpoints.size() && r == layout_outcome::found; ++c) {
@@ -585,7 +548,7 @@ class layout_search {
   std::vector<offset_change> offset_log_;
   std::vector<std::vector<entry>> orders_;
   std::vector<entry> moved_;  // next_order's buffers whose minimum offset rose
-  std::vector<std::int64_t> key_;  // the state of a node whose hash is stored or that is stored
+  std::vector<std::vector<std::int64_t>> keys_;  // per depth: the state of the node being searched
   state_table refuted_;  // exhausted states, each with the largest capacity it was searched at
 };
 
