@@ -258,11 +258,13 @@ def unread_items(node, result):
     return [] if read is None else [i for i in range(len(result)) if i not in read]
 
 
-def unread_storages(node, result):
+def unread_storages(node, result, unread=None):
     """Storage keys of the items of node's result that no node reads and no read item shares: the
     op's workspace, allocated by the op and dropped as soon as it returns. Both exporters (this
-    file's forward graphs, joint.py's training graphs) make them the op's `workspace`."""
-    unread = unread_items(node, result)
+    file's forward graphs, joint.py's training graphs) make them the op's `workspace`. `unread`:
+    unread_items(node, result) when the caller has it already."""
+    if unread is None:
+        unread = unread_items(node, result)
     if not unread:
         return set()
     keys = {i: {storage_key(t)[0] for t in flat_tensors(item, [])} for i, item in enumerate(result)}

@@ -398,11 +398,12 @@ class _Classifier:
         if new:
             # Items no node reads (an op's statistics or indices that no backward needs) are the
             # op's workspace, as in the forward exporter: the runner drops them as the op returns.
-            unread = {ptr for ptr, _ in unread_storages(node, result)}
+            unread_idx = unread_items(node, result)
+            unread = {ptr for ptr, _ in unread_storages(node, result, unread_idx)}
             held = sum(nbytes for ptr, nbytes in new.items() if ptr not in unread)
             v = self.add_vertex(node, name, "op", held, self.cost_of(node, name, args, outs))
             v.workspace = sum(nbytes for ptr, nbytes in new.items() if ptr in unread)
-            v.unread = unread_items(node, result) if v.workspace else []
+            v.unread = unread_idx if v.workspace else []
             v.random = name in RANDOM_OPS
             v.writes_static = [i for i in written if self.is_static(args[i])]
             for ptr in new:
