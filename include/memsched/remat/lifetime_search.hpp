@@ -445,7 +445,7 @@ class lifetime_searcher {
   /// fewest over-budget bytes). `noise` > 0 perturbs scores (LNS). Stops at `deadline`
   /// (out_of_time: the state may still be over the budget).
   outcome repair(lifetime_state& st, double noise, const call_deadline& deadline) {
-    std::vector<candidate> stale;  // the last scan's helpful splits, best score first
+    std::vector<candidate> stale;  // the last scan's helpful splits, best score last
     while (st.over() > 0) {
       if (deadline.passed()) return outcome::out_of_time;  // a step scans every gap: checking costs nothing
       const std::int64_t before = st.over();
@@ -460,9 +460,12 @@ class lifetime_searcher {
       const candidate best = scan(st, before, cost0, noise, &singles, deadline);
       if (best.out_of_time) return outcome::out_of_time;
       if (best.score >= 0) {
+        stale.clear();
         for (const candidate& c : singles)
           if (c.score >= 0 && !(c.v == best.v && c.s == best.s)) stale.push_back(c);
+        // Best last, so taking the best pops the back; among equal scores the first found is last.
         std::stable_sort(stale.begin(), stale.end(), [](const candidate& a, const candidate& b) { return a.score > b.score; });
+        std::reverse(stale.begin(), stale.end());
         if (!apply(st, best, deadline)) return outcome::out_of_time;
         continue;
       }
@@ -568,8 +571,8 @@ class lifetime_searcher {
   candidate pick_stale(lifetime_state& st, std::vector<candidate>& stale, std::int64_t before, double cost0, double noise,
                        const call_deadline& deadline) {
     for (std::size_t tries = 0; tries < lazy_tries && !stale.empty(); ++tries) {
-      candidate c = stale.front();
-      stale.erase(stale.begin());
+      candidate c = stale.back();
+      stale.pop_back();
       if (c.s <= st.pos(c.v) || st.has_start(c.v, c.s)) continue;
       if (deadline.passed()) return candidate{.out_of_time = true};
       const std::size_t m = st.mark();
@@ -584,8 +587,9 @@ class lifetime_searcher {
       c.score = static_cast<double>(before - after) / std::max(added, tiny_cost_);
       if (noise > 0) c.score *= 1.0 + noise * unit_(rng_);
       c.over = after;
-      if (stale.empty() || c.score >= stale.front().score) return c;
-      stale.insert(std::upper_bound(stale.begin(), stale.end(), c, [](const candidate& a, const candidate& b) { return a.score > b.score; }), c);
+      if (stale.empty() || c.score >= stale.back().score) return c;
+      // Before the splits scoring at least as much: it comes after them in the best-first order.
+      stale.insert(std::lower_bound(stale.begin(), stale.end(), c, [](const candidate& a, const candidate& b) { return a.score < b.score; }), c);
     }
     stale.clear();
     return candidate{};
