@@ -12,7 +12,9 @@
 // inputs) sum to at least (bytes of L + running bytes of v) - budget. The cheapest such set,
 // relaxed to fractions of values (a fractional knapsack: cheapest cost per byte first), bounds the
 // extra cost from below, at every step, so the largest over the steps does.
-// - Along an order, S and L are known at every step.
+// - Along an order, S and L are known at every step, and the steps are bound together: a value
+//   dropped at two steps with different next readers is computed again twice, so the covers of
+//   all the steps form one covering LP (detail/drop_cover.hpp), at least the largest single cover.
 // - Over every plan, the plan's first computations form some order, whose peak without
 //   recomputation is at least the least peak of any order, P. At that step the values dropped sum
 //   to at least P - budget bytes, out of values with a reader or outputs: the fractional cover of
@@ -23,6 +25,7 @@
 #include <memsched/core/status.hpp>
 #include <memsched/graph/memory_graph.hpp>
 #include <memsched/remat/detail/call_deadline.hpp>
+#include <memsched/remat/detail/drop_cover.hpp>
 #include <memsched/remat/detail/plan_builder.hpp>
 #include <memsched/sim/memory_model.hpp>
 #include <memsched/sim/simulate_order.hpp>
@@ -82,6 +85,10 @@ struct [[nodiscard]] cost_lower_bound_result {
 };
 
 namespace detail {
+
+/// The covering LP's caps along an order (rows' gaps stored, gaps visited by its ascent).
+inline constexpr std::size_t max_cover_entries = std::size_t{1} << 22;
+inline constexpr std::size_t max_cover_work = 100'000'000;
 
 /// The values a plan may drop and recompute (positive bytes; read by some vertex or an output),
 /// cheapest cost per byte first (ties: lower index). O(n log n).
@@ -179,33 +186,42 @@ class ranked_live_values {
 
 /// The extra cost (beyond one computation of each vertex) of any plan along `order` within
 /// `budget`: the largest fractional cover over the steps above the budget (v's inputs excluded at
-/// v's step). `steps_over` counts them. Infinity when some step cannot be brought within the
-/// budget. O((n + m) log n).
+/// v's step), raised by the covering LP over all of them (detail/drop_cover.hpp: values dropped
+/// at different steps before different readers are paid for separately). `steps_over` counts
+/// them. Infinity when some step cannot be brought within the budget. The walk is
+/// O((n + m) log n); the LP's rows hold at most max_cover_entries gaps and its ascent visits at
+/// most max_cover_work of them, so it ends within a fraction of a second on every graph.
 inline double cost_extra_along_order(const memory_graph& g, std::int64_t budget, std::span<const std::size_t> order, std::size_t& steps_over) {
   const std::vector<std::size_t> ranked = droppable_by_cost_per_byte(g);
   memory_model model(g);
   std::vector<char> live(g.size(), 0);
   ranked_live_values usable(g, ranked);
+  drop_cover_builder rows(g, order, max_cover_entries);
   double extra = 0;
   steps_over = 0;
-  for (std::size_t v : order) {
+  for (std::size_t position = 0; position < order.size(); ++position) {
+    const std::size_t v = order[position];
     const std::int64_t running = least_running_bytes(g, v, model.live());
     if (running > budget) {
       ++steps_over;
       for (auto p : g.predecessors(v)) usable.set(p, false);
       extra = std::max(extra, usable.cover(running - budget));
       for (auto p : g.predecessors(v)) usable.set(p, live[p] != 0);
+      rows.add_row(v, position, running - budget);
     }
     model.step(v, [&](std::size_t u) {
       live[u] = 0;
       usable.set(u, false);
+      rows.set_live(u, false);
     });
     if (!memory_model::dies_unread(g, v)) {
       live[v] = 1;
       usable.set(v, true);
+      rows.set_live(v, true);
     }
   }
-  return extra;
+  if (extra == std::numeric_limits<double>::infinity()) return extra;
+  return std::max(extra, drop_cover_bound(rows.take(), max_cover_work));
 }
 
 /// The extra cost of any plan within `budget` when no order without recomputation peaks below
@@ -324,15 +340,17 @@ MEMSCHED_DECL cost_lower_bound_result cost_lower_bound_on(const memory_graph& g,
 }  // namespace detail
 
 /// A proven lower bound on the total cost of every plan within `budget`, without a solver: along
-/// options.order (plans whose first computations follow it), the largest over its steps above the
-/// budget of the cheapest fractional set of live values (not the step's inputs) to drop and
-/// recompute; with the order free, the higher of the cheapest fractional set covering
+/// options.order (plans whose first computations follow it), the cheapest fractional choice of
+/// live values (not the step's inputs) to drop at every step above the budget, a value paid once
+/// per next reader it is dropped before (a covering LP, bounded through its dual; at least the
+/// largest single step's cover); with the order free, the higher of the cheapest fractional set covering
 /// options.peak_bound - budget and the least over every order of the bound along it (a search
 /// over sets of computed vertices, capped by max_states, max_work and time_limit: see the file
 /// comment). Exact for plans that recompute nothing (the sum of costs); weak where plans
 /// recompute chains of values (it counts each dropped value once and never its inputs).
 /// Deterministic unless time_limit stops the search.
-/// Complexity: along an order O(n log n + n * steps above the budget); free O(n log n) plus the
+/// Complexity: along an order O(n log n + n * steps above the budget), and the LP's ascent at most
+/// 10^8 visits of its entries (its rows hold at most 2^22 of them); free O(n log n) plus the
 /// search: O(n + m + ready vertices x n) per set, at most max_states sets and max_work visits.
 /// Throws: std::invalid_argument on a negative budget; invalid_order naming the entry when
 /// options.order is not a topological order; what make_memory_graph throws.
