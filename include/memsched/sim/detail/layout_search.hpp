@@ -26,7 +26,8 @@
 //   capacity or a smaller one: the same state comes back below other placements and in restarts.
 // The search restarts with a doubled node budget over three static preorders in turn (a buffer
 // that fits badly in one order is often placed early in another); the first one that finishes
-// decides.
+// decides. Its nodes are frames of an explicit stack, one per buffer placed along the path, so
+// that deep paths do not overflow the C++ stack.
 
 #include <memsched/core/detail/hash.hpp>
 #include <memsched/order/detail/deadline_clock.hpp>
@@ -211,8 +212,10 @@ class layout_search {
     cuts_ = in.cuts;
     witness_.resize(in.sections.size());
     for (std::size_t k = 0; k < in.sections.size(); ++k) witness_[k] = in.sections[k].front();
-    orders_.resize(n + 2);
-    keys_.resize(n + 2);
+    // A node's children are one placement deeper: at most n placements, plus the leaf.
+    frames_.resize(n + 2);
+    splits_.resize(n + 2);
+    fullest_.assign(n, 0);
   }
 
   [[nodiscard]] std::uint64_t nodes() const noexcept { return nodes_; }
@@ -252,10 +255,44 @@ class layout_search {
     std::uint32_t buffer;
     std::int64_t min_off;
   };
+  /// A partition searched on its own, with its preorder and its start order (every buffer at
+  /// offset 0, in preorder: the parent order of its first node).
+  struct part {
+    partition p;
+    std::vector<std::uint32_t> pre;
+    std::vector<entry> start;
+  };
+  /// A node of the search: its arguments, then what it keeps while a child is searched. The
+  /// search runs on an explicit stack of these (frames_[d] is the node d placements deep), so
+  /// that the C++ stack does not grow with the buffers placed.
+  struct node_frame {
+    const part* where = nullptr;     // the partition searched
+    std::span<const entry> parent;   // the parent's order, or the part's start order
+    std::int64_t min_offset = 0;     // the canonical position no placement may go below
+    std::uint32_t min_pre = 0;
+    std::vector<std::int64_t> key;   // the node's state, remembered if its subtree fails
+    std::uint64_t nodes_before = 0;  // nodes_ when the node began branching
+    std::vector<entry> order;        // the candidates: unplaced buffers at their minimum offsets
+    std::int64_t min_height = 0;     // dominance: no candidate at or above it
+    std::size_t k = 0;               // the candidate placed
+    std::size_t floor_mark = 0, offset_mark = 0;  // the logs before it was placed
+    std::uint32_t b = 0;             // its buffer
+    bool hatless = false;            // b overlaps no unplaced buffer: no alternative to it
+    bool split = false;              // placing b cut the partition: the children are its parts
+  };
+  /// The independent parts a placement cut its partition into, searched one after the other
+  /// (splits_[d] for the node at depth d). The part being searched lives here while its nodes run.
+  struct split_frame {
+    std::vector<std::uint32_t> cutpoints;  // boundaries, the partition's ends included
+    std::size_t next = 0;                  // cutpoints[next] ends the part to search next
+    part sub;
+  };
 
   layout_outcome solve_partitions() {
     const std::size_t n = in_.size_n(), sections = in_.sections.size();
-    partition p;
+    partition& p = top_.p;
+    p.buffers.clear();
+    p.lo = 0;
     std::vector<char> seen(n, 0);
     for (std::size_t s = 0; s < sections; ++s) {
       for (std::uint32_t i : in_.sections[s])
@@ -265,7 +302,8 @@ class layout_search {
         }
       if (s + 1 == sections || cuts_[s] == 0) {
         p.hi = static_cast<std::uint32_t>(s + 1);
-        if (const layout_outcome r = sub_solve(p); r != layout_outcome::found) return r;
+        prepare_part(top_);
+        if (const layout_outcome r = search_part(top_); r != layout_outcome::found) return r;
         p.buffers.clear();
         p.lo = p.hi;
       }
@@ -290,15 +328,17 @@ class layout_search {
     return a < b;
   }
 
-  layout_outcome sub_solve(const partition& p) {
-    std::vector<std::int64_t> total(in_.size_n(), 0);  // indexed by buffer; only p's are read
-    for (std::uint32_t i : p.buffers)
-      for (std::uint32_t s = in_.sec_lo[i]; s < in_.sec_hi[i]; ++s) total[i] = std::max(total[i], total_[s]);
-    std::vector<std::uint32_t> pre = p.buffers;
-    std::sort(pre.begin(), pre.end(), [&](std::uint32_t a, std::uint32_t b) { return precedes(a, b, total); });
-    std::vector<entry> start(pre.size());
-    for (std::uint32_t k = 0; k < pre.size(); ++k) start[k] = {0, k};
-    return search(p, pre, start, 0, 0);
+  /// The preorder (by the current heuristic) and the start order of s's buffers.
+  void prepare_part(part& s) {
+    const partition& p = s.p;
+    for (std::uint32_t i : p.buffers) {  // fullest_ is read for p's buffers only
+      fullest_[i] = 0;
+      for (std::uint32_t k = in_.sec_lo[i]; k < in_.sec_hi[i]; ++k) fullest_[i] = std::max(fullest_[i], total_[k]);
+    }
+    s.pre.assign(p.buffers.begin(), p.buffers.end());
+    std::sort(s.pre.begin(), s.pre.end(), [&](std::uint32_t a, std::uint32_t b) { return precedes(a, b, fullest_); });
+    s.start.resize(s.pre.size());
+    for (std::uint32_t k = 0; k < s.pre.size(); ++k) s.start[k] = {0, k};
   }
 
   bool check(const partition& p, std::int64_t offset) const {
@@ -414,18 +454,151 @@ class layout_search {
     return false;
   }
 
-  layout_outcome search(const partition& p, const std::vector<std::uint32_t>& pre, std::span<const entry> parent,
-                        std::int64_t min_offset, std::uint32_t min_pre) {
-    layout_outcome why{};
-    if (out_of_nodes(why)) return why;
-    std::vector<std::int64_t>& key = keys_[depth_];
-    state_key(p, pre, min_offset, min_pre, key);
-    if (refuted(key)) return layout_outcome::exhausted;
-    const std::uint64_t before = nodes_;
-    const layout_outcome r = branch(p, pre, parent, min_offset, min_pre);
+  /// Searches `root` from a node at depth_, with the partition's start order and nothing placed
+  /// in it yet. A node checks its state, then places its candidates in turn; each placement
+  /// descends into one child: the rest of the partition, or each independent part in turn. A node
+  /// that opens a child is resumed with the child's result when the child ends. The nodes live on
+  /// frames_ and splits_, not on the C++ stack: an instance may place tens of thousands of buffers
+  /// along one path.
+  layout_outcome search_part(const part& root) {
+    const std::size_t bottom = depth_;
+    set_node(frames_[bottom], root, root.start, 0, 0);
+    layout_outcome r{};
+    for (;;) {
+      bool child = start_node(r);
+      while (!child) {  // the node at depth_ ended with r
+        if (depth_ == bottom) return r;
+        --depth_;
+        child = resume_node(r);
+      }
+      ++depth_;
+    }
+  }
+
+  /// Sets the arguments of the node searched next in f.
+  void set_node(node_frame& f, const part& where, std::span<const entry> parent, std::int64_t min_offset,
+                std::uint32_t min_pre) {
+    f.where = &where;
+    f.parent = parent;
+    f.min_offset = min_offset;
+    f.min_pre = min_pre;
+  }
+
+  /// Starts the node at depth_: true when it opened a child (at depth_ + 1), false when it ended
+  /// with r (a limit, a refuted state, a layout, or no candidate that descends).
+  bool start_node(layout_outcome& r) {
+    node_frame& f = frames_[depth_];
+    if (out_of_nodes(r)) return false;
+    state_key(f.where->p, f.where->pre, f.min_offset, f.min_pre, f.key);
+    if (refuted(f.key)) {
+      r = layout_outcome::exhausted;
+      return false;
+    }
+    f.nodes_before = nodes_;
+    next_order(f.where->pre, f.parent, f.order);
+    if (f.order.empty()) {  // every buffer of the partition is placed
+      for (std::uint32_t i : f.where->p.buffers) solution_[i] = offset_[i];
+      r = layout_outcome::found;
+      return false;
+    }
+    f.min_height = std::numeric_limits<std::int64_t>::max();
+    for (const entry& e : f.order) f.min_height = std::min(f.min_height, e.offset + in_.size[f.where->pre[e.pre]]);
+    f.k = 0;
+    return try_candidates(f, r);
+  }
+
+  /// The node at depth_ takes its child's result r: true when it opened another child, false
+  /// when it ended with r.
+  bool resume_node(layout_outcome& r) {
+    node_frame& f = frames_[depth_];
+    if (f.split && r == layout_outcome::found && next_part(f)) return true;
+    end_descent(f);
+    if (end_placement(f, r)) return false;
+    ++f.k;
+    return try_candidates(f, r);
+  }
+
+  /// Places f's candidates from f.k on, each at its minimum offset, until one opens a child
+  /// (true) or the node ends (false, with r).
+  bool try_candidates(node_frame& f, layout_outcome& r) {
+    for (; f.k < f.order.size(); ++f.k) {
+      const entry e = f.order[f.k];
+      const std::uint32_t b = f.where->pre[e.pre];
+      if (e.offset < f.min_offset || (e.offset == f.min_offset && e.pre < f.min_pre)) continue;  // not canonical
+      if (e.offset >= f.min_height) continue;                                                     // dominated
+      if (in_.fixed[b] >= 0 && e.offset > in_.fixed[b]) continue;
+      f.b = b;
+      f.floor_mark = floor_log_.size();
+      f.offset_mark = offset_log_.size();
+      f.hatless = false;
+      r = layout_outcome::exhausted;
+      if (place(b, e.offset, f.hatless) && fits_after(f.where->p, b, e.offset) && start_descent(f, r)) return true;
+      if (end_placement(f, r)) return false;
+    }
+    r = layout_outcome::exhausted;
+    end_node(f, r);
+    return false;
+  }
+
+  /// Undoes f's placement, whose descent ended with r; true when that ends the node: a layout, a
+  /// limit, or a failed hatless buffer (it fails anywhere else too).
+  bool end_placement(const node_frame& f, layout_outcome r) {
+    unplace(f.b, f.floor_mark, f.offset_mark);
+    if (r == layout_outcome::exhausted && !f.hatless) return false;
+    end_node(f, r);
+    return true;
+  }
+
+  void end_node(const node_frame& f, layout_outcome r) {
     // A leaf is refuted again as fast as it is looked up: only subtrees are remembered.
-    if (r == layout_outcome::exhausted && nodes_ - before >= min_remembered_nodes) remember(key);
-    return r;
+    if (r == layout_outcome::exhausted && nodes_ - f.nodes_before >= min_remembered_nodes) remember(f.key);
+  }
+
+  /// After placing f.b: opens the rest of the partition, or the first of the independent parts
+  /// the placement cut it into that has unplaced buffers (true); false, with r found, when none has.
+  bool start_descent(node_frame& f, layout_outcome& r) {
+    const std::uint32_t b = f.b;
+    solution_[b] = offset_[b];
+    split_frame& s = splits_[depth_];
+    s.cutpoints.assign(1, f.where->p.lo);
+    for (std::uint32_t k = in_.sec_lo[b]; k + 1 < in_.sec_hi[b]; ++k)
+      if (--cuts_[k] == 0) s.cutpoints.push_back(k + 1);
+    f.split = s.cutpoints.size() > 1;
+    if (!f.split) {
+      const entry e = f.order[f.k];
+      set_node(frames_[depth_ + 1], *f.where, f.order, e.offset, e.pre);
+      return true;
+    }
+    s.cutpoints.push_back(f.where->p.hi);
+    s.next = 1;
+    if (next_part(f)) return true;
+    end_descent(f);
+    r = layout_outcome::found;
+    return false;
+  }
+
+  /// Opens the next part of f's split that has unplaced buffers; false when none is left.
+  bool next_part(const node_frame& f) {
+    split_frame& s = splits_[depth_];
+    partition& sub = s.sub.p;
+    while (s.next < s.cutpoints.size()) {
+      sub.lo = s.cutpoints[s.next - 1];
+      sub.hi = s.cutpoints[s.next];
+      ++s.next;
+      sub.buffers.clear();
+      for (std::uint32_t i : f.where->p.buffers)
+        if (offset_[i] < 0 && in_.sec_lo[i] < sub.hi && sub.lo < in_.sec_hi[i]) sub.buffers.push_back(i);
+      if (sub.buffers.empty()) continue;
+      prepare_part(s.sub);
+      set_node(frames_[depth_ + 1], s.sub, s.sub.start, 0, 0);
+      return true;
+    }
+    return false;
+  }
+
+  /// The boundaries f.b crossed are crossed again once it is unplaced.
+  void end_descent(const node_frame& f) {
+    for (std::uint32_t k = in_.sec_lo[f.b]; k + 1 < in_.sec_hi[f.b]; ++k) ++cuts_[k];
   }
 
   /// What the subtree below a node depends on (it is searched the same way again, so its result
@@ -476,62 +649,6 @@ class layout_search {
     std::inplace_merge(order.begin(), order.begin() + stayed, order.end(), by_offset);
   }
 
-  layout_outcome branch(const partition& p, const std::vector<std::uint32_t>& pre, std::span<const entry> parent,
-                        std::int64_t min_offset, std::uint32_t min_pre) {
-    std::vector<entry>& order = orders_[depth_];
-    next_order(pre, parent, order);
-    if (order.empty()) {
-      for (std::uint32_t i : p.buffers) solution_[i] = offset_[i];
-      return layout_outcome::found;
-    }
-    std::int64_t min_height = std::numeric_limits<std::int64_t>::max();
-    for (const entry& e : order) min_height = std::min(min_height, e.offset + in_.size[pre[e.pre]]);
-    ++depth_;
-    for (std::size_t k = 0; k < order.size(); ++k) {
-      const entry e = order[k];
-      const std::uint32_t b = pre[e.pre];
-      if (e.offset < min_offset || (e.offset == min_offset && e.pre < min_pre)) continue;  // not canonical
-      if (e.offset >= min_height) continue;                                               // dominated
-      if (in_.fixed[b] >= 0 && e.offset > in_.fixed[b]) continue;
-      const std::size_t floor_mark = floor_log_.size(), offset_mark = offset_log_.size();
-      bool hatless = false;
-      layout_outcome r = layout_outcome::exhausted;
-      if (place(b, e.offset, hatless) && fits_after(p, b, e.offset)) r = descend(p, pre, order, e, b);
-      unplace(b, floor_mark, offset_mark);
-      if (r != layout_outcome::exhausted || hatless) {
-        --depth_;
-        return r;
-      }
-    }
-    --depth_;
-    return layout_outcome::exhausted;
-  }
-
-  /// After placing b: the rest of p, or its independent parts one after the other.
-  layout_outcome descend(const partition& p, const std::vector<std::uint32_t>& pre, std::span<const entry> order,
-                         entry e, std::uint32_t b) {
-    solution_[b] = offset_[b];
-    std::vector<std::uint32_t> cutpoints{p.lo};
-    for (std::uint32_t s = in_.sec_lo[b]; s + 1 < in_.sec_hi[b]; ++s)
-      if (--cuts_[s] == 0) cutpoints.push_back(s + 1);
-    layout_outcome r = layout_outcome::found;
-    if (cutpoints.size() == 1) {
-      r = search(p, pre, order, e.offset, e.pre);
-    } else {
-      cutpoints.push_back(p.hi);
-      for (std::size_t c = 1; c < cutpoints.size() && r == layout_outcome::found; ++c) {
-        partition sub;
-        sub.lo = cutpoints[c - 1];
-        sub.hi = cutpoints[c];
-        for (std::uint32_t i : p.buffers)
-          if (offset_[i] < 0 && in_.sec_lo[i] < sub.hi && sub.lo < in_.sec_hi[i]) sub.buffers.push_back(i);
-        if (!sub.buffers.empty()) r = sub_solve(sub);
-      }
-    }
-    for (std::uint32_t s = in_.sec_lo[b]; s + 1 < in_.sec_hi[b]; ++s) ++cuts_[s];
-    return r;
-  }
-
   const layout_instance& in_;
   deadline_clock& clock_;
   std::uint64_t node_limit_;
@@ -546,9 +663,11 @@ class layout_search {
   std::vector<std::uint32_t> witness_;  // per section: a member last found at or below its floor
   std::vector<floor_change> floor_log_;
   std::vector<offset_change> offset_log_;
-  std::vector<std::vector<entry>> orders_;
   std::vector<entry> moved_;  // next_order's buffers whose minimum offset rose
-  std::vector<std::vector<std::int64_t>> keys_;  // per depth: the state of the node being searched
+  std::vector<node_frame> frames_;  // per depth: the node being searched
+  std::vector<split_frame> splits_;  // per depth: the parts its placement cut its partition into
+  part top_;  // the partition of solve_partitions being searched
+  std::vector<std::int64_t> fullest_;  // per buffer: its fullest section's remaining bytes (prepare_part)
   state_table refuted_;  // exhausted states, each with the largest capacity it was searched at
 };
 
