@@ -120,70 +120,76 @@ struct layout_instance {
 };
 
 /// States of the search (sequences of integers), each with the largest capacity it was refuted
-/// at, stored end to end in one array (hundreds of thousands of them are freed at once). Takes
-/// about `max_bytes` at most (the array may hold up to twice what it uses); past it, stores nothing.
+/// at, stored end to end in one array (hundreds of thousands of them are freed at once). A state
+/// is looked up by a hash its caller maintains as the search moves (the key is as long as the
+/// unplaced buffers), and its key is built and compared only when that hash is already stored.
+/// Takes about `max_bytes` at most (the arrays may hold up to twice what they use); past it,
+/// stores nothing.
 class state_table {
  public:
-  explicit state_table(std::uint64_t max_bytes) : bytes_left_(max_bytes), index_(0, hasher{&pool_}, same{&pool_}) {}
+  explicit state_table(std::uint64_t max_bytes) : bytes_left_(max_bytes) {}
   state_table(const state_table&) = delete;
   state_table& operator=(const state_table&) = delete;
 
-  /// The capacity stored for `key`, or -1.
-  std::int64_t find(std::span<const std::int64_t> key) const {
-    const auto it = index_.find(key);
-    return it == index_.end() ? -1 : it->second;
+  /// The capacity stored for the state hashed `hash` whose key `make_key()` returns, or -1.
+  template <class MakeKey>
+  std::int64_t find(std::uint64_t hash, MakeKey&& make_key) const {
+    if (slots_.empty()) return -1;
+    std::span<const std::int64_t> key;
+    bool built = false;
+    for (std::size_t k = hash & mask_;; k = (k + 1) & mask_) {
+      const slot& s = slots_[k];
+      if (s.size == 0) return -1;
+      if (s.hash != hash) continue;
+      if (!built) key = make_key(), built = true;
+      if (words(s).size() == key.size() && std::equal(key.begin(), key.end(), words(s).begin())) return s.capacity;
+    }
   }
 
-  void store(std::span<const std::int64_t> key, std::int64_t capacity) {
-    if (const auto it = index_.find(key); it != index_.end()) {
-      it->second = std::max(it->second, capacity);
-      return;
-    }
+  void store(std::uint64_t hash, std::span<const std::int64_t> key, std::int64_t capacity) {
+    if (!slots_.empty())
+      for (std::size_t k = hash & mask_; slots_[k].size != 0; k = (k + 1) & mask_)
+        if (slot& s = slots_[k]; s.hash == hash && std::ranges::equal(words(s), key)) {
+          s.capacity = std::max(s.capacity, capacity);
+          return;
+        }
     const std::uint64_t bytes = 8 * key.size() + 48;  // the key and the index's entry
     if (bytes > bytes_left_) return;
     bytes_left_ -= bytes;
-    const slot s{pool_.size(), key.size()};
+    if (2 * (used_ + 1) > slots_.size()) grow();
+    std::size_t k = hash & mask_;
+    while (slots_[k].size != 0) k = (k + 1) & mask_;
+    slots_[k] = {hash, pool_.size(), key.size(), capacity};
     pool_.insert(pool_.end(), key.begin(), key.end());
-    index_.emplace(s, capacity);
+    ++used_;
   }
 
  private:
   struct slot {
-    std::size_t at, size;  // the key is pool_[at, at + size)
+    std::uint64_t hash = 0;
+    std::size_t at = 0, size = 0;  // the key is pool_[at, at + size); size 0: empty (keys are never empty)
+    std::int64_t capacity = 0;
   };
-  using words = std::span<const std::int64_t>;
 
-  // Stored keys are slots into the pool; a key is looked up as a span of words, without copying
-  // it into the pool (both hash and compare as the words they stand for).
-  struct hasher {
-    using is_transparent = void;
-    const std::vector<std::int64_t>* pool;
-    std::size_t operator()(words k) const noexcept {
-      // Words mixed in pairs, each pair on its own with its position, then summed: no chain of
-      // multiplications runs through the key, which is as long as the unplaced buffers and is
-      // hashed at every node.
-      std::uint64_t h = 0;
-      std::size_t i = 0;
-      for (; i + 1 < k.size(); i += 2)
-        h += mix_hash(static_cast<std::uint64_t>(k[i]) * 0x9e3779b97f4a7c15ULL + i, static_cast<std::uint64_t>(k[i + 1]));
-      if (i < k.size()) h += mix_hash(i, static_cast<std::uint64_t>(k[i]));
-      return static_cast<std::size_t>(mix_hash(k.size(), h));
-    }
-    std::size_t operator()(const slot& k) const noexcept { return (*this)(words(pool->data() + k.at, k.size)); }
-  };
-  struct same {
-    using is_transparent = void;
-    const std::vector<std::int64_t>* pool;
-    words at(const slot& k) const noexcept { return words(pool->data() + k.at, k.size); }
-    static bool equal(words a, words b) noexcept { return std::equal(a.begin(), a.end(), b.begin(), b.end()); }
-    bool operator()(const slot& a, const slot& b) const noexcept { return equal(at(a), at(b)); }
-    bool operator()(words a, const slot& b) const noexcept { return equal(a, at(b)); }
-    bool operator()(const slot& a, words b) const noexcept { return equal(at(a), b); }
-  };
+  std::span<const std::int64_t> words(const slot& s) const noexcept { return {pool_.data() + s.at, s.size}; }
+
+  // Open addressing at most half full: a missing state (most lookups) ends at an empty slot soon.
+  void grow() {
+    std::vector<slot> old(std::max<std::size_t>(16, 2 * slots_.size()));
+    old.swap(slots_);
+    mask_ = slots_.size() - 1;
+    for (const slot& s : old)
+      if (s.size != 0) {
+        std::size_t k = s.hash & mask_;
+        while (slots_[k].size != 0) k = (k + 1) & mask_;
+        slots_[k] = s;
+      }
+  }
 
   std::vector<std::int64_t> pool_;
+  std::vector<slot> slots_;
+  std::size_t mask_ = 0, used_ = 0;
   std::uint64_t bytes_left_;
-  std::unordered_map<slot, std::int64_t, hasher, same> index_;
 };
 
 /// How one decision search ended.
@@ -270,7 +276,8 @@ class layout_search {
     std::span<const entry> parent;   // the parent's order, or the part's start order
     std::int64_t min_offset = 0;     // the canonical position no placement may go below
     std::uint32_t min_pre = 0;
-    std::vector<std::int64_t> key;   // the node's state, remembered if its subtree fails
+    std::uint64_t unplaced = 0;      // the sum of buffer_hash over the partition's unplaced buffers
+    std::uint64_t hash = 0;          // the node's state_hash
     std::uint64_t nodes_before = 0;  // nodes_ when the node began branching
     std::vector<entry> order;        // the candidates: unplaced buffers at their minimum offsets
     std::int64_t min_height = 0;     // dominance: no candidate at or above it
@@ -462,7 +469,7 @@ class layout_search {
   /// along one path.
   layout_outcome search_part(const part& root) {
     const std::size_t bottom = depth_;
-    set_node(frames_[bottom], root, root.start, 0, 0);
+    set_node(frames_[bottom], root, root.start, 0, 0, unplaced_hash(root.p));
     layout_outcome r{};
     for (;;) {
       bool child = start_node(r);
@@ -477,11 +484,26 @@ class layout_search {
 
   /// Sets the arguments of the node searched next in f.
   void set_node(node_frame& f, const part& where, std::span<const entry> parent, std::int64_t min_offset,
-                std::uint32_t min_pre) {
+                std::uint32_t min_pre, std::uint64_t unplaced) {
     f.where = &where;
     f.parent = parent;
     f.min_offset = min_offset;
     f.min_pre = min_pre;
+    f.unplaced = unplaced;
+  }
+
+  /// The sum of buffer_hash over p's unplaced buffers at their minimum offsets.
+  std::uint64_t unplaced_hash(const partition& p) const {
+    std::uint64_t unplaced = 0;
+    for (std::uint32_t i : p.buffers)
+      if (offset_[i] < 0) unplaced += buffer_hash(i, min_off_[i]);
+    return unplaced;
+  }
+
+  /// f's state_key, built in key_.
+  std::span<const std::int64_t> node_key(const node_frame& f) {
+    state_key(f.where->p, f.where->pre, f.min_offset, f.min_pre, key_);
+    return key_;
   }
 
   /// Starts the node at depth_: true when it opened a child (at depth_ + 1), false when it ended
@@ -489,8 +511,8 @@ class layout_search {
   bool start_node(layout_outcome& r) {
     node_frame& f = frames_[depth_];
     if (out_of_nodes(r)) return false;
-    state_key(f.where->p, f.where->pre, f.min_offset, f.min_pre, f.key);
-    if (refuted(f.key)) {
+    f.hash = state_hash(f.where->p, f.where->pre, f.min_offset, f.min_pre, f.unplaced);
+    if (refuted_.find(f.hash, [&] { return node_key(f); }) >= capacity_) {  // refuted at this capacity or a larger one
       r = layout_outcome::exhausted;
       return false;
     }
@@ -550,8 +572,10 @@ class layout_search {
   }
 
   void end_node(const node_frame& f, layout_outcome r) {
-    // A leaf is refuted again as fast as it is looked up: only subtrees are remembered.
-    if (r == layout_outcome::exhausted && nodes_ - f.nodes_before >= min_remembered_nodes) remember(f.key);
+    // A leaf is refuted again as fast as it is looked up: only subtrees are remembered. The
+    // subtree restored the state, so the key is built again from it.
+    if (r == layout_outcome::exhausted && nodes_ - f.nodes_before >= min_remembered_nodes)
+      refuted_.store(f.hash, node_key(f), capacity_);
   }
 
   /// After placing f.b: opens the rest of the partition, or the first of the independent parts
@@ -566,7 +590,8 @@ class layout_search {
     f.split = s.cutpoints.size() > 1;
     if (!f.split) {
       const entry e = f.order[f.k];
-      set_node(frames_[depth_ + 1], *f.where, f.order, e.offset, e.pre);
+      const std::uint64_t unplaced = unplaced_after(f.unplaced, b, e.offset, f.offset_mark);
+      set_node(frames_[depth_ + 1], *f.where, f.order, e.offset, e.pre, unplaced);
       return true;
     }
     s.cutpoints.push_back(f.where->p.hi);
@@ -590,7 +615,7 @@ class layout_search {
         if (offset_[i] < 0 && in_.sec_lo[i] < sub.hi && sub.lo < in_.sec_hi[i]) sub.buffers.push_back(i);
       if (sub.buffers.empty()) continue;
       prepare_part(s.sub);
-      set_node(frames_[depth_ + 1], s.sub, s.sub.start, 0, 0);
+      set_node(frames_[depth_ + 1], s.sub, s.sub.start, 0, 0, unplaced_hash(sub));
       return true;
     }
     return false;
@@ -599,6 +624,35 @@ class layout_search {
   /// The boundaries f.b crossed are crossed again once it is unplaced.
   void end_descent(const node_frame& f) {
     for (std::uint32_t k = in_.sec_lo[f.b]; k + 1 < in_.sec_hi[f.b]; ++k) ++cuts_[k];
+  }
+
+  /// One unplaced buffer's share of a state's hash; shares are summed, so that placing a buffer
+  /// or raising its minimum offset updates the sum in constant time.
+  static std::uint64_t buffer_hash(std::uint32_t b, std::int64_t min_off) noexcept {
+    return mix_hash(0x9e3779b97f4a7c15ULL * (b + 1ULL), static_cast<std::uint64_t>(min_off));
+  }
+
+  /// A hash of state_key's key: equal keys hash equal. The flags (whether a buffer comes before
+  /// min_pre) are all told by the first unplaced buffer at or after min_pre in the preorder.
+  std::uint64_t state_hash(const partition& p, const std::vector<std::uint32_t>& pre, std::int64_t min_offset,
+                           std::uint32_t min_pre, std::uint64_t unplaced) const {
+    std::uint32_t k = min_pre;
+    while (k < pre.size() && offset_[pre[k]] >= 0) ++k;
+    const std::uint64_t next = k < pre.size() ? pre[k] : in_.size_n();
+    std::uint64_t h = mix_hash(unplaced, static_cast<std::uint64_t>(heuristic_));
+    h = mix_hash(h, (static_cast<std::uint64_t>(p.lo) << 32) | p.hi);
+    h = mix_hash(h, static_cast<std::uint64_t>(min_offset));
+    return mix_hash(h, next);
+  }
+
+  /// `unplaced` after place(b) at `offset`: b leaves, the buffers logged since `offset_mark` moved.
+  std::uint64_t unplaced_after(std::uint64_t unplaced, std::uint32_t b, std::int64_t offset, std::size_t offset_mark) const {
+    unplaced -= buffer_hash(b, offset);
+    for (std::size_t k = offset_mark; k < offset_log_.size(); ++k) {
+      const offset_change& c = offset_log_[k];
+      unplaced += buffer_hash(c.buffer, min_off_[c.buffer]) - buffer_hash(c.buffer, c.min_off);
+    }
+    return unplaced;
   }
 
   /// What the subtree below a node depends on (it is searched the same way again, so its result
@@ -620,12 +674,6 @@ class layout_search {
         key.push_back(min_off_[b]);
       }
   }
-
-  /// Whether a node of this state was searched through without a layout at this capacity or a
-  /// larger one (a smaller capacity only prunes more).
-  bool refuted(const std::vector<std::int64_t>& key) { return refuted_.find(key) >= capacity_; }
-
-  void remember(const std::vector<std::int64_t>& key) { refuted_.store(key, capacity_); }
 
   static constexpr std::uint64_t min_remembered_nodes = 2;
 
@@ -668,6 +716,7 @@ class layout_search {
   std::vector<split_frame> splits_;  // per depth: the parts its placement cut its partition into
   part top_;  // the partition of solve_partitions being searched
   std::vector<std::int64_t> fullest_;  // per buffer: its fullest section's remaining bytes (prepare_part)
+  std::vector<std::int64_t> key_;  // the state of a node whose hash is stored or that is stored
   state_table refuted_;  // exhausted states, each with the largest capacity it was searched at
 };
 
