@@ -218,6 +218,7 @@ class layout_search {
     cuts_ = in.cuts;
     witness_.resize(in.sections.size());
     for (std::size_t k = 0; k < in.sections.size(); ++k) witness_[k] = in.sections[k].front();
+    index_members();
     // A node's children are one placement deeper: at most n placements, plus the leaf.
     frames_.resize(n + 2);
     splits_.resize(n + 2);
@@ -354,6 +355,41 @@ class layout_search {
     return true;
   }
 
+  /// Each section's members in one array, the unplaced ones first (live_ of them), and where each
+  /// buffer sits in each of its sections: raise_floor scans only the unplaced ones.
+  void index_members() {
+    const std::size_t n = in_.size_n(), sections = in_.sections.size();
+    section_at_.assign(sections + 1, 0);
+    for (std::size_t s = 0; s < sections; ++s) section_at_[s + 1] = section_at_[s] + in_.sections[s].size();
+    buffer_at_.assign(n + 1, 0);
+    for (std::size_t i = 0; i < n; ++i) buffer_at_[i + 1] = buffer_at_[i] + (in_.sec_hi[i] - in_.sec_lo[i]);
+    members_.resize(section_at_[sections]);
+    member_pos_.resize(buffer_at_[n]);
+    live_.resize(sections);
+    for (std::uint32_t s = 0; s < sections; ++s) {
+      live_[s] = static_cast<std::uint32_t>(in_.sections[s].size());
+      for (std::uint32_t k = 0; k < live_[s]; ++k) {
+        const std::uint32_t c = in_.sections[s][k];
+        members_[section_at_[s] + k] = c;
+        member_pos_[buffer_at_[c] + (s - in_.sec_lo[c])] = k;
+      }
+    }
+  }
+
+  /// Moves b just past the unplaced members of each of its sections. Placements are undone last
+  /// first, so b is still there when it is unplaced: growing the count takes it back.
+  void leave_sections(std::uint32_t b) {
+    for (std::uint32_t s = in_.sec_lo[b]; s < in_.sec_hi[b]; ++s) {
+      std::uint32_t* m = members_.data() + section_at_[s];
+      const std::uint32_t from = member_pos_[buffer_at_[b] + (s - in_.sec_lo[b])], to = --live_[s];
+      const std::uint32_t c = m[to];
+      m[from] = c;
+      member_pos_[buffer_at_[c] + (s - in_.sec_lo[c])] = from;
+      m[to] = b;
+      member_pos_[buffer_at_[b] + (s - in_.sec_lo[b])] = to;
+    }
+  }
+
   /// Places b at its minimum offset (its sections' floors at its top; fits_after raises the
   /// others); returns false when a fixed offset is overrun.
   bool place(std::uint32_t b, std::int64_t at, bool& hatless) {
@@ -377,6 +413,7 @@ class layout_search {
       floor_[s] = top;
       total_[s] -= in_.size[b];
     }
+    leave_sections(b);
     return ok;
   }
 
@@ -423,9 +460,10 @@ class layout_search {
     // time is tried first (it usually still is).
     if (const std::uint32_t w = witness_[s]; offset_[w] < 0 && min_off_[w] <= floor_[s]) return;
     std::int64_t least = std::numeric_limits<std::int64_t>::max();
-    for (std::uint32_t c : in_.sections[s])
-      if (offset_[c] < 0 && (least = std::min(least, min_off_[c])) <= floor_[s]) {
-        witness_[s] = c;
+    const std::uint32_t* m = members_.data() + section_at_[s];
+    for (std::uint32_t k = 0; k < live_[s]; ++k)
+      if ((least = std::min(least, min_off_[m[k]])) <= floor_[s]) {
+        witness_[s] = m[k];
         return;
       }
     if (least != std::numeric_limits<std::int64_t>::max() && floor_[s] < least) {
@@ -437,7 +475,10 @@ class layout_search {
   void unplace(std::uint32_t b, std::size_t floor_mark, std::size_t offset_mark) {
     for (std::size_t k = floor_log_.size(); k > floor_mark; --k) floor_[floor_log_[k - 1].section] = floor_log_[k - 1].floor;
     floor_log_.resize(floor_mark);
-    for (std::uint32_t s = in_.sec_lo[b]; s < in_.sec_hi[b]; ++s) total_[s] += in_.size[b];
+    for (std::uint32_t s = in_.sec_lo[b]; s < in_.sec_hi[b]; ++s) {
+      total_[s] += in_.size[b];
+      ++live_[s];
+    }
     for (std::size_t k = offset_log_.size(); k > offset_mark; --k) min_off_[offset_log_[k - 1].buffer] = offset_log_[k - 1].min_off;
     offset_log_.resize(offset_mark);
     offset_[b] = -1;
@@ -709,6 +750,8 @@ class layout_search {
   std::vector<std::uint32_t> raised_;  // buffers whose minimum offset the last place() raised
   std::vector<int> cover_;  // per section of the placed buffer: raised buffers now at its top starting (+) and ending (-)
   std::vector<std::uint32_t> witness_;  // per section: a member last found at or below its floor
+  std::vector<std::size_t> section_at_, buffer_at_;  // where each section's members, each buffer's positions start
+  std::vector<std::uint32_t> members_, member_pos_, live_;  // see index_members
   std::vector<floor_change> floor_log_;
   std::vector<offset_change> offset_log_;
   std::vector<entry> moved_;  // next_order's buffers whose minimum offset rose
