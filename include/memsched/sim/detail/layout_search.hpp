@@ -119,12 +119,13 @@ struct layout_instance {
   }
 };
 
-/// States of the search (sequences of integers), each with the largest capacity it was refuted
-/// at, stored end to end in one array (hundreds of thousands of them are freed at once). A state
-/// is looked up by a hash its caller maintains as the search moves (the key is as long as the
-/// unplaced buffers), and its key is built and compared only when that hash is already stored.
-/// Takes about `max_bytes` at most (the arrays may hold up to twice what they use); past it,
-/// stores nothing.
+/// States of the search (sequences of non-negative integers), each with the largest capacity it
+/// was refuted at. A state is looked up by a hash its caller maintains as the search moves (the
+/// key is as long as the unplaced buffers), and its key is built and compared only when that hash
+/// is already stored. Keys are kept whole, so a lookup never mistakes one state for another, but
+/// packed 7 bits a byte (buffer numbers and offsets take a few bytes, not 8), end to end in one
+/// array (hundreds of thousands of them are freed at once). Takes about `max_bytes` at most (the
+/// arrays may hold up to twice what they use); past it, stores nothing.
 class state_table {
  public:
   explicit state_table(std::uint64_t max_bytes) : bytes_left_(max_bytes) {}
@@ -133,45 +134,56 @@ class state_table {
 
   /// The capacity stored for the state hashed `hash` whose key `make_key()` returns, or -1.
   template <class MakeKey>
-  std::int64_t find(std::uint64_t hash, MakeKey&& make_key) const {
+  std::int64_t find(std::uint64_t hash, MakeKey&& make_key) {
     if (slots_.empty()) return -1;
-    std::span<const std::int64_t> key;
-    bool built = false;
+    bool packed = false;
     for (std::size_t k = hash & mask_;; k = (k + 1) & mask_) {
       const slot& s = slots_[k];
       if (s.size == 0) return -1;
       if (s.hash != hash) continue;
-      if (!built) key = make_key(), built = true;
-      if (words(s).size() == key.size() && std::equal(key.begin(), key.end(), words(s).begin())) return s.capacity;
+      if (!packed) pack(make_key()), packed = true;
+      if (std::ranges::equal(bytes_of(s), packed_)) return s.capacity;
     }
   }
 
   void store(std::uint64_t hash, std::span<const std::int64_t> key, std::int64_t capacity) {
+    pack(key);
     if (!slots_.empty())
       for (std::size_t k = hash & mask_; slots_[k].size != 0; k = (k + 1) & mask_)
-        if (slot& s = slots_[k]; s.hash == hash && std::ranges::equal(words(s), key)) {
+        if (slot& s = slots_[k]; s.hash == hash && std::ranges::equal(bytes_of(s), packed_)) {
           s.capacity = std::max(s.capacity, capacity);
           return;
         }
-    const std::uint64_t bytes = 8 * key.size() + 48;  // the key and the index's entry
+    const std::uint64_t bytes = packed_.size() + 2 * sizeof(slot);  // the table is at most half full
     if (bytes > bytes_left_) return;
     bytes_left_ -= bytes;
     if (2 * (used_ + 1) > slots_.size()) grow();
     std::size_t k = hash & mask_;
     while (slots_[k].size != 0) k = (k + 1) & mask_;
-    slots_[k] = {hash, pool_.size(), key.size(), capacity};
-    pool_.insert(pool_.end(), key.begin(), key.end());
+    slots_[k] = {hash, pool_.size(), static_cast<std::uint32_t>(packed_.size()), capacity};
+    pool_.insert(pool_.end(), packed_.begin(), packed_.end());
     ++used_;
   }
 
  private:
   struct slot {
     std::uint64_t hash = 0;
-    std::size_t at = 0, size = 0;  // the key is pool_[at, at + size); size 0: empty (keys are never empty)
+    std::uint64_t at = 0;    // the packed key is pool_[at, at + size)
+    std::uint32_t size = 0;  // 0: empty (a key packs into a byte at least)
     std::int64_t capacity = 0;
   };
 
-  std::span<const std::int64_t> words(const slot& s) const noexcept { return {pool_.data() + s.at, s.size}; }
+  std::span<const std::uint8_t> bytes_of(const slot& s) const noexcept { return {pool_.data() + s.at, s.size}; }
+
+  // Each word low bits first, 7 a byte, the high bit set on every byte but its last.
+  void pack(std::span<const std::int64_t> key) {
+    packed_.clear();
+    for (const std::int64_t w : key) {
+      auto v = static_cast<std::uint64_t>(w);
+      for (; v >= 0x80; v >>= 7) packed_.push_back(static_cast<std::uint8_t>(v | 0x80));
+      packed_.push_back(static_cast<std::uint8_t>(v));
+    }
+  }
 
   // Open addressing at most half full: a missing state (most lookups) ends at an empty slot soon.
   void grow() {
@@ -186,7 +198,7 @@ class state_table {
       }
   }
 
-  std::vector<std::int64_t> pool_;
+  std::vector<std::uint8_t> pool_, packed_;
   std::vector<slot> slots_;
   std::size_t mask_ = 0, used_ = 0;
   std::uint64_t bytes_left_;
