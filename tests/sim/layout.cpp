@@ -227,8 +227,7 @@ std::uint64_t search_table_bytes(const std::vector<layout_buffer>& bs) {
       first.push_back(b.first);
       last.push_back(b.last);
     }
-  const std::uint64_t n = first.size(), pairs = detail::layout_instance::count_overlaps(first, last);
-  return 16 * n * (n + 2) + 8 * pairs + 4 * (pairs + n) + 64 * n;
+  return detail::layout_search_table_bytes(first.size(), detail::layout_instance::count_overlaps(first, last));
 }
 
 TEST_CASE("solve_layout: remembering refuted states changes no minimum and no proof") {

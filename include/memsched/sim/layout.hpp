@@ -207,6 +207,14 @@ inline void place_lowest_fit(const std::vector<arena_buffer>& buffers, std::span
     if (fixed[buffers[i].node] < 0) put(i);
 }
 
+/// The bytes of the exact search's own tables for n buffers with `pairs` overlapping pairs: the
+/// candidate orders of every depth (at worst n^2 entries); the parts a placement splits off, kept
+/// per depth with their buffers, preorders and start orders (as many again); the overlap lists
+/// and the sections' member lists.
+inline std::uint64_t layout_search_table_bytes(std::uint64_t n, std::uint64_t pairs) {
+  return (16 + 24) * n * (n + 2) + 8 * pairs + 4 * (pairs + n) + 64 * n;
+}
+
 /// solve_layout's work: the greedy starts, the bound, then the exact search.
 class layout_solver {
  public:
@@ -355,12 +363,9 @@ class layout_solver {
     return best;
   }
 
-  /// Whether the search's tables fit max_bytes (the orders of every depth, at worst n^2 entries,
-  /// the overlap lists and the sections' member lists); builds them when they do.
+  /// Whether the search's tables fit max_bytes; builds them when they do.
   bool fits_memory() {
-    const std::uint64_t n = in_.size_n();
-    const std::uint64_t pairs = layout_instance::count_overlaps(in_.first, in_.last);
-    const std::uint64_t bytes = 16 * n * (n + 2) + 8 * pairs + 4 * (pairs + n) + 64 * n;
+    const std::uint64_t bytes = layout_search_table_bytes(in_.size_n(), layout_instance::count_overlaps(in_.first, in_.last));
     if (bytes > max_bytes_) return false;
     memo_bytes_ = (max_bytes_ - bytes) / 4;
     in_.build();
