@@ -130,6 +130,7 @@ class _SegmentWriter:
         return self.namespace[name]
 
     def compute(self, v, again):
+        """The lines of one compute step of vertex v (again: a recomputation)."""
         if v.kind == "tangent":
             return [f"env[{v.id}] = tangents[{v.item}]"]
         if v.kind == "item":
