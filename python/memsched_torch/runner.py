@@ -115,7 +115,7 @@ class _SegmentWriter:
         lines = [f"def {name}(env, static, rng, tangents, observe):"]
         for op, vid in steps:
             v = self.jg.vertices[vid]
-            lines.append(f"    # {op} {v.name}{' again' if op == 'compute' and vid in computed else ''}")
+            lines.append(f"    # {op} {v.name!r}{' again' if op == 'compute' and vid in computed else ''}")
             if op == "free":
                 body = [f"del env[{vid}]"]
             else:
