@@ -347,7 +347,7 @@ MEMSCHED_DECL cost_lower_bound_result cost_lower_bound_on(const memory_graph& g,
 /// options.peak_bound - budget and the least over every order of the bound along it (a search
 /// over sets of computed vertices, capped by max_states, max_work and time_limit: see the file
 /// comment). Exact for plans that recompute nothing (the sum of costs); weak where plans
-/// recompute chains of values (it counts each dropped value once and never its inputs).
+/// recompute chains of values (it never counts what a recomputation needs resident: its inputs).
 /// Deterministic unless time_limit stops the search.
 /// Complexity: along an order O(n log n + n * steps above the budget), and the LP's ascent at most
 /// 10^8 visits of its entries (its rows hold at most 2^22 of them); free O(n log n) plus the
