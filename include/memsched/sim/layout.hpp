@@ -384,6 +384,11 @@ class layout_solver {
   void minimise(layout_result& r, std::vector<std::int64_t>& best, std::int64_t& best_bytes) {
     layout_search search(in_, clock_, node_limit_, memo_bytes_);
     std::int64_t lo = r.lower_bound;  // proven: nothing below lo fits
+    if (!decide_bound_first(search, lo, best, best_bytes, r.stats.decisions)) {
+      r.stats.nodes = search.nodes();
+      r.lower_bound = lo;
+      return;
+    }
     // Capped so that doubling never wraps around.
     constexpr std::uint64_t most_nodes = std::numeric_limits<std::uint64_t>::max() / 2;
     for (std::uint64_t allowance = first_round_nodes; lo < best_bytes; allowance = std::min(2 * allowance, most_nodes)) {
@@ -392,6 +397,26 @@ class layout_solver {
     }
     r.stats.nodes = search.nodes();
     r.lower_bound = lo;
+  }
+
+  /// Nodes of the decision at the bound before the rounds.
+  static constexpr std::uint64_t bound_first_nodes = 200000;
+
+  /// The decision at the bound lo first, with bound_first_nodes: a layout there is the least and
+  /// ends the call with its proof, and the rounds would spread their nodes over many capacities
+  /// before giving the tight one, often the hardest, enough. False when a limit stopped it.
+  bool decide_bound_first(layout_search& search, std::int64_t& lo, std::vector<std::int64_t>& best, std::int64_t& best_bytes,
+                          std::size_t& decisions) {
+    if (lo >= best_bytes) return true;
+    const layout_outcome o = search.decide(lo, bound_first_nodes);
+    ++decisions;
+    if (o == layout_outcome::found) {
+      best = search.solution();
+      best_bytes = height(best);
+    } else if (o == layout_outcome::exhausted) {
+      lo = above(lo);
+    }
+    return o != layout_outcome::stopped;
   }
 
   enum class round_end { settled, unresolved, stopped };
