@@ -125,22 +125,16 @@ class arena_order_search {
     return place_least_greedy(buffers, steps, offsets);
   }
 
-  /// Nodes of each of the start order's two exact searches (at its peak, then its least arena),
-  /// each of which may take up to a quarter of the time left: the rest goes to other orders,
-  /// where a gap the start cannot close often disappears.
-  static constexpr std::uint64_t start_nodes = 200000;
-  static constexpr double start_share = 0.25;
+  /// Nodes of the start order's exact search (solve_layout decides the peak, its bound, first,
+  /// with up to 200,000 of them, then minimises), which may take up to half of the time left: the
+  /// rest goes to other orders, where a gap the start cannot close often disappears.
+  static constexpr std::uint64_t start_nodes = 400000;
+  static constexpr double start_share = 0.5;
 
-  /// The start order's exact layout. A layout at its peak is the least arena and ends the whole
-  /// search, so that capacity is decided first, with the start's whole node allowance (the
-  /// minimisation's rounds spread their nodes over many capacities, and the tight one is often the
-  /// hardest); only when it is not found does the least-arena search run.
+  /// The start order's exact layout: its least arena, proven where the search settles it. A layout
+  /// at its peak (the bound, decided first) is the least arena and ends the whole search.
   layout_found start_layout(std::span<const layout_buffer> buffers, std::int64_t peak) {
-    layout_found at_peak = layout_of(buffers, peak, peak, start_nodes, start_share);
-    if (at_peak.arena <= peak) return at_peak;
-    layout_found least = layout_of(buffers, peak, std::nullopt, start_nodes, start_share);
-    least.bound = std::max(least.bound, at_peak.bound);  // the decision may have proven the peak too small
-    return least;
+    return layout_of(buffers, peak, std::nullopt, start_nodes, start_share);
   }
 
   /// An exact layout of an order's `buffers` (layout_buffers_of), whose peak is `peak`: the least
