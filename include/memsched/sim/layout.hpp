@@ -375,8 +375,8 @@ class layout_solver {
   /// Nodes a decision may take in the first round of minimise; each later round doubles it.
   static constexpr std::uint64_t first_round_nodes = 50000;
 
-  /// Rounds of binary search on the capacity, each giving every decision a node allowance twice
-  /// the last round's. A capacity that neither a layout nor a proof settles within the allowance is
+  /// The decision at the bound first (decide_bound_first), then rounds of binary search on the
+  /// capacity, each giving every decision a node allowance twice the last round's. A capacity that neither a layout nor a proof settles within the allowance is
   /// left unresolved: the round looks above it (the anytime answer improves) and the next round
   /// comes back to it. Tight capacities are often far harder to decide than loose ones, in both
   /// directions, so no single decision may hold the whole call. Ends when a round resolves every
