@@ -277,16 +277,7 @@ TEST_CASE("remat_cost_lower_bound: the covering LP's dual against brute force ov
     const std::int64_t peak = simulate_order(g, order).peak_bytes;
     for (double fraction : {0.9, 0.75, 0.6}) {
       const auto budget = static_cast<std::int64_t>(fraction * static_cast<double>(peak));
-      memory_model model(g);
-      memsched::detail::drop_cover_builder builder(g, order, memsched::detail::max_cover_entries);
-      for (std::size_t position = 0; position < order.size(); ++position) {
-        const std::size_t v = order[position];
-        const std::int64_t running = memsched::detail::least_running_bytes(g, v, model.live());
-        if (running > budget) builder.add_row(v, position, running - budget);
-        model.step(v, [&](std::size_t u) { builder.set_live(u, false); });
-        if (!memory_model::dies_unread(g, v)) builder.set_live(v, true);
-      }
-      const memsched::detail::drop_cover_rows rows = builder.take();
+      const memsched::detail::drop_cover_rows rows = memsched::detail::walk_steps_over_budget(g, budget, order).rows;
       if (rows.rows() == 0 || rows.gaps() > 16) continue;
       double best01 = std::numeric_limits<double>::infinity();
       for (std::uint32_t mask = 0; mask < (1u << rows.gaps()); ++mask) {

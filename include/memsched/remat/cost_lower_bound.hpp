@@ -184,28 +184,30 @@ class ranked_live_values {
   std::int64_t total_ = 0;
 };
 
-/// The extra cost (beyond one computation of each vertex) of any plan along `order` within
-/// `budget`: the largest fractional cover over the steps above the budget (v's inputs excluded at
-/// v's step), raised by the covering LP over all of them (detail/drop_cover.hpp: values dropped
-/// at different steps before different readers are paid for separately). `steps_over` counts
-/// them. Infinity when some step cannot be brought within the budget. The walk is
-/// O((n + m) log n); the LP's rows hold at most max_cover_entries gaps and its ascent visits at
-/// most max_cover_work of them, so it ends within a fraction of a second on every graph.
-inline double cost_extra_along_order(const memory_graph& g, std::int64_t budget, std::span<const std::size_t> order, std::size_t& steps_over) {
+/// One walk along an order: the steps above the budget, the largest fractional cover among them
+/// (v's inputs excluded at v's step; infinity when one cannot be covered) and their rows of the
+/// covering LP (detail/drop_cover.hpp). The walk is O((n + m) log n); the rows hold at most
+/// max_cover_entries gaps.
+struct steps_over_budget {
+  std::size_t count = 0;
+  double largest_cover = 0;
+  drop_cover_rows rows;
+};
+
+inline steps_over_budget walk_steps_over_budget(const memory_graph& g, std::int64_t budget, std::span<const std::size_t> order) {
   const std::vector<std::size_t> ranked = droppable_by_cost_per_byte(g);
   memory_model model(g);
   std::vector<char> live(g.size(), 0);
   ranked_live_values usable(g, ranked);
   drop_cover_builder rows(g, order, max_cover_entries);
-  double extra = 0;
-  steps_over = 0;
+  steps_over_budget w;
   for (std::size_t position = 0; position < order.size(); ++position) {
     const std::size_t v = order[position];
     const std::int64_t running = least_running_bytes(g, v, model.live());
     if (running > budget) {
-      ++steps_over;
+      ++w.count;
       for (auto p : g.predecessors(v)) usable.set(p, false);
-      extra = std::max(extra, usable.cover(running - budget));
+      w.largest_cover = std::max(w.largest_cover, usable.cover(running - budget));
       for (auto p : g.predecessors(v)) usable.set(p, live[p] != 0);
       rows.add_row(v, position, running - budget);
     }
@@ -220,8 +222,21 @@ inline double cost_extra_along_order(const memory_graph& g, std::int64_t budget,
       rows.set_live(v, true);
     }
   }
-  if (extra == std::numeric_limits<double>::infinity()) return extra;
-  return std::max(extra, drop_cover_bound(rows.take(), max_cover_work));
+  w.rows = rows.take();
+  return w;
+}
+
+/// The extra cost (beyond one computation of each vertex) of any plan along `order` within
+/// `budget`: the largest fractional cover over the steps above the budget, raised by the covering
+/// LP over all of them (values dropped at different steps before different readers are paid for
+/// separately). `steps_over` counts them. Infinity when some step cannot be brought within the
+/// budget. The LP's ascent visits at most max_cover_work row entries, so it ends within a
+/// fraction of a second on every graph.
+inline double cost_extra_along_order(const memory_graph& g, std::int64_t budget, std::span<const std::size_t> order, std::size_t& steps_over) {
+  const steps_over_budget w = walk_steps_over_budget(g, budget, order);
+  steps_over = w.count;
+  if (w.largest_cover == std::numeric_limits<double>::infinity()) return w.largest_cover;
+  return std::max(w.largest_cover, drop_cover_bound(w.rows, max_cover_work));
 }
 
 /// The extra cost of any plan within `budget` when no order without recomputation peaks below

@@ -84,11 +84,19 @@ class drop_cover_builder {
     rows_.first.push_back(rows_.gap.size());
   }
 
-  [[nodiscard]] drop_cover_rows take() { return std::move(rows_); }
+  /// The rows, each row's gaps cheapest per byte first (ties: the order met), the order the
+  /// primal covers take them in.
+  [[nodiscard]] drop_cover_rows take() {
+    for (std::size_t r = 0; r < rows_.rows(); ++r)
+      std::stable_sort(rows_.gap.begin() + static_cast<std::ptrdiff_t>(rows_.first[r]),
+                       rows_.gap.begin() + static_cast<std::ptrdiff_t>(rows_.first[r + 1]), [&](std::uint32_t a, std::uint32_t b) {
+                         return rows_.cost[a] * static_cast<double>(rows_.bytes[b]) < rows_.cost[b] * static_cast<double>(rows_.bytes[a]);
+                       });
+    return std::move(rows_);
+  }
 
  private:
   static constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
-
 
   std::uint32_t gap_of(std::size_t u, std::size_t position) {
     const auto k = static_cast<std::size_t>(std::upper_bound(readers_[u].begin(), readers_[u].end(), position) - readers_[u].begin());
@@ -110,29 +118,42 @@ class drop_cover_builder {
   drop_cover_rows rows_;
 };
 
+/// Row r's fractional cover on top of what `y` already covers: its gaps in order (cheapest per
+/// byte first), each raised towards 1 until the need is met; adds to y.
+struct row_cover {
+  double cost = 0;   ///< Of what this row added.
+  double ratio = 0;  ///< Cost per byte of the last gap raised: the row's marginal price.
+  bool covered = false;
+};
+
+inline row_cover top_up_row(const drop_cover_rows& rows, std::size_t r, std::vector<double>& y) {
+  row_cover c;
+  const double need = static_cast<double>(rows.need[r]);
+  double held = 0;
+  for (std::size_t e = rows.first[r]; e < rows.first[r + 1]; ++e) held += y[rows.gap[e]] * static_cast<double>(rows.bytes[rows.gap[e]]);
+  for (std::size_t e = rows.first[r]; e < rows.first[r + 1] && held < need; ++e) {
+    const std::uint32_t k = rows.gap[e];
+    const double add = std::min(1.0 - y[k], (need - held) / static_cast<double>(rows.bytes[k]));
+    if (add <= 0) continue;
+    y[k] += add;
+    held += add * static_cast<double>(rows.bytes[k]);
+    c.cost += add * rows.cost[k];
+    c.ratio = rows.cost[k] / static_cast<double>(rows.bytes[k]);
+  }
+  c.covered = held >= need * (1 - 1e-12);
+  return c;
+}
+
 /// A primal solution of the covering LP: rows in order, each topped up with its cheapest gaps
-/// per byte (fractions allowed). Its cost bounds the LP's optimum from above (the ascent's
-/// target); infinity when a row's gaps cannot cover its need.
+/// per byte. Its cost bounds the LP's optimum from above (the ascent's target); infinity when a
+/// row's gaps cannot cover its need.
 inline double drop_cover_greedy_cost(const drop_cover_rows& rows) {
   std::vector<double> y(rows.gaps(), 0.0);
-  std::vector<std::uint32_t> mine;
   double total = 0;
   for (std::size_t r = 0; r < rows.rows(); ++r) {
-    mine.assign(rows.gap.begin() + static_cast<std::ptrdiff_t>(rows.first[r]), rows.gap.begin() + static_cast<std::ptrdiff_t>(rows.first[r + 1]));
-    double covered = 0;
-    for (std::uint32_t k : mine) covered += y[k] * static_cast<double>(rows.bytes[k]);
-    std::stable_sort(mine.begin(), mine.end(), [&](std::uint32_t a, std::uint32_t b) {
-      return rows.cost[a] * static_cast<double>(rows.bytes[b]) < rows.cost[b] * static_cast<double>(rows.bytes[a]);
-    });
-    for (std::uint32_t k : mine) {
-      const double left = static_cast<double>(rows.need[r]) - covered;
-      if (left <= 0) break;
-      const double add = std::min(1.0 - y[k], left / static_cast<double>(rows.bytes[k]));
-      y[k] += add;
-      covered += add * static_cast<double>(rows.bytes[k]);
-      total += add * rows.cost[k];
-    }
-    if (covered < static_cast<double>(rows.need[r]) * (1 - 1e-12)) return std::numeric_limits<double>::infinity();
+    const row_cover c = top_up_row(rows, r, y);
+    if (!c.covered) return std::numeric_limits<double>::infinity();
+    total += c.cost;
   }
   return total;
 }
@@ -165,32 +186,24 @@ inline double drop_cover_dual(const drop_cover_rows& rows, const std::vector<dou
   return static_cast<double>(value);
 }
 
-/// The multipliers of the best single row: its marginal cost per byte (the most expensive gap
-/// the row's fractional cover uses), 0 elsewhere. Their dual value is that row's fractional
-/// cover, so the ascent starts at the per-step bound.
+/// The multipliers of the best single row: its marginal price (the most expensive gap its
+/// fractional cover uses), 0 elsewhere. Their dual value is that row's fractional cover, so the
+/// ascent starts at the per-step bound.
 inline std::vector<double> drop_cover_start(const drop_cover_rows& rows) {
-  std::vector<double> w(rows.rows(), 0.0);
+  std::vector<double> w(rows.rows(), 0.0), y(rows.gaps(), 0.0);
   double best = -1;
-  std::vector<std::uint32_t> mine;
+  std::size_t best_row = 0;
+  double best_ratio = 0;
   for (std::size_t r = 0; r < rows.rows(); ++r) {
-    mine.assign(rows.gap.begin() + static_cast<std::ptrdiff_t>(rows.first[r]), rows.gap.begin() + static_cast<std::ptrdiff_t>(rows.first[r + 1]));
-    std::stable_sort(mine.begin(), mine.end(), [&](std::uint32_t a, std::uint32_t b) {
-      return rows.cost[a] * static_cast<double>(rows.bytes[b]) < rows.cost[b] * static_cast<double>(rows.bytes[a]);
-    });
-    std::int64_t left = rows.need[r];
-    double cost = 0, ratio = 0;
-    for (std::uint32_t k : mine) {
-      if (left <= 0) break;
-      ratio = rows.cost[k] / static_cast<double>(rows.bytes[k]);
-      cost += rows.bytes[k] >= left ? ratio * static_cast<double>(left) : rows.cost[k];
-      left -= rows.bytes[k];
-    }
-    if (left <= 0 && cost > best) {
-      best = cost;
-      std::fill(w.begin(), w.end(), 0.0);
-      w[r] = ratio;
+    const row_cover c = top_up_row(rows, r, y);
+    for (std::size_t e = rows.first[r]; e < rows.first[r + 1]; ++e) y[rows.gap[e]] = 0;  // rows alone, not on top of each other
+    if (c.covered && c.cost > best) {
+      best = c.cost;
+      best_row = r;
+      best_ratio = c.ratio;
     }
   }
+  if (best >= 0) w[best_row] = best_ratio;
   return w;
 }
 
