@@ -720,9 +720,12 @@ class lifetime_searcher {
 MEMSCHED_DECL remat_result lifetime_search_on(const memory_graph& g, std::int64_t budget, const lifetime_search_options& options,
                                               std::chrono::steady_clock::time_point start);
 /// lifetime_search_on stopping at `deadline` instead of options.solver.time_limit (a sub-search's
-/// share of its caller's limit, or a counted deadline).
+/// share of its caller's limit, or a counted deadline). `known_bound`: a lower bound on the cost
+/// of the plans along the order that the caller holds already (cost_lower_bound_along's, when it
+/// runs the search again and again); none: computed here.
 MEMSCHED_DECL remat_result lifetime_search_until(const memory_graph& g, std::int64_t budget, const lifetime_search_options& options,
-                                                 std::chrono::steady_clock::time_point start, const call_deadline& deadline);
+                                                 std::chrono::steady_clock::time_point start, const call_deadline& deadline,
+                                                 std::optional<double> known_bound = std::nullopt);
 
 }  // namespace detail
 

@@ -287,7 +287,8 @@ class remat_portfolio {
     if (seconds) l.solver.time_limit = std::chrono::duration<double>(*seconds);
     remat_plan_forwarder fw{o_.solver.observer, deadline_.elapsed(), &reported_, "lifetime-search"};
     l.solver.observer = fw;
-    return lifetime_search_plan(g_, budget_, l);
+    const auto now = std::chrono::steady_clock::now();
+    return detail::lifetime_search_until(g_, budget_, l, now, detail::call_deadline(now, l.solver.time_limit), native_bound());
   }
 
   /// Time the stages left (one skipped, or all done early) goes to the lifetime search, the stage

@@ -55,8 +55,9 @@ MEMSCHED_DEF remat_result free_order_until(const memory_graph& g, std::int64_t b
   if (sched.peak <= budget) offer(sched.order);
   for (std::size_t i = 0; i < o.recompute_depths.size() && !best && !deadline.passed(); ++i) {
     const lifetime_search_options l{.order = sched.order, .max_rounds = o.lifetime_rounds, .seed = o.seed, .max_recompute_depth = o.recompute_depths[i]};
+    // Only its plan is used (the simulator judges it on g): the trivial bound spares computing one.
     const remat_result r = lifetime_search_until(w, budget, l, std::chrono::steady_clock::now(),
-                                                 deadline.share(1.0 / static_cast<double>(o.recompute_depths.size() - i)));
+                                                 deadline.share(1.0 / static_cast<double>(o.recompute_depths.size() - i)), w.total_cost());
     rounds += r.stats.lns_rounds;
     if (!has_solution(r.status)) continue;
     std::vector<std::size_t> computes;

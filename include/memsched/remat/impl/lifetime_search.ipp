@@ -145,7 +145,8 @@ MEMSCHED_DEF remat_result lifetime_search_on(const memory_graph& g, std::int64_t
 }
 
 MEMSCHED_DEF remat_result lifetime_search_until(const memory_graph& g, std::int64_t budget, const lifetime_search_options& options,
-                                                 std::chrono::steady_clock::time_point start, const call_deadline& deadline) {
+                                                 std::chrono::steady_clock::time_point start, const call_deadline& deadline,
+                                                 std::optional<double> known_bound) {
   std::vector<std::size_t> order = options.order;
   if (order.empty()) order.assign(g.topological_order().begin(), g.topological_order().end());
   else check_order(g, order, "lifetime_search_plan");
@@ -236,7 +237,7 @@ MEMSCHED_DEF remat_result lifetime_search_until(const memory_graph& g, std::int6
     r.message = "lifetime_search_plan: the simulator disagrees with the slot memory bound (" + r.message + ")";
   } else {
     // No plan along the order costs less than the native bound: a plan that meets it is optimal.
-    r.cost_bound = cost_lower_bound_along(g, budget, order);
+    r.cost_bound = known_bound ? *known_bound : cost_lower_bound_along(g, budget, order);
     if (best.recomputations() == 0 || r.total_cost <= *r.cost_bound + 1e-9 * std::max(1.0, r.total_cost)) r.status = solve_status::optimal;
   }
   r.stats.order = std::move(order);
