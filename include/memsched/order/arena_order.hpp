@@ -126,9 +126,10 @@ class arena_order_search {
   }
 
   /// Nodes of the start order's exact search (solve_layout decides the peak, its bound, first,
-  /// with up to 200,000 of them, then minimises), which may take up to half of the time left: the
-  /// rest goes to other orders, where a gap the start cannot close often disappears.
-  static constexpr std::uint64_t start_nodes = 400000;
+  /// with layout_bound_first_nodes of them, then minimises with as many again), which may take up
+  /// to half of the time left: the rest goes to other orders, where a gap the start cannot close
+  /// often disappears.
+  static constexpr std::uint64_t start_nodes = 2 * layout_bound_first_nodes;
   static constexpr double start_share = 0.5;
 
   /// The start order's exact layout: its least arena, proven where the search settles it. A layout

@@ -215,6 +215,9 @@ inline std::uint64_t layout_search_table_bytes(std::uint64_t n, std::uint64_t pa
   return (16 + 24) * n * (n + 2) + 8 * pairs + 4 * (pairs + n) + 64 * n;
 }
 
+/// Nodes of minimisation's decision at the bound before its rounds.
+inline constexpr std::uint64_t layout_bound_first_nodes = 200000;
+
 /// solve_layout's work: the greedy starts, the bound, then the exact search.
 class layout_solver {
  public:
@@ -399,16 +402,13 @@ class layout_solver {
     r.lower_bound = lo;
   }
 
-  /// Nodes of the decision at the bound before the rounds.
-  static constexpr std::uint64_t bound_first_nodes = 200000;
-
-  /// The decision at the bound lo first, with bound_first_nodes: a layout there is the least and
+  /// The decision at the bound lo first, with layout_bound_first_nodes: a layout there is the least and
   /// ends the call with its proof, and the rounds would spread their nodes over many capacities
   /// before giving the tight one, often the hardest, enough. False when a limit stopped it.
   bool decide_bound_first(layout_search& search, std::int64_t& lo, std::vector<std::int64_t>& best, std::int64_t& best_bytes,
                           std::size_t& decisions) {
     if (lo >= best_bytes) return true;
-    const layout_outcome o = search.decide(lo, bound_first_nodes);
+    const layout_outcome o = search.decide(lo, layout_bound_first_nodes);
     ++decisions;
     if (o == layout_outcome::found) {
       best = search.solution();
