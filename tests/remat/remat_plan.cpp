@@ -404,8 +404,8 @@ TEST_CASE("remat_plan: the lifetime search's better plans reach the observer as 
     void on_incumbent(double, double value, double) { events.emplace_back("", value); }
     void on_phase(double, std::string_view p) { events.emplace_back(std::string(p), 0.0); }
   };
-  std::size_t several = 0;  // runs whose lifetime stage reported two plans or more
-  for (std::uint64_t seed = 1; seed <= 8; ++seed)
+  std::size_t several = 0, runs = 0;  // runs whose lifetime stage reported two plans or more, of all with a plan
+  for (std::uint64_t seed = 1; seed <= 24; ++seed)
   for (const int eighths : {4, 6}) {
     CAPTURE(seed);
     CAPTURE(eighths);
@@ -416,6 +416,7 @@ TEST_CASE("remat_plan: the lifetime search's better plans reach the observer as 
     const remat_result r = remat_plan(g, budget, remat_plan_options{.solver = {.observer = seen}});
     if (!has_solution(r.status)) continue;
     check_plan_of(g, r, budget);
+    ++runs;
     // Plans reported while the lifetime search ran: between its phase and the next one.
     std::size_t in_stage = 0;
     bool inside = false;
@@ -433,7 +434,8 @@ TEST_CASE("remat_plan: the lifetime search's better plans reach the observer as 
     several += in_stage >= 2;
   }
   // The stage's own improvements, one by one: more than the one plan its end would give.
-  CHECK(several >= 2);
+  MESSAGE(several << " of " << runs << " runs with two plans or more from the lifetime stage");
+  CHECK(several >= 4);
 }
 
 TEST_CASE("remat_plan: with a time limit, the time the stages leave goes to the lifetime search; never dearer") {
