@@ -32,6 +32,7 @@
 #include <memsched/solver/solver_options.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <concepts>
@@ -281,9 +282,11 @@ class remat_portfolio {
 
   /// One run of the lifetime search along the order from `starts`, its incumbents forwarded to the
   /// observer as they are found; `seconds` limits it (none: its counted rounds only).
-  remat_result run_lifetime_search(std::uint64_t seed, std::vector<execution_plan> starts, std::optional<double> seconds) {
+  remat_result run_lifetime_search(std::uint64_t seed, std::vector<execution_plan> starts, std::optional<double> seconds,
+                                   std::size_t depth = lifetime_search_options{}.max_recompute_depth) {
     o_.solver.observer.on_phase(deadline_.elapsed(), "lifetime-search");
-    lifetime_search_options l{.order = order_, .max_rounds = o_.lifetime_rounds, .seed = seed, .start_plans = std::move(starts)};
+    lifetime_search_options l{
+        .order = order_, .max_rounds = o_.lifetime_rounds, .seed = seed, .max_recompute_depth = depth, .start_plans = std::move(starts)};
     if (seconds) l.solver.time_limit = std::chrono::duration<double>(*seconds);
     remat_plan_forwarder fw{o_.solver.observer, deadline_.elapsed(), &reported_, "lifetime-search"};
     l.solver.observer = fw;
@@ -291,16 +294,23 @@ class remat_portfolio {
     return detail::lifetime_search_until(g_, budget_, l, now, detail::call_deadline(now, l.solver.time_limit), native_bound());
   }
 
+  /// The recompute depths the refinement's runs take in turn (the cheap ones first): how deep a
+  /// split recomputes inputs shapes the search's neighbourhood, and a plan the search cannot
+  /// improve at one depth it often can at another.
+  static constexpr std::array<std::size_t, 3> refine_depths{0, 1, 2};
+
   /// Time the stages left (one skipped, or all done early) goes to the lifetime search, the stage
   /// that keeps improving with time: again from the best plans along the order, with a new seed
-  /// each run, until a run finds nothing cheaper, the best plan meets the native bound, or the
-  /// limit. Only with a time limit: without one every stage has run to its counted end.
+  /// and the next of refine_depths each run, until a run at every depth in a row finds nothing
+  /// cheaper, the best plan meets the native bound, or the limit. Only with a time limit: without
+  /// one every stage has run to its counted end.
   void refine() {
     if (!deadline_.limited() || !std::isfinite(deadline_.left()) || o_.lifetime_rounds == 0 || !found_) {
       end_ = deadline_.passed() ? "the time limit" : "every stage finished";
       return;
     }
     const double native = native_bound();
+    std::size_t stalled = 0;
     for (std::uint64_t seed = 1;; ++seed) {
       if (best_.total_cost <= native * (1 + 1e-9)) {
         end_ = "the best plan meets the cost bound";
@@ -319,10 +329,13 @@ class remat_portfolio {
           starts.insert(starts.begin(), best_.plan);
       }
       const double before = best_.total_cost;
-      const remat_result r = run_lifetime_search(seed, std::move(starts), std::max(0.0, deadline_.left()));
+      const std::size_t depth = refine_depths[(seed - 1) % refine_depths.size()];
+      const remat_result r = run_lifetime_search(seed, std::move(starts), std::max(0.0, deadline_.left()), depth);
       offer(r, "lifetime-search");
-      if (!(best_.total_cost < before - 1e-9 * std::max(1.0, std::abs(before)))) {
-        const bool out = r.status == solve_status::time_limit || deadline_.left() < min_refine_seconds;
+      const bool out = r.status == solve_status::time_limit || deadline_.left() < min_refine_seconds;
+      if (best_.total_cost < before - 1e-9 * std::max(1.0, std::abs(before))) {
+        stalled = 0;
+      } else if (out || ++stalled == refine_depths.size()) {
         end_ = out ? "the time limit" : "every stage stalled with " + seconds_left_text() + " left";
         return;
       }
