@@ -439,7 +439,7 @@ TEST_CASE("remat_plan: the lifetime search's better plans reach the observer as 
 }
 
 TEST_CASE("remat_plan: with a time limit, the time the stages leave goes to the lifetime search; never dearer") {
-  int cheaper = 0;
+  int cheaper = 0, stalled = 0;
   for (std::uint64_t seed = 0; seed < memsched::testing::random_cases(8); ++seed) {
     const memory_graph g = make_memory_graph(make_training_graph(make_random_layered({.nodes = 30, .edge_density = 0.3, .seed = 100 + seed})));
     CAPTURE(seed);
@@ -448,14 +448,22 @@ TEST_CASE("remat_plan: with a time limit, the time the stages leave goes to the 
     const remat_plan_options<> plain{.dtr_heuristics = {dtr_heuristic::lru}, .lifetime_rounds = 40, .hiremate = false};
     remat_plan_options<> timed = plain;
     timed.solver.time_limit = std::chrono::duration<double>(30);
+    recorder seen;
+    timed.solver.observer = seen;
     const remat_result a = remat_plan(g, budget, plain), b = remat_plan(g, budget, timed);
     if (!has_solution(a.status)) continue;
     check_plan_of(g, b, budget);
     CHECK(b.total_cost <= a.total_cost * (1 + 1e-12));
     CHECK(b.message.find("ended by") != std::string::npos);
     cheaper += b.total_cost < a.total_cost * (1 - 1e-9);
+    if (b.message.find("ended by every stage stalled") != std::string::npos) {
+      // The stage's run, then at least one refinement run at each of the three depths.
+      ++stalled;
+      CHECK(std::count(seen.phases.begin(), seen.phases.end(), "lifetime-search") >= 4);
+    }
   }
-  MESSAGE(cheaper << " graphs got a cheaper plan from the time left");
+  MESSAGE(cheaper << " graphs got a cheaper plan from the time left; " << stalled << " ended with every stage stalled");
+  CHECK(stalled > 0);
 }
 
 namespace {
