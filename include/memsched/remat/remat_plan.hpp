@@ -96,7 +96,8 @@ struct remat_plan_options {
   /// with at most this many search rounds (0: the stage is skipped). It starts from the cheapest
   /// of its own repair and the earlier stages' valid plans that follow the order (start_plans).
   std::size_t lifetime_rounds = 200;
-  /// With a time limit: the lifetime search's share of the time left when it starts.
+  /// With a time limit: the lifetime search's share of the time left when it starts, and, when a
+  /// MILP follows, its refinement's share before the MILP.
   double lifetime_fraction = 0.3;
   /// The order as a decision beyond whole orders: after the portfolio along each order,
   /// free_order_plan (copies of values re-ordered by Serenity, then the lifetime search along
@@ -190,7 +191,10 @@ class remat_portfolio {
     eviction();
     lifetime();
     hiremate();
-    if constexpr (milp_backend<Backend>) milp();
+    if constexpr (milp_backend<Backend>) {
+      refine_before_milp();
+      milp();
+    }
     refine();
     return finish();
   }
@@ -299,47 +303,66 @@ class remat_portfolio {
   /// improve at one depth it often can at another.
   static constexpr std::array<std::size_t, 3> refine_depths{0, 1, 2};
 
+  /// Whether the refinement can run: a time limit, the lifetime search on, and a plan to start from.
+  bool refinable() const {
+    return deadline_.limited() && std::isfinite(deadline_.left()) && o_.lifetime_rounds > 0 && found_;
+  }
+
+  /// Before the MILP, the lifetime search refines for up to lifetime_fraction of the time left:
+  /// on graphs where the MILP cannot improve in its time (large ones) that time would otherwise go
+  /// to nobody, and the MILP starts from the refined plans.
+  void refine_before_milp() {
+    if (refinable()) (void)refine_for(std::max(0.0, deadline_.left()) * o_.lifetime_fraction);
+  }
+
   /// Time the stages left (one skipped, or all done early) goes to the lifetime search, the stage
-  /// that keeps improving with time: again from the best plans along the order, with a new seed
-  /// and the next of refine_depths each run, until a run at every depth in a row finds nothing
-  /// cheaper, the best plan meets the native bound, or the limit. Only with a time limit: without
-  /// one every stage has run to its counted end.
+  /// that keeps improving with time. Only with a time limit: without one every stage has run to
+  /// its counted end.
   void refine() {
-    if (!deadline_.limited() || !std::isfinite(deadline_.left()) || o_.lifetime_rounds == 0 || !found_) {
+    if (!refinable()) {
       end_ = deadline_.passed() ? "the time limit" : "every stage finished";
       return;
     }
+    end_ = refine_for(std::max(0.0, deadline_.left()));
+  }
+
+  /// The lifetime search again from the best plans along the order, with a new seed and the next
+  /// of refine_depths each run, until a run at every depth in a row finds nothing cheaper, the
+  /// best plan meets the native bound, or `seconds` or the limit pass; returns the rule that ended it.
+  std::string refine_for(double seconds) {
     const double native = native_bound();
+    const double until = deadline_.elapsed() + seconds;
     std::size_t stalled = 0;
-    for (std::uint64_t seed = 1;; ++seed) {
-      if (best_.total_cost <= native * (1 + 1e-9)) {
-        end_ = "the best plan meets the cost bound";
-        return;
-      }
-      if (out_of_time() || deadline_.left() < min_refine_seconds) {
-        end_ = "the time limit";
-        return;
-      }
-      std::vector<execution_plan> starts = starts_;
-      if (first_computation_order(best_.plan, g_.size()) == order_) {
-        // The best plan first; offer() has usually kept it among the starts already.
-        if (auto at = std::find(starts.begin(), starts.end(), best_.plan); at != starts.end())
-          std::rotate(starts.begin(), at, at + 1);
-        else
-          starts.insert(starts.begin(), best_.plan);
-      }
+    for (;;) {
+      if (best_.total_cost <= native * (1 + 1e-9)) return "the best plan meets the cost bound";
+      if (out_of_time()) return "the time limit";
+      const double left = std::min(deadline_.left(), until - deadline_.elapsed());
+      if (left < min_refine_seconds) return "the time limit";
       const double before = best_.total_cost;
+      const std::uint64_t seed = ++refine_runs_;
       const std::size_t depth = refine_depths[(seed - 1) % refine_depths.size()];
-      const remat_result r = run_lifetime_search(seed, std::move(starts), std::max(0.0, deadline_.left()), depth);
+      const remat_result r = run_lifetime_search(seed, starts_with_best(), left, depth);
       offer(r, "lifetime-search");
-      const bool out = r.status == solve_status::time_limit || deadline_.left() < min_refine_seconds;
+      const bool out = r.status == solve_status::time_limit || std::min(deadline_.left(), until - deadline_.elapsed()) < min_refine_seconds;
       if (best_.total_cost < before - 1e-9 * std::max(1.0, std::abs(before))) {
         stalled = 0;
       } else if (out || ++stalled == refine_depths.size()) {
-        end_ = out ? "the time limit" : "every stage stalled with " + seconds_left_text() + " left";
-        return;
+        return out ? "the time limit" : "every stage stalled with " + seconds_left_text() + " left";
       }
     }
+  }
+
+  /// The lifetime search's starts with the best plan first when it follows the order (offer() has
+  /// usually kept it among the starts already).
+  std::vector<execution_plan> starts_with_best() const {
+    std::vector<execution_plan> starts = starts_;
+    if (first_computation_order(best_.plan, g_.size()) == order_) {
+      if (auto at = std::find(starts.begin(), starts.end(), best_.plan); at != starts.end())
+        std::rotate(starts.begin(), at, at + 1);
+      else
+        starts.insert(starts.begin(), best_.plan);
+    }
+    return starts;
   }
 
   /// The native bound on the plans along the order (infinity when a step cannot fit).
@@ -452,6 +475,7 @@ class remat_portfolio {
   double& reported_;  // the best cost the observer has seen
   const remat_result* seed_;
   std::optional<double> native_bound_;  // cost_lower_bound_along, once computed
+  std::uint64_t refine_runs_ = 0;       // the refinement's runs so far: the next one's seed
   std::vector<execution_plan> starts_;                         // valid plans that follow the order
   std::optional<remat_result> milp_;
   std::string milp_note_;
