@@ -4,6 +4,7 @@
 // from remat_plan.cpp so that each file stays well within the sanitizer build's test timeout.
 
 #include <memsched/graph/json_io.hpp>
+#include <memsched/graph/random_layered.hpp>
 #include <memsched/order/kahn.hpp>
 #include <memsched/order/serenity.hpp>
 #include <memsched/remat/checkmate.hpp>
@@ -27,6 +28,7 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 using namespace memsched;
@@ -174,4 +176,37 @@ TEST_CASE("remat_plan with CBC: the hand chain proven, a zero time limit skips t
   CHECK(zero.status == solve_status::time_limit);
   CHECK(zero.plan.steps.empty());
   CHECK(zero.stats.variables == 0);  // no model was built
+}
+
+TEST_CASE("remat_plan with CBC and a time limit: the lifetime search refines before the MILP; never dearer") {
+  // Phases in the order reported: the refinement's runs are lifetime-search phases after the
+  // stage's own and before checkmate-milp's.
+  struct phases {
+    std::vector<std::string> seen;
+    void on_incumbent(double, double, double) {}
+    void on_phase(double, std::string_view p) { seen.emplace_back(p); }
+  };
+  std::size_t refined = 0, cases = 0;
+  for (std::uint64_t seed = 0; seed < 12 && (cases < random_cases(4) || refined == 0); ++seed) {
+    CAPTURE(seed);
+    const memory_graph g = make_memory_graph(make_random_layered({.nodes = 40, .edge_density = 0.3, .seed = 200 + seed}));
+    const std::int64_t peak = checkpoint_all_plan(g, unlimited_budget).peak_bytes;
+    const std::int64_t budget = lower_bound_of(g) + (peak - lower_bound_of(g)) / 2;
+    const remat_plan_options<> plain{.hiremate = false};
+    remat_plan_options<cbc_backend> timed{.hiremate = false};
+    timed.solver.time_limit = std::chrono::duration<double>(4);
+    phases p;
+    timed.solver.observer = p;
+    const remat_result a = remat_plan(g, budget, plain), b = remat_plan(g, budget, timed);
+    if (!has_solution(a.status)) continue;
+    ++cases;
+    check_plan_of(g, b, budget);
+    CHECK(b.total_cost <= a.total_cost * (1 + 1e-12));
+    const auto milp = std::find(p.seen.begin(), p.seen.end(), "checkmate-milp");
+    if (milp == p.seen.end()) continue;  // no MILP: the plans before it met the bound or used the time
+    refined += std::count(p.seen.begin(), milp, "lifetime-search") >= 2;
+  }
+  MESSAGE(refined << " of " << cases << " runs refined before the MILP");
+  CHECK(cases > 0);
+  CHECK(refined > 0);
 }
