@@ -8,6 +8,7 @@
 
 #include "../support/hiremate_checks.hpp"
 #include "../support/no_remat_peak.hpp"
+#include "../support/observer_recorder.hpp"
 
 #include <doctest/doctest.h>
 
@@ -24,6 +25,7 @@ using testing::check_cheaper_of;
 using testing::check_hiremate_result;
 using testing::heuristic_start;
 using testing::no_remat_peak;
+using testing::observer_recorder;
 
 // Costs and plans compared across partitions: Release phase only (27 s under the sanitizers); the
 // partitions' code, reuse across them included, runs there in every case with default options.
@@ -111,10 +113,6 @@ TEST_CASE("hiremate: also_full_rounds: the cheaper of the stopped and the finish
 }
 
 TEST_CASE("hiremate: the heuristic start beside the hierarchy (two threads) gives the same plan and reports in order") {
-  struct incumbents {
-    std::vector<double> values;
-    void on_incumbent(double, double value, double) { values.push_back(value); }
-  };
   std::size_t from_start = 0, from_hierarchy = 0;
   // Under the sanitizers (where the nine cases take over two minutes) the first two: the plan of
   // the heuristic start at 30%, the hierarchy's at 70%.
@@ -125,7 +123,7 @@ TEST_CASE("hiremate: the heuristic start beside the hierarchy (two threads) give
     const memory_graph g = make_memory_graph(read_json_graph(std::string(MEMSCHED_TEST_DATA_DIR) + "/torch/" + name + ".training.json"));
     const std::int64_t budget = no_remat_peak(g) * pct / 100;
     INFO(name << " at " << pct << "%");
-    incumbents seen_one, seen_two;
+    observer_recorder seen_one, seen_two;
     const auto one = hiremate_plan(g, budget, hiremate_options{.threads = 1, .observer = seen_one});
     const auto two = hiremate_plan(g, budget, hiremate_options{.threads = 2, .observer = seen_two});
     REQUIRE(one.status == two.status);

@@ -14,6 +14,7 @@
 #include <memsched/sim/simulate_plan.hpp>
 
 #include "../support/brute_force_plans.hpp"
+#include "../support/observer_recorder.hpp"
 #include "../support/random_dag.hpp"
 #include "support.hpp"
 
@@ -29,12 +30,6 @@ using namespace memsched;
 using namespace memsched::testing;
 
 namespace {
-
-/// Records every incumbent.
-struct recorder {
-  std::vector<double> costs;
-  void on_incumbent(double, double value, double) { costs.push_back(value); }
-};
 
 /// A 30-vertex random DAG (every other seed with in-place vertices), its topological order and a
 /// budget a third of the way from the per-vertex bound up to the order's peak: tight enough that
@@ -204,7 +199,7 @@ TEST_CASE("lifetime_search_plan: the search never returns worse than its start; 
     const auto& [g, order, budget] = lns_case_of(seed);
     INFO("seed " << seed);
     const auto start = lifetime_search_plan(g, budget, lifetime_search_options{.order = order, .max_rounds = 0, .seed = seed});
-    recorder rec;
+    observer_recorder rec;
     lifetime_search_options o{.order = order, .max_rounds = 100, .seed = seed};
     o.solver.observer = rec;
     const auto r = lifetime_search_plan(g, budget, o);
@@ -213,11 +208,11 @@ TEST_CASE("lifetime_search_plan: the search never returns worse than its start; 
     ++searched;
     check_result(g, r, budget);
     CHECK(r.total_cost <= start.total_cost + 1e-9);
-    REQUIRE(!rec.costs.empty());
-    CHECK(rec.costs.front() == doctest::Approx(start.total_cost));
-    CHECK(rec.costs.back() == doctest::Approx(r.total_cost));
-    for (std::size_t i = 1; i < rec.costs.size(); ++i) CHECK(rec.costs[i] < rec.costs[i - 1]);
-    CHECK(r.stats.lns_improvements + 1 == rec.costs.size());
+    REQUIRE(!rec.values.empty());
+    CHECK(rec.values.front() == doctest::Approx(start.total_cost));
+    CHECK(rec.values.back() == doctest::Approx(r.total_cost));
+    for (std::size_t i = 1; i < rec.values.size(); ++i) CHECK(rec.values[i] < rec.values[i - 1]);
+    CHECK(r.stats.lns_improvements + 1 == rec.values.size());
     if (r.total_cost < start.total_cost) ++improved;
   }
   MESSAGE("the search improved " << improved << " of " << searched << " constructive plans");

@@ -17,6 +17,7 @@
 #include <memsched/sim/simulate_plan.hpp>
 
 #include "../support/brute_force_plans.hpp"
+#include "../support/observer_recorder.hpp"
 #include "../support/eviction_greedy_plans.hpp"
 #include "../support/random_cases.hpp"
 #include "../support/random_dag.hpp"
@@ -92,14 +93,6 @@ std::string stage_of(const std::string& method) {
     if (method.starts_with(stage)) return std::string(stage.substr(0, stage.size() - 1));
   return method;
 }
-
-/// Records the observer's reports.
-struct recorder {
-  std::vector<double> values;
-  std::vector<std::string> phases;
-  void on_incumbent(double, double value, double) { values.push_back(value); }
-  void on_phase(double, std::string_view p) { phases.emplace_back(p); }
-};
 
 }  // namespace
 
@@ -375,14 +368,14 @@ TEST_CASE("remat_plan: a time limit of zero returns at once without a plan; the 
   // Below the lower bound the answer needs no time at all.
   const remat_result below = remat_plan(g, lower_bound_of(g) - 1, remat_plan_options{.solver = {.time_limit = std::chrono::duration<double>(0)}});
   CHECK(below.status == solve_status::infeasible);
-  recorder rec;
+  observer_recorder rec;
   const remat_result r = remat_plan(g, budget, remat_plan_options{.solver = {.observer = rec}});
   check_plan_of(g, r, budget);
   REQUIRE(!rec.values.empty());
   for (std::size_t k = 1; k < rec.values.size(); ++k) CHECK(rec.values[k] < rec.values[k - 1]);
   CHECK(rec.values.back() == doctest::Approx(r.total_cost));
   CHECK(rec.phases == std::vector<std::string>{"heuristics", "dtr", "eviction-greedy", "lifetime-search", "hiremate"});
-  recorder without_greedy;
+  observer_recorder without_greedy;
   (void)remat_plan(g, budget, remat_plan_options{.solver = {.observer = without_greedy}, .eviction_greedy = false});
   CHECK(without_greedy.phases == std::vector<std::string>{"heuristics", "dtr", "lifetime-search", "hiremate"});
   // A generous limit: the stages' counted ends, then the lifetime search again with the time left
@@ -448,7 +441,7 @@ TEST_CASE("remat_plan: with a time limit, the time the stages leave goes to the 
     const remat_plan_options<> plain{.dtr_heuristics = {dtr_heuristic::lru}, .lifetime_rounds = 40, .hiremate = false};
     remat_plan_options<> timed = plain;
     timed.solver.time_limit = std::chrono::duration<double>(30);
-    recorder seen;
+    observer_recorder seen;
     timed.solver.observer = seen;
     const remat_result a = remat_plan(g, budget, plain), b = remat_plan(g, budget, timed);
     if (!has_solution(a.status)) continue;
