@@ -14,6 +14,7 @@
 #include <memsched/solver/backends/cbc.hpp>
 
 #include "../support/brute_force_plans.hpp"
+#include "../support/observer_recorder.hpp"
 #include "../support/random_dag.hpp"
 #include "../support/random_cases.hpp"
 #include "../support/remat_plan_checks.hpp"
@@ -178,15 +179,10 @@ TEST_CASE("remat_plan with CBC: the hand chain proven, a zero time limit skips t
   CHECK(zero.stats.variables == 0);  // no model was built
 }
 
-TEST_CASE("remat_plan with CBC and a time limit: the lifetime search refines before the MILP; never dearer") {
+TEST_CASE("remat_plan with CBC and a time limit: the lifetime search refines before the MILP, stalled runs count across it; never dearer") {
   // Phases in the order reported: the refinement's runs are lifetime-search phases after the
   // stage's own and before checkmate-milp's.
-  struct phases {
-    std::vector<std::string> seen;
-    void on_incumbent(double, double, double) {}
-    void on_phase(double, std::string_view p) { seen.emplace_back(p); }
-  };
-  std::size_t refined = 0, cases = 0;
+  std::size_t refined = 0, cases = 0, stalled = 0;
   for (std::uint64_t seed = 0; seed < 12 && (cases < random_cases(4) || refined == 0); ++seed) {
     CAPTURE(seed);
     const memory_graph g = make_memory_graph(make_random_layered({.nodes = 40, .edge_density = 0.3, .seed = 200 + seed}));
@@ -195,18 +191,28 @@ TEST_CASE("remat_plan with CBC and a time limit: the lifetime search refines bef
     const remat_plan_options<> plain{.hiremate = false};
     remat_plan_options<cbc_backend> timed{.hiremate = false};
     timed.solver.time_limit = std::chrono::duration<double>(4);
-    phases p;
+    observer_recorder p;
     timed.solver.observer = p;
     const remat_result a = remat_plan(g, budget, plain), b = remat_plan(g, budget, timed);
     if (!has_solution(a.status)) continue;
     ++cases;
     check_plan_of(g, b, budget);
     CHECK(b.total_cost <= a.total_cost * (1 + 1e-12));
-    const auto milp = std::find(p.seen.begin(), p.seen.end(), "checkmate-milp");
-    if (milp == p.seen.end()) continue;  // no MILP: the plans before it met the bound or used the time
-    refined += std::count(p.seen.begin(), milp, "lifetime-search") >= 2;
+    const auto milp = std::find(p.phases.begin(), p.phases.end(), "checkmate-milp");
+    if (milp == p.phases.end()) continue;  // no MILP: the plans before it met the bound or used the time
+    refined += std::count(p.phases.begin(), milp, "lifetime-search") >= 2;
+    // Stalled runs count across the MILP: a run that ends with every stage stalled began, after its
+    // last incumbent, the refinement's three stalled runs (and the lifetime stage's own run when it
+    // found nothing cheaper), none of them again after a MILP that found nothing.
+    if (b.message.find("ended by every stage stalled") != std::string::npos) {
+      const auto last = std::find(p.events.rbegin(), p.events.rend(), "incumbent");
+      const auto trailing = std::count(p.events.rbegin(), last, "lifetime-search");
+      CHECK(trailing >= 3);
+      CHECK(trailing <= 4);
+      ++stalled;
+    }
   }
-  MESSAGE(refined << " of " << cases << " runs refined before the MILP");
+  MESSAGE(refined << " of " << cases << " runs refined before the MILP, " << stalled << " ended with every stage stalled");
   CHECK(cases > 0);
   CHECK(refined > 0);
 }

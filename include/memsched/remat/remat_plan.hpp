@@ -226,6 +226,7 @@ class remat_portfolio {
       starts_.push_back(r.plan);
     if (found_ && !(sim.total_cost < best_.total_cost - 1e-9 * std::max(1.0, std::abs(best_.total_cost)))) return;
     found_ = true;
+    refine_stalled_ = 0;
     best_ = r;
     take_simulated_figures(best_, sim);
     method_ = std::move(method);
@@ -329,26 +330,24 @@ class remat_portfolio {
   /// The lifetime search again from the best plans along the order, with a new seed and the next
   /// of refine_depths each run, until a run at every depth in a row finds nothing cheaper, the
   /// best plan meets the native bound, or `seconds` or the limit pass; returns the rule that ended it.
+  /// The count of stalled runs carries over from the refinement before the MILP (offer() resets it
+  /// when any stage improves), so a MILP that found nothing does not start the cycle again.
   std::string refine_for(double seconds) {
     const double native = native_bound();
     const double until = deadline_.elapsed() + seconds;
-    std::size_t stalled = 0;
+    const auto left = [&] { return std::min(deadline_.left(), until - deadline_.elapsed()); };
     for (;;) {
       if (best_.total_cost <= native * (1 + 1e-9)) return "the best plan meets the cost bound";
-      if (out_of_time()) return "the time limit";
-      const double left = std::min(deadline_.left(), until - deadline_.elapsed());
-      if (left < min_refine_seconds) return "the time limit";
-      const double before = best_.total_cost;
+      if (refine_stalled_ >= refine_depths.size()) return "every stage stalled with " + seconds_left_text() + " left";
+      if (out_of_time() || left() < min_refine_seconds) return "the time limit";
       const std::uint64_t seed = ++refine_runs_;
       const std::size_t depth = refine_depths[(seed - 1) % refine_depths.size()];
-      const remat_result r = run_lifetime_search(seed, starts_with_best(), left, depth);
+      const double before = best_.total_cost;
+      const remat_result r = run_lifetime_search(seed, starts_with_best(), left(), depth);
       offer(r, "lifetime-search");
-      const bool out = r.status == solve_status::time_limit || std::min(deadline_.left(), until - deadline_.elapsed()) < min_refine_seconds;
-      if (best_.total_cost < before - 1e-9 * std::max(1.0, std::abs(before))) {
-        stalled = 0;
-      } else if (out || ++stalled == refine_depths.size()) {
-        return out ? "the time limit" : "every stage stalled with " + seconds_left_text() + " left";
-      }
+      if (best_.total_cost < before - 1e-9 * std::max(1.0, std::abs(before))) continue;
+      if (r.status == solve_status::time_limit || left() < min_refine_seconds) return "the time limit";
+      ++refine_stalled_;
     }
   }
 
@@ -476,6 +475,7 @@ class remat_portfolio {
   const remat_result* seed_;
   std::optional<double> native_bound_;  // cost_lower_bound_along, once computed
   std::uint64_t refine_runs_ = 0;       // the refinement's runs so far: the next one's seed
+  std::size_t refine_stalled_ = 0;      // the refinement's runs in a row that found nothing cheaper
   std::vector<execution_plan> starts_;                         // valid plans that follow the order
   std::optional<remat_result> milp_;
   std::string milp_note_;
