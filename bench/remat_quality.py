@@ -7,7 +7,8 @@ order_peak: Moccasin's protocol; the tool's own "P%" is of checkpoint-all's peak
 another order), and prints one row: the
 overhead, the gap to the proven bound ((cost - bound) / cost, "-" without a bound), the time to
 the first plan, to within 1% of the final cost and to the final plan (the incumbents of the
-JSON), and the run's seconds. With --loaded every row runs a second time beside a busy loop
+JSON), the run's seconds, and the rule that ended it (its message's "ended by": every stage
+stalled, the time limit, the plan meets the bound, every stage finished). With --loaded every row runs a second time beside a busy loop
 pinned to CPU 0 (the run itself is not pinned): the loaded overhead and its ratio to the
 unloaded one.
 
@@ -63,8 +64,25 @@ def generate(memsched, family, nodes, seed, out):
               "--out", out, "--json"])
 
 
+def ended_by(doc):
+    """The rule that ended the run, as its message says ("ended by ..."; the last one when the
+    message quotes several orders), with the seconds left shortened: "stalled", "time limit",
+    "bound met", "finished"; "-" when the message names none."""
+    msg = doc.get("message", "")
+    at = msg.rfind("ended by ")
+    if at < 0:
+        return "-"
+    rule = msg[at + len("ended by "):]
+    for words, short in (("every stage stalled", "stalled"), ("the time limit", "time limit"),
+                         ("the best plan meets the cost bound", "bound met"), ("every stage finished", "finished")):
+        if rule.startswith(words):
+            return short
+    return rule.split(";")[0]
+
+
 def profile(doc):
-    """(overhead, gap, first, within 1%, final) of one run; None where there is no plan."""
+    """(overhead, gap, first, within 1%, final, run seconds, ended by) of one run; None where there
+    is no plan."""
     inc = doc.get("incumbents") or []
     if not inc or doc.get("status") not in ("optimal", "feasible"):
         return None
@@ -72,7 +90,7 @@ def profile(doc):
     bound = doc.get("cost_bound")
     gap = (cost - bound) / cost if bound is not None and cost > 0 else None
     within = next(s for s, c in inc if c <= cost * 1.01)
-    return doc["overhead"], gap, inc[0][0], within, inc[-1][0]
+    return doc["overhead"], gap, inc[0][0], within, inc[-1][0], doc.get("seconds", float("nan")), ended_by(doc)
 
 
 def busy_loop():
@@ -131,8 +149,8 @@ def main():
                 limit = args.limit_500 if size <= 500 else args.limit_1000
                 rows.append((f"rl{size} {args.family} seed {seed}", path, limit))
 
-    head = "| graph | budget | limit s | overhead | gap to bound | first plan s | within 1% s | final s |"
-    sep = "|---|---|---|---|---|---|---|---|"
+    head = "| graph | budget | limit s | overhead | gap to bound | first plan s | within 1% s | final s | run s | ended by |"
+    sep = "|---|---|---|---|---|---|---|---|---|---|"
     if args.loaded:
         head += " loaded overhead | loaded / alone |"
         sep += "---|---|"
@@ -143,10 +161,10 @@ def main():
             alone = profile(remat(args.memsched, path, pct, limit, args))
             cells = [name, f"{pct}%", f"{limit:g}"]
             if alone is None:
-                cells += ["no plan", "-", "-", "-", "-"]
+                cells += ["no plan", "-", "-", "-", "-", "-", "-"]
             else:
-                ovh, gap, first, within, final = alone
-                cells += [pct_text(ovh), pct_text(gap), f"{first:.2f}", f"{within:.2f}", f"{final:.2f}"]
+                ovh, gap, first, within, final, seconds, rule = alone
+                cells += [pct_text(ovh), pct_text(gap), f"{first:.2f}", f"{within:.2f}", f"{final:.2f}", f"{seconds:.1f}", rule]
             if args.loaded:
                 loop = busy_loop()
                 try:
