@@ -17,8 +17,8 @@
 #include <memsched/sim/simulate_plan.hpp>
 
 #include "../support/brute_force_plans.hpp"
-#include "../support/observer_recorder.hpp"
 #include "../support/eviction_greedy_plans.hpp"
+#include "../support/observer_recorder.hpp"
 #include "../support/random_cases.hpp"
 #include "../support/random_dag.hpp"
 #include "../support/remat_plan_checks.hpp"
