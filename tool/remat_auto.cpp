@@ -24,7 +24,8 @@ const std::string auto_usage = std::string(
     "    from every plan that follows the input order, for the time left (remat_plan; stages in\n"
     "    docs/remat_auto.md). Extra fields: method (which one won), cost_bound (a proven\n"
     "    lower bound along the order; null when none), backend, order_source, seconds_to_best,\n"
-    "    seconds_to_first, incumbents ([seconds, total cost] of each better plan), message.\n"
+    "    seconds_to_first, incumbents ([seconds, total cost] of each better plan), ended_by\n"
+    "    (the rule that ended the run: finished, stalled, bound_met, time_limit), message.\n"
     "    --backend cbc|glpk|none MILP solver (default: cbc when built); none: no MILP stage\n") + remat_order_usage +
     "    --order-from free       the order as a decision: the portfolio along the given order\n"
     "                            (--order, else the file's) and along the best order, then\n"
@@ -127,6 +128,7 @@ memsched::remat_result run_auto(const memsched::dataflow_graph& graph, std::int6
     for (const auto& [seconds, cost] : printer.trace()) incumbents.push_back({seconds, cost});
     extra["seconds_to_first"] = printer.trace().empty() ? json(nullptr) : json(printer.trace().front().first);
     extra["incumbents"] = std::move(incumbents);
+    extra["ended_by"] = std::string(to_string(r.stats.ended_by));
     if (r.stats.solver_status) extra["solver_status"] = std::string(to_string(*r.stats.solver_status));
     return r;  // cmd_remat writes seconds and message
   });

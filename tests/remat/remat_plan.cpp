@@ -384,9 +384,12 @@ TEST_CASE("remat_plan: a time limit of zero returns at once without a plan; the 
   check_plan_of(g, limited, budget);
   CHECK(limited.total_cost <= r.total_cost * (1 + 1e-12));
   CHECK(limited.stats.seconds < 60);  // it stalls long before the limit on 24 vertices
-  const bool said = limited.message.find("ended by every stage stalled") != std::string::npos ||
-                    limited.message.find("ended by the best plan meets the cost bound") != std::string::npos;
+  const bool said = (limited.stats.ended_by == remat_end_rule::stalled &&
+                     limited.message.find("ended by every stage stalled") != std::string::npos) ||
+                    (limited.stats.ended_by == remat_end_rule::bound_met &&
+                     limited.message.find("ended by the best plan meets the cost bound") != std::string::npos);
   CHECK_MESSAGE(said, limited.message);
+  CHECK(r.stats.ended_by == remat_end_rule::finished);
   CHECK(r.message.find("ended by every stage finished") != std::string::npos);
 }
 
@@ -448,8 +451,11 @@ TEST_CASE("remat_plan: with a time limit, the time the stages leave goes to the 
     check_plan_of(g, b, budget);
     CHECK(b.total_cost <= a.total_cost * (1 + 1e-12));
     CHECK(b.message.find("ended by") != std::string::npos);
+    CHECK(b.stats.ended_by != remat_end_rule::none);
+    CHECK(a.stats.ended_by == remat_end_rule::finished);  // no limit: every stage to its counted end
     cheaper += b.total_cost < a.total_cost * (1 - 1e-9);
-    if (b.message.find("ended by every stage stalled") != std::string::npos) {
+    CHECK((b.stats.ended_by == remat_end_rule::stalled) == (b.message.find("ended by every stage stalled") != std::string::npos));
+    if (b.stats.ended_by == remat_end_rule::stalled) {
       // The stage's run, then at least one refinement run at each of the three depths.
       ++stalled;
       CHECK(std::count(seen.phases.begin(), seen.phases.end(), "lifetime-search") >= 4);

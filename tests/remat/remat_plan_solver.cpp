@@ -204,7 +204,7 @@ TEST_CASE("remat_plan with CBC and a time limit: the lifetime search refines bef
     // Stalled runs count across the MILP: a run that ends with every stage stalled began, after its
     // last incumbent, the refinement's three stalled runs (and the lifetime stage's own run when it
     // found nothing cheaper), none of them again after a MILP that found nothing.
-    if (b.message.find("ended by every stage stalled") != std::string::npos) {
+    if (b.stats.ended_by == remat_end_rule::stalled) {
       const auto last = std::find(p.events.rbegin(), p.events.rend(), "incumbent");
       const auto trailing = std::count(p.events.rbegin(), last, "lifetime-search");
       CHECK(trailing >= 3);

@@ -173,6 +173,9 @@ TEST_CASE("memsched remat --algo auto --ladder-steps: the library's ladder plan,
     const remat_result lib = remat_plan(df, budget, remat_plan_options{.order = kahn, .ladder_steps = 20, .ladder_peak = peak});
     CHECK(r.exit_code == (has_solution(lib.status) ? 0 : 2));
     REQUIRE(doc.at("status") == std::string(to_string(lib.status)));
+    // No time limit (huge): every stage ran to its counted end, unless no stage ran at all.
+    CHECK(doc.at("ended_by") == std::string(to_string(lib.stats.ended_by)));
+    CHECK(doc.at("ended_by") == (lib.status == solve_status::infeasible ? "none" : "finished"));
     const json& incumbents = doc.at("incumbents");
     if (!has_solution(lib.status)) {
       CHECK(incumbents.empty());

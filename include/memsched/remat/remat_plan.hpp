@@ -174,6 +174,12 @@ struct remat_plan_forwarder {
   }
 };
 
+/// The rule that ended a portfolio's run, and its words for the message.
+struct run_end {
+  remat_end_rule rule = remat_end_rule::none;
+  std::string text;
+};
+
 /// The portfolio's state: the best valid plan, the start plans for the MILP, what each stage did.
 template <class Backend>
 class remat_portfolio {
@@ -321,7 +327,8 @@ class remat_portfolio {
   /// its counted end.
   void refine() {
     if (!refinable()) {
-      end_ = deadline_.passed() ? "the time limit" : "every stage finished";
+      end_ = deadline_.passed() || stopped_ ? run_end{remat_end_rule::time_limit, "the time limit"}
+                                            : run_end{remat_end_rule::finished, "every stage finished"};
       return;
     }
     end_ = refine_for(std::max(0.0, deadline_.left()));
@@ -332,21 +339,23 @@ class remat_portfolio {
   /// best plan meets the native bound, or `seconds` or the limit pass; returns the rule that ended it.
   /// The count of stalled runs carries over from the refinement before the MILP (offer() resets it
   /// when any stage improves), so a MILP that found nothing does not start the cycle again.
-  std::string refine_for(double seconds) {
+  run_end refine_for(double seconds) {
     const double native = native_bound();
     const double until = deadline_.elapsed() + seconds;
     const auto left = [&] { return std::min(deadline_.left(), until - deadline_.elapsed()); };
+    const run_end time_limit{remat_end_rule::time_limit, "the time limit"};
     for (;;) {
-      if (best_.total_cost <= native * (1 + 1e-9)) return "the best plan meets the cost bound";
-      if (refine_stalled_ >= refine_depths.size()) return "every stage stalled with " + seconds_left_text() + " left";
-      if (out_of_time() || left() < min_refine_seconds) return "the time limit";
+      if (best_.total_cost <= native * (1 + 1e-9)) return {remat_end_rule::bound_met, "the best plan meets the cost bound"};
+      if (refine_stalled_ >= refine_depths.size())
+        return {remat_end_rule::stalled, "every stage stalled with " + seconds_left_text() + " left"};
+      if (out_of_time() || left() < min_refine_seconds) return time_limit;
       const std::uint64_t seed = ++refine_runs_;
       const std::size_t depth = refine_depths[(seed - 1) % refine_depths.size()];
       const double before = best_.total_cost;
       const remat_result r = run_lifetime_search(seed, starts_with_best(), left(), depth);
       offer(r, "lifetime-search");
       if (best_.total_cost < before - 1e-9 * std::max(1.0, std::abs(before))) continue;
-      if (r.status == solve_status::time_limit || left() < min_refine_seconds) return "the time limit";
+      if (r.status == solve_status::time_limit || left() < min_refine_seconds) return time_limit;
       ++refine_stalled_;
     }
   }
@@ -457,7 +466,8 @@ class remat_portfolio {
     if (rejected_ > 0) msg += "; " + std::to_string(rejected_) + " plan(s) rejected by the simulator";
     if (!milp_note_.empty()) msg += "; " + milp_note_;
     if (stopped_) msg += "; the time limit stopped the portfolio early";
-    if (!end_.empty()) msg += "; ended by " + end_;
+    if (!end_.text.empty()) msg += "; ended by " + end_.text;
+    res.stats.ended_by = end_.rule;
     res.message = std::move(msg);
     return res;
   }
@@ -481,7 +491,7 @@ class remat_portfolio {
   std::string milp_note_;
   std::size_t tried_ = 0, valid_ = 0, rejected_ = 0;
   bool stopped_ = false;  // the time limit skipped or cut a stage
-  std::string end_;       // the rule that ended the run (refine())
+  run_end end_;           // the rule that ended the run (refine())
 };
 
 /// remat_plan over its input orders: the portfolio along each (with an even share of the time
@@ -522,7 +532,9 @@ remat_result remat_along_orders(const memory_graph& g, std::int64_t budget, cons
         (!winner || r.total_cost < results[*winner].total_cost - 1e-9 * std::max(1.0, std::abs(results[*winner].total_cost))))
       winner = k;
   }
+  const remat_end_rule last_end = results.back().stats.ended_by;  // the last order's portfolio ended the run
   remat_result res = std::move(results[winner.value_or(0)]);
+  res.stats.ended_by = last_end;
   res.stats.cost_per_order = std::move(costs);
   res.stats.cost_bound_per_order = std::move(bounds);
   res.stats.seconds = whole.elapsed();
@@ -574,6 +586,9 @@ remat_result remat_over_orders(const memory_graph& g, std::int64_t budget, const
   fo.solver.time_limit = o.solver.time_limit;  // counted from t0: what the orders left
   remat_result free = free_order_on(g, budget, fo, t0);
   const bool found = has_solution(free.status);
+  res.stats.ended_by = whole.passed() || free.status == solve_status::time_limit ? remat_end_rule::time_limit
+                       : free.status == solve_status::optimal                    ? remat_end_rule::bound_met
+                                                                                 : remat_end_rule::finished;
   res.stats.cost_per_order.push_back(found ? std::optional(remat_stats::order_cost{free.total_cost, free.overhead}) : std::nullopt);
   res.stats.cost_bound_per_order.push_back(free.cost_bound);
   res.stats.seconds = whole.elapsed();
@@ -583,6 +598,7 @@ remat_result remat_over_orders(const memory_graph& g, std::int64_t budget, const
     free.stats.cost_per_order = std::move(res.stats.cost_per_order);
     free.stats.cost_bound_per_order = std::move(res.stats.cost_bound_per_order);
     free.stats.method = "free-order";
+    free.stats.ended_by = res.stats.ended_by;
     free.stats.seconds = whole.elapsed();
     free.message = "remat_plan: the cheapest plan is free_order_plan's (" + free.message + ")";
     res = std::move(free);
@@ -680,7 +696,9 @@ remat_result remat_on_ladder(const memory_graph& g, std::int64_t budget, const r
 /// overhead; one entry without more_orders), then free_order_plan's when options.free_order;
 /// stats.cost_bound_per_order a proven bound along each order (remat_cost_lower_bound's, or
 /// Checkmate's when higher), then over every plan.
-/// Deterministic without a time limit (as its stages are). Each better plan goes to
+/// stats.ended_by: the rule that ended the run (that of the last order's portfolio; with
+/// options.free_order, free_order_plan's: time_limit, bound_met when it proved its plan, else
+/// finished). Deterministic without a time limit (as its stages are). Each better plan goes to
 /// options.solver.observer.on_incumbent.
 /// Complexity: that of the stages, once per order: O(n (n + m)) per DTR eviction at most,
 /// HiRemate's hierarchy, and Checkmate's MILP (exponential worst case: give a time limit on large

@@ -9,9 +9,31 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace memsched {
+
+/// remat_plan: the rule that ended its run.
+/// - `none`: not reported (other algorithms).
+/// - `finished`: every stage ran to its counted end (no time limit, or nothing to refine).
+/// - `stalled`: the refinement's runs at every recompute depth in a row found nothing cheaper,
+///   before the limit.
+/// - `bound_met`: the best plan's cost meets a proven lower bound.
+/// - `time_limit`: the limit ended it.
+enum class remat_end_rule { none, finished, stalled, bound_met, time_limit };
+
+/// The lower-case name of a rule ("stalled", "time_limit", ...). O(1), never throws.
+[[nodiscard]] constexpr std::string_view to_string(remat_end_rule r) noexcept {
+  switch (r) {
+    case remat_end_rule::none: return "none";
+    case remat_end_rule::finished: return "finished";
+    case remat_end_rule::stalled: return "stalled";
+    case remat_end_rule::bound_met: return "bound_met";
+    case remat_end_rule::time_limit: return "time_limit";
+  }
+  return "none";
+}
 
 /// What a rematerialization algorithm did, beyond its plan. Fields an algorithm does not use keep
 /// their defaults (zero, empty, nullopt); which ones each fills is in docs/remat.md.
@@ -38,6 +60,7 @@ struct remat_stats {
   std::optional<std::size_t> snapshots;         ///< Revolve: the number of snapshots of the plan.
   std::optional<std::int64_t> segment_bytes;    ///< Greedy strategies: the segment size b of the plan.
   std::string method;  ///< remat_plan: the method whose plan was returned.
+  remat_end_rule ended_by = remat_end_rule::none;  ///< remat_plan: the rule that ended the run.
   /// The cheapest plan remat_plan found along one input order.
   struct order_cost {
     double total_cost = 0;  ///< Sum of cost over its compute steps.
