@@ -7,8 +7,10 @@ order_peak: Moccasin's protocol; the tool's own "P%" is of checkpoint-all's peak
 another order), and prints one row: the
 overhead, the gap to the proven bound ((cost - bound) / cost, "-" without a bound), the time to
 the first plan, to within 1% of the final cost and to the final plan (the incumbents of the
-JSON), the run's seconds, and the rule that ended it (its message's "ended by": every stage
-stalled, the time limit, the plan meets the bound, every stage finished). With --loaded every row runs a second time beside a busy loop
+JSON), the overhead of the best plan found within the first tenth of the limit and its ratio to
+the final overhead, the run's seconds, and the rule that ended it (the JSON's ended_by: every
+stage stalled, the time limit, the plan meets the bound, every stage finished). With --loaded
+every row runs a second time beside a busy loop
 pinned to CPU 0 (the run itself is not pinned): the loaded overhead and its ratio to the
 unloaded one.
 
@@ -65,24 +67,15 @@ def generate(memsched, family, nodes, seed, out):
 
 
 def ended_by(doc):
-    """The rule that ended the run, as its message says ("ended by ..."; the last one when the
-    message quotes several orders), with the seconds left shortened: "stalled", "time limit",
-    "bound met", "finished"; "-" when the message names none."""
-    msg = doc.get("message", "")
-    at = msg.rfind("ended by ")
-    if at < 0:
-        return "-"
-    rule = msg[at + len("ended by "):]
-    for words, short in (("every stage stalled", "stalled"), ("the time limit", "time limit"),
-                         ("the best plan meets the cost bound", "bound met"), ("every stage finished", "finished")):
-        if rule.startswith(words):
-            return short
-    return rule.split(";")[0]
+    """The rule that ended the run (the tool's ended_by, remat_plan's stats.ended_by), as the
+    table prints it."""
+    return {"stalled": "stalled", "time_limit": "time limit", "bound_met": "bound met",
+            "finished": "finished"}.get(doc.get("ended_by"), "-")
 
 
-def profile(doc):
-    """(overhead, gap, first, within 1%, final, run seconds, ended by) of one run; None where there
-    is no plan."""
+def profile(doc, limit):
+    """(overhead, gap, first, within 1%, final, run seconds, ended by, overhead at a tenth of the
+    limit) of one run; None where there is no plan. The last is None when no plan came by then."""
     inc = doc.get("incumbents") or []
     if not inc or doc.get("status") not in ("optimal", "feasible"):
         return None
@@ -90,7 +83,11 @@ def profile(doc):
     bound = doc.get("cost_bound")
     gap = (cost - bound) / cost if bound is not None and cost > 0 else None
     within = next(s for s, c in inc if c <= cost * 1.01)
-    return doc["overhead"], gap, inc[0][0], within, inc[-1][0], doc.get("seconds", float("nan")), ended_by(doc)
+    work = cost / (1 + doc["overhead"])  # the cost without recomputation
+    early = [c for s, c in inc if s <= limit / 10]
+    at_tenth = early[-1] / work - 1 if early else None
+    return (doc["overhead"], gap, inc[0][0], within, inc[-1][0], doc.get("seconds", float("nan")), ended_by(doc),
+            at_tenth)
 
 
 def busy_loop():
@@ -149,8 +146,9 @@ def main():
                 limit = args.limit_500 if size <= 500 else args.limit_1000
                 rows.append((f"rl{size} {args.family} seed {seed}", path, limit))
 
-    head = "| graph | budget | limit s | overhead | gap to bound | first plan s | within 1% s | final s | run s | ended by |"
-    sep = "|---|---|---|---|---|---|---|---|---|---|"
+    head = ("| graph | budget | limit s | overhead | gap to bound | first plan s | within 1% s | final s"
+            " | overhead at 10% of limit | / final | run s | ended by |")
+    sep = "|---|---|---|---|---|---|---|---|---|---|---|---|"
     if args.loaded:
         head += " loaded overhead | loaded / alone |"
         sep += "---|---|"
@@ -158,17 +156,19 @@ def main():
     print(sep)
     for name, path, limit in rows:
         for pct in (int(b) for b in args.budgets.split(",") if b):
-            alone = profile(remat(args.memsched, path, pct, limit, args))
+            alone = profile(remat(args.memsched, path, pct, limit, args), limit)
             cells = [name, f"{pct}%", f"{limit:g}"]
             if alone is None:
-                cells += ["no plan", "-", "-", "-", "-", "-", "-"]
+                cells += ["no plan", "-", "-", "-", "-", "-", "-", "-", "-"]
             else:
-                ovh, gap, first, within, final, seconds, rule = alone
-                cells += [pct_text(ovh), pct_text(gap), f"{first:.2f}", f"{within:.2f}", f"{final:.2f}", f"{seconds:.1f}", rule]
+                ovh, gap, first, within, final, seconds, rule, tenth = alone
+                ratio = "-" if tenth is None or ovh == 0 else f"{tenth / ovh:.2f}"
+                cells += [pct_text(ovh), pct_text(gap), f"{first:.2f}", f"{within:.2f}", f"{final:.2f}", pct_text(tenth),
+                          ratio, f"{seconds:.1f}", rule]
             if args.loaded:
                 loop = busy_loop()
                 try:
-                    loaded = profile(remat(args.memsched, path, pct, limit, args))
+                    loaded = profile(remat(args.memsched, path, pct, limit, args), limit)
                 finally:
                     loop.kill()
                     loop.wait()
