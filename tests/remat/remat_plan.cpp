@@ -365,9 +365,11 @@ TEST_CASE("remat_plan: a time limit of zero returns at once without a plan; the 
   CHECK(none.status == solve_status::time_limit);
   CHECK(none.plan.steps.empty());
   CHECK(none.message.find("time limit") != std::string::npos);
-  // Below the lower bound the answer needs no time at all.
+  CHECK(none.stats.ended_by == remat_end_rule::time_limit);
+  // Below the lower bound the answer needs no time at all (and no stage runs).
   const remat_result below = remat_plan(g, lower_bound_of(g) - 1, remat_plan_options{.solver = {.time_limit = std::chrono::duration<double>(0)}});
   CHECK(below.status == solve_status::infeasible);
+  CHECK(below.stats.ended_by == remat_end_rule::none);
   observer_recorder rec;
   const remat_result r = remat_plan(g, budget, remat_plan_options{.solver = {.observer = rec}});
   check_plan_of(g, r, budget);
