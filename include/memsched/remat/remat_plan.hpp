@@ -178,6 +178,8 @@ struct remat_plan_forwarder {
 struct run_end {
   remat_end_rule rule = remat_end_rule::none;
   std::string text;
+
+  static run_end time_limit() { return {remat_end_rule::time_limit, "the time limit"}; }
 };
 
 /// The portfolio's state: the best valid plan, the start plans for the MILP, what each stage did.
@@ -327,8 +329,7 @@ class remat_portfolio {
   /// its counted end.
   void refine() {
     if (!refinable()) {
-      end_ = deadline_.passed() || stopped_ ? run_end{remat_end_rule::time_limit, "the time limit"}
-                                            : run_end{remat_end_rule::finished, "every stage finished"};
+      end_ = deadline_.passed() || stopped_ ? run_end::time_limit() : run_end{remat_end_rule::finished, "every stage finished"};
       return;
     }
     end_ = refine_for(std::max(0.0, deadline_.left()));
@@ -343,19 +344,18 @@ class remat_portfolio {
     const double native = native_bound();
     const double until = deadline_.elapsed() + seconds;
     const auto left = [&] { return std::min(deadline_.left(), until - deadline_.elapsed()); };
-    const run_end time_limit{remat_end_rule::time_limit, "the time limit"};
     for (;;) {
       if (best_.total_cost <= native * (1 + 1e-9)) return {remat_end_rule::bound_met, "the best plan meets the cost bound"};
       if (refine_stalled_ >= refine_depths.size())
         return {remat_end_rule::stalled, "every stage stalled with " + seconds_left_text() + " left"};
-      if (out_of_time() || left() < min_refine_seconds) return time_limit;
+      if (out_of_time() || left() < min_refine_seconds) return run_end::time_limit();
       const std::uint64_t seed = ++refine_runs_;
       const std::size_t depth = refine_depths[(seed - 1) % refine_depths.size()];
       const double before = best_.total_cost;
       const remat_result r = run_lifetime_search(seed, starts_with_best(), left(), depth);
       offer(r, "lifetime-search");
       if (best_.total_cost < before - 1e-9 * std::max(1.0, std::abs(before))) continue;
-      if (r.status == solve_status::time_limit || left() < min_refine_seconds) return time_limit;
+      if (r.status == solve_status::time_limit || left() < min_refine_seconds) return run_end::time_limit();
       ++refine_stalled_;
     }
   }
