@@ -150,6 +150,26 @@ TEST_CASE("memsched remat --algo auto --order-from free: the file's order and th
       df, best.peak_bytes, remat_plan_options{.order = file_order.order, .more_orders = {best.order}, .lifetime_rounds = 10, .free_order = true});
   CHECK(plan_from_json(doc, g.all_ids(), "tool output") == lib.plan);
   CHECK(simulate_plan(g, lib.plan).peak_bytes <= best.peak_bytes);
+  // No limit that can pass: the run ends with every stage finished, in the tool as in the library.
+  CHECK(lib.stats.ended_by == remat_end_rule::finished);
+  CHECK(doc.at("ended_by") == std::string(to_string(lib.stats.ended_by)));
+
+  // Below the best order's peak free_order_plan's copies give the cheapest plan: the free-order
+  // stage ended the run, and the tool reports its rule.
+  const std::int64_t tighter = best.peak_bytes * 95 / 100;
+  const json free_doc = run_tool_json("remat " + path.string() + " --budget " + std::to_string(tighter) +
+                                          " --algo auto --backend none --order-from free --lifetime-rounds 10 --time-limit 1e12 --json",
+                                      dir);
+  const remat_result free_lib = remat_plan(
+      df, tighter, remat_plan_options{.order = file_order.order, .more_orders = {best.order}, .lifetime_rounds = 10, .free_order = true});
+  REQUIRE(has_solution(free_lib.status));
+  CHECK(free_doc.at("orders").back().at("source") == "free-order");
+  CHECK(free_doc.at("ended_by") == std::string(to_string(free_lib.stats.ended_by)));
+  CHECK(free_lib.stats.method == "free-order");
+  // The free-order stage ends by its proof or by finishing; no limit can pass.
+  CHECK((free_lib.stats.ended_by == (free_lib.status == solve_status::optimal ? remat_end_rule::bound_met : remat_end_rule::finished)));
+  CHECK(plan_from_json(free_doc, g.all_ids(), "tool output") == free_lib.plan);
+  CHECK(simulate_plan(g, free_lib.plan).peak_bytes <= tighter);
 }
 
 TEST_CASE("memsched remat --algo auto --ladder-steps: the library's ladder plan, no dearer at a looser ladder budget; the incumbents") {
