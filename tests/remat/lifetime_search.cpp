@@ -15,6 +15,7 @@
 
 #include "../support/brute_force_plans.hpp"
 #include "../support/observer_recorder.hpp"
+#include "../support/random_cases.hpp"
 #include "../support/random_dag.hpp"
 #include "support.hpp"
 
@@ -113,7 +114,7 @@ TEST_CASE("lifetime_search_plan: tiny random DAGs against brute force over all p
 
 TEST_CASE("lifetime_search_plan: 9 to 12 vertices against brute force over staged plans of the same order") {
   std::size_t staged_found = 0, found = 0, at_optimum = 0;
-  for (std::uint64_t seed = 0; seed < 40; ++seed) {
+  for (std::uint64_t seed = 0; seed < testing::random_cases(40); ++seed) {
     const std::size_t n = 9 + seed % 4;
     const memory_graph g(random_dag(n, 0.3, seed + 500, 60, seed % 2 == 1));
     const std::vector<std::size_t> order(g.topological_order().begin(), g.topological_order().end());
@@ -140,7 +141,7 @@ TEST_CASE("lifetime_search_plan: 9 to 12 vertices against brute force over stage
   MESSAGE("lifetime search found " << found << " of " << staged_found << " staged-feasible cases, " << at_optimum << " at the staged optimum");
   // A miss is the greedy repair's local minimum (it ends a few bytes over the budget), so the
   // counts are shares, not all.
-  CHECK(staged_found >= 40);
+  CHECK(staged_found >= testing::random_cases(40));
   CHECK(found * 100 >= staged_found * 90);
   CHECK(at_optimum * 100 >= found * 90);
 }
@@ -195,7 +196,7 @@ TEST_CASE("lifetime_search_plan: the n100 graph along Serenity's order, where DT
 
 TEST_CASE("lifetime_search_plan: the search never returns worse than its start; the observer sees decreasing costs") {
   std::size_t improved = 0, searched = 0;
-  for (std::uint64_t seed = 0; seed < 12; ++seed) {
+  for (std::uint64_t seed = 0; seed < testing::random_cases(12); ++seed) {
     const auto& [g, order, budget] = lns_case_of(seed);
     INFO("seed " << seed);
     const auto start = lifetime_search_plan(g, budget, lifetime_search_options{.order = order, .max_rounds = 0, .seed = seed});
@@ -290,17 +291,17 @@ TEST_CASE("lifetime_search_plan: a deeper recompute depth starts from a plan no 
     ++plans;
     check_result(g, by_depth[2], budget);
   };
-  for (std::uint64_t seed = 0; seed < 6; ++seed) {
+  for (std::uint64_t seed = 0; seed < testing::random_cases(6); ++seed) {
     const memory_graph g = make_memory_graph(make_random_layered({.nodes = 90, .width = 0.43, .edge_density = 0.2, .seed = seed + 40}));
     const std::vector<std::size_t> order(g.topological_order().begin(), g.topological_order().end());
     const std::int64_t peak = order_peak(g, order);
     for (int pct = 95; pct >= 75; pct -= 5) check_depths(g, order, peak * pct / 100);
   }
-  for (std::uint64_t seed = 0; seed < 6; ++seed) {
+  for (std::uint64_t seed = 0; seed < testing::random_cases(6); ++seed) {
     const auto& [g, order, budget] = lns_case_of(seed);
     check_depths(g, order, budget);
   }
-  CHECK(plans >= 10);
+  CHECK(plans >= testing::random_cases(10));
 }
 
 namespace {
