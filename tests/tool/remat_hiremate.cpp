@@ -31,7 +31,7 @@ TEST_CASE("memsched remat --algo hiremate: valid plan within the budget, partiti
   const std::vector<std::int64_t>& ids = g.all_ids();
   const auto& topo = g.topological_order();
   const std::int64_t peak = simulate_order(g, std::vector<std::size_t>(topo.begin(), topo.end())).peak_bytes;
-  // Under the sanitizers (each budget a library run and a tool run, ~20 s) the tightest budget only.
+  // Under the sanitizers the tightest budget only: each budget is a library run and a tool run.
   const std::vector<int> pcts = MEMSCHED_TEST_UNDER_SANITIZERS ? std::vector<int>{60} : std::vector<int>{60, 80, 100};
   for (int pct : pcts) {
     CAPTURE(pct);
@@ -350,8 +350,7 @@ TEST_CASE("memsched remat --algo hiremate --partition-rounds: stopped, finished 
   };
   for (const auto& c : cases) {
     CAPTURE(std::string(c.flag));
-    // Under the sanitizers "stop" and the default "both" (each case ~30 s there): "both" runs the
-    // full rounds too.
+    // Under the sanitizers "stop" and the default "both" only: "both" runs the full rounds too.
     if (MEMSCHED_TEST_UNDER_SANITIZERS && std::string(c.flag) == "full") continue;
     const auto lib = hiremate_plan(df, budget, c.options);
     // Without a plan the tool prints its JSON and exits with 2.
