@@ -14,6 +14,7 @@
 #include <memsched/graph/impl/memory_graph.ipp>
 #include <memsched/graph/impl/write_graph.ipp>
 #include <memsched/order/impl/serenity.ipp>
+#include <memsched/sim/impl/layout.ipp>
 #include <memsched/sim/impl/simulate_plan.ipp>
 #include <memsched/remat/impl/best_heuristic.ipp>
 #include <memsched/remat/impl/checkmate_model.ipp>

@@ -6,7 +6,7 @@
 // memsched::compiled, which also builds src/memsched.cpp) turns the heavy non-template parts into
 // declarations; one library TU defines them: memory_graph's validation, the graph file readers and
 // writers (graph/json_io.hpp, graphml_io.hpp, dot_io.hpp, write_graph.hpp, whose headers then include
-// none of the parsers), Serenity's search, plan checking, and the non-template cores of the rematerialization algorithms (best heuristic, DTR,
+// none of the parsers), Serenity's search, plan checking, the exact memory layout search, and the non-template cores of the rematerialization algorithms (best heuristic, DTR,
 // lifetime search, free order, cost lower bound, HiRemate, the Checkmate and Moccasin models). The
 // graph-type dependent conversion to memory_graph, and what depends on a solver backend's type,
 // stay templates in the user's TU, except the conversion of a dataflow_graph and remat_plan's
