@@ -5,8 +5,45 @@
 // includes it.
 
 #include <memsched/sim/layout.hpp>
+#include <memsched/sim/detail/arena_placement.hpp>
+
+#include <algorithm>
+#include <numeric>
 
 namespace memsched::detail {
+
+/// Lowest fit in a given order, with alignments and fixed offsets: fixed buffers first at their
+/// offsets, then each other buffer at the lowest aligned offset clear of the placed buffers that
+/// overlap it in time. `buffers` are listed by `first` (placed_by_lifetime). O(B k log k).
+inline void place_lowest_fit(const std::vector<arena_buffer>& buffers, std::span<const std::int64_t> align,
+                             std::span<const std::int64_t> fixed, std::span<const std::size_t> order,
+                             std::vector<std::int64_t>& offsets) {
+  offsets.assign(buffers.size(), 0);
+  placed_by_lifetime placed(buffers);
+  std::vector<std::size_t> overlapping;
+  auto put = [&](std::size_t i) {
+    const auto& b = buffers[i];
+    if (fixed[b.node] >= 0) {
+      offsets[i] = fixed[b.node];
+    } else {
+      overlapping.clear();
+      placed.overlapping(b.first, b.last, overlapping);
+      std::sort(overlapping.begin(), overlapping.end(), [&](std::size_t x, std::size_t y) { return offsets[x] < offsets[y]; });
+      const std::int64_t a = align[b.node];
+      std::int64_t at = 0;
+      for (std::size_t j : overlapping) {
+        if (offsets[j] >= at + b.size) break;
+        at = std::max(at, (offsets[j] + buffers[j].size + a - 1) / a * a);
+      }
+      offsets[i] = at;
+    }
+    placed.place(i);
+  };
+  for (std::size_t i = 0; i < buffers.size(); ++i)
+    if (fixed[buffers[i].node] >= 0) put(i);
+  for (std::size_t i : order)
+    if (fixed[buffers[i].node] < 0) put(i);
+}
 
 /// solve_layout's work: the greedy starts, the bound, then the exact search.
 class layout_solver {
