@@ -5,9 +5,10 @@
 // by the simulator, and the message of a rejected option; then every separately compiled
 // rematerialization core (best heuristic, DTR, lifetime search, free order, the cost lower bound,
 // HiRemate) on training graphs of such DAGs at three budgets, each plan re-checked by the
-// simulator, and memory_graph's cycle error; then the graph files: each training graph written as
-// JSON, GraphML and DOT and read back (the texts' hashes and the graphs read), and one error
-// message per reader. Work is bounded by counted limits (max_states,
+// simulator, and memory_graph's cycle error; then solve_layout's exact layouts of random buffers
+// (minimisation and decision), each re-checked by check_layout; then the graph files: each
+// training graph written as JSON, GraphML and DOT and read back (the texts' hashes and the graphs
+// read), and one error message per reader. Work is bounded by counted limits (max_states, node_limit,
 // rounds) and no time limit is set, so the output is deterministic.
 #include <memsched/graph/dataflow_graph.hpp>
 #include <memsched/graph/read_graph.hpp>
@@ -22,6 +23,7 @@
 #include <memsched/remat/lifetime_search.hpp>
 #include <memsched/remat/remat_plan.hpp>
 #include <memsched/remat/training_graph.hpp>
+#include <memsched/sim/layout.hpp>
 #include <memsched/sim/simulate_order.hpp>
 #include <memsched/sim/simulate_plan.hpp>
 
@@ -30,6 +32,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <span>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -39,15 +42,20 @@
 
 namespace {
 
-// A DAG shaped like a network: each vertex reads 1 to 3 of the `window` vertices before it.
-memsched::dataflow_graph random_dag(std::size_t n, std::size_t window, std::uint64_t seed) {
-  std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
-  auto next = [&](std::uint64_t bound) {
+// xorshift64: the same numbers in both builds and on every standard library.
+struct xorshift {
+  std::uint64_t x;
+  std::uint64_t operator()(std::uint64_t bound) {
     x ^= x << 13;
     x ^= x >> 7;
     x ^= x << 17;
     return x % bound;
-  };
+  }
+};
+
+// A DAG shaped like a network: each vertex reads 1 to 3 of the `window` vertices before it.
+memsched::dataflow_graph random_dag(std::size_t n, std::size_t window, std::uint64_t seed) {
+  xorshift next{seed * 0x9E3779B97F4A7C15ull + 1};
   memsched::dataflow_graph g(n);
   for (std::size_t v = 0; v < n; ++v) {
     g[v].id = static_cast<std::int64_t>(v);
@@ -73,6 +81,35 @@ int print_plan(const char* name, const memsched::dataflow_graph& g, std::int64_t
   if (r.plan.steps.empty()) return 0;
   if (!memsched::check_plan(g, r.plan).valid || memsched::simulate_plan(g, r.plan).peak_bytes != r.peak_bytes || r.peak_bytes > budget) {
     std::printf("  ^ wrong: the simulator disagrees or the plan is over budget\n");
+    return 1;
+  }
+  return 0;
+}
+
+// Random buffers living 1 to 4 of 13 time steps, some aligned to 4 bytes, the first fixed at offset 0.
+std::vector<memsched::layout_buffer> random_buffers(std::size_t n, std::uint64_t seed) {
+  xorshift draw{seed * 0xD1B54A32D192ED03ull + 7};
+  auto next = [&](std::uint64_t bound) { return static_cast<std::int64_t>(draw(bound)); };
+  std::vector<memsched::layout_buffer> buffers(n);
+  for (auto& b : buffers) {
+    b.first = next(10);
+    b.last = b.first + 1 + next(4);
+    b.size = 1 + next(40);
+    b.alignment = next(3) == 0 ? 4 : 1;
+  }
+  buffers[0].offset = 0;
+  return buffers;
+}
+
+// One line per layout: status, arena, bound, search nodes and offsets, re-checked by check_layout.
+int print_layout(const char* name, std::span<const memsched::layout_buffer> buffers, const memsched::layout_result& r) {
+  std::printf("  %s: status=%s arena=%lld bound=%lld nodes=%llu offsets=", name, std::string(memsched::to_string(r.status)).c_str(),
+              static_cast<long long>(r.arena_bytes), static_cast<long long>(r.lower_bound),
+              static_cast<unsigned long long>(r.stats.nodes));
+  for (auto offset : r.offsets) std::printf("%lld ", static_cast<long long>(offset));
+  std::printf("\n");
+  if (!r.offsets.empty() && !memsched::check_layout(buffers, r.offsets).valid) {
+    std::printf("  ^ wrong: check_layout rejects the layout\n");
     return 1;
   }
   return 0;
@@ -157,6 +194,14 @@ int main(int argc, char** argv) {
         std::printf("  bound: status=%s cost=%.6g states=%zu\n", std::string(memsched::to_string(bound.status)).c_str(), bound.total_cost,
                     bound.states);
       }
+    }
+  for (std::size_t n : {10, 24})
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+      const auto buffers = random_buffers(n, seed);
+      std::printf("layout n=%zu seed=%llu\n", n, static_cast<unsigned long long>(seed));
+      const auto least = memsched::solve_layout(buffers, {.node_limit = 100000});
+      bad += print_layout("least", buffers, least);
+      bad += print_layout("within bound", buffers, memsched::solve_layout(buffers, {.capacity = least.lower_bound, .node_limit = 100000}));
     }
   // The files go to argv[1] (run.sh gives each program its own directory).
   const std::filesystem::path dir = argc > 1 ? std::filesystem::path(argv[1]) : std::filesystem::temp_directory_path() / "memsched_agree";

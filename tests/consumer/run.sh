@@ -47,7 +47,7 @@ fi
 [ "$mode" = subdirectory ] || exit 0
 # Header-only and separate compilation (memsched::compiled) must give the same results.
 for impl in 'detail::serenity_order_impl(' 'detail::lifetime_search_on(' 'detail::hiremate_plan_on(' 'memory_graph::build(' \
-  'parse_json_graph(' 'parse_graphml_graph(' 'write_dot_graph('; do
+  'parse_json_graph(' 'parse_graphml_graph(' 'write_dot_graph(' 'detail::solve_layout_until('; do
   if ! strong "$work/consumer-build/agree_compiled" "$impl"; then
     echo "agree_compiled has no strong memsched::$impl...): not compiled separately" >&2
     exit 1
