@@ -24,6 +24,7 @@
 #include <memsched/remat/remat_plan.hpp>
 #include <memsched/remat/training_graph.hpp>
 #include <memsched/sim/layout.hpp>
+#include <memsched/sim/random_layout.hpp>
 #include <memsched/sim/simulate_order.hpp>
 #include <memsched/sim/simulate_plan.hpp>
 
@@ -86,17 +87,12 @@ int print_plan(const char* name, const memsched::dataflow_graph& g, std::int64_t
   return 0;
 }
 
-// Random buffers living 1 to 4 of 13 time steps, some aligned to 4 bytes, the first fixed at offset 0.
+// Random buffers over 12 time steps (the library's generator), every third aligned to 4 bytes, the
+// first fixed at offset 0.
 std::vector<memsched::layout_buffer> random_buffers(std::size_t n, std::uint64_t seed) {
-  xorshift draw{seed * 0xD1B54A32D192ED03ull + 7};
-  auto next = [&](std::uint64_t bound) { return static_cast<std::int64_t>(draw(bound)); };
-  std::vector<memsched::layout_buffer> buffers(n);
-  for (auto& b : buffers) {
-    b.first = next(10);
-    b.last = b.first + 1 + next(4);
-    b.size = 1 + next(40);
-    b.alignment = next(3) == 0 ? 4 : 1;
-  }
+  auto buffers = memsched::make_random_layout(
+      {.buffers = n, .horizon = 12, .long_lived = 0.1, .mean_short = 3, .min_size = 8, .max_size = 40, .seed = seed});
+  for (std::size_t i = 0; i < n; i += 3) buffers[i].alignment = 4;
   buffers[0].offset = 0;
   return buffers;
 }
