@@ -501,16 +501,17 @@ class layout_search {
       why = layout_outcome::node_budget;
       return true;
     }
-    --budget_left_;
-    ++nodes_;
-    if (nodes_ > node_limit_ || clock_.expired()) {
+    // A node is counted only when it is searched: node_limit nodes at most, never one more.
+    if (nodes_ >= node_limit_ || clock_.expired()) {
       why = layout_outcome::stopped;
       return true;
     }
-    if (nodes_ > call_limit_) {
+    if (nodes_ >= call_limit_) {
       why = layout_outcome::call_budget;
       return true;
     }
+    --budget_left_;
+    ++nodes_;
     return false;
   }
 
